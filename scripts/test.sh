@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs what the tests need (Debian chromium included),
+# then the ordinary tests, then the sandbox containment tests as an unprivileged user.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GRADIO_ANALYTICS_ENABLED=False
+export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
+export PYTHONDONTWRITEBYTECODE=1
+
+if [ "$(id -u)" = 0 ] && ! { [ -x /usr/bin/chromium ] && [ -e /usr/lib/x86_64-linux-gnu/libseccomp.so.2 -o -e /usr/lib/aarch64-linux-gnu/libseccomp.so.2 ]; }; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    chromium fonts-liberation fonts-noto-color-emoji fonts-noto-cjk libseccomp2 python3-venv >/dev/null
+fi
+source scripts/setup.sh requirements-dev.txt
+
+echo "== tests"
+"$PY" -m pytest -m "not unprivileged" "$@"
+
+echo "== sandbox containment, as an unprivileged user"
+if [ "$(id -u)" = 0 ]; then
+  # A copy the unprivileged user can read, wherever this checkout lives.
+  copy=$(mktemp -d /tmp/tool-workshop-tests.XXXXXX)
+  trap 'rm -rf "$copy"' EXIT
+  cp -r . "$copy/repo" && chmod -R a+rX "$copy"
+  (cd "$copy/repo" && runuser -u nobody -- env HOME=/tmp GRADIO_ANALYTICS_ENABLED=False \
+      "$PY" -m pytest -m unprivileged -p no:cacheprovider)
+else
+  "$PY" -m pytest -m unprivileged
+fi
