@@ -1,0 +1,389 @@
+"""The parent side: a zygote process, a warm pool of hardened workers, and job collection.
+
+The app process never forks itself and never runs student code.  It starts one
+`python -I -B` zygote (as an unprivileged user when the app is root, with a minimal
+environment) that has every library imported; each worker is a fresh fork of it
+that hardens itself and then waits for exactly one job.  A background thread keeps
+`pool_size` such workers ready, so a job costs a few milliseconds.
+"""
+import collections
+import json
+import os
+import pwd
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RUNTIME_FILES = (
+    (os.path.join(HERE, "worker.py"), "worker.py"),
+    (os.path.join(HERE, "hardening.py"), "hardening.py"),
+    (os.path.join(ROOT, "code", "tool_registry.py"), "tool_registry.py"),
+    (os.path.join(ROOT, "code", "naive_schema.py"), "naive_schema.py"),
+)
+
+
+class Limits:
+    def __init__(self, wall_seconds=2.0, cpu_seconds=3, memory_bytes=256 << 20,
+                 output_bytes=64 << 10, result_bytes=1 << 20, file_bytes=1 << 20, open_files=64):
+        self.wall_seconds = wall_seconds
+        self.cpu_seconds = cpu_seconds
+        self.memory_bytes = memory_bytes
+        self.output_bytes = output_bytes
+        self.result_bytes = result_bytes
+        self.file_bytes = file_bytes
+        self.open_files = open_files
+
+    def for_worker(self):
+        return {"cpu_seconds": self.cpu_seconds, "memory_bytes": self.memory_bytes,
+                "file_bytes": self.file_bytes, "open_files": self.open_files}
+
+
+class WorkerError(Exception):
+    """The worker machinery itself failed (not the student's code)."""
+
+
+class Worker:
+    __slots__ = ("pid", "job_w", "out_r", "err_r", "res_r", "layers", "workdir")
+
+    def __init__(self, pid, job_w, out_r, err_r, res_r, workdir):
+        self.pid, self.job_w, self.out_r, self.err_r, self.res_r = pid, job_w, out_r, err_r, res_r
+        self.workdir = workdir
+        self.layers = None
+
+    def kill(self):
+        for target in (lambda: os.killpg(self.pid, signal.SIGKILL),
+                       lambda: os.kill(self.pid, signal.SIGKILL)):
+            try:
+                target()
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def close(self):
+        for fd in (self.job_w, self.out_r, self.err_r, self.res_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _worker_user():
+    """(uid, gid) to drop to when running as root, else None."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam("nobody")
+        return entry.pw_uid, entry.pw_gid
+    except KeyError:
+        return 65534, 65534
+
+
+def _minimal_env():
+    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": os.environ.get("TZ", "UTC")}
+
+
+class Outcome:
+    """What came back from one job, before it is turned into a student-facing message."""
+
+    def __init__(self):
+        self.result = None      # the parsed JSON reply, or None
+        self.stdout = b""
+        self.stderr = b""
+        self.timed_out = False
+        self.too_large = None   # "stdout" | "stderr" | "result" when a cap was hit
+        self.bad_reply = None   # why the reply was rejected
+        self.wall_ms = 0.0
+
+
+class Pool:
+    def __init__(self, pool_size=2, limits=None, require_seccomp=False):
+        self.pool_size = pool_size
+        self.limits = limits or Limits()
+        self.require_seccomp = require_seccomp
+        self._lock = threading.Lock()          # zygote conversation
+        self._ready = collections.deque()
+        self._cond = threading.Condition()
+        self._zygote = None
+        self._control = None
+        self._runtime = None
+        self._workbase = None
+        self._refiller = None
+        self._closed = False
+        self.last_layers = None
+        self.start_error = None
+
+    # ------------------------------------------------------------ start-up
+
+    def _make_runtime(self):
+        user = _worker_user()
+        runtime = tempfile.mkdtemp(prefix="tool-workshop-runtime-")
+        for source, name in RUNTIME_FILES:
+            if os.path.exists(source):
+                shutil.copyfile(source, os.path.join(runtime, name))
+                os.chmod(os.path.join(runtime, name), 0o644)
+        os.chmod(runtime, 0o755)
+        workbase = tempfile.mkdtemp(prefix="tool-workshop-work-")
+        if user:
+            os.chown(workbase, *user)
+        os.chmod(workbase, 0o700)
+        self._runtime, self._workbase = runtime, workbase
+
+    def _start_zygote(self):
+        if self._runtime is None:
+            self._make_runtime()
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = {"limits": self.limits.for_worker(), "workdir": self._workbase,
+                  "require_seccomp": self.require_seccomp}
+        kwargs = {}
+        user = _worker_user()
+        if user:
+            kwargs.update(user=user[0], group=user[1], extra_groups=[])
+        try:
+            self._zygote = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(self._runtime, "worker.py"),
+                 "zygote", json.dumps(config)],
+                stdin=child_end, stdout=subprocess.DEVNULL, env=_minimal_env(), cwd=self._workbase,
+                start_new_session=True, close_fds=True, **kwargs)
+        finally:
+            child_end.close()
+        self._control = parent_end
+        self._control_buffer = b""
+
+    def start(self):
+        """Starts the zygote and the refill thread (idempotent)."""
+        with self._lock:
+            if self._zygote is None or self._zygote.poll() is not None:
+                self._start_zygote()
+        if self._refiller is None and self.pool_size > 0:
+            self._refiller = threading.Thread(target=self._refill_loop, name="sandbox-pool", daemon=True)
+            self._refiller.start()
+
+    def close(self):
+        self._closed = True
+        with self._cond:
+            self._cond.notify_all()
+            workers = list(self._ready)
+            self._ready.clear()
+        for worker in workers:
+            worker.kill()
+            worker.close()
+        with self._lock:
+            if self._control:
+                self._control.close()
+                self._control = None
+            if self._zygote:
+                try:
+                    os.killpg(self._zygote.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                self._zygote.wait()
+                self._zygote = None
+        for path in (self._runtime, self._workbase):
+            if path:
+                shutil.rmtree(path, ignore_errors=True)
+
+    # ------------------------------------------------------------ workers
+
+    def spawn(self):
+        """Forks one fresh worker from the zygote and waits until it has hardened itself."""
+        pipes = [os.pipe() for _ in range(4)]
+        job_r, job_w = pipes[0]
+        out_r, out_w = pipes[1]
+        err_r, err_w = pipes[2]
+        res_r, res_w = pipes[3]
+        child_ends = (job_r, out_w, err_w, res_w)
+        try:
+            with self._lock:
+                if self._zygote is None or self._zygote.poll() is not None:
+                    self._start_zygote()
+                try:
+                    socket.send_fds(self._control, [b"F"], list(child_ends))
+                    pid = self._read_pid()
+                except OSError as exc:
+                    self._zygote.kill()
+                    raise WorkerError(f"zygote unavailable: {exc}") from exc
+        finally:
+            for fd in child_ends:
+                os.close(fd)
+        worker = Worker(pid, job_w, out_r, err_r, res_r, os.path.join(self._workbase, f"w{pid}"))
+        try:
+            line = self._read_ready(res_r, timeout=30.0)
+            hello = json.loads(line)
+            worker.layers = hello.get("layers") or {}
+            self.last_layers = worker.layers
+            if not hello.get("ready"):
+                raise WorkerError("worker refused to run without its seccomp layer")
+        except Exception:
+            worker.kill()
+            worker.close()
+            raise
+        return worker
+
+    def _read_pid(self):
+        while b"\n" not in self._control_buffer:
+            chunk = self._control.recv(64)
+            if not chunk:
+                raise OSError("zygote closed its control socket")
+            self._control_buffer += chunk
+        line, self._control_buffer = self._control_buffer.split(b"\n", 1)
+        return int(line)
+
+    @staticmethod
+    def _read_ready(fd, timeout):
+        deadline = time.monotonic() + timeout
+        data = b""
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while not data.endswith(b"\n"):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not sel.select(remaining):
+                    raise WorkerError("worker did not report ready in time")
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    raise WorkerError("worker exited during start-up")
+                data += chunk
+                if len(data) > 65536:
+                    raise WorkerError("worker start-up reply too large")
+        return data
+
+    def _refill_loop(self):
+        failures = 0
+        while not self._closed:
+            with self._cond:
+                while not self._closed and len(self._ready) >= self.pool_size:
+                    self._cond.wait()
+            if self._closed:
+                return
+            try:
+                worker = self.spawn()
+                failures = 0
+            except Exception as exc:
+                self.start_error = str(exc)
+                failures += 1
+                time.sleep(min(0.05 * 2 ** failures, 5.0))
+                continue
+            with self._cond:
+                if self._closed:
+                    worker.kill()
+                    worker.close()
+                    return
+                self._ready.append(worker)
+                self._cond.notify_all()
+
+    def take(self):
+        """A warm worker if one is ready, else a freshly forked one (cold)."""
+        with self._cond:
+            worker = self._ready.popleft() if self._ready else None
+            self._cond.notify_all()
+        return worker if worker is not None else self.spawn()
+
+    def wait_warm(self, timeout=10.0):
+        """Blocks until the pool is full (for start-up and measurements)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while len(self._ready) < self.pool_size and time.monotonic() < deadline:
+                self._cond.wait(0.05)
+            return len(self._ready)
+
+    # ------------------------------------------------------------ one job
+
+    def run(self, job):
+        worker = self.take()
+        outcome = Outcome()
+        started = time.perf_counter()
+        try:
+            self._exchange(worker, job, outcome)
+        finally:
+            worker.kill()
+            worker.close()
+        outcome.wall_ms = (time.perf_counter() - started) * 1000
+        return outcome
+
+    def _exchange(self, worker, job, outcome):
+        limits = self.limits
+        data = json.dumps(job, ensure_ascii=False).encode("utf-8") + b"\n"
+        deadline = time.monotonic() + limits.wall_seconds
+        buffers = {worker.out_r: bytearray(), worker.err_r: bytearray(), worker.res_r: bytearray()}
+        caps = {worker.out_r: limits.output_bytes, worker.err_r: limits.output_bytes,
+                worker.res_r: limits.result_bytes}
+        names = {worker.out_r: "stdout", worker.err_r: "stderr", worker.res_r: "result"}
+        os.set_blocking(worker.job_w, False)
+        pending = memoryview(data)
+        with selectors.DefaultSelector() as sel:
+            for fd in buffers:
+                sel.register(fd, selectors.EVENT_READ)
+            if pending:
+                sel.register(worker.job_w, selectors.EVENT_WRITE)
+            finished = False
+            while not finished:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    outcome.timed_out = True
+                    break
+                for key, _ in sel.select(remaining):
+                    fd = key.fd
+                    if fd == worker.job_w:
+                        try:
+                            pending = pending[os.write(fd, pending):]
+                        except BrokenPipeError:
+                            pending = pending[:0]
+                        if not pending:
+                            sel.unregister(fd)
+                        continue
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        sel.unregister(fd)
+                        if fd == worker.res_r:
+                            finished = True
+                        continue
+                    buffers[fd] += chunk
+                    if len(buffers[fd]) > caps[fd]:
+                        outcome.too_large = names[fd]
+                        finished = True
+                        break
+                    if fd == worker.res_r and buffers[fd].endswith(b"\n"):
+                        finished = True
+            # Whatever happened, the whole group goes now; then collect what is left.
+            worker.kill()
+            drain_until = time.monotonic() + 0.5
+            while outcome.too_large is None and sel.get_map():
+                remaining = drain_until - time.monotonic()
+                events = sel.select(max(remaining, 0)) if remaining > 0 else []
+                if not events:
+                    break
+                for key, _ in events:
+                    if key.fd == worker.job_w:
+                        sel.unregister(key.fd)
+                        continue
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        sel.unregister(key.fd)
+                        continue
+                    room = caps[key.fd] - len(buffers[key.fd])
+                    buffers[key.fd] += chunk[:max(room, 0)]
+                    if len(chunk) > room:
+                        outcome.too_large = names[key.fd]
+                        break
+        outcome.stdout = bytes(buffers[worker.out_r])
+        outcome.stderr = bytes(buffers[worker.err_r])
+        reply = bytes(buffers[worker.res_r])
+        if reply.endswith(b"\n") and outcome.too_large != "result":
+            try:
+                parsed = json.loads(reply)
+            except ValueError as exc:
+                outcome.bad_reply = f"invalid JSON: {exc}"
+            else:
+                if isinstance(parsed, dict):
+                    outcome.result = parsed
+                else:
+                    outcome.bad_reply = "reply is not an object"
+        elif not outcome.timed_out and outcome.too_large is None:
+            outcome.bad_reply = "no reply"

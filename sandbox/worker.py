@@ -1,0 +1,397 @@
+"""The worker program: runs one job on a student's tool source, inside its own limits.
+
+Started by the app as `python -I -B -X utf8 worker.py zygote '<config json>'` from a
+private runtime directory that also holds hardening.py, tool_registry.py and
+naive_schema.py.  The zygote imports everything once, then forks one child per
+requested worker.  Each child puts itself in its own session, hardens itself
+(rlimits, non-dumpable, Landlock, seccomp, audit hook), reports which layers hold,
+and waits for exactly one job.  It never runs a second one.
+
+File descriptors of a child: 0 job (one JSON line in), 1 and 2 the student's output,
+3 the result channel (a "ready" JSON line, then one result JSON line).  Only JSON
+crosses the boundary.
+"""
+import json
+import os
+import signal
+import socket
+import sys
+import time
+import traceback
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import hardening  # noqa: E402  (needs the path above)
+
+FILENAME = "<工具源码>"
+MODULE_NAME = "student_tools"
+RESULT_FD = 3
+
+
+# ------------------------------------------------------------------ start-up
+
+def preload():
+    """Everything student code commonly imports, loaded before any restriction."""
+    import asyncio  # noqa: F401
+    import collections, dataclasses, datetime, decimal, enum, fractions, functools  # noqa: F401,E401
+    import inspect, itertools, math, random, re, statistics, string, textwrap  # noqa: F401,E401
+    import typing, uuid, zoneinfo, resource, selectors, threading  # noqa: F401,E401
+    hardening.preload()
+    for name in ("typing_extensions", "jsonschema", "docstring_parser", "pydantic"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    try:
+        import tool_registry
+        import naive_schema  # noqa: F401
+        _warm_registry(tool_registry)
+    except Exception:
+        traceback.print_exc()
+
+
+def _warm_registry(tool_registry):
+    """One throw-away tool, so lazy imports and caches inside the registry are filled now."""
+    registry = tool_registry.ToolRegistry()
+
+    @registry.tool("预热")
+    def _warm(count: int, label: str = "x") -> str:
+        """预热。
+
+        Args:
+            count: 次数
+            label: 标签
+        """
+        return label * count
+
+    registry.to_schemas()
+    registry.to_schemas(strict=True)
+    registry.call("_warm", {"count": "2"})
+    registry.call("_warm", '{"count": 1}')
+
+
+def harden(config):
+    """Applies every layer it can; returns what holds (JSON-ready)."""
+    layers = {"uid": os.getuid()}
+    limits = config["limits"]
+    try:
+        hardening.apply_rlimits(limits["cpu_seconds"], limits["memory_bytes"],
+                                limits["file_bytes"], limits["open_files"])
+        layers["rlimits"] = True
+    except Exception as exc:
+        layers["rlimits"] = False
+        layers["rlimits_error"] = repr(exc)
+    try:
+        hardening.set_non_dumpable()
+        layers["non_dumpable"] = True
+    except Exception as exc:
+        layers["non_dumpable"] = False
+    try:
+        layers["landlock"] = hardening.apply_landlock(config["read_only_paths"])
+    except Exception as exc:
+        layers["landlock"] = 0
+        layers["landlock_error"] = repr(exc)
+    try:
+        layers["seccomp"] = hardening.apply_seccomp()
+    except Exception as exc:
+        layers["seccomp"] = False
+        layers["seccomp_error"] = f"{type(exc).__name__}: {exc}"
+    layers["audit_hook"] = hardening.install_audit_hook()
+    return layers
+
+
+# ------------------------------------------------------------------ the job
+
+def _student_line(tb):
+    """Line number of the innermost frame that belongs to the student's source."""
+    line = None
+    for frame in traceback.extract_tb(tb):
+        if frame.filename == FILENAME:
+            line = frame.lineno
+    return line
+
+
+def _describe(exc):
+    text = str(exc)
+    if len(text) > 500:
+        text = text[:500] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _classify(exc):
+    """(error code, Chinese sentence) for an exception raised by student code."""
+    if isinstance(exc, hardening.BlockedAction):
+        return "blocked", str(exc)
+    if isinstance(exc, PermissionError):
+        return "blocked", (f"沙箱拒绝了这个操作（{_describe(exc)}）。工具不能访问网络、写文件、"
+                           f"读取源码以外的文件、启动子进程或发送信号，请使用参数或示例数据。")
+    if isinstance(exc, MemoryError):
+        return "memory_limit", "内存超过上限（约 256 MB）。请减少数据量，避免一次性构造巨大的列表或字符串。"
+    if isinstance(exc, RecursionError):
+        return "recursion", "递归太深（RecursionError）。请检查递归是否有终止条件，或改用循环。"
+    return None, _describe(exc)
+
+
+def _error(code, message, line):
+    return {"code": code, "message": message, "line": line}
+
+
+def load_module(source):
+    """Compiles and runs the student's module. Returns (module, error dict or None)."""
+    try:
+        code = compile(source, FILENAME, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f"第 {exc.lineno} 行" if exc.lineno else "源码中"
+        text = (exc.text or "").strip()
+        detail = f"：{text}" if text else ""
+        return None, _error("syntax_error",
+                            f"{where}有语法错误（{exc.msg}）{detail}。请修正这一行后再试。", exc.lineno)
+    module = types.ModuleType(MODULE_NAME)
+    module.__file__ = FILENAME
+    sys.modules[MODULE_NAME] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException as exc:  # SystemExit and KeyboardInterrupt included
+        line = _student_line(exc.__traceback__)
+        where = f"第 {line} 行" if line else "导入时"
+        code_, sentence = _classify(exc)
+        if code_ is None:
+            return None, _error("module_exception",
+                                f"源码在导入时出错（{where}）：{sentence}。请修正后再试。", line)
+        return None, _error(code_, f"{where}：{sentence}", line)
+    return module, None
+
+
+def find_registry(module):
+    import tool_registry
+
+    found = [(name, value) for name, value in vars(module).items()
+             if isinstance(value, tool_registry.ToolRegistry)]
+    for name, value in found:
+        if name == "registry":
+            return value
+    return found[0][1] if found else None
+
+
+NO_REGISTRY = ("源码里没有找到 ToolRegistry 实例。请写 `registry = ToolRegistry()`，"
+               "再用 `@registry.tool(...)` 装饰工具函数。")
+
+
+def extract(job):
+    module, error = load_module(job["source"])
+    if error:
+        return {"ok": False, "tools": [], "warnings": {}, "error": error}
+    registry = find_registry(module)
+    if registry is None:
+        return {"ok": False, "tools": [], "warnings": {}, "error": _error("no_registry", NO_REGISTRY, None)}
+    try:
+        if job.get("method") == "naive":
+            import naive_schema
+
+            tools = [naive_schema.naive_function_schema(tool.func, tool.description)
+                     for tool in registry.tools.values()]
+        else:
+            tools = registry.to_schemas(strict=bool(job.get("strict")))
+        warnings = {name: list(items) for name, items in registry.warnings().items()}
+    except BaseException as exc:
+        line = _student_line(exc.__traceback__)
+        code_, sentence = _classify(exc)
+        return {"ok": False, "tools": [], "warnings": {},
+                "error": _error(code_ or "schema_error", f"生成工具描述时出错：{sentence}", line)}
+    return {"ok": True, "tools": tools, "warnings": warnings, "error": None}
+
+
+def _watch_tools(registry, seen):
+    """Wraps each tool function so an exception's origin in the student's source is kept."""
+    import functools
+    import inspect
+
+    for tool in list(registry.tools.values()):
+        original = tool.func
+        if inspect.iscoroutinefunction(original):
+            @functools.wraps(original)
+            async def wrapper(*args, __original=original, **kwargs):
+                try:
+                    return await __original(*args, **kwargs)
+                except BaseException as exc:
+                    seen.append(exc)
+                    raise
+        else:
+            @functools.wraps(original)
+            def wrapper(*args, __original=original, **kwargs):
+                try:
+                    return __original(*args, **kwargs)
+                except BaseException as exc:
+                    seen.append(exc)
+                    raise
+        try:
+            object.__setattr__(tool, "func", wrapper)
+        except Exception:
+            pass  # keep the original; only the line number is lost
+
+
+def run(job):
+    base = {"ok": False, "content": "", "error_code": None, "duration_ms": 0.0,
+            "arguments": None, "problems": [], "coercions": [], "error": None}
+    module, error = load_module(job["source"])
+    if error:
+        return dict(base, error_code=error["code"], error=error)
+    registry = find_registry(module)
+    if registry is None:
+        return dict(base, error_code="no_registry", error=_error("no_registry", NO_REGISTRY, None))
+    seen = []
+    _watch_tools(registry, seen)
+    try:
+        outcome = registry.call(job["name"], job["args"]).to_dict()
+    except BaseException as exc:  # the registry promises not to raise; a tool can still break it
+        seen.append(exc)
+        outcome = dict(base, error_code="tool_exception", content=_describe(exc))
+    result = dict(base)
+    result.update({key: outcome.get(key, base[key]) for key in base if key != "error"})
+    if not result["ok"] and seen:
+        exc = seen[-1]
+        line = _student_line(exc.__traceback__)
+        code_, sentence = _classify(exc)
+        where = f"（工具源码第 {line} 行）" if line else ""
+        if code_ is not None:
+            result["error_code"] = code_
+            result["content"] = f"❌ [{_LABELS.get(code_, '运行失败')}] {sentence}{where}"
+        elif line and f"第 {line} 行" not in result["content"]:
+            result["content"] = f"{result['content']}{where}"
+        result["error"] = _error(result["error_code"], result["content"], line)
+    return result
+
+
+_LABELS = {"blocked": "操作被拦截", "memory_limit": "内存超限", "recursion": "递归太深"}
+
+
+def handle(job):
+    if job.get("op") == "extract":
+        return extract(job)
+    if job.get("op") == "run":
+        return run(job)
+    return {"ok": False, "error": _error("bad_job", "未知的任务类型", None)}
+
+
+# ------------------------------------------------------------------ plumbing
+
+def _json_line(value):
+    text = json.dumps(value, ensure_ascii=False, default=_fallback)
+    return text.encode("utf-8", "replace") + b"\n"
+
+
+def _fallback(value):
+    text = repr(value)
+    return text if len(text) <= 2000 else text[:2000] + "…"
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read_line(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if chunk.endswith(b"\n"):
+            break
+    return b"".join(chunks)
+
+
+def child_main(fds, config):
+    """Runs in the freshly forked child; never returns."""
+    try:
+        job_r, out_w, err_w, res_w = fds
+        os.dup2(job_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.dup2(res_w, RESULT_FD)
+        os.closerange(RESULT_FD + 1, 1 << 16)
+        try:
+            os.setsid()
+        except OSError:
+            pass  # already a session leader (started on its own)
+        for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
+        os.mkdir(workdir, 0o700)
+        os.chdir(workdir)
+        layers = harden(config)
+        refuse = config.get("require_seccomp") and not layers.get("seccomp")
+        _write_all(RESULT_FD, _json_line({"ready": not refuse, "layers": layers}))
+        if refuse:
+            os._exit(3)
+        line = _read_line(0)
+        started = time.perf_counter()
+        try:
+            result = handle(json.loads(line))
+        except BaseException as exc:
+            result = {"ok": False, "error": _error("worker_error", _describe(exc), None)}
+        result["worker_ms"] = (time.perf_counter() - started) * 1000
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+        reply = _json_line(result)
+        _write_all(RESULT_FD, reply)
+        os.close(RESULT_FD)
+        # Wait to be killed with the whole group (threads the tool left behind die with us).
+        os.read(0, 1)
+    except BaseException:
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    os._exit(0)
+
+
+def zygote_main(config):
+    preload()
+    config["read_only_paths"] = hardening.read_only_paths([HERE])
+    hardening.set_non_dumpable()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    control = socket.socket(fileno=0)
+    while True:
+        try:
+            message, fds, _flags, _addr = socket.recv_fds(control, 64, 4)
+        except (ConnectionError, OSError):
+            break
+        if not message or len(fds) != 4:
+            break
+        pid = os.fork()
+        if pid == 0:
+            child_main(fds, config)
+        for fd in fds:
+            os.close(fd)
+        try:
+            control.sendall(f"{pid}\n".encode())
+        except OSError:
+            break
+    os._exit(0)
+
+
+def single_main(config):
+    """One job in this very process (platforms without fork, and start-up measurements)."""
+    preload()
+    config["read_only_paths"] = hardening.read_only_paths([HERE])
+    child_main((os.dup(0), os.dup(1), os.dup(2), os.dup(RESULT_FD)), config)
+
+
+if __name__ == "__main__":
+    mode, raw_config = sys.argv[1], sys.argv[2]
+    cfg = json.loads(raw_config)
+    if mode == "zygote":
+        zygote_main(cfg)
+    else:
+        single_main(cfg)
