@@ -1,0 +1,355 @@
+"""向模型要一次回答的统一入口：离线规则模型 / 智谱 GLM（zhipuai SDK）/ 任意 OpenAI 兼容接口（openai SDK）。
+
+    client = make_client("glm")                       # Key 从 ZHIPUAI_API_KEY 读
+    done = client.complete(messages, tools=tools)     # -> Completion
+    for piece in client.stream(messages, tools=tools):
+        ...                                           # 先是若干增量 dict，最后一个是 Completion
+
+为什么要自己包一层？三个后端的差别都收在这里，循环代码只认一种形状：
+  - Completion.message 是规范化后的 assistant 消息，可以直接放回对话历史；
+  - Completion.raw 是服务端原样发来的 JSON（课堂上要给学生看"真正的响应长什么样"）；
+  - 任何失败都变成 LLMError，带 code 和一句告诉你该怎么办的中文。
+Key 只从参数或环境变量来，从不写进文件，也从不出现在错误信息里。
+"""
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+from offline_model import MODEL_NAME, OfflineModel
+
+MODEL_SUGGESTIONS = {
+    "offline": [MODEL_NAME],
+    "glm": ["glm-4.5-flash", "glm-4-flash", "glm-4.6"],   # 前两个免费，够上课用
+    "openai": ["gpt-4o-mini", "gpt-4.1-mini", "deepseek-chat", "qwen-plus"],
+}
+GLM_BASE_URL = "https://open.bigmodel.cn/api/paas/v4"
+
+
+class LLMError(Exception):
+    """code 是机器看的（auth / rate_limit / server / timeout / connection / bad_response / stream_cut / bad_request），
+    str(error) 是给人看的中文，说清楚下一步怎么做。"""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class Completion:
+    message: dict
+    raw: object
+    text: str
+    usage: dict | None = None
+    duration_ms: float = 0.0
+    finish_reason: str | None = None
+    model: str | None = None
+    notes: list = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- 响应 -> 规范化消息
+
+def message_from_body(body):
+    """非流式响应体 -> Completion 的几个字段。body 不像聊天补全时抛 bad_response。"""
+    try:
+        choice = body["choices"][0]
+        message = choice["message"]
+    except (KeyError, IndexError, TypeError):
+        raise LLMError("bad_response", "服务端返回的 JSON 里没有 choices[0].message，它可能不是聊天补全接口。"
+                                       "请检查 Base URL（OpenAI 兼容接口通常以 /v1 结尾）。") from None
+    return normalise(message.get("content"), message.get("tool_calls")), choice.get("finish_reason")
+
+
+def normalise(content, tool_calls):
+    calls = [{"id": c.get("id") or f"call_{i}", "type": "function",
+              "function": {"name": (c.get("function") or {}).get("name") or "",
+                           "arguments": (c.get("function") or {}).get("arguments") or ""}}
+             for i, c in enumerate(tool_calls or [])]
+    # 有工具调用时，空字符串 content 统一成 None：GLM 会拒收 "" + tool_calls（错误码 1214）。
+    message = {"role": "assistant", "content": None if (calls and not content) else (content or "")}
+    if calls:
+        message["tool_calls"] = calls
+    return message
+
+
+class StreamAssembler:
+    """把流式分片拼回一条完整消息：文字直接接上，工具调用按 index 把参数碎片接起来。"""
+
+    def __init__(self):
+        self.chunks, self.content, self.calls = [], "", {}
+        self.finish_reason, self.usage = None, None
+
+    def add(self, chunk):
+        """吃进一个分片 dict，返回可以立刻显示的增量列表。"""
+        self.chunks.append(chunk)
+        self.usage = chunk.get("usage") or self.usage
+        shown = []
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                self.content += delta["content"]
+                shown.append({"content": delta["content"]})
+            for part in delta.get("tool_calls") or []:
+                index = part.get("index", len(self.calls))
+                call = self.calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
+                fn = part.get("function") or {}
+                call["id"] = part.get("id") or call["id"]
+                call["name"] += fn.get("name") or ""
+                call["arguments"] += fn.get("arguments") or ""
+                shown.append({"index": index, "name": fn.get("name"), "arguments": fn.get("arguments") or ""})
+            self.finish_reason = choice.get("finish_reason") or self.finish_reason
+        return shown
+
+    def message(self):
+        calls = [{"id": c["id"] or f"call_{i}", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                 for i, c in sorted(self.calls.items())]
+        return normalise(self.content, calls)
+
+
+# ---------------------------------------------------------------- 客户端
+
+class BaseClient:
+    provider = "base"
+
+    def __init__(self, model):
+        self.model = model
+
+    def request_body(self, messages, tools, tool_choice, parallel_tool_calls, temperature, stop, stream):
+        """只放调用方给了值的参数：None 一律不发，免得某些后端把 null 当错误。"""
+        body = {"model": self.model, "messages": self.prepare_messages(messages), "stream": stream}
+        for key, value in (("tools", tools), ("tool_choice", tool_choice), ("temperature", temperature),
+                           ("parallel_tool_calls", parallel_tool_calls), ("stop", stop)):
+            if value is not None and value != []:
+                body[key] = value
+        return body
+
+    def prepare_messages(self, messages):
+        return [dict(m) for m in messages]
+
+    def complete(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, temperature=None, stop=None):
+        for item in self.stream(messages, tools, tool_choice, parallel_tool_calls, temperature, stop, _stream=False):
+            if isinstance(item, Completion):
+                return item
+
+    def stream(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, temperature=None, stop=None,
+               _stream=True):
+        body = self.request_body(messages, tools, tool_choice, parallel_tool_calls, temperature, stop, _stream)
+        started = time.perf_counter()
+        if not _stream:
+            raw = self.send(body)
+            message, finish = message_from_body(raw)
+            usage = raw.get("usage")
+        else:
+            assembler = StreamAssembler()
+            for chunk in self.send_stream(body):
+                yield from assembler.add(chunk)
+            if assembler.finish_reason is None:
+                # 连接提前断开时 SDK 往往安静地结束迭代，只能靠"没收到 finish_reason"发现。
+                raise LLMError("stream_cut", f"流式响应中途断开：只收到 {len(assembler.chunks)} 个分片，没有收到结束标记。"
+                                             "请重试；如果总是这样，请关闭流式输出或检查网络/代理。")
+            raw, message, finish, usage = assembler.chunks, assembler.message(), assembler.finish_reason, assembler.usage
+        yield Completion(message=message, raw=raw, text=message.get("content") or "", usage=usage,
+                         duration_ms=(time.perf_counter() - started) * 1000, finish_reason=finish, model=self.model)
+
+
+class OfflineClient(BaseClient):
+    """离线规则模型，直接在本进程里运行（不走 HTTP）；raw 和 HTTP 服务返回的一模一样。"""
+    provider = "offline"
+
+    def __init__(self, model=None, mistake=None):
+        super().__init__(model or MODEL_NAME)
+        self.offline = OfflineModel(mistake)
+        self.base_url = None
+
+    def send(self, body):
+        return self.offline.completion_body(body)
+
+    def send_stream(self, body):
+        yield from self.offline.completion_chunks(body)
+
+
+class OpenAICompatibleClient(BaseClient):
+    """任何 OpenAI 兼容接口（OpenAI、DeepSeek、通义、本地 vLLM/Ollama、本项目的离线服务器）。"""
+    provider = "openai"
+    key_env = "OPENAI_API_KEY"
+
+    def __init__(self, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0):
+        import openai
+        super().__init__(model or os.environ.get("OPENAI_MODEL") or MODEL_SUGGESTIONS["openai"][0])
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.timeout = timeout
+        # max_retries 要自己定：SDK 默认会悄悄重试 2 次，课堂上学生就看不到第一次失败了。
+        self.sdk = openai.OpenAI(api_key=find_key(api_key, self.key_env), base_url=self.base_url,
+                                 timeout=timeout, max_retries=max_retries)
+
+    def send(self, body):
+        with self.errors():
+            # with_raw_response 让我们拿到 HTTP 响应本身：raw 就是服务端发来的原文，不是 SDK 解析后再导出的。
+            response = self.sdk.chat.completions.with_raw_response.create(**body)
+            return parse_json_body(response.http_response.text)
+
+    def send_stream(self, body):
+        with self.errors():
+            response = self.sdk.chat.completions.with_raw_response.create(**body)
+            yield from stream_chunks(response)
+
+    def errors(self):
+        return translate_errors(self.base_url, self.timeout, self.key_env)
+
+
+class GLMClient(OpenAICompatibleClient):
+    """智谱 GLM，走官方 zhipuai SDK。和 OpenAI 的差别（都是踩过的坑）：
+      1. assistant 消息里 content 为 "" 又带 tool_calls 会被拒（错误码 1214）：这种情况我们干脆不发 content。
+      2. 工具结果必须是 role "tool"、content 为字符串：非字符串先转成 JSON 文本。
+      3. 公开反馈说 tool_choice 只认 "auto"，传别的值会被当成 auto：我们照传，但别指望它生效。
+      4. SDK 的响应对象带着 reasoning_content=None 等空字段，放回历史前要 model_dump(exclude_none=True)。
+      5. zhipuai 的 create() 没有 parallel_tool_calls 参数：给了值就放进 extra_body 原样发出去。
+      6. SDK 会把 temperature 夹到 (0, 1) 开区间里（<=0 时改成 0.01 并关闭采样）。
+    """
+    provider = "glm"
+    key_env = "ZHIPUAI_API_KEY"
+
+    def __init__(self, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0):
+        import zhipuai
+        BaseClient.__init__(self, model or os.environ.get("GLM_MODEL") or MODEL_SUGGESTIONS["glm"][0])
+        self.base_url = base_url or os.environ.get("ZHIPUAI_BASE_URL") or GLM_BASE_URL
+        self.timeout = timeout
+        # disable_token_cache=True 是默认的 "Bearer <key>" 模式；False 会用 key 签 JWT，要求 id.secret 格式。
+        self.sdk = zhipuai.ZhipuAI(api_key=find_key(api_key, self.key_env), base_url=self.base_url,
+                                   timeout=timeout, max_retries=max_retries, disable_token_cache=True)
+
+    def prepare_messages(self, messages):
+        prepared = []
+        for message in messages:
+            message = dict(message)
+            if message.get("role") == "assistant" and message.get("tool_calls") and not message.get("content"):
+                message.pop("content", None)                                  # 坑 1
+            if message.get("role") == "tool" and not isinstance(message.get("content"), str):
+                message["content"] = json.dumps(message.get("content"), ensure_ascii=False)   # 坑 2
+            prepared.append({k: v for k, v in message.items() if v is not None})            # 坑 4
+        return prepared
+
+    def glm_arguments(self, body):
+        body = dict(body)
+        if "parallel_tool_calls" in body:                                      # 坑 5
+            body["extra_body"] = {"parallel_tool_calls": body.pop("parallel_tool_calls")}
+        return body
+
+    def send(self, body):
+        from zhipuai.core._legacy_response import to_raw_response_wrapper
+        with self.errors():
+            # zhipuai 的 chat.completions 没有 .with_raw_response 属性，但 SDK 内部的这个包装器做的是同一件事：
+            # 拿回 HTTP 响应，raw 就是原文。
+            response = to_raw_response_wrapper(self.sdk.chat.completions.create)(**self.glm_arguments(body))
+            return parse_json_body(response.http_response.text)
+
+    def send_stream(self, body):
+        from zhipuai.core._legacy_response import to_raw_response_wrapper
+        with self.errors():
+            response = to_raw_response_wrapper(self.sdk.chat.completions.create)(**self.glm_arguments(body))
+            yield from stream_chunks(response)
+
+
+def find_key(api_key, env_name):
+    key = api_key or os.environ.get(env_name)
+    if not key:
+        raise LLMError("auth", f"没有 API Key：请设置环境变量 {env_name}，或在界面里填写 Key；没有 Key 可以先用离线模型。")
+    return key
+
+
+def stream_chunks(response):
+    """SDK 的原始响应 -> 一个个分片 dict。先看 Content-Type：不是 SSE 就说明服务端没按流式回答。"""
+    kind = response.http_response.headers.get("content-type", "")
+    if "event-stream" not in kind:
+        response.http_response.read()
+        parse_json_body(response.http_response.text)       # 不是 JSON 会在这里报 bad_response
+        raise LLMError("bad_response", f"请求的是流式输出，服务端却返回了 {kind or '未知类型'} 的整块内容。"
+                                       "这个接口可能不支持流式：请关闭流式输出再试。")
+    for chunk in response.parse():
+        # exclude_unset：只导出服务端真的发来的字段，和原文一致。
+        yield chunk.model_dump(exclude_unset=True)
+
+
+def parse_json_body(text):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        snippet = " ".join(text.split())[:120]
+        raise LLMError("bad_response", f"服务端返回的不是 JSON（开头是：{snippet!r}）。"
+                                       "通常是 Base URL 写错了（指向了网页或网关错误页），请检查地址和代理。") from None
+
+
+# ---------------------------------------------------------------- 异常翻译
+
+class translate_errors:
+    """把 openai / zhipuai / httpx 的各种异常翻译成 LLMError。两个 SDK 的异常类不同，但都带 status_code。"""
+
+    def __init__(self, base_url, timeout, key_env):
+        self.base_url, self.timeout, self.key_env = base_url, timeout, key_env
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace):
+        if error is None or isinstance(error, (LLMError, GeneratorExit)):
+            return False
+        raise self.translate(error) from error
+
+    def translate(self, error):
+        name = type(error).__name__
+        causes = set()
+        cause = error
+        while cause is not None and len(causes) < 10:      # SDK 常把底层 httpx 异常包一层：顺着 __cause__ 看根因
+            causes.add(type(cause).__name__)
+            cause = cause.__cause__ or cause.__context__
+        status = getattr(error, "status_code", None) or getattr(getattr(error, "response", None), "status_code", None)
+        detail = server_message(error)
+        if status in (401, 403):
+            return LLMError("auth", f"API Key 无效或没有权限（HTTP {status}）。请检查 {self.key_env} 或界面里填的 Key 是否完整、"
+                                    f"是否属于这个平台。{detail}")
+        if status == 429:
+            return LLMError("rate_limit", f"请求太频繁或账户余额不足（HTTP 429）。请等几秒再试，或到平台控制台查看余额和限额。{detail}")
+        if status is not None and status >= 500:
+            return LLMError("server", f"模型服务端出错（HTTP {status}），这不是你的代码的问题。请稍后重试，或换一个模型。{detail}")
+        if status is not None:
+            hint = "请检查 Base URL 和模型名。" if status == 404 else "请检查模型名和消息格式（例如 GLM 不接受空 content 加 tool_calls）。"
+            return LLMError("bad_request", f"请求被服务端拒绝（HTTP {status}）。{hint}{detail}")
+        if "Timeout" in name:
+            return LLMError("timeout", f"等了 {self.timeout} 秒模型还没回答，已超时。请稍后重试，或把超时时间调大。")
+        if causes & {"RemoteProtocolError", "ReadError", "IncompleteRead", "ChunkedEncodingError"}:
+            return LLMError("stream_cut", "响应传到一半连接断了。请重试；如果总是这样，请关闭流式输出或检查网络/代理。")
+        if causes & {"APIConnectionError", "ConnectError", "ConnectionRefusedError"}:
+            return LLMError("connection", f"连不上模型服务 {self.base_url}。请检查网络、Base URL 是否写对、本地服务是否已启动。")
+        if isinstance(error, (json.JSONDecodeError, ValueError)) or "Validation" in name:
+            return LLMError("bad_response", f"服务端的响应格式不对，无法解析（{name}）。请检查 Base URL 是否指向聊天补全接口。")
+        return LLMError("connection", f"调用模型时出错（{name}）。请检查网络和 Base URL 后重试。")
+
+
+def server_message(error):
+    """服务端错误体里的 message（例如 GLM 的 1214 说明），让学生看到平台原话。"""
+    response = getattr(error, "response", None)
+    try:
+        data = response.json()
+        inner = data.get("error", data) if isinstance(data, dict) else {}
+        code = inner.get("code")
+        text = inner.get("message") or ""
+        return f"服务端说：{text}" + (f"（错误码 {code}）" if code else "") if text else ""
+    except Exception:
+        return ""
+
+
+def make_client(provider, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, mistake=None):
+    """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline_model.MISTAKES）。"""
+    if provider == "offline":
+        return OfflineClient(model, mistake)
+    if provider == "glm":
+        return GLMClient(model, api_key, base_url, timeout, max_retries)
+    if provider == "openai":
+        return OpenAICompatibleClient(model, api_key, base_url, timeout, max_retries)
+    raise ValueError(f"未知的 provider {provider!r}，可选：offline、glm、openai")
+
+
+if __name__ == "__main__":
+    client = make_client("offline")
+    print(client.complete([{"role": "user", "content": "你好"}]).text)
