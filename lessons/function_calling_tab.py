@@ -1,0 +1,62 @@
+"""Function Calling: the three-step handshake, tool_choice and parallel calls, and
+the offline model's simulated mistakes travelling back to it."""
+from __future__ import annotations
+
+import gradio as gr
+
+from lessons import loops
+from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.presets import PRESETS, mistake_choices
+from lessons.run_panel import RunPanel
+from lessons.schema_panel import SchemaPanel
+from lessons.settings_panel import SettingsPanel
+
+TOOL_CHOICES = [("auto（模型自己决定）", "auto"), ("none（禁止调用）", "none"), ("required（必须调用）", "required")]
+
+
+def tool_choice_value(choice: str | None):
+    """Dropdown value -> the API's tool_choice: a keyword, or one forced function."""
+    if not choice or choice == "auto":
+        return None if not choice else "auto"
+    if choice in ("none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def start(client, question, tools, execute, settings, options):
+    return loops.run_function_calling(
+        client, question, tools, execute,
+        max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
+        tool_choice=tool_choice_value(options.get("tool_choice")),
+        parallel_tool_calls=bool(options.get("parallel_tool_calls")),
+    )
+
+
+def build(settings: SettingsPanel) -> dict:
+    with gr.Tab("Function Calling", id="function_calling", elem_id="tab-function-calling"):
+        with gr.Accordion("📖 课文：握手三步", open=False):
+            gr.Markdown(lesson_text("function_calling.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=320):
+                editor = EditorPanel(presets=PRESETS)
+                schema = SchemaPanel()
+            with gr.Column(scale=6, min_width=320):
+                with gr.Row():
+                    tool_choice = gr.Dropdown(TOOL_CHOICES, value="auto", label="tool_choice", allow_custom_value=True,
+                                              elem_classes=["tw-tool-choice"], min_width=150)
+                    parallel = gr.Checkbox(value=True, label="允许并行调用 parallel_tool_calls", min_width=150)
+                    mistake = gr.Dropdown(mistake_choices(), value="", label="模拟模型失误（离线模型）",
+                                          elem_classes=["tw-mistake"], min_width=150)
+                run = RunPanel("function_calling", settings, editor.editor, start, PRESETS["天气"],
+                               option_inputs=[tool_choice, parallel, mistake],
+                               option_names=["tool_choice", "parallel_tool_calls", "mistake"],
+                               mistake_option="mistake")
+
+        def choices_for(report):
+            names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []
+            return [gr.update(choices=TOOL_CHOICES + [(f"强制调用 {n}", n) for n in names if n])]
+
+        refresh = schema.wire(editor.editor, extra_outputs=[tool_choice], extra=choices_for)
+        editor.wire(run.presets, run.question)
+        run.wire()
+    return {"editor": editor, "schema": schema, "run": run, "refresh": refresh}

@@ -1,0 +1,51 @@
+"""正则 ReAct: the generated system prompt, the model's raw text, what the regex matched
+(or exactly why not), the Observation appended. JSON-from-text is selectable too."""
+from __future__ import annotations
+
+import gradio as gr
+
+from lessons import loops
+from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.presets import PRESETS, mistake_choices
+from lessons.run_panel import RunPanel
+from lessons.schema_panel import SchemaPanel
+from lessons.settings_panel import SettingsPanel
+
+APPROACHES = [("正则 ReAct（Thought / Action / Observation）", "react"), ("从文本中解析 JSON", "json")]
+
+
+def start(client, question, tools, execute, settings, options):
+    run = loops.run_json_from_text if options.get("approach") == "json" else loops.run_react
+    return run(client, question, tools, execute,
+               max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream)
+
+
+def build(settings: SettingsPanel) -> dict:
+    with gr.Tab("正则 ReAct", id="react", elem_id="tab-react"):
+        with gr.Accordion("📖 课文：用文字约定调用工具", open=False):
+            gr.Markdown(lesson_text("react.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=320):
+                editor = EditorPanel(presets=PRESETS)
+                schema = SchemaPanel()
+                prompt = gr.Code(label="生成的系统提示词（由上面的 schema 自动生成）", language="markdown",
+                                 interactive=False, lines=8, max_lines=24, elem_classes=["tw-system-prompt"])
+            with gr.Column(scale=6, min_width=320):
+                with gr.Row():
+                    approach = gr.Radio(APPROACHES, value="react", label="解析方式", elem_classes=["tw-approach"],
+                                        min_width=200)
+                    mistake = gr.Dropdown(mistake_choices(), value="", label="模拟模型失误（离线模型）",
+                                          elem_classes=["tw-mistake"], min_width=160)
+                run = RunPanel("react", settings, editor.editor, start, PRESETS["天气"],
+                               option_inputs=[approach, mistake], option_names=["approach", "mistake"],
+                               mistake_option="mistake")
+
+        def prompt_for(report, approach_value="react"):
+            return [loops.system_prompt(approach_value, report["tools"]) if report["ok"] else gr.update()]
+
+        refresh = schema.wire(editor.editor, extra_inputs=[approach], extra_outputs=[prompt], extra=prompt_for)
+        approach.change(lambda tools, a: loops.system_prompt(a, tools or []), [schema.tools_state, approach], [prompt],
+                        api_visibility="private", show_progress="hidden")
+        editor.wire(run.presets, run.question)
+        run.wire()
+    return {"editor": editor, "schema": schema, "run": run, "refresh": refresh}

@@ -1,0 +1,157 @@
+"""工具注册: the naive inspect-based generator and the registry side by side on the
+student's source, the difference highlighted, the __future__ trap one click away,
+strict mode, and a 试调用 panel that calls one tool through the sandbox, no model."""
+from __future__ import annotations
+
+import difflib
+import html
+import json
+
+import gradio as gr
+
+import sandbox
+from lessons import loops
+from lessons.editor_panel import FUTURE_TRAP, EditorPanel, example_text, lesson_text
+from lessons.presets import PRESETS
+from lessons.run_panel import RunPanel
+from lessons.schema_panel import SchemaPanel, describe_changes, error_text, extract
+from lessons.settings_panel import SettingsPanel
+
+DIFF_CSS = """
+.tw-diff { font-family: var(--font-mono); font-size: 0.8em; white-space: pre-wrap; word-break: break-word;
+  background: var(--background-fill-secondary); border-radius: 6px; padding: 8px; max-height: 360px; overflow: auto; }
+.tw-diff .add { background: rgba(22,163,74,0.18); display: block; }
+.tw-diff .del { background: rgba(220,38,38,0.16); display: block; text-decoration: line-through; text-decoration-color: rgba(220,38,38,0.5); }
+.tw-diff .same { display: block; color: var(--body-text-color-subdued); }
+.tw-diff-summary { margin: 4px 0 8px 0; font-weight: 600; }
+"""
+TYPE_EXAMPLES = {"string": "文本", "integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}
+
+
+def pretty(value) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def diff_html(naive: list, correct: list) -> str:
+    """Line diff of the two schemas: red lines only the naive one has, green only the registry."""
+    summary = describe_changes(naive, correct)
+    head = (f'<div class="tw-diff-summary">朴素 → 正确：{html.escape(summary)}</div>' if summary
+            else '<div class="tw-diff-summary">两种生成方式结果相同。</div>')
+    rows = []
+    for line in difflib.ndiff(pretty(naive).splitlines(), pretty(correct).splitlines()):
+        tag, text = line[:2], html.escape(line[2:])
+        if tag == "- ":
+            rows.append(f'<span class="del">- {text}</span>')
+        elif tag == "+ ":
+            rows.append(f'<span class="add">+ {text}</span>')
+        elif tag == "  ":
+            rows.append(f'<span class="same">  {text}</span>')
+    return head + '<div class="tw-diff">' + "".join(rows) + "</div>"
+
+
+def example_arguments(tools: list | None, name: str | None) -> str:
+    for tool in tools or []:
+        function = tool.get("function") or {}
+        if function.get("name") == name:
+            props = (function.get("parameters") or {}).get("properties") or {}
+            sample = {}
+            for pname, prop in props.items():
+                kind = prop.get("type")
+                kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
+                sample[pname] = (prop.get("enum") or [None])[0] if prop.get("enum") else TYPE_EXAMPLES.get(kind, "")
+            return pretty(sample)
+    return "{}"
+
+
+def try_call(source: str, name: str, arguments: str, session_id: str | None = None) -> dict:
+    """One tool call through the sandbox with the student's JSON text as arguments."""
+    if not name:
+        return {"ok": False, "content": "先选一个工具。", "error_code": None, "coercions": [], "problems": [],
+                "arguments": None, "duration_ms": 0.0, "stdout": ""}
+    try:
+        return sandbox.run_tool(source or "", name, arguments if arguments is not None else "{}", session_id=session_id)
+    except Exception as exc:
+        return {"ok": False, "content": f"沙箱出错：{exc}", "error_code": "sandbox", "coercions": [], "problems": [],
+                "arguments": None, "duration_ms": 0.0, "stdout": ""}
+
+
+def try_call_markdown(result: dict) -> str:
+    lines = ["✅ 调用成功" if result.get("ok") else f"❌ 调用失败（error_code = `{result.get('error_code')}`）"]
+    if result.get("coercions"):
+        lines.append("**类型转换**：" + "；".join(f"`{c}`" for c in result["coercions"]))
+    if result.get("problems"):
+        lines.append("**参数问题**：\n" + "\n".join(f"- {p}" for p in result["problems"]))
+    if result.get("arguments") is not None:
+        lines.append(f"**实际执行的参数**：`{json.dumps(result['arguments'], ensure_ascii=False)}`")
+    if result.get("stdout"):
+        lines.append(f"**工具打印的输出**：\n```\n{str(result['stdout'])[:2000]}\n```")
+    lines.append(f"用时 {float(result.get('duration_ms') or 0):.1f} ms")
+    return "\n\n".join(lines)
+
+
+def start(client, question, tools, execute, settings, options):
+    return loops.run_function_calling(client, question, tools, execute, max_turns=settings.max_turns,
+                                      temperature=settings.temperature, stream=settings.stream)
+
+
+def build(settings: SettingsPanel) -> dict:
+    trap_text = example_text(FUTURE_TRAP)
+    with gr.Tab("工具注册", id="registry", elem_id="tab-registry"):
+        with gr.Accordion("📖 课文：从函数签名生成 schema", open=False):
+            gr.Markdown(lesson_text("registry.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=320):
+                editor = EditorPanel(presets=PRESETS)
+                with gr.Row():
+                    trap_btn = gr.Button("⚠️ 载入 __future__ 陷阱", size="sm", elem_classes=["tw-trap"], min_width=140)
+                    strict = gr.Checkbox(value=False, label="strict 模式", elem_classes=["tw-strict"], min_width=120)
+            with gr.Column(scale=6, min_width=320):
+                with gr.Row(equal_height=False):
+                    with gr.Column(min_width=240):
+                        naive = gr.Code(label="朴素生成（inspect.signature + 查表）", language="json", interactive=False,
+                                        lines=12, max_lines=26, elem_classes=["tw-naive"])
+                    with gr.Column(min_width=240):
+                        schema = SchemaPanel(label="ToolRegistry 生成（get_type_hints）")
+                diff = gr.HTML(css_template=DIFF_CSS, elem_classes=["tw-diff-view"])
+        with gr.Accordion("🧪 试调用（不经过模型）", open=True):
+            with gr.Row(equal_height=False):
+                with gr.Column(scale=1, min_width=260):
+                    tool_name = gr.Dropdown([], label="工具", elem_classes=["tw-try-tool"])
+                    try_args = gr.Code("{}", label="参数 JSON", language="json", interactive=True, lines=5,
+                                       elem_classes=["tw-try-args"])
+                    try_btn = gr.Button("试调用", variant="primary", elem_classes=["tw-try-btn"])
+                with gr.Column(scale=1, min_width=260):
+                    try_report = gr.Markdown(elem_classes=["tw-try-report"])
+                    try_content = gr.Textbox(label="invoke 返回的原文（会原样回填给模型）", lines=4, interactive=False,
+                                             elem_classes=["tw-try-content"])
+        with gr.Accordion("▶ 用这些工具跑一次 Function Calling", open=False):
+            run = RunPanel("registry", settings, editor.editor, start, PRESETS["天气"], strict_input=strict)
+
+        def compare(report, strict_on=False, current_tool=None):
+            naive_result = extract(report.get("source") or "", False, "naive")
+            naive_tools = naive_result.get("tools") or []
+            names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []
+            if report["ok"]:
+                picked = current_tool if current_tool in names else (names[0] if names else None)
+                shown_diff = diff_html(naive_tools, report["tools"])
+                tool_update = gr.update(choices=names, value=picked)
+            else:
+                shown_diff = f'<div class="tw-diff-summary">{html.escape(error_text(report["error"]))}</div>'
+                tool_update = gr.update()
+            return [pretty(naive_tools) if not naive_result.get("error") else error_text(naive_result["error"]),
+                    shown_diff, tool_update]
+
+        refresh = schema.wire(editor.editor, strict=strict, extra_inputs=[tool_name],
+                              extra_outputs=[naive, diff, tool_name], extra=compare)
+        trap_btn.click(lambda: trap_text, None, [editor.editor], api_visibility="private")
+        tool_name.change(example_arguments, [schema.tools_state, tool_name], [try_args], api_visibility="private",
+                         show_progress="hidden")
+
+        def on_try(source, name, arguments, request: gr.Request):
+            result = try_call(source, name, arguments, getattr(request, "session_hash", None))
+            return try_call_markdown(result), str(result.get("content", ""))
+
+        try_btn.click(on_try, [editor.editor, tool_name, try_args], [try_report, try_content], api_visibility="private")
+        editor.wire(run.presets, run.question)
+        run.wire()
+    return {"editor": editor, "schema": schema, "run": run, "refresh": refresh}

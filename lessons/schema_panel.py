@@ -1,0 +1,153 @@
+"""The live schema panel: the tools JSON regenerated through the sandbox as the
+student types, the registry's warnings, errors with their line, and a one-line
+summary of what changed since the previous schema (kept in the session's gr.State)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gradio as gr
+
+import sandbox
+
+
+def _props(tool: dict) -> tuple[dict, set]:
+    params = (tool.get("function") or {}).get("parameters") or {}
+    return params.get("properties") or {}, set(params.get("required") or [])
+
+
+def _type_of(prop: Any) -> str:
+    if not isinstance(prop, dict):
+        return "?"
+    kind = prop.get("type")
+    if kind is None and "anyOf" in prop:
+        kind = [_type_of(p) for p in prop["anyOf"]]
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind)
+    if kind == "array" and isinstance(prop.get("items"), dict):
+        return f"array[{_type_of(prop['items'])}]"
+    text = str(kind)
+    if prop.get("enum"):
+        text += "{" + ",".join(str(v) for v in prop["enum"]) + "}"
+    return text
+
+
+def describe_changes(old: list[dict] | None, new: list[dict] | None) -> str:
+    """`count: string → integer`, `+ 工具 get_time`, `- 参数 unit`... or '' when equal."""
+    if old is None or new is None:
+        return ""
+    old_by = {(t.get("function") or {}).get("name"): t for t in old}
+    new_by = {(t.get("function") or {}).get("name"): t for t in new}
+    changes: list[str] = []
+    for name in new_by.keys() - old_by.keys():
+        changes.append(f"+ 工具 {name}")
+    for name in old_by.keys() - new_by.keys():
+        changes.append(f"- 工具 {name}")
+    for name in [n for n in new_by if n in old_by]:
+        before, after = old_by[name], new_by[name]
+        prefix = f"{name}." if len(new_by) > 1 else ""
+        old_props, old_req = _props(before)
+        new_props, new_req = _props(after)
+        for pname in new_props.keys() - old_props.keys():
+            changes.append(f"+ 参数 {prefix}{pname}: {_type_of(new_props[pname])}")
+        for pname in old_props.keys() - new_props.keys():
+            changes.append(f"- 参数 {prefix}{pname}")
+        for pname in [p for p in new_props if p in old_props]:
+            a, b = _type_of(old_props[pname]), _type_of(new_props[pname])
+            if a != b:
+                changes.append(f"{prefix}{pname}: {a} → {b}")
+            elif old_props[pname] != new_props[pname]:
+                changes.append(f"{prefix}{pname}: 说明或默认值变了")
+            if (pname in old_req) != (pname in new_req):
+                changes.append(f"{prefix}{pname}: {'可选 → 必填' if pname in new_req else '必填 → 可选'}")
+        if (before.get("function") or {}).get("description") != (after.get("function") or {}).get("description"):
+            changes.append(f"{name}: 描述变了")
+        if (before.get("function") or {}).get("strict") != (after.get("function") or {}).get("strict"):
+            changes.append(f"{name}: strict {'开' if (after.get('function') or {}).get('strict') else '关'}")
+    return "；".join(sorted(changes, key=lambda c: c.lstrip("+- "))) if changes else ""
+
+
+def error_text(error: dict | None) -> str:
+    if not error:
+        return ""
+    line = error.get("line")
+    where = f"第 {line} 行：" if line else ""
+    return f"❌ {where}{error.get('message') or error.get('code')}"
+
+
+def warnings_text(warnings: dict | None) -> str:
+    lines = [f"⚠️ {name}：{w}" for name, items in (warnings or {}).items() for w in items]
+    return "\n".join(lines)
+
+
+def extract(source: str, strict: bool = False, method: str = "registry") -> dict:
+    """One sandboxed extraction; never raises (the page must keep working)."""
+    try:
+        result = sandbox.extract_schemas(source or "", method=method, strict=bool(strict))
+    except Exception as exc:  # the sandbox is a boundary: report, do not crash the page
+        return {"ok": False, "tools": [], "warnings": {}, "error": {"code": "sandbox", "message": f"沙箱出错：{exc}", "line": None}}
+    result.setdefault("tools", [])
+    result.setdefault("warnings", {})
+    return result
+
+
+def schema_report(source: str, strict: bool = False, previous: list | None = None, method: str = "registry") -> dict:
+    """What the panel shows, as plain data (also the /schema API result)."""
+    result = extract(source, strict, method)
+    ok = bool(result.get("ok")) and not result.get("error")
+    return {
+        "ok": ok,
+        "tools": result.get("tools") or [],
+        "warnings": result.get("warnings") or {},
+        "error": result.get("error"),
+        "changes": describe_changes(previous, result.get("tools")) if ok else "",
+    }
+
+
+def status_markdown(report: dict, kept_previous: bool) -> str:
+    lines = []
+    if report["error"]:
+        lines.append(error_text(report["error"]))
+        if kept_previous:
+            lines.append("（上面显示的是上一次成功生成的 schema）")
+    else:
+        count = len(report["tools"])
+        lines.append(f"✅ 已生成 {count} 个工具的 schema" + ("" if count else "（源码里还没有用 @registry.tool 注册的工具）"))
+    if report["warnings"]:
+        lines.append(warnings_text(report["warnings"]))
+    if report["changes"]:
+        lines.append(f"🔁 变化：`{report['changes']}`")
+    return "\n\n".join(lines)
+
+
+class SchemaPanel:
+    """Components of one tab's schema panel. `tools_state` holds the last good tools list."""
+
+    def __init__(self, label: str = "工具 schema（自动生成，发送给模型的 tools）"):
+        self.tools_state = gr.State(None)
+        self.status = gr.Markdown(elem_classes=["tw-schema-status"])
+        self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30)
+
+    def wire(self, editor: gr.Code, strict: gr.Checkbox | None = None, extra_outputs: list | None = None,
+             extra=None, extra_inputs: list | None = None):
+        """Re-extract on every edit (trigger_mode always_last collapses fast typing).
+        `extra(report, *extra_input_values) -> list` feeds additional outputs (e.g. the
+        try-call tool list). Returns the handler, also used on page load."""
+        extra_inputs = extra_inputs or []
+        inputs = [editor, self.tools_state] + ([strict] if strict is not None else []) + extra_inputs
+        outputs = [self.json, self.status, self.tools_state] + (extra_outputs or [])
+        has_strict = strict is not None
+
+        def refresh(source, previous, *rest):
+            strict_on = bool(rest[0]) if has_strict else False
+            extra_values = rest[1:] if has_strict else rest
+            report = schema_report(source, strict_on, previous)
+            tools = report["tools"] if report["ok"] else previous
+            shown = json.dumps(tools or [], ensure_ascii=False, indent=2)
+            values = [shown, status_markdown(report, previous is not None), tools]
+            return values + (extra(dict(report, source=source), *extra_values) if extra else [])
+
+        for trigger in [editor.change] + ([strict.change] if strict is not None else []):
+            trigger(refresh, inputs, outputs, api_visibility="private", show_progress="hidden")
+        self.inputs, self.outputs = inputs, outputs
+        return refresh

@@ -1,0 +1,98 @@
+"""导出/导入: a whole run as one JSON file (tools, source, events, messages, raw
+responses, settings without keys), and a replay that walks the recorded events one
+step at a time with no model involved."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from typing import Any
+
+FORMAT = "tool-workshop-session"
+VERSION = 1
+MAX_IMPORT_BYTES = 8 * 1024 * 1024
+# Events that make a visible step when replaying (stream fragments are skipped over).
+STEP_TYPES = {"request", "response", "parse", "tool_call", "tool_result", "final", "error"}
+
+
+def session_document(lesson: str, source: str, tools: list | None, question: str,
+                     events: list[dict], settings: dict | None, options: dict | None = None) -> dict:
+    messages = next((e.get("messages") for e in reversed(events) if e.get("type") == "final"), None)
+    if messages is None:
+        last = next((e for e in reversed(events) if e.get("type") == "request"), None)
+        messages = (last or {}).get("messages") or []
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "lesson": lesson,
+        "exported_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "settings": settings or {},
+        "options": options or {},
+        "source": source,
+        "tools": tools or [],
+        "question": question,
+        "events": events,
+        "messages": messages,
+        "raw_responses": [e.get("raw") for e in events if e.get("type") == "response"],
+    }
+
+
+def export_file(document: dict, secret: str = "") -> str:
+    """Writes the document to a fresh temporary file and returns its path. Any
+    occurrence of the session's key is blanked, in case an endpoint echoed it."""
+    text = json.dumps(document, ensure_ascii=False, indent=2, default=str)
+    if secret:
+        text = text.replace(secret, "***")
+    folder = tempfile.mkdtemp(prefix="tool-workshop-")
+    path = os.path.join(folder, f"session-{document.get('lesson', 'run')}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+class ImportProblem(ValueError):
+    """The file is not a session this page can replay (message in Chinese)."""
+
+
+def load_document(path_or_text: Any) -> dict:
+    """Reads and checks a session file (a path, or the JSON text itself)."""
+    if isinstance(path_or_text, dict):
+        document = path_or_text
+    else:
+        text = str(path_or_text or "")
+        if text and not text.lstrip().startswith("{") and os.path.exists(text):
+            if os.path.getsize(text) > MAX_IMPORT_BYTES:
+                raise ImportProblem(f"文件太大（超过 {MAX_IMPORT_BYTES // 1024 // 1024} MB），不像是一次运行的记录。")
+            with open(text, encoding="utf-8") as handle:
+                text = handle.read()
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ImportProblem(f"不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg}。") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ImportProblem(f"这不是本工坊导出的会话文件（缺少 \"format\": \"{FORMAT}\"）。")
+    if document.get("version") != VERSION:
+        raise ImportProblem(f"会话文件版本 {document.get('version')!r} 不受支持（需要 {VERSION}）。")
+    events = document.get("events")
+    if not isinstance(events, list) or not all(isinstance(e, dict) and "type" in e for e in events):
+        raise ImportProblem("会话文件里的 events 应是事件列表，每个事件都有 type 字段。")
+    return document
+
+
+def next_position(events: list[dict], position: int) -> int:
+    """How many events to show after one more 下一步: up to and including the next
+    visible step (fragments before it come along)."""
+    position = max(0, position)
+    while position < len(events):
+        position += 1
+        if events[position - 1].get("type") in STEP_TYPES:
+            break
+    return position
+
+
+def step_label(events: list[dict], position: int) -> str:
+    total = sum(1 for e in events if e.get("type") in STEP_TYPES)
+    shown = sum(1 for e in events[:position] if e.get("type") in STEP_TYPES)
+    last = events[position - 1].get("type") if position else "—"
+    return f"回放：第 {shown} / {total} 步（刚显示：{last}）" + ("，已到结尾" if shown >= total else "")

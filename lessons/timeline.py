@@ -1,0 +1,332 @@
+"""Turns the loop's event list into three views: the protocol step by step (HTML),
+a chat view with collapsible tool steps, and the raw JSON.
+
+Everything here is a pure function of the events, so a recorded session replays
+through exactly the same code as a live run. Model output is untrusted: every
+piece of text is escaped before it reaches the page, and long blocks are cut.
+"""
+from __future__ import annotations
+
+import html
+import json
+from typing import Any, Iterable
+
+SHOW_LIMIT = 12_000  # characters per block; more would only slow the page down
+
+# Labels per lesson: the function-calling tabs name the three-step handshake.
+HANDSHAKE = {
+    "request": "① 握手第一步：把工具菜单 tools 和 messages 发给模型",
+    "response": "② 握手第二步：模型回复（原始 tool_calls）",
+    "execute": "③ 握手第三步：本地执行工具，结果以 role: \"tool\" 回填",
+}
+TEXT_PROTOCOL = {
+    "request": "请求：发送给模型的 messages",
+    "response": "模型原始文本",
+    "execute": "执行工具，并把 Observation 追加到对话",
+}
+
+CSS = """
+.tw-empty { color: var(--body-text-color-subdued); padding: 1em; }
+.tw-round { border: 1px solid var(--border-color-primary); border-radius: 8px; margin: 0 0 10px 0; padding: 4px 10px; background: var(--block-background-fill); }
+.tw-round > summary { cursor: pointer; font-weight: 600; padding: 6px 0; }
+.tw-meta { font-weight: 400; color: var(--body-text-color-subdued); font-size: 0.9em; }
+.tw-step { margin: 8px 0; }
+.tw-label { font-weight: 600; font-size: 0.92em; margin-bottom: 3px; }
+.tw-step pre, .tw-pre { font-family: var(--font-mono); font-size: 0.82em; white-space: pre-wrap; word-break: break-word; background: var(--background-fill-secondary); border-radius: 6px; padding: 8px; margin: 2px 0; max-height: 420px; overflow: auto; }
+.tw-step details > summary { cursor: pointer; font-size: 0.9em; }
+.tw-ok { color: #15803d; } .tw-bad { color: #b91c1c; }
+.tw-error { border-left: 4px solid #dc2626; padding: 6px 10px; background: rgba(220,38,38,0.08); border-radius: 4px; }
+.tw-final { border-left: 4px solid #16a34a; padding: 6px 10px; background: rgba(22,163,74,0.08); border-radius: 4px; white-space: pre-wrap; }
+.tw-pause { border-left: 4px solid #d97706; padding: 6px 10px; background: rgba(217,119,6,0.10); border-radius: 4px; }
+.tw-match { background: rgba(250, 204, 21, 0.35); border-radius: 3px; }
+.tw-g0 { background: rgba(59,130,246,0.30); } .tw-g1 { background: rgba(16,185,129,0.30); }
+.tw-g2 { background: rgba(236,72,153,0.28); } .tw-g3 { background: rgba(168,85,247,0.28); }
+.tw-badge { display: inline-block; font-family: var(--font-mono); font-size: 0.8em; padding: 0 6px; border-radius: 4px; margin-right: 4px; }
+.tw-call { border: 1px dashed var(--border-color-primary); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
+"""
+
+
+# ---------------------------------------------------------------- small helpers
+
+def esc(text: Any) -> str:
+    return html.escape("" if text is None else str(text))
+
+
+def cut(text: str, limit: int = SHOW_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n…（已截断，共 {len(text)} 个字符）"
+
+
+def to_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def pre(text: Any) -> str:
+    return f"<pre>{esc(cut(text if isinstance(text, str) else to_json(text)))}</pre>"
+
+
+def fold(title: str, body: str, open_: bool = False) -> str:
+    return f"<details{' open' if open_ else ''}><summary>{esc(title)}</summary>{body}</details>"
+
+
+def seconds(ms: Any) -> str:
+    try:
+        return f"{float(ms) / 1000:.2f} s"
+    except (TypeError, ValueError):
+        return "?"
+
+
+def tokens_text(usage: Any) -> str:
+    if not isinstance(usage, dict):
+        return ""
+    parts = []
+    if usage.get("prompt_tokens") is not None:
+        parts.append(f"输入 {usage['prompt_tokens']}")
+    if usage.get("completion_tokens") is not None:
+        parts.append(f"输出 {usage['completion_tokens']}")
+    if not parts and usage.get("total_tokens") is not None:
+        parts.append(f"合计 {usage['total_tokens']}")
+    return "tokens " + " / ".join(parts) if parts else ""
+
+
+def without_deltas(events: Iterable[dict]) -> list[dict]:
+    """Raw view: stream fragments are folded into one summary per round."""
+    out: list[dict] = []
+    for event in events:
+        if event.get("type") != "delta":
+            out.append(event)
+            continue
+        if out and out[-1].get("type") == "delta_summary" and out[-1]["turn"] == event.get("turn"):
+            out[-1]["fragments"] += 1
+        else:
+            out.append({"type": "delta_summary", "turn": event.get("turn"), "fragments": 1})
+    return out
+
+
+def rounds(events: Iterable[dict]) -> list[tuple[Any, list[dict]]]:
+    """Groups events by their `turn`, keeping the order in which turns appear."""
+    grouped: list[tuple[Any, list[dict]]] = []
+    for event in events:
+        turn = event.get("turn")
+        if grouped and grouped[-1][0] == turn:
+            grouped[-1][1].append(event)
+        else:
+            grouped.append((turn, [event]))
+    return grouped
+
+
+def streamed_so_far(events: list[dict]) -> str:
+    """The text and tool-call fragments received so far in a round still streaming."""
+    text, calls = [], {}
+    for event in events:
+        if event.get("type") != "delta":
+            continue
+        if event.get("content"):
+            text.append(str(event["content"]))
+        if event.get("index") is not None or event.get("name") or event.get("arguments"):
+            call = calls.setdefault(event.get("index", 0), {"name": "", "arguments": ""})
+            call["name"] += str(event.get("name") or "")
+            call["arguments"] += str(event.get("arguments") or "")
+    shown = "".join(text)
+    for index, call in sorted(calls.items(), key=lambda item: str(item[0])):
+        shown += f"\n[tool_calls[{index}]] {call['name']}({call['arguments']}"
+    return shown
+
+
+# ---------------------------------------------------------------- the protocol view
+
+def highlight_match(text: str, event: dict) -> str:
+    """The raw text with the regex match marked and each group value coloured inside it."""
+    span = event.get("span") or []
+    if not (isinstance(span, (list, tuple)) and len(span) == 2):
+        return esc(cut(text))
+    start, end = int(span[0]), int(span[1])
+    inside = text[start:end]
+    marks = []  # (start, end, group index) inside the match, first occurrence of each value
+    for index, value in enumerate((event.get("groups") or {}).values()):
+        value = "" if value is None else str(value)
+        pos = inside.find(value) if value else -1
+        if pos >= 0 and not any(s < pos + len(value) and pos < e for s, e, _ in marks):
+            marks.append((pos, pos + len(value), index % 4))
+    pieces, cursor = [], 0
+    for s, e, index in sorted(marks):
+        pieces.append(esc(inside[cursor:s]))
+        pieces.append(f'<span class="tw-g{index}">{esc(inside[s:e])}</span>')
+        cursor = e
+    pieces.append(esc(inside[cursor:]))
+    return esc(cut(text[:start], 4000)) + '<span class="tw-match">' + "".join(pieces) + "</span>" + esc(cut(text[end:], 4000))
+
+
+def render_parse(event: dict, raw_text: str) -> str:
+    kind = {"action": "调用工具 (Action)", "final": "最终答案 (Final Answer)", "none": "无匹配"}.get(event.get("kind"), event.get("kind"))
+    parts = [f'<div class="tw-label">正则解析：{"<span class=tw-ok>匹配成功</span>" if event.get("ok") else "<span class=tw-bad>没有匹配</span>"} · {esc(kind)}</div>']
+    if event.get("pattern"):
+        parts.append(f'<div>正则：<code>{esc(event["pattern"])}</code></div>')
+    if event.get("ok"):
+        parts.append(f'<div class="tw-pre">{highlight_match(raw_text, event)}</div>')
+        badges = "".join(
+            f'<div><span class="tw-badge tw-g{i % 4}">{esc(name)}</span>{esc(cut(str(value), 2000))}</div>'
+            for i, (name, value) in enumerate((event.get("groups") or {}).items())
+        )
+        parts.append(badges)
+    else:
+        parts.append(f'<div class="tw-error">为什么没有匹配：{esc(event.get("reason") or "模型输出不符合约定格式")}</div>')
+    for note in event.get("notes") or []:
+        parts.append(f"<div>· {esc(note)}</div>")
+    return '<div class="tw-step">' + "".join(parts) + "</div>"
+
+
+def render_call(call: dict, result: dict | None, labels: dict) -> str:
+    head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
+    body = [f"<div>模型给出的参数（原文）：</div>{pre(str(call.get('raw_arguments', '')))}"]
+    if call.get("problems"):
+        body.append("<div class='tw-bad'>解析问题：" + "；".join(esc(p) for p in call["problems"]) + "</div>")
+    if result is None:
+        body.append('<div class="tw-pause">⏸ 尚未执行</div>')
+        return f'<div class="tw-call">{head}{"".join(body)}</div>'
+    status = "<span class=tw-ok>成功</span>" if result.get("ok") else f"<span class=tw-bad>失败 {esc(result.get('error_code') or '')}</span>"
+    body.append(f"<div>实际执行的参数（转换后）：</div>{pre(result.get('arguments'))}")
+    for note in result.get("coercions") or []:
+        body.append(f"<div>类型转换：<code>{esc(note)}</code></div>")
+    if result.get("overridden"):
+        body.append(f"<div class='tw-meta'>（{esc(result['overridden'])}）</div>")
+    body.append(f"<div>结果 {status} · {seconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
+    if result.get("message") is not None:
+        body.append(f"<div>回填给模型的消息：</div>{pre(result.get('message'))}")
+    return f'<div class="tw-call">{head}{"".join(body)}</div>'
+
+
+def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str:
+    request = next((e for e in events if e.get("type") == "request"), None)
+    response = next((e for e in events if e.get("type") == "response"), None)
+    calls = [e for e in events if e.get("type") == "tool_call"]
+    results = {e.get("id"): e for e in events if e.get("type") == "tool_result"}
+    meta = []
+    if response:
+        meta.append(f"模型 {seconds(response.get('duration_ms'))}")
+        if tokens_text(response.get("usage")):
+            meta.append(tokens_text(response.get("usage")))
+    if calls:
+        meta.append("调用 " + ", ".join(str(c.get("name")) for c in calls))
+    title = "开始前" if turn is None else f"第 {turn} 轮"
+    parts = [f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>']
+
+    if request:
+        messages = request.get("messages") or []
+        tools = request.get("tools")
+        body = fold(f"messages（{len(messages)} 条）", pre(messages), open_=last)
+        if tools:
+            body += fold(f"tools（{len(tools)} 个）", pre(tools))
+        body += fold("参数", pre(request.get("params") or {}))
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["request"])}</div>{body}</div>')
+
+    if response:
+        message = response.get("message") or {}
+        text = response.get("text") if response.get("text") is not None else message.get("content")
+        body = ""
+        if message.get("tool_calls"):
+            body += f"<div>tool_calls（{len(message['tool_calls'])} 个）：</div>{pre(message['tool_calls'])}"
+        if text:
+            body += f"<div>文本：</div>{pre(str(text))}"
+        if not body:
+            body = "<div class='tw-meta'>（空回复）</div>"
+        finish = response.get("finish_reason")
+        body += f"<div class='tw-meta'>finish_reason = {esc(finish)}</div>" if finish else ""
+        body += fold("原始响应体 raw", pre(response.get("raw")))
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["response"])}</div>{body}</div>')
+    elif any(e.get("type") == "delta" for e in events):
+        parts.append(f'<div class="tw-step"><div class="tw-label">流式接收中…</div>{pre(streamed_so_far(events))}</div>')
+
+    for event in events:
+        if event.get("type") == "parse":
+            raw_text = (response or {}).get("text") or ((response or {}).get("message") or {}).get("content") or ""
+            parts.append(render_parse(event, str(raw_text)))
+
+    if calls:
+        body = "".join(render_call(c, results.get(c.get("id")), labels) for c in calls)
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["execute"])}</div>{body}</div>')
+    # Results without a matching call (e.g. a text protocol that feeds back a notice).
+    called = {c.get("id") for c in calls}
+    for event in events:
+        if event.get("type") == "tool_result" and event.get("id") not in called:
+            parts.append(f'<div class="tw-step"><div class="tw-label">回填</div>{pre(event.get("message") or event.get("content"))}</div>')
+
+    for event in events:
+        if event.get("type") == "final":
+            parts.append(f'<div class="tw-step"><div class="tw-label">最终回答</div><div class="tw-final">{esc(cut(str(event.get("content") or "")))}</div></div>')
+        elif event.get("type") == "error":
+            parts.append(f'<div class="tw-step"><div class="tw-error"><b>出错（{esc(event.get("code"))}）</b>：{esc(event.get("message"))}</div></div>')
+    return f'<details class="tw-round"{" open" if last else ""}>' + "".join(parts) + "</details>"
+
+
+def render_protocol(events: list[dict], lesson: str = "function_calling", note: str = "") -> str:
+    """The step-by-step protocol view. `note` is shown on top (pause, replay position...)."""
+    labels = HANDSHAKE if lesson != "react" else TEXT_PROTOCOL
+    if not events:
+        body = '<div class="tw-empty">还没有运行。选一个预设问题，点「运行」或「单步」。</div>'
+    else:
+        grouped = rounds(events)
+        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1) for i, (turn, evs) in enumerate(grouped))
+    top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
+    return f'<div class="tw-protocol">{top}{body}</div>'
+
+
+# ---------------------------------------------------------------- the chat view
+
+def question_of(events: list[dict]) -> str | None:
+    for event in events:
+        if event.get("type") == "request":
+            for message in reversed(event.get("messages") or []):
+                if message.get("role") == "user":
+                    return str(message.get("content") or "")
+    return None
+
+
+def render_chat(events: list[dict], lesson: str = "function_calling") -> list[dict]:
+    """Messages for gr.Chatbot: the question, each model step and tool call as a
+    collapsible step (metadata title), tool results nested under their call, the answer."""
+    chat: list[dict] = []
+    question = question_of(events)
+    if question is not None:
+        chat.append({"role": "user", "content": question})
+    results = {e.get("id"): e for e in events if e.get("type") == "tool_result"}
+    for event in events:
+        kind = event.get("type")
+        if kind == "response":
+            text = event.get("text") if event.get("text") is not None else (event.get("message") or {}).get("content")
+            if text and (lesson == "react" or (event.get("message") or {}).get("tool_calls")):
+                chat.append({"role": "assistant", "content": cut(str(text), 4000),
+                             "metadata": {"title": f"💭 第 {event.get('turn')} 轮模型输出", "status": "done",
+                                          "duration": round(float(event.get("duration_ms") or 0) / 1000, 2)}})
+        elif kind == "tool_call":
+            call_id = f"call-{event.get('turn')}-{event.get('id')}"
+            result = results.get(event.get("id"))
+            shown_args = result.get("arguments") if result else event.get("arguments")
+            chat.append({"role": "assistant",
+                         "content": "参数：\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```",
+                         "metadata": {"title": f"🛠️ 调用 {event.get('name')}", "id": call_id,
+                                      "status": "done" if result else "pending"}})
+            if result:
+                chat.append({"role": "assistant", "content": cut(str(result.get("content", "")), 3000),
+                             "metadata": {"title": "✅ 工具结果" if result.get("ok") else f"❌ 工具出错 {result.get('error_code') or ''}",
+                                          "parent_id": call_id, "status": "done",
+                                          "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
+        elif kind == "final":
+            chat.append({"role": "assistant", "content": cut(str(event.get("content") or ""))})
+        elif kind == "error":
+            chat.append({"role": "assistant", "content": str(event.get("message") or ""),
+                         "metadata": {"title": f"⚠️ 出错 {event.get('code') or ''}"}})
+    return chat
+
+
+def final_answer(events: list[dict]) -> str:
+    for event in reversed(events):
+        if event.get("type") == "final":
+            return str(event.get("content") or "")
+        if event.get("type") == "error":
+            return f"出错：{event.get('message')}"
+    return ""
