@@ -580,7 +580,7 @@ _LABELS = {"unknown_tool": "未知工具", "invalid_json": "参数格式错误",
 
 def error_text(code: str, conclusion: str, hint: str) -> str:
     """所有失败都用同一个形状：状态、结论、下一步怎么做。模型读得懂，界面也好展示。"""
-    return f"❌ [{_LABELS[code]}] {conclusion}。{hint}。"
+    return f"❌ [{_LABELS[code]}] {conclusion.rstrip('。.')}。{hint}。"
 
 
 def _parse_arguments(args: Any, notes: list[str]) -> tuple[dict, str | None]:
