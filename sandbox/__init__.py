@@ -151,7 +151,11 @@ def status():
         start_error = str(exc)
     else:
         start_error = pool.start_error
-    public = serving_publicly()
+    return describe_mode(layers, serving_publicly(), start_error)
+
+
+def describe_mode(layers, public, start_error=None):
+    """The mode and the notice for the layers a worker reported (None: no worker started)."""
     if not layers:
         return {"mode": "refused", "layers": {}, "public": public,
                 "notice": f"无法启动运行工具的工作进程，暂时不能运行工具代码（{start_error}）。"}
@@ -301,6 +305,7 @@ def extract_schemas(source, method="registry", strict=False):
         return dict(empty, error=_failure("worker_crashed", f"无法启动工作进程：{exc}"))
     stdout = _text(outcome.stdout)
     reply = outcome.result
+    empty["worker_pid"] = outcome.worker_pid
     if reply is None or outcome.too_large:
         code, message = _machine_failure(outcome)
         return dict(empty, stdout=stdout, error=_failure(code, message))
@@ -311,7 +316,8 @@ def extract_schemas(source, method="registry", strict=False):
             (error is not None and not isinstance(error, dict)):
         return dict(empty, stdout=stdout, error=_failure("worker_crashed", "工作进程的回复格式不对，请重试。"))
     return {"ok": bool(reply.get("ok")) and error is None, "tools": tools, "warnings": warnings,
-            "error": error, "stdout": stdout, "duration_ms": outcome.wall_ms}
+            "error": error, "stdout": stdout, "duration_ms": outcome.wall_ms,
+            "worker_pid": outcome.worker_pid}
 
 
 def run_tool(source, name, args, session_id=None):
@@ -346,11 +352,12 @@ def run_tool(source, name, args, session_id=None):
     result["stdout"] = _text(outcome.stdout)
     result["stderr"] = _text(outcome.stderr)
     result["wall_ms"] = outcome.wall_ms
+    result["worker_pid"] = outcome.worker_pid
     reply = outcome.result
     if reply is None or outcome.too_large:
         code, message = _machine_failure(outcome)
         return dict(failed(code, message), stdout=result["stdout"], stderr=result["stderr"],
-                    wall_ms=outcome.wall_ms, duration_ms=outcome.wall_ms)
+                    wall_ms=outcome.wall_ms, duration_ms=outcome.wall_ms, worker_pid=outcome.worker_pid)
     error = reply.get("error")
     if error is not None and not isinstance(error, dict):
         error = None

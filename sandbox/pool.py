@@ -101,6 +101,7 @@ class Outcome:
         self.too_large = None   # "stdout" | "stderr" | "result" when a cap was hit
         self.bad_reply = None   # why the reply was rejected
         self.wall_ms = 0.0
+        self.worker_pid = None
 
 
 class Pool:
@@ -282,8 +283,11 @@ class Pool:
         """A warm worker if one is ready, else a freshly forked one (cold)."""
         with self._cond:
             worker = self._ready.popleft() if self._ready else None
-            self._cond.notify_all()
         return worker if worker is not None else self.spawn()
+
+    def _refill_soon(self):
+        with self._cond:
+            self._cond.notify_all()
 
     def wait_warm(self, timeout=10.0):
         """Blocks until the pool is full (for start-up and measurements)."""
@@ -298,13 +302,16 @@ class Pool:
     def run(self, job):
         worker = self.take()
         outcome = Outcome()
+        outcome.worker_pid = worker.pid
         started = time.perf_counter()
         try:
             self._exchange(worker, job, outcome)
         finally:
             worker.kill()
+            outcome.wall_ms = (time.perf_counter() - started) * 1000
             worker.close()
-        outcome.wall_ms = (time.perf_counter() - started) * 1000
+            # Replace it only now, so the fork does not compete with the job for the CPU.
+            self._refill_soon()
         return outcome
 
     def _exchange(self, worker, job, outcome):
@@ -353,10 +360,12 @@ class Pool:
                         finished = True
             # Whatever happened, the whole group goes now; then collect what is left.
             worker.kill()
-            drain_until = time.monotonic() + 0.5
+            # The worker flushed its output before replying, so what is already in the pipes is
+            # all of it; without a reply, give the kernel a moment to deliver the rest.
+            drain_until = time.monotonic() + (0.0 if buffers[worker.res_r].endswith(b"\n") else 0.2)
             while outcome.too_large is None and sel.get_map():
                 remaining = drain_until - time.monotonic()
-                events = sel.select(max(remaining, 0)) if remaining > 0 else []
+                events = sel.select(max(remaining, 0))
                 if not events:
                     break
                 for key, _ in events:
