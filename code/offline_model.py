@@ -41,7 +41,7 @@ MISTAKES = {
 ZH_STOP = sorted(
     "请 帮我 帮忙 麻烦 一下 查询 查一下 查查 查 告诉我 现在 今天 当前 目前 怎么样 如何 是多少 多少 什么 "
     "哪些 哪个 的 了 吗 呢 吧 是 有 给我 我 你 想知道 知道 看看 一个 算一下 等于 几 还有 以及 情况 结果 "
-    "然后 再 并且 同时 另外 接着 需要 能否 可以 一共 用 把".split(),
+    "然后 再 并且 同时 另外 接着 需要 能否 可以 一共 用 把 未来 最近 这几天 明天 后天".split(),
     key=len, reverse=True)
 EN_STOP = set("""a an the is are was what whats how much many please tell me show find get give of in on at
 for to and or with about current now today can you i my me do does this that it be by from as into

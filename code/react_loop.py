@@ -1,0 +1,161 @@
+"""正则 ReAct：不用接口的 tools 参数，只靠提示词约定格式，再用正则从文字里把动作抠出来。
+
+模型每轮写：
+    Thought: 我需要查北京的天气
+    Action: get_weather[{"city": "北京"}]
+我们执行工具，把结果作为 "Observation: ..." 发回去；直到它写出 Final Answer: ...（或 Finish[...]）。
+
+真实模型不会老老实实守格式，解析器要扛得住这些：
+  - **Action:** 这样的 markdown 粗体、`反引号`；
+  - <think>...</think> 思考块（里面的 "Action:" 不能当真）；
+  - 模型不等工具执行就自己编一个 Observation：从那里截断，并在 parse 事件里记一笔；
+  - 一次写了好几步：只执行第一个 Action，其余记下来；
+  - 参数包在 ```json 代码块里，或写成 "Action: 工具名" 换行再跟 JSON。
+请求里带 stop=["Observation:"]：支持的后端会在模型想编 Observation 时就停下。
+"""
+import re
+
+from loop_events import (MAX_FAILURES, as_executor, ask_model, describe_tools, model_failed, out_of_turns,
+                         parse_arguments, run_tool, start_history, too_many_failures, tool_names)
+
+STOP = ["Observation:"]
+
+ACTION = re.compile(r"""
+    \**Action\**\s*[:：]\s*\**\s*`*\s*           # Action: （也接受 **Action:** 和反引号）
+    (?P<tool>[A-Za-z_][\w.\-]*)                  # 工具名
+    (?: \s*\[(?P<args>.*?)\]\s*`*[ \t]*(?=\n|$)  # 写法一：工具名[参数]
+      | `*[ \t]*\n\s*(?:\**Action\s*Input\**\s*[:：]\s*)?   # 写法二：换行后跟 JSON
+        (?P<input>```[a-zA-Z]*\s*\{.*?\}\s*```|\{.*?\}(?=\s*(?:\n|$)))
+    )""", re.S | re.X)
+FINAL = re.compile(r"\**Final\s*Answer\**\s*[:：]\s*\**\s*(?P<answer>.*)", re.S | re.I)
+FINISH = re.compile(r"Finish\s*\[(?P<answer>.*)\]", re.S)
+THOUGHT = re.compile(r"\**Thought\**\s*[:：]\s*\**\s*(?P<thought>.*?)\s*(?=\n\s*\**(?:Action|Final)|$)", re.S)
+OBSERVATION = re.compile(r"^[ \t]*\**Observation\**\s*[:：]", re.M)
+THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S)
+
+
+def build_react_prompt(tools):
+    return f"""你是一个会使用工具的助手。请一步一步解决用户的问题。
+
+可用工具（名称: 说明，下一行是参数的 JSON Schema）：
+{describe_tools(tools)}
+
+严格按下面的格式回答：
+Thought: 你对下一步的思考
+Action: 工具名[JSON 格式的参数]
+然后停下，等待系统给你 Observation: 工具结果。这个过程可以重复多次。
+拿到足够的信息以后：
+Thought: 我已经可以回答了
+Final Answer: 给用户的最终回答
+
+规则：每次只写一个 Action；不要自己编写 Observation；参数必须是合法的 JSON 对象，
+例如 Action: 工具名[{{"参数名": "值"}}]。"""
+
+
+def mask_think(text):
+    """把 <think> 块换成等长空格：里面的内容不参与匹配，而 span 仍然对得上原文。"""
+    notes = []
+    if "</think>" in text and "<think>" not in text:       # 有的模型只输出结尾标签
+        end = text.index("</think>") + len("</think>")
+        text, notes = " " * end + text[end:], ["回复开头的思考内容（到 </think> 为止）已忽略"]
+    masked = THINK.sub(lambda m: " " * len(m.group()), text)
+    if masked != text:
+        notes.append("<think> 思考块里的内容已忽略")
+    return masked, notes
+
+
+def parse_react(text):
+    """-> (parse 事件的内容, 历史里保留到哪个位置)。kind: action / final / none。"""
+    masked, notes = mask_think(text or "")
+    action, final = ACTION.search(masked), FINAL.search(masked) or FINISH.search(masked)
+    if action and (not final or action.start() < final.start()):
+        cut = None
+        invented = OBSERVATION.search(masked, action.end())
+        if invented:
+            cut = invented.start()
+            notes.append(f"模型在第 {cut} 个字符处自己编造了 Observation，已从那里截断：真正的结果要等工具执行后才有")
+        more = len(ACTION.findall(masked[action.end():cut]))
+        if more:
+            notes.append(f"这次回复里还有 {more} 个 Action，只执行第一个，其余的等拿到结果再说")
+        if final and cut is None:
+            notes.append("Action 之后还写了 Final Answer：先执行工具，那个回答忽略")
+        head = masked[action.start():action.end("tool")]
+        if "**" in head or "`" in head:
+            notes.append("Action 带了 markdown 粗体或反引号，已照常识别")
+        thought = THOUGHT.search(masked[:action.start()])
+        args = action.group("args") if action.group("args") is not None else action.group("input")
+        return {"ok": True, "kind": "action", "pattern": ACTION.pattern,
+                "groups": {"thought": thought.group("thought") if thought else "", "tool": action.group("tool"),
+                           "args": args.strip()},
+                "span": [action.start(), action.end()], "notes": notes, "reason": None}, cut
+    if final:
+        pattern = FINAL.pattern if final.re is FINAL else FINISH.pattern
+        answer = final.group("answer")
+        invented = OBSERVATION.search(answer)
+        answer = answer[:invented.start()] if invented else answer
+        return {"ok": True, "kind": "final", "pattern": pattern, "groups": {"answer": answer.strip()},
+                "span": [final.start(), final.end()], "notes": notes, "reason": None}, None
+    return {"ok": False, "kind": "none", "pattern": ACTION.pattern, "groups": {}, "span": None, "notes": notes,
+            "reason": "回复里没有找到 \"Action: 工具名[参数]\"，也没有 \"Final Answer: 回答\""}, None
+
+
+def single_parameter(tool):
+    """只有一个参数的工具，允许 Action: tool[北京] 这种不带 JSON 的写法。"""
+    props = list(((tool or {}).get("function", {}).get("parameters") or {}).get("properties") or {})
+    return props[0] if len(props) == 1 else None
+
+
+def run_react(client, messages, tools, execute, *, max_turns=6, temperature=None, stream=False):
+    if tools is None and hasattr(execute, "to_schemas"):     # 直接传了 ToolRegistry
+        tools = execute.to_schemas()
+    execute = as_executor(execute)
+    history = start_history(messages, system=build_react_prompt(tools))
+    names = tool_names(tools)
+    failures = 0
+    for turn in range(1, max_turns + 1):
+        try:
+            completion = yield from ask_model(client, history, turn, stream, stop=STOP, temperature=temperature)
+        except Exception as error:
+            yield model_failed(turn, error)
+            return
+        text = completion.text
+        parsed, cut = parse_react(text)
+        yield {"type": "parse", "turn": turn, **parsed}
+        history.append({"role": "assistant", "content": text[:cut].rstrip() if cut is not None else text})
+        observe = lambda content: {"role": "user", "content": f"Observation: {content}"}
+        if parsed["kind"] == "final":
+            yield {"type": "final", "turn": turn, "content": parsed["groups"]["answer"], "messages": history}
+            return
+        if parsed["kind"] == "none":
+            feedback = observe(f"❌ [格式错误] {parsed['reason']}。请严格按格式输出："
+                               f"\"Thought: ...\" 加 \"Action: 工具名[JSON 参数]\"，或者 \"Final Answer: 回答\"。")
+            history.append(feedback)
+            failures += 1
+            last = feedback["content"]
+        else:
+            name, raw = parsed["groups"]["tool"], parsed["groups"]["args"]
+            arguments, problems, notes = parse_arguments(raw)
+            tool = next((t for t in tools or [] if t["function"]["name"] == name), None)
+            if arguments is None and single_parameter(tool) and not raw.lstrip().startswith(("{", "[")):
+                arguments, problems = {single_parameter(tool): raw.strip().strip("\"'")}, []
+                notes.append(f"参数不是 JSON，按唯一的参数 {single_parameter(tool)} 的值处理")
+            outcome = yield from run_tool(execute, names, f"react_{turn}", name, raw, arguments,
+                                          problems + notes, turn, wrap=observe)
+            history.append(outcome["message"])
+            failures = 0 if outcome["ok"] else failures + 1
+            last = outcome["content"]
+        if failures >= MAX_FAILURES:
+            yield too_many_failures(turn, last)
+            return
+    yield out_of_turns(max_turns, max_turns)
+
+
+if __name__ == "__main__":
+    from llm_clients import make_client
+    weather = [{"type": "function", "function": {
+        "name": "get_weather", "description": "查询指定城市的当前天气",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    print(build_react_prompt(weather), "\n")
+    for event in run_react(make_client("offline", mistake="bold_action"), "北京的天气怎么样？", weather,
+                           lambda name, args: {"ok": True, "content": f"{args['city']}：晴，25℃"}):
+        print(event["type"], {k: v for k, v in event.items() if k in ("kind", "notes", "name", "arguments", "content")})
