@@ -38,8 +38,7 @@ def run_json_from_text(*args, **kwargs):
 
 
 def system_prompt(approach: str, tools: list) -> str:
-    builder = find("build_json_prompt" if approach == "json" else "build_react_prompt")
     try:
-        return builder(tools)
+        return find("build_json_prompt" if approach == "json" else "build_react_prompt")(tools)
     except Exception as exc:  # a prompt builder choking on odd tools should not break the page
         return f"（无法生成系统提示词：{exc}）"

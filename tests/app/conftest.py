@@ -1,0 +1,117 @@
+"""The app started in-process once per test module, a headless Debian chromium driven by
+Playwright, and helpers to type into CodeMirror and watch every request the page makes."""
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_app(secrets: dict | None = None):
+    """(demo, url) of the real page served on a free loopback port."""
+    import app
+
+    demo = app.build_demo(secrets)
+    port = free_port()
+    app.launch(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    return demo, f"http://127.0.0.1:{port}/"
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    demo, url = start_app()
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+class Watched:
+    """A page plus everything it asked for and everything the server answered."""
+
+    def __init__(self, context, page):
+        self.context, self.page = context, page
+        self.requests: list[str] = []
+        self.bodies: list[bytes] = []
+        page.on("request", lambda request: self.requests.append(request.url))
+        page.on("response", self._keep_body)
+
+    def _keep_body(self, response):
+        try:
+            self.bodies.append(response.body())
+        except Exception:  # streamed (SSE) bodies are read through the route below
+            pass
+
+    def foreign_requests(self) -> list[str]:
+        return [u for u in self.requests if urlparse(u).scheme in ("http", "https", "ws", "wss")
+                and urlparse(u).hostname not in LOOPBACK]
+
+
+def open_page(browser, url: str, width: int = 1280, height: int = 800, record_streams: bool = False) -> Watched:
+    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
+    page = context.new_page()
+    watched = Watched(context, page)
+    if record_streams:
+        # Server-sent event streams never finish for `response.body()`; fetch them through a
+        # route so their text is recorded too.
+        def through(route):
+            response = route.fetch()
+            watched.bodies.append(response.body())
+            route.fulfill(response=response)
+        page.route("**/gradio_api/queue/data**", through)
+    page.goto(url)
+    page.wait_for_selector("#tab-react, [role=tab]", timeout=30_000)
+    return watched
+
+
+def tab(page, title: str):
+    page.get_by_role("tab", name=title).click()
+    panel_id = {"正则 ReAct": "#tab-react", "工具注册": "#tab-registry", "Function Calling": "#tab-function-calling"}[title]
+    panel = page.locator(panel_id)
+    panel.wait_for(state="visible")
+    return panel
+
+
+def set_code(page, editor, code: str):
+    """Replaces a gr.Code's content the way a student would (no auto-indent surprises)."""
+    content = editor.locator(".cm-content")
+    content.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(code)
+
+
+def code_text(editor) -> str:
+    return editor.locator(".cm-content").inner_text()
+
+
+def screenshot(page, name: str):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(600)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
