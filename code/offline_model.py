@@ -92,10 +92,16 @@ def question_keywords(text):
 
 def tool_keywords(tool):
     fn = tool["function"]
-    parts = [fn["name"], fn.get("description") or ""]
+    parts = [fn["name"], strip_examples(fn.get("description") or "")]
     for name, prop in ((fn.get("parameters") or {}).get("properties") or {}).items():
-        parts += [name, str(prop.get("description", "")) if isinstance(prop, dict) else ""]
+        prop = prop if isinstance(prop, dict) else {}
+        parts += [name, strip_examples(str(prop.get("description", "")))] + [str(v) for v in prop.get("enum", [])]
     return keywords(" ".join(parts))
+
+
+def strip_examples(text):
+    """说明里的举例（"城市名，如 北京、上海"）不算工具的关键词：否则问题里的 "北京" 会被当成工具词删掉。"""
+    return re.sub(r"(?:例如|比如|e\.g\.|such as|(?<![\u4e00-\u9fff])如)\s*[^，,；;。）)\n]*", " ", text)
 
 
 def find_expression(text):
@@ -130,6 +136,7 @@ class Clues:
         self.numbers = [float(n) for n in NUMBER.findall(rest)]
         self.numbers += [chinese_number(m.group()) for m in CN_NUMBER.finditer(rest)]
         self.runs = remaining_runs(rest, tool_words)
+        self.used = []
 
     def take_string(self, name, prop):
         label = f"{name} {prop.get('description', '')}".lower()
@@ -144,6 +151,15 @@ class Clues:
             return self.quoted.pop(0)
         if self.runs:
             return self.runs.pop(0)
+        return None
+
+    def take_enum(self, values):
+        """问题里提到的枚举值，按出现的先后取（"把 km 换算成 mi"：先 km 后 mi）。"""
+        spots = sorted((position(v, self.text), i) for i, v in enumerate(values) if v not in self.used)
+        for spot, i in spots:
+            if spot >= 0:
+                self.used.append(values[i])
+                return values[i]
         return None
 
     def take_number(self):
@@ -249,9 +265,9 @@ def fill(schema, clues, root, required=True, name=""):
     if "const" in schema:
         return schema["const"]
     if schema.get("enum"):
-        for value in schema["enum"]:
-            if mentioned(value, clues.text):
-                return value
+        value = clues.take_enum(schema["enum"])
+        if value is not None:
+            return value
         return minimal(schema, root) if required else None
     if kind in ("integer", "number"):
         number = clues.take_number()
@@ -325,12 +341,19 @@ def repair(args, schema, root):
 
 
 def mentioned(value, text):
+    return position(value, text) >= 0
+
+
+def position(value, text):
+    """枚举值在问题里第一次出现的位置，没出现是 -1。英文缩写要整词匹配（"c" 不能匹配 "calc"）。"""
     value = str(value)
-    if any(hint in text for hint in ENUM_HINTS.get(value.lower(), "").split()):
-        return True
+    spots = [text.find(hint) for hint in ENUM_HINTS.get(value.lower(), "").split() if hint in text]
     if re.fullmatch(r"[A-Za-z0-9_\-]+", value):
-        return re.search(rf"(?<![A-Za-z]){re.escape(value)}(?![A-Za-z])", text, re.I) is not None
-    return value in text
+        found = re.search(rf"(?<![A-Za-z]){re.escape(value)}(?![A-Za-z])", text, re.I)
+        spots += [found.start()] if found else []
+    elif value in text:
+        spots.append(text.find(value))
+    return min(spots) if spots else -1
 
 
 # ---------------------------------------------------------------- 选工具、定计划
