@@ -29,7 +29,7 @@ import re
 import time
 import types
 import typing
-from typing import Annotated, Any, Callable, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Literal, Optional, Union, get_args, get_origin
 
 MAX_RESULT_CHARS = 4000                          # 工具结果超过这个长度就截断：上下文窗口很贵
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # OpenAI 对工具名的要求
@@ -199,7 +199,7 @@ def build_tool(func: Callable, description: str | None = None, name: str | None 
         schema = builder.schema(annotation, p.name)
         if p.default is None and not accepts_null(schema):
             # def f(limit: int = None)：函数显然能处理 None，schema 也得接受 null
-            schema = or_null(schema)
+            schema, annotation = or_null(schema), Optional[annotation]
             warnings.append(f"参数 {p.name} 的默认值是 None，但注解没写 Optional：已按“可为 null”处理。"
                             f"建议写成 {p.name}: ... | None = None。")
         if "description" not in schema and param_docs.get(p.name):   # Annotated 里的说明优先
@@ -766,7 +766,7 @@ def _expected(schema: dict, defs: dict) -> str:
     if "const" in schema:
         return json.dumps(schema["const"], ensure_ascii=False)
     if "anyOf" in schema:
-        return " 或 ".join(_expected(arm, defs) for arm in schema["anyOf"])
+        return "或".join(_expected(arm, defs) for arm in schema["anyOf"])
     if schema.get("format") in _FORMAT_NAMES:
         return _FORMAT_NAMES[schema["format"]]
     kinds = schema.get("type")
@@ -778,11 +778,11 @@ def _expected(schema: dict, defs: dict) -> str:
         if kind == "array" and schema.get("items", {}).get("type"):
             name = f"数组（元素为{_expected(schema['items'], defs)}）"
         names.append(name)
-    return " 或 ".join(names)
+    return "或".join(names)
 
 
 def _received(value: Any) -> str:
-    kind = {bool: "布尔值 ", int: "整数 ", float: "数字 ", str: "字符串 ", list: "数组 ", dict: "对象 "}
+    kind = {bool: "布尔值 ", int: "整数 ", float: "数字 ", str: "字符串 ", list: "数组 ", dict: "对象 ", NoneType: "空值 "}
     return kind.get(type(value), "") + _shorten(_dumps(value), 60)
 
 
