@@ -1,0 +1,190 @@
+"""Each loop end to end: real SDKs -> local server -> offline model, tools run by the real registry."""
+import json
+
+import pytest
+
+import examples_weather
+from function_calling_loop import run_function_calling
+from json_loop import run_json_from_text
+from llm_clients import make_client
+from loop_events import RESULT_LIMIT
+from react_loop import run_react
+
+REGISTRY = examples_weather.registry
+TOOLS = REGISTRY.to_schemas()
+LOOPS = {"native": run_function_calling, "react": run_react, "json": run_json_from_text}
+
+
+def execute(name, args):
+    return REGISTRY.call(name, args).to_dict()
+
+
+def events_of(run):
+    events = list(run)
+    json.dumps(events, ensure_ascii=False)           # every event must be JSON-serialisable
+    assert all("type" in e and "turn" in e for e in events)
+    return events
+
+
+def kinds(events, kind):
+    return [e for e in events if e["type"] == kind]
+
+
+@pytest.mark.parametrize("provider", ["openai", "glm"])
+@pytest.mark.parametrize("loop", list(LOOPS))
+@pytest.mark.parametrize("stream", [False, True])
+def test_loop_answers_with_both_cities(connect, provider, loop, stream):
+    events = events_of(LOOPS[loop](connect(provider), "北京和上海的天气怎么样？", TOOLS, execute, stream=stream))
+    results = kinds(events, "tool_result")
+    assert [r["arguments"]["city"] for r in results] == ["北京", "上海"] and all(r["ok"] for r in results)
+    final = events[-1]
+    assert final["type"] == "final" and "北京今天晴" in final["content"] and "上海今天多云" in final["content"]
+    assert "不是真正的大模型" in final["content"]
+    assert bool(kinds(events, "delta")) == stream
+    if loop == "native":     # parallel: both calls in one model turn, answered by role "tool" messages
+        assert {r["turn"] for r in results} == {1}
+        ids = [c["id"] for c in final["messages"][1]["tool_calls"]]
+        assert [m["tool_call_id"] for m in final["messages"] if m["role"] == "tool"] == ids
+    else:                    # text protocols: one action per turn, observations come back as user messages
+        assert [r["turn"] for r in results] == [1, 2]
+        assert results[0]["message"]["content"].startswith("Observation: 北京今天晴")
+        assert kinds(events, "parse")[0]["kind"] == "action"
+
+
+def test_react_sends_stop_and_prompt_with_tools(connect, server):
+    events_of(run_react(connect("openai"), "北京天气", TOOLS, execute))
+    first = server.requests[0]["body"]
+    assert first["stop"] == ["Observation:"]
+    assert "get_forecast" in first["messages"][0]["content"] and "tools" not in first
+
+
+def test_native_passes_tool_choice_and_parallel_flag(connect, server):
+    forced = {"type": "function", "function": {"name": "get_forecast"}}
+    events = events_of(run_function_calling(connect("openai"), "北京天气", TOOLS, execute,
+                                            tool_choice=forced, parallel_tool_calls=False))
+    bodies = [r["body"] for r in server.requests]
+    assert bodies[0]["tool_choice"] == forced and bodies[0]["parallel_tool_calls"] is False
+    assert "tool_choice" not in bodies[1]           # forcing only on the first turn, or it never finishes
+    assert kinds(events, "tool_call")[0]["name"] == "get_forecast" and events[-1]["type"] == "final"
+    assert kinds(events, "request")[0]["params"]["tool_choice"] == forced
+
+
+MISTAKES = {
+    "native": ["wrong_type", "missing_argument", "unknown_tool", "bad_json", "fenced_json"],
+    "react": ["wrong_type", "missing_argument", "unknown_tool", "bad_json", "fenced_json", "bold_action",
+              "invented_observation", "multi_step"],
+    "json": ["wrong_type", "missing_argument", "unknown_tool", "bad_json", "fenced_json", "invented_observation",
+             "multi_step"],
+}
+EXPECTED = {"missing_argument": "invalid_arguments", "unknown_tool": "unknown_tool", "bad_json": "invalid_json"}
+QUESTION = "上海未来3天的天气预报"
+
+
+@pytest.mark.parametrize("loop, mistake", [(loop, m) for loop, names in MISTAKES.items() for m in names])
+def test_model_mistake_is_fed_back_and_the_model_recovers(connect, server, loop, mistake):
+    server.reset(mistake)
+    events = events_of(LOOPS[loop](connect("openai"), QUESTION, TOOLS, execute))
+    assert events[-1]["type"] == "final" and "第几天" in events[-1]["content"]
+    first = kinds(events, "tool_result")[0] if kinds(events, "tool_result") else None
+    parses = kinds(events, "parse")
+    if mistake in EXPECTED:
+        if loop == "json" and mistake == "bad_json":      # nothing parsed: the retry message carries the reason
+            assert not parses[0]["ok"] and "JSON" in parses[0]["reason"]
+            retry = events[-1]["messages"][3]
+            assert retry["role"] == "user" and "Expecting" in retry["content"]
+        else:
+            assert first["ok"] is False and first["error_code"] == EXPECTED[mistake]
+            if mistake == "unknown_tool":
+                assert "get_weather、get_forecast" in first["content"]
+        later = kinds(events, "tool_result")[-1]
+        assert later["ok"] and later["arguments"]["city"] == "上海"
+    elif mistake == "wrong_type":                    # "3" for an integer: the registry coerces it, visibly
+        assert kinds(events, "tool_call")[0]["arguments"]["days"] == "3" and first["arguments"]["days"] == 3
+    elif mistake == "fenced_json":
+        notes = (parses[0]["notes"] if parses else []) + kinds(events, "tool_call")[0]["problems"]
+        assert any("```" in n for n in notes) and first["ok"]
+    elif mistake in ("invented_observation", "multi_step", "bold_action"):
+        assert parses[0]["notes"] and first["ok"]
+    assert len(kinds(events, "request")) <= 4
+
+
+def test_react_invented_observation_is_cut_from_history(connect, server):
+    server.reset("invented_observation")
+    events = events_of(run_react(connect("openai"), QUESTION, TOOLS, execute))
+    assistant = events[-1]["messages"][2]
+    assert assistant["role"] == "assistant" and "Observation" not in assistant["content"]
+    assert "编的" in kinds(events, "response")[0]["text"]          # the raw reply still shows what it did
+
+
+def test_step_mode_override_arguments_and_result(connect):
+    run = run_function_calling(connect("openai"), "北京和上海的天气怎么样？", TOOLS, execute)
+    seen = []
+    event = next(run)
+    while True:
+        seen.append(event)
+        if event["type"] == "tool_call" and event["arguments"]["city"] == "北京":
+            event = run.send({"arguments": {"city": "广州"}})
+        elif event["type"] == "tool_call":
+            event = run.send({"result": "上海：人工填写的结果"})
+        else:
+            try:
+                event = next(run)
+            except StopIteration:
+                break
+    results = kinds(seen, "tool_result")
+    assert results[0]["arguments"]["city"] == "广州" and "广州今天雷阵雨" in results[0]["content"]
+    assert results[1]["content"] == "上海：人工填写的结果"
+    assert "人工填写" in seen[-1]["content"] and "广州" in seen[-1]["content"]
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
+def test_long_tool_results_are_truncated_visibly(loop):
+    huge = lambda name, args: {"ok": True, "content": "数据" * 5000, "error_code": None}
+    events = events_of(LOOPS[loop](make_client("offline"), "北京天气", TOOLS, huge))
+    result = kinds(events, "tool_result")[0]
+    assert len(result["content"]) < RESULT_LIMIT + 100 and "已截断" in result["content"] and "10000" in result["content"]
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
+def test_provider_failure_ends_the_run_with_an_error_event(connect, server, loop):
+    server.queue({"fault": "rate_limit"})
+    events = events_of(LOOPS[loop](connect("glm"), "北京天气", TOOLS, execute))
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "rate_limit" and "429" in events[-1]["message"]
+
+
+def test_stops_after_repeated_unparsable_replies(connect, server):
+    server.queue(*[{"message": {"content": "我想想……"}}] * 5)
+    events = events_of(run_react(connect("openai"), "北京天气", TOOLS, execute))
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "too_many_failures"
+    assert len(kinds(events, "request")) == 3 and all(not p["ok"] for p in kinds(events, "parse"))
+    assert "Final Answer" in events[-2]["reason"] or "Final Answer" in events[-1]["message"]
+
+
+def test_stops_after_repeated_failing_calls(connect, server):
+    bad = {"message": {"tool_calls": [{"id": "c1", "type": "function",
+                                       "function": {"name": "nope", "arguments": "{}"}}]}}
+    server.queue(*[bad] * 5)
+    events = events_of(run_function_calling(connect("openai"), "北京天气", TOOLS, execute, max_turns=6))
+    assert events[-1]["code"] == "too_many_failures" and len(kinds(events, "request")) == 3
+
+
+def test_max_turns(connect, server):
+    call = {"message": {"tool_calls": [{"id": "c1", "type": "function",
+                                        "function": {"name": "get_weather", "arguments": "{\"city\": \"北京\"}"}}]}}
+    server.queue(*[call] * 3)
+    events = events_of(run_function_calling(connect("openai"), "北京天气", TOOLS, execute, max_turns=2))
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "max_turns" and "max_turns=2" in events[-1]["message"]
+
+
+def test_registry_can_be_passed_directly():
+    events = events_of(run_function_calling(make_client("offline"), "北京天气", None, REGISTRY))
+    assert kinds(events, "tool_result")[0]["ok"] and events[-1]["type"] == "final"
+
+
+def test_request_event_is_a_copy_of_what_was_sent(connect, server):
+    events = events_of(run_function_calling(connect("openai"), "北京天气", TOOLS, execute, temperature=0.2))
+    requests = kinds(events, "request")
+    assert [r["messages"] for r in requests] == [r["body"]["messages"] for r in server.requests]
+    assert requests[0]["params"] == {"model": "offline-rule-model", "temperature": 0.2, "tool_choice": None,
+                                     "parallel_tool_calls": None, "stop": None, "stream": False}
+    assert kinds(events, "response")[0]["raw"]["system_fingerprint"] == "rule-based-not-an-llm"
