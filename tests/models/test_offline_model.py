@@ -1,0 +1,112 @@
+"""The offline model: sensible choices on the example tools, always schema-valid arguments, honest about itself."""
+import json
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import examples_calculator
+import examples_employees
+import examples_weather
+from offline_model import MISTAKES, NOTICE, OfflineModel, plan_calls
+
+
+@pytest.mark.parametrize("module, question, expected", [
+    (examples_weather, "北京今天天气怎么样？", [("get_weather", {"city": "北京"})]),
+    (examples_weather, "北京和上海的天气", [("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"})]),
+    (examples_weather, "上海未来5天的天气预报", [("get_forecast", {"city": "上海", "days": 5})]),
+    (examples_weather, "广州冷不冷，用华氏度", [("get_weather", {"city": "广州", "unit": "f"})]),
+    (examples_calculator, "帮我算一下 (3+4)*5", [("calculate", {"expression": "(3+4)*5"})]),
+    (examples_calculator, "把 10 km 换算成 mi", [("convert_unit", {"value": 10, "from_unit": "km", "to_unit": "mi"})]),
+    (examples_employees, "张三的工资是多少？", [("calculate_salary", {"name": "张三"})]),
+    (examples_employees, "研发部有哪些人", [("list_department", {"department": "研发部"})]),
+    (examples_employees, "查一下李四的档案，再算一下张三的工资",
+     [("get_employee", {"name": "李四"}), ("calculate_salary", {"name": "张三"})]),
+])
+def test_plans_on_the_example_tools(module, question, expected):
+    plan = plan_calls(question, module.registry.to_schemas())
+    assert plan == expected
+    assert all(module.registry.call(name, args).ok for name, args in plan)
+
+
+def test_no_matching_tool_answers_plainly():
+    message, finish = OfflineModel().respond([{"role": "user", "content": "你好"}], examples_weather.registry.to_schemas())
+    assert finish == "stop" and "没有找到" in message["content"] and NOTICE in message["content"]
+
+
+def test_deterministic_and_says_it_is_rule_based():
+    request = {"messages": [{"role": "user", "content": "北京天气"}], "tools": examples_weather.registry.to_schemas()}
+    first, second = OfflineModel().completion_body(request), OfflineModel().completion_body(request)
+    assert first == second and first["model"] == "offline-rule-model" and "rule-based" in first["system_fingerprint"]
+
+
+def test_mistake_only_on_the_first_turn():
+    tools = examples_weather.registry.to_schemas()
+    model = OfflineModel("unknown_tool")
+    history = [{"role": "user", "content": "北京天气"}]
+    first, _ = model.respond(history, tools)
+    assert first["tool_calls"][0]["function"]["name"] == "get_weather_info"
+    history += [first, {"role": "tool", "tool_call_id": first["tool_calls"][0]["id"], "content": "❌ [未知工具] ..."}]
+    second, _ = model.respond(history, tools)
+    assert second["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+def test_stop_sequence_is_honoured():
+    prompt = {"role": "system", "content": "Action: 工具名[参数]\n- get_weather: 天气\n  参数 JSON Schema: {\"type\": \"object\"}"}
+    message, _ = OfflineModel("multi_step").respond([prompt, {"role": "user", "content": "天气"}], stop=["Thought: 接着"])
+    assert message["content"].count("Action:") == 1
+
+
+def test_unknown_mistake_name_is_refused():
+    with pytest.raises(ValueError):
+        OfflineModel("typo")
+    assert len(MISTAKES) == 8
+
+
+# ---- property test: arguments always validate against whatever schema the tool has
+
+NAMES = st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True)
+TEXT = st.text(alphabet="北京上海天气查询城市名字数量abc XYZ,，和再0123456789()+*-/", max_size=30)
+
+
+def scalar_schemas():
+    integer = st.builds(lambda lo, span, desc: {"type": "integer", "minimum": lo, "maximum": lo + span, "description": desc},
+                        st.integers(-50, 50), st.integers(0, 100), TEXT)
+    number = st.builds(lambda lo, desc: {"type": "number", "exclusiveMinimum": lo, "description": desc},
+                       st.floats(-10, 10, allow_nan=False), TEXT)
+    string = st.builds(lambda lo, extra, desc: {"type": "string", "minLength": lo, "maxLength": lo + extra, "description": desc},
+                       st.integers(0, 3), st.integers(0, 8), TEXT)
+    enum = st.lists(st.one_of(TEXT.filter(bool), st.integers(0, 9)), min_size=1, max_size=4, unique=True).map(
+        lambda values: {"enum": values})
+    boolean = st.just({"type": "boolean"})
+    nullable = st.just({"type": ["string", "null"], "default": None})
+    return st.one_of(integer, number, string, enum, boolean, nullable)
+
+
+def object_schema(children):
+    return st.dictionaries(NAMES, children, max_size=4).flatmap(lambda props: st.builds(
+        lambda required, closed: {"type": "object", "properties": props,
+                                  "required": [k for k in props if k in required],
+                                  **({"additionalProperties": False} if closed else {})},
+        st.sets(st.sampled_from(sorted(props) or ["_"])), st.booleans()))
+
+
+SCHEMAS = st.recursive(scalar_schemas(), lambda inner: st.one_of(
+    st.builds(lambda items, lo: {"type": "array", "items": items, "minItems": lo, "maxItems": lo + 3}, inner, st.integers(0, 2)),
+    object_schema(inner),
+    st.builds(lambda branch: {"anyOf": [branch, {"type": "null"}]}, inner),
+), max_leaves=8)
+TOOL_LISTS = st.lists(st.builds(lambda name, desc, params: {"type": "function", "function": {
+    "name": name, "description": desc, "parameters": params}}, NAMES, TEXT, object_schema(SCHEMAS)),
+    min_size=1, max_size=3, unique_by=lambda t: t["function"]["name"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tools=TOOL_LISTS, question=TEXT, mistake_free=st.booleans())
+def test_arguments_always_validate_against_the_schema(tools, question, mistake_free):
+    message, _ = OfflineModel().respond([{"role": "user", "content": question}], tools,
+                                        tool_choice=None if mistake_free else "required")
+    by_name = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    for call in message.get("tool_calls", []):
+        arguments = json.loads(call["function"]["arguments"])
+        jsonschema.validate(arguments, by_name[call["function"]["name"]])
