@@ -289,9 +289,11 @@ def run(job):
     _watch_tools(registry, seen)
     try:
         outcome = registry.call(job["name"], job["args"]).to_dict()
-    except BaseException as exc:  # the registry promises not to raise; a tool can still break it
+    except BaseException as exc:  # e.g. a return value whose str() raises while it is formatted
         seen.append(exc)
-        outcome = dict(base, error_code="tool_exception", content=_describe(exc))
+        outcome = dict(base, error_code="tool_exception",
+                       content=f"❌ [工具异常] {job['name']} 的返回值无法转成文本：{_describe(exc)}。"
+                               f"请返回字符串、数字、列表或字典。")
     result = dict(base)
     result.update({key: outcome.get(key, base[key]) for key in base if key != "error"})
     if not result["ok"] and seen:
