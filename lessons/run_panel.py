@@ -228,7 +228,7 @@ class RunPanel:
         names = self.option_names
 
         def handler(step: bool):
-            def run(*values, request: gr.Request):
+            def run(request: gr.Request, *values):
                 fixed = values[: len(base_inputs)]
                 strict = values[len(base_inputs)] if strict_inputs else False
                 rest = values[len(base_inputs) + len(strict_inputs): -1]

@@ -293,7 +293,8 @@ def render_chat(events: list[dict], lesson: str = "function_calling") -> list[di
     question = question_of(events)
     if question is not None:
         chat.append({"role": "user", "content": question})
-    results = {e.get("id"): e for e in events if e.get("type") == "tool_result"}
+    # Keyed by (turn, id): some backends reuse call ids from one round to the next.
+    results = {(e.get("turn"), e.get("id")): e for e in events if e.get("type") == "tool_result"}
     for event in events:
         kind = event.get("type")
         if kind == "response":
@@ -304,7 +305,7 @@ def render_chat(events: list[dict], lesson: str = "function_calling") -> list[di
                                           "duration": round(float(event.get("duration_ms") or 0) / 1000, 2)}})
         elif kind == "tool_call":
             call_id = f"call-{event.get('turn')}-{event.get('id')}"
-            result = results.get(event.get("id"))
+            result = results.get((event.get("turn"), event.get("id")))
             shown_args = result.get("arguments") if result else event.get("arguments")
             chat.append({"role": "assistant",
                          "content": "参数：\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```",

@@ -1,0 +1,142 @@
+"""The page's pure parts against real data: a real offline run's events rendered into
+the protocol and chat views, the schema diff, export/import, the code view (run
+against the project's own OpenAI-compatible server) and the key rules."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import llm_clients
+import sandbox
+from function_calling_loop import run_function_calling
+from lessons import code_view, schema_panel, session_io, settings_panel, timeline
+from lessons.editor_panel import EXAMPLE_SETS, example_text
+from lessons.react_tab import start as react_start
+from lessons.run_panel import make_execute
+
+WEATHER = example_text(EXAMPLE_SETS["天气"])
+
+
+@pytest.fixture(scope="module")
+def fc_events():
+    tools = sandbox.extract_schemas(WEATHER)["tools"]
+    client = llm_clients.make_client("offline", mistake="unknown_tool")
+    return list(run_function_calling(client, "杭州未来 5 天的天气预报", tools, make_execute(WEATHER, "panel-test")))
+
+
+def test_protocol_shows_every_round_and_labels_the_handshake(fc_events):
+    page = timeline.render_protocol(fc_events, "function_calling")
+    turns = {e["turn"] for e in fc_events if e["type"] == "response"}
+    assert page.count('class="tw-round"') == len(turns) >= 2
+    for label in timeline.HANDSHAKE.values():
+        assert timeline.esc(label) in page
+    call = next(e for e in fc_events if e["type"] == "tool_call")
+    assert timeline.esc(call["id"]) in page
+    assert "tool_call_id" in page and "tw-final" in page
+
+
+def test_chat_view_nests_results_under_their_calls(fc_events):
+    chat = timeline.render_chat(fc_events, "function_calling")
+    assert chat[0] == {"role": "user", "content": "杭州未来 5 天的天气预报"}
+    calls = [m for m in chat if m.get("metadata", {}).get("title", "").startswith("🛠️")]
+    results = [m for m in chat if m.get("metadata", {}).get("parent_id")]
+    assert len(calls) == sum(1 for e in fc_events if e["type"] == "tool_call")
+    assert {r["metadata"]["parent_id"] for r in results} <= {c["metadata"]["id"] for c in calls}
+    # The simulated unknown tool comes back as an error first, then the corrected call succeeds.
+    assert results[0]["metadata"]["title"].startswith("❌") and results[-1]["metadata"]["title"].startswith("✅")
+    assert chat[-1]["content"] == timeline.final_answer(fc_events)
+
+
+def test_untrusted_model_text_is_escaped():
+    evil = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    events = [{"type": "request", "turn": 1, "messages": [{"role": "user", "content": evil}], "tools": None, "params": {}},
+              {"type": "response", "turn": 1, "raw": {"x": evil}, "message": {"role": "assistant", "content": evil},
+               "text": evil, "usage": None, "duration_ms": 1, "finish_reason": "stop"},
+              {"type": "parse", "turn": 1, "ok": True, "kind": "final", "pattern": evil, "groups": {"answer": evil},
+               "span": [0, len(evil)], "notes": [evil], "reason": None},
+              {"type": "final", "turn": 1, "content": evil, "messages": []}]
+    page = timeline.render_protocol(events, "react")
+    assert "<script>" not in page and "<img" not in page
+    assert "&lt;script&gt;" in page
+
+
+def test_react_parse_highlights_groups_or_says_why_not():
+    tools = sandbox.extract_schemas(WEATHER)["tools"]
+    events = list(react_start(llm_clients.make_client("offline", mistake="bold_action"), "广州冷不冷？", tools,
+                              make_execute(WEATHER, "panel-test"), settings_panel.Settings(), {"approach": "react"}))
+    parses = [e for e in events if e["type"] == "parse"]
+    page = timeline.render_protocol(events, "react")
+    assert any(p["ok"] and p["kind"] == "action" for p in parses)
+    assert 'class="tw-g0"' in page and "tw-match" in page
+    for p in parses:
+        if not p["ok"]:
+            assert timeline.esc(p["reason"]) in page
+
+
+def test_what_changed_line():
+    before = sandbox.extract_schemas(WEATHER)["tools"]
+    after = sandbox.extract_schemas(WEATHER.replace('days: Annotated[int,', 'days: Annotated[str,'))["tools"]
+    assert "get_forecast.days: integer → string" in schema_panel.describe_changes(before, after)
+    assert schema_panel.describe_changes(before, before) == ""
+    renamed = sandbox.extract_schemas(WEATHER.replace("def get_weather(", "def get_weather_now("))["tools"]
+    change = schema_panel.describe_changes(before, renamed)
+    assert "+ 工具 get_weather_now" in change and "- 工具 get_weather" in change
+
+
+def test_export_then_import_replays_the_same_events(fc_events, tmp_path):
+    document = session_io.session_document("function_calling", WEATHER, [], "q", fc_events, {"provider": "offline"})
+    path = session_io.export_file(document, secret="sk-never")
+    loaded = session_io.load_document(path)
+    assert loaded["events"] == fc_events
+    assert loaded["raw_responses"] == [e["raw"] for e in fc_events if e["type"] == "response"]
+    position, shown = 0, []
+    while position < len(loaded["events"]):
+        position = session_io.next_position(loaded["events"], position)
+        shown.append(loaded["events"][position - 1]["type"])
+    assert shown == [e["type"] for e in fc_events if e["type"] in session_io.STEP_TYPES]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something-else"}', encoding="utf-8")
+    with pytest.raises(session_io.ImportProblem, match="不是本工坊导出"):
+        session_io.load_document(str(bad))
+
+
+def test_export_blanks_a_key_an_endpoint_echoed(fc_events):
+    events = fc_events + [{"type": "error", "turn": 9, "code": "auth", "message": "bad key sk-typed-123"}]
+    path = session_io.export_file(session_io.session_document("x", "", [], "", events, {}), secret="sk-typed-123")
+    assert "sk-typed-123" not in open(path, encoding="utf-8").read()
+
+
+def test_generated_code_reproduces_the_request_against_the_local_server(fc_events, tmp_path):
+    from offline_server import OfflineServer
+
+    server = OfflineServer().start()
+    try:
+        code = code_view.python_for(fc_events, {"provider": "openai", "base_url": server.url + "/v1"})
+        compile(code, "generated.py", "exec")
+        script = tmp_path / "generated.py"
+        script.write_text(code, encoding="utf-8")
+        env = {"OPENAI_API_KEY": "sk-local", "PATH": "/usr/bin", "NO_PROXY": "127.0.0.1"}
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        last = code_view.last_request(fc_events)
+        assert server.requests and server.requests[-1]["body"]["messages"] == last["messages"]
+    finally:
+        server.stop()
+    glm = code_view.python_for(fc_events, {"provider": "glm"})
+    assert "ZhipuAI(api_key=os.environ[\"ZHIPUAI_API_KEY\"])" in glm
+    compile(glm, "glm.py", "exec")
+
+
+def test_server_key_is_never_sent_to_a_typed_address():
+    secrets = {"OPENAI_API_KEY": "sk-server", "OPENAI_BASE_URL": "https://llm.example/v1"}
+    typed = settings_panel.Settings(provider="openai", base_url="http://attacker.example/v1")
+    assert settings_panel.resolve_credentials(typed, "", secrets) == (None, "http://attacker.example/v1")
+    own = settings_panel.Settings(provider="openai")
+    assert settings_panel.resolve_credentials(own, "", secrets) == ("sk-server", "https://llm.example/v1")
+    assert settings_panel.resolve_credentials(typed, "sk-mine", secrets) == ("sk-mine", "http://attacker.example/v1")
+    with pytest.raises(ValueError, match="API Key"):
+        settings_panel.make_client(typed, "", secrets)
+    assert "sk-server" not in json.dumps(own.public())
