@@ -202,8 +202,9 @@ APP_SCRIPT = r"""
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import sandbox
+own_environ = open("/proc/self/environ", "rb").read().decode("latin-1")  # unreadable once sealed
 sealed = sandbox.seal_secrets([sys.argv[2]])
-report = {"sealed": sorted(sealed), "own_environ": open("/proc/self/environ", "rb").read().decode("latin-1")}
+report = {"sealed": sorted(sealed), "own_environ": own_environ}
 for name, source in json.load(sys.stdin).items():
     report[name] = sandbox.run_tool(source.replace("APP_PID", str(os.getpid())), "attack", {})
 sandbox.shutdown()
