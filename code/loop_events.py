@@ -53,6 +53,8 @@ def as_executor(execute):
     if hasattr(execute, "call") and hasattr(execute, "to_schemas"):
         registry = execute
         return lambda name, args: registry.call(name, args).to_dict()
+    if execute is None:       # 没给执行函数：每次调用都如实告诉模型，而不是崩掉
+        return lambda name, args: failed_result("tool_exception", "❌ [无法执行] 没有提供执行工具的函数，请在代码里传入 execute。")
     return execute
 
 

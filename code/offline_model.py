@@ -446,8 +446,11 @@ class OfflineModel:
 
     def respond(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, stop=None):
         system = "\n".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
+        tools = tools or None
         mode = "native" if tools else ("react" if "Action:" in system else "json")
         tools = tools or parse_prompt_tools(system)
+        if not tools and mode != "react":
+            mode = "chat"      # 没有任何工具：就是普通聊天，用纯文字回答
         asked = [i for i, m in enumerate(messages) if m.get("role") == "user" and not is_observation(m)]
         if not asked:
             return self._final("我是离线规则模型，没有看到用户的问题。", mode), "stop"

@@ -188,3 +188,8 @@ def test_request_event_is_a_copy_of_what_was_sent(connect, server):
     assert requests[0]["params"] == {"model": "offline-rule-model", "temperature": 0.2, "tool_choice": None,
                                      "parallel_tool_calls": None, "stop": None, "stream": False}
     assert kinds(events, "response")[0]["raw"]["system_fingerprint"] == "rule-based-not-an-llm"
+
+
+def test_without_an_executor_the_model_is_told_and_the_run_ends_cleanly():
+    events = events_of(run_json_from_text(make_client("offline"), "北京天气", TOOLS, None))
+    assert kinds(events, "tool_result")[0]["ok"] is False and events[-1]["type"] in ("final", "error")

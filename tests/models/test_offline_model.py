@@ -110,3 +110,20 @@ def test_arguments_always_validate_against_the_schema(tools, question, mistake_f
     for call in message.get("tool_calls", []):
         arguments = json.loads(call["function"]["arguments"])
         jsonschema.validate(arguments, by_name[call["function"]["name"]])
+
+
+def test_plain_chat_without_tools_is_plain_text():
+    message, finish = OfflineModel().respond([{"role": "user", "content": "你好"}])
+    assert finish == "stop" and not message["content"].startswith("{") and NOTICE in message["content"]
+
+
+def test_local_refs_and_nested_objects_are_filled_validly():
+    schema = {"type": "object", "$defs": {"Point": {"type": "object", "properties": {
+        "x": {"type": "integer", "minimum": 10}, "label": {"type": "string", "minLength": 2}}, "required": ["x", "label"]}},
+        "properties": {"where": {"$ref": "#/$defs/Point"}, "city": {"type": "string", "description": "城市名"}},
+        "required": ["where", "city"]}
+    tools = [{"type": "function", "function": {"name": "locate", "description": "定位城市", "parameters": schema}}]
+    message, _ = OfflineModel().respond([{"role": "user", "content": "定位北京"}], tools)
+    arguments = json.loads(message["tool_calls"][0]["function"]["arguments"])
+    jsonschema.validate(arguments, schema)
+    assert arguments["city"] == "北京" or arguments["where"]["label"] == "北京"
