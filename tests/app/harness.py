@@ -1,4 +1,4 @@
-"""The app started in-process once per test module, a headless Debian chromium driven by
+"""Helpers for the page tests: the app started in-process once per test module, a headless Debian chromium driven by
 Playwright, and helpers to type into CodeMirror and watch every request the page makes."""
 from __future__ import annotations
 

@@ -1,0 +1,79 @@
+"""The named endpoints ("Use via API") through gradio_client against the real app."""
+from __future__ import annotations
+
+import pytest
+from gradio_client import Client
+
+from lessons.editor_panel import EXAMPLE_SETS, FUTURE_TRAP, example_text
+
+from tests.app.harness import start_app
+
+WEATHER = example_text(EXAMPLE_SETS["天气"])
+CALCULATOR = example_text(EXAMPLE_SETS["计算器"])
+
+
+@pytest.fixture(scope="module")
+def client():
+    demo, url = start_app()
+    yield Client(url, verbose=False)
+    demo.close()
+
+
+def test_endpoints_are_listed(client):
+    names = set(client.view_api(print_info=False, return_format="dict")["named_endpoints"])
+    assert {"/schema", "/try_call", "/run_function_calling", "/run_react"} <= names
+    for info in client.view_api(print_info=False, return_format="dict")["named_endpoints"].values():
+        assert not any("key" in p["parameter_name"].lower() for p in info["parameters"])
+
+
+def test_schema_from_source(client):
+    result = client.predict(WEATHER, False, "registry", api_name="/schema")
+    names = [t["function"]["name"] for t in result["tools"]]
+    assert result["ok"] and names == ["get_weather", "get_forecast"]
+    strict = client.predict(WEATHER, True, "registry", api_name="/schema")
+    assert all(t["function"].get("strict") is True for t in strict["tools"])
+    broken = client.predict("from tool_registry import ToolRegistry\nregistry = ToolRegistry()\nx = (\n", False,
+                            "registry", api_name="/schema")
+    assert not broken["ok"] and broken["error"]["line"] == 3
+
+
+def test_naive_and_registry_disagree_on_the_future_trap(client):
+    trap = example_text(FUTURE_TRAP)
+    naive = client.predict(trap, False, "naive", api_name="/schema")
+    right = client.predict(trap, False, "registry", api_name="/schema")
+    count_naive = naive["tools"][0]["function"]["parameters"]["properties"]["count"]["type"]
+    count_right = right["tools"][0]["function"]["parameters"]["properties"]["count"]["type"]
+    assert (count_naive, count_right) == ("string", "integer")
+
+
+def test_try_call_coerces_and_reports(client):
+    ok = client.predict(WEATHER, "get_forecast", '{"city": "杭州", "days": "2"}', api_name="/try_call")
+    assert ok["ok"] and ok["arguments"]["days"] == 2 and any("days" in c for c in ok["coercions"])
+    bad = client.predict(WEATHER, "get_forecast", '{"city": "杭州", "days": "很多"}', api_name="/try_call")
+    assert not bad["ok"] and bad["error_code"] == "invalid_arguments" and bad["content"].startswith("❌")
+    unknown = client.predict(WEATHER, "nope", "{}", api_name="/try_call")
+    assert unknown["error_code"] == "unknown_tool"
+
+
+def test_run_function_calling_with_a_simulated_mistake(client):
+    result = client.predict(WEATHER, "杭州未来 5 天的天气预报", "auto", True, "unknown_tool", "offline", "",
+                            api_name="/run_function_calling")
+    results = [e for e in result["events"] if e["type"] == "tool_result"]
+    assert result["ok"] and "杭州" in result["final"]
+    assert results[0]["error_code"] == "unknown_tool" and results[-1]["ok"]
+    assert results[0]["message"]["role"] == "tool" and results[0]["message"]["tool_call_id"] == results[0]["id"]
+
+
+def test_run_react_and_json_from_text(client):
+    react = client.predict(CALCULATOR, "帮我算一下 (3+5)*12", "react", "", "offline", "", api_name="/run_react")
+    assert react["ok"] and "96" in react["final"]
+    assert any(e["type"] == "parse" and e["ok"] and e["kind"] == "action" for e in react["events"])
+    assert any(e["type"] == "tool_result" and e["message"]["content"].startswith("Observation:") for e in react["events"])
+    as_json = client.predict(CALCULATOR, "帮我算一下 (3+5)*12", "json", "", "offline", "", api_name="/run_react")
+    assert as_json["ok"] and "96" in as_json["final"]
+
+
+def test_a_real_provider_without_a_server_key_is_refused_clearly(client):
+    result = client.predict(WEATHER, "广州冷不冷？", "auto", True, "", "openai", "gpt-4o-mini",
+                            api_name="/run_function_calling")
+    assert not result["ok"] and "API Key" in result["error"]["message"]
