@@ -11,6 +11,7 @@ Public calls:
 Only JSON crosses the boundary.  Every failure comes back as data with a Chinese
 message and an error code; nothing here raises for bad student code.
 """
+import atexit
 import collections
 import ipaddress
 import json
@@ -120,11 +121,15 @@ def start(wait=True):
 
 
 def shutdown():
+    """Stops the zygote and the ready workers and removes the runtime directories."""
     global _pool
     with _state_lock:
         pool, _pool = _pool, None
     if pool:
         pool.close()
+
+
+atexit.register(shutdown)
 
 
 # ------------------------------------------------------------------ status
