@@ -12,8 +12,10 @@ Fairness: every timed call gets a fresh copy of the function object (same code, 
 docstring), made outside the timed region, so no library can reuse a result cached on the function.
 Classes used in annotations (pydantic models, enums) are shared, as in a real program; pydantic caches their
 core schema on the class, which helps the three pydantic-based routes and the registry's delegation alike.
-Rounds interleave the libraries so machine noise hits all of them; after a warm-up, the median of `--repeat`
-runs is taken per function, and the table reports the median (and mean) over functions plus ratios.
+Each round runs every library over the whole corpus, one library after the other (the order rotates from round
+to round), so slow drifts of the machine hit all of them while each library runs in its own steady state, as a
+program registering a module of tools does. After a warm-up, the median of `--repeat` rounds is taken per
+function, and the table reports the median (and mean) over functions plus ratios.
 A library that raises on a function is counted as a failure and that function is left out of its figures.
 
 Then the import time of code/tool_registry.py: median wall time of fresh `python -c "import tool_registry"`
@@ -67,9 +69,12 @@ def measure(repeat: int, warmup: int = 3) -> dict:
     libraries = contenders()
     times = {name: {f.__name__: [] for f in corpus_tools.CORPUS} for name in libraries}
     failures = {name: {} for name in libraries}
+    names = list(libraries)
     for round_ in range(warmup + repeat):
-        for func in corpus_tools.CORPUS:
-            for name, make in libraries.items():
+        order = names[round_ % len(names):] + names[:round_ % len(names)]     # rotate who goes first
+        for name in order:
+            make = libraries[name]
+            for func in corpus_tools.CORPUS:
                 if func.__name__ in failures[name]:
                     continue
                 copy = fresh_copy(func)

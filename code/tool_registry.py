@@ -183,43 +183,46 @@ def build_tool(func: Callable, description: str | None = None, name: str | None 
     properties, required, undocumented = {}, [], []
     tool = Tool(name, description, func, {}, warnings, inspect.iscoroutinefunction(func))
     extra: Any = False                   # 没有 **kwargs 时，函数不接受多余的参数
-    for p in inspect.signature(func).parameters.values():
-        annotation = hints.get(p.name, Any)
-        if p.name not in hints:
-            warnings.append(f"参数 {p.name} 没有类型注解：schema 不限制它的类型，模型可能传任何值。"
-                            f"请加上注解，例如 {p.name}: str。")
-        if p.kind is p.VAR_POSITIONAL:
-            warnings.append(f"*{p.name} 无法用 JSON 按名字传入，已从 schema 中省略。")
+    signature = inspect.signature(func)
+    for pname, p in signature.parameters.items():
+        kind, default = p.kind, p.default
+        annotation = hints.get(pname, Any)
+        if pname not in hints:
+            warnings.append(f"参数 {pname} 没有类型注解：schema 不限制它的类型，模型可能传任何值。"
+                            f"请加上注解，例如 {pname}: str。")
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            warnings.append(f"*{pname} 无法用 JSON 按名字传入，已从 schema 中省略。")
             continue
-        if p.kind is p.VAR_KEYWORD:
-            warnings.append(f"**{p.name} 接受任意参数名：schema 允许额外字段（严格模式无法表达）。")
-            extra = builder.schema(annotation, p.name) or True
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            warnings.append(f"**{pname} 接受任意参数名：schema 允许额外字段（严格模式无法表达）。")
+            extra = builder.schema(annotation, pname) or True
             tool._extra_type = annotation
             continue
-        schema = builder.schema(annotation, p.name)
-        if p.default is None and not accepts_null(schema):
+        schema = builder.schema(annotation, pname)
+        if default is None and not accepts_null(schema):
             # def f(limit: int = None)：函数显然能处理 None，schema 也得接受 null
             schema, annotation = or_null(schema), Optional[annotation]
-            warnings.append(f"参数 {p.name} 的默认值是 None，但注解没写 Optional：已按“可为 null”处理。"
-                            f"建议写成 {p.name}: ... | None = None。")
-        if "description" not in schema and param_docs.get(p.name):   # Annotated 里的说明优先
-            schema = {"description": param_docs[p.name], **schema}
+            warnings.append(f"参数 {pname} 的默认值是 None，但注解没写 Optional：已按“可为 null”处理。"
+                            f"建议写成 {pname}: ... | None = None。")
         if "description" not in schema:
-            undocumented.append(p.name)
-        if p.default is p.empty:
-            required.append(p.name)
-        elif _is_json_value(p.default):  # 不能写成 JSON 的默认值就不写进 schema，调用时函数自己补
-            schema["default"] = _to_json(p.default)
-        properties[p.name] = schema
-        tool._annotations[p.name] = annotation
-        if p.kind is p.POSITIONAL_ONLY:
-            tool._positional.append(p.name)
+            if pname in param_docs:      # Annotated 里写的说明优先，其次才是文档字符串
+                schema = {"description": param_docs[pname], **schema}
+            else:
+                undocumented.append(pname)
+        if default is inspect.Parameter.empty:
+            required.append(pname)
+        elif _is_json_value(default):    # 不能写成 JSON 的默认值就不写进 schema，调用时函数自己补
+            schema["default"] = _to_json(default)
+        properties[pname] = schema
+        tool._annotations[pname] = annotation
+        if kind is inspect.Parameter.POSITIONAL_ONLY:
+            tool._positional.append(pname)
 
     if undocumented:
         warnings.append(f"参数 {'、'.join(undocumented)} 没有说明：模型只能凭参数名猜含义。"
                         f"可以写 Annotated[类型, \"说明\"]，或在文档字符串的 Args 段里写。")
-    for documented in param_docs.keys() - properties.keys() - {"*" + n for n in properties}:
-        if documented.lstrip("*") not in inspect.signature(func).parameters:
+    for documented in param_docs.keys() - properties.keys():
+        if documented.lstrip("*") not in signature.parameters:
             warnings.append(f"文档字符串写了参数 {documented}，函数签名里却没有：文档和代码已经不一致。")
     warnings.extend(builder.warnings)
 
@@ -252,21 +255,27 @@ _NUMPY = re.compile(r"^\s*Parameters\s*\n\s*-{3,}\s*$", re.M)
 _GOOGLE = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments)\s*:\s*$", re.M)
 
 
+_PARSERS: dict[str, Callable] = {}
+
+
 def read_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """返回 (摘要, {参数名: 说明})。摘要是第一段文字。"""
     if not doc or not doc.strip():
         return "", {}
     first = doc.strip().split("\n\n", 1)[0]
     summary = "" if _GOOGLE.match(first) or _REST.match(first) else " ".join(first.split())
-    if _REST.search(doc):
-        from docstring_parser import rest as style
-    elif _NUMPY.search(doc):
-        from docstring_parser import numpydoc as style
-    elif _GOOGLE.search(doc):
-        from docstring_parser import google as style
+    if ":param" in doc and _REST.search(doc):          # 先用 in 粗筛（很快），再用正则确认
+        style = "rest"
+    elif "---" in doc and _NUMPY.search(doc):
+        style = "numpy"
+    elif ":\n" in doc and _GOOGLE.search(doc):
+        style = "google"
     else:
         return summary, {}
-    params = style.parse(doc).params
+    if not _PARSERS:                     # 解析器对象只建一次：构造时要拼装、编译一批正则
+        from docstring_parser import google, numpydoc, rest
+        _PARSERS.update(rest=rest.parse, numpy=numpydoc.NumpydocParser().parse, google=google.GoogleParser().parse)
+    params = _PARSERS[style](doc).params
     return summary, {p.arg_name: " ".join(p.description.split()) for p in params if p.description}
 
 
@@ -308,6 +317,8 @@ class _SchemaBuilder:
         raise TypeError(f"{self.where} 的参数 {param}：{why}")
 
     def schema(self, tp: Any, param: str) -> dict:
+        if type(tp) is type and tp in _SIMPLE:          # 最常见的 str、int……直接查表
+            return dict(_SIMPLE[tp])
         tp = _unwrap(tp)
         origin, args = get_origin(tp), get_args(tp)
         if origin is Annotated:
@@ -473,11 +484,16 @@ def or_null(schema: dict) -> dict:
 
 
 def _is_json_value(value: Any) -> bool:
-    try:
-        json.dumps(_to_json(value))
-        return True
-    except (TypeError, ValueError):
-        return False
+    """这个默认值能写成 JSON 吗？（Enum、tuple、日期先按 _to_json 的规则换算）"""
+    if value is None or isinstance(value, (str, bool, int, enum.Enum, datetime.date, datetime.time)):
+        return not isinstance(value, enum.Enum) or _is_json_value(value.value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_is_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json_value(v) for k, v in value.items())
+    return False
 
 
 def _to_json(value: Any) -> Any:
