@@ -10,6 +10,7 @@ Each library turns every function of benchmarks/corpus_tools.py (36 varied tools
   openai-agents  agents.function_schema.function_schema(f)
 Fairness: every timed call gets a fresh copy of the function object (same code, annotations, defaults and
 docstring), made outside the timed region, so no library can reuse a result cached on the function.
+The garbage collector is paused during each timed call (as `timeit` does) and runs between calls.
 Classes used in annotations (pydantic models, enums) are shared, as in a real program; pydantic caches their
 core schema on the class, which helps the three pydantic-based routes and the registry's delegation alike.
 Each round runs every library over the whole corpus, one library after the other (the order rotates from round
@@ -23,6 +24,7 @@ processes minus that of `python -c pass`, alternating, with the bytecode cache i
 runs) and with -B and no cache (every run compiles the source).
 """
 import argparse
+import gc
 import os
 import pathlib
 import shutil
@@ -78,13 +80,16 @@ def measure(repeat: int, warmup: int = 3) -> dict:
                 if func.__name__ in failures[name]:
                     continue
                 copy = fresh_copy(func)
+                gc.disable()             # as timeit does: no collector pauses inside a timed call
                 start = time.perf_counter()
                 try:
                     make(copy)
                 except Exception as exc:
                     failures[name][func.__name__] = f"{type(exc).__name__}: {str(exc)[:80]}"
                     continue
-                elapsed = time.perf_counter() - start
+                finally:
+                    elapsed = time.perf_counter() - start
+                    gc.enable()
                 if round_ >= warmup:
                     times[name][func.__name__].append(elapsed * 1e6)
     return {name: {f: statistics.median(v) for f, v in per.items() if v and f not in failures[name]}

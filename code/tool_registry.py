@@ -71,7 +71,6 @@ class ToolRegistry:
         self.tools: dict[str, Tool] = {}
         self.max_result_chars = max_result_chars
         self.timeout = timeout           # 秒；None 表示不限（沙箱另有硬性的时间上限）
-        self._cache: dict[bool, str] = {}
 
     def tool(self, description: str | Callable | None = None, *, name: str | None = None):
         """@registry.tool("给模型看的描述")、@registry.tool 或 @registry.tool(name="x")。函数原样返回。"""
@@ -86,14 +85,11 @@ class ToolRegistry:
             raise ValueError(f"工具名 {tool.name} 已被函数 {other.__module__}.{other.__qualname__} "
                              f"注册，不能重复注册。请给其中一个改名，或用 name= 指定别的名字。")
         self.tools[tool.name] = tool
-        self._cache.clear()
         return func
 
     def to_schemas(self, strict: bool = False) -> list[dict]:
-        """OpenAI 的 tools 列表。schema 在注册时已算好，这里只是读（每次返回一份新拷贝，改了也不影响注册表）。"""
-        if strict not in self._cache:
-            self._cache[strict] = json.dumps([t.schema(strict) for t in self.tools.values()])
-        return json.loads(self._cache[strict])
+        """OpenAI 的 tools 列表。schema 在注册时已算好，这里只是读；返回的是拷贝，改了也不影响注册表。"""
+        return [_copy_json(tool.schema(strict)) for tool in self.tools.values()]
 
     def warnings(self) -> dict[str, list[str]]:
         """工具名 -> 老师希望学生看到的问题（中文）。"""
@@ -164,6 +160,15 @@ class ToolRegistry:
     def invoke(self, name: str, args: dict | str | None = None) -> str:
         """给模型的文本结果，就是 call(...).content。"""
         return self.call(name, args).content
+
+
+def _copy_json(value: Any) -> Any:
+    """JSON 数据的深拷贝（只有 dict、list 和不可变的标量），比 copy.deepcopy 快几倍。"""
+    if type(value) is dict:
+        return {k: _copy_json(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy_json(v) for v in value]
+    return value
 
 
 def build_tool(func: Callable, description: str | None = None, name: str | None = None) -> Tool:
@@ -274,7 +279,12 @@ def read_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         return summary, {}
     if not _PARSERS:                     # 解析器对象只建一次：构造时要拼装、编译一批正则
         from docstring_parser import google, numpydoc, rest
-        _PARSERS.update(rest=rest.parse, numpy=numpydoc.NumpydocParser().parse, google=google.GoogleParser().parse)
+        # 只认参数段：Returns、Raises 这些段我们用不上，不认就不用解析
+        titles = ("Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments")
+        google_params = [google.Section(t, "param", google.SectionType.MULTIPLE) for t in titles]
+        numpy_params = [numpydoc.ParamSection(t, "param") for t in ("Parameters", "Other Parameters")]
+        _PARSERS.update(rest=rest.parse, numpy=numpydoc.NumpydocParser(sections=numpy_params).parse,
+                        google=google.GoogleParser(sections=google_params).parse)
     params = _PARSERS[style](doc).params
     return summary, {p.arg_name: " ".join(p.description.split()) for p in params if p.description}
 
