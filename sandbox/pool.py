@@ -26,6 +26,8 @@ RUNTIME_FILES = (
     (os.path.join(HERE, "worker.py"), "worker.py"),
     (os.path.join(HERE, "hardening.py"), "hardening.py"),
     (os.path.join(ROOT, "code", "tool_registry.py"), "tool_registry.py"),
+    (os.path.join(ROOT, "code", "type_schema.py"), "type_schema.py"),
+    (os.path.join(ROOT, "code", "tool_arguments.py"), "tool_arguments.py"),
     (os.path.join(ROOT, "code", "naive_schema.py"), "naive_schema.py"),
 )
 

@@ -55,6 +55,8 @@ def preload():
     except Exception:
         pass
     try:
+        import type_schema  # noqa: F401  (tool_registry's own modules, named so none loads late)
+        import tool_arguments  # noqa: F401
         import tool_registry
         import naive_schema  # noqa: F401
         _warm_registry(tool_registry)
