@@ -43,6 +43,7 @@ CSS = """
 @media (max-width: 640px) {
   .gradio-container { padding: 4px !important; }
   #header h1 { font-size: 1.4em; }
+  button[role=tab] { padding-left: 6px !important; padding-right: 6px !important; font-size: 0.88em !important; }
 }
 """
 HEADER = ("# 🧰 工具调用教学工坊\n"

@@ -70,6 +70,9 @@ class RunPanel:
             self.run_btn = gr.Button("▶ 运行", variant="primary", elem_classes=["tw-run"], min_width=100)
             self.step_btn = gr.Button("⏯ 单步", elem_classes=["tw-step-btn"], min_width=100)
         self.status = gr.Markdown(elem_classes=["tw-status"])
+        with gr.Row(visible=False, elem_classes=["tw-replay"]) as self.replay_row:
+            self.next_btn = gr.Button("下一步 ⏭", variant="primary", elem_classes=["tw-next"], min_width=100)
+            self.all_btn = gr.Button("全部显示", elem_classes=["tw-all"], min_width=100)
         with gr.Group(visible=False, elem_classes=["tw-stepbox"]) as self.step_box:
             gr.Markdown("**⏸ 已暂停在工具执行之前。** 可以修改参数（JSON），或者直接手写工具结果（填了就不执行工具），然后继续。")
             self.step_args = gr.Code(label="将要执行的参数（可修改）", language="json", lines=4, interactive=True,
@@ -78,8 +81,8 @@ class RunPanel:
             with gr.Row():
                 self.continue_btn = gr.Button("继续 ▶", variant="primary", elem_classes=["tw-continue"], min_width=100)
                 self.finish_btn = gr.Button("不再暂停，跑完", elem_classes=["tw-finish"], min_width=100)
-        with gr.Tabs():
-            with gr.Tab("协议时间线"):
+        with gr.Tabs() as self.views_tabs:
+            with gr.Tab("协议时间线", id="protocol"):
                 self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.CSS,
                                         elem_classes=["tw-timeline"])
             with gr.Tab("对话视图"):
@@ -97,11 +100,8 @@ class RunPanel:
                     self.export_file = gr.File(label="下载", interactive=False, elem_classes=["tw-export-file"])
                 self.import_file = gr.File(label="导入会话文件（.json）", file_types=[".json"], type="filepath",
                                            elem_classes=["tw-import"])
-                with gr.Row():
-                    self.next_btn = gr.Button("下一步 ⏭", elem_classes=["tw-next"], min_width=100)
-                    self.all_btn = gr.Button("全部显示", elem_classes=["tw-all"], min_width=100)
         self.view_outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
-                             self.step_box, self.step_args, self.step_result, self.state]
+                             self.step_box, self.step_args, self.step_result, self.replay_row, self.state]
 
     # ------------------------------------------------------------ views
 
@@ -121,6 +121,7 @@ class RunPanel:
             gr.update(visible=pending is not None),
             gr.update(value=shown_args) if pending is not None else gr.update(),
             gr.update(value="") if pending is not None else gr.update(),
+            gr.update(visible=state.get("replay") is not None),
             state,
         ]
 
@@ -260,20 +261,22 @@ class RunPanel:
 
         def load(path, state):
             if not path:
-                return [gr.update(), gr.update()] + self.views(state or new_state())
+                return [gr.update()] * 3 + self.views(state or new_state())
             try:
                 document = session_io.load_document(path)
             except session_io.ImportProblem as exc:
-                return [gr.update(), gr.update()] + self.views(state or new_state(), f"❌ 导入失败：{exc}")
+                return [gr.update()] * 3 + self.views(state or new_state(), f"❌ 导入失败：{exc}")
             fresh = new_state()
             fresh.update(replay=document["events"], pos=0, source=document.get("source", ""),
                          tools=document.get("tools", []), question=document.get("question", ""),
                          settings=document.get("settings", {}), options=document.get("options", {}))
             other = "" if document.get("lesson") == self.lesson else f"（这是「{document.get('lesson')}」课的记录）"
             note = f"已导入录制的运行{other}：点「下一步」逐步回放，不调用模型。"
-            return [document.get("source", ""), document.get("question", "")] + self.views(fresh, note)
+            return ([document.get("source", ""), document.get("question", ""), gr.Tabs(selected="protocol")]
+                    + self.views(fresh, note))
 
-        self.import_file.upload(load, [self.import_file, self.state], [self.editor, self.question] + self.view_outputs,
+        self.import_file.upload(load, [self.import_file, self.state],
+                                [self.editor, self.question, self.views_tabs] + self.view_outputs,
                                 api_visibility="private")
 
         def walk(state, to_end: bool):

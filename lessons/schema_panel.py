@@ -126,7 +126,8 @@ class SchemaPanel:
     def __init__(self, label: str = "工具 schema（自动生成，发送给模型的 tools）"):
         self.tools_state = gr.State(None)
         self.status = gr.Markdown(elem_classes=["tw-schema-status"])
-        self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30)
+        self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30,
+                            elem_classes=["tw-schema-json"])
 
     def wire(self, editor: gr.Code, strict: gr.Checkbox | None = None, extra_outputs: list | None = None,
              extra=None, extra_inputs: list | None = None):

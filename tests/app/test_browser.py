@@ -1,0 +1,188 @@
+"""The real page in headless chromium: every tab's working rhythm, step mode, export and
+replay, two students side by side, a run against the project's OpenAI-compatible
+server, and no request leaving 127.0.0.1. Screenshots go to test-artifacts/screenshots/."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.app.harness import SCREENSHOTS, code_text, open_page, screenshot, set_code, tab
+
+pytestmark = pytest.mark.browser
+
+TABS = ["正则 ReAct", "工具注册", "Function Calling"]
+SHOT_NAMES = {"正则 ReAct": "react", "工具注册": "registry", "Function Calling": "function_calling"}
+SMALL = '''from tool_registry import ToolRegistry
+
+registry = ToolRegistry()
+
+
+@registry.tool("把两个数相加")
+def add_numbers(a: int, b: int = 1) -> int:
+    return a + b
+'''
+WAIT = 30_000
+
+
+@pytest.fixture(scope="module")
+def page(browser, app_url):
+    watched = open_page(browser, app_url)
+    yield watched
+    assert watched.foreign_requests() == []
+    watched.context.close()
+
+
+def schema_text(panel) -> str:
+    return code_text(panel.locator(".tw-schema-json"))
+
+
+def wait_text(locator, text: str, timeout: int = WAIT):
+    locator.filter(has_text=text).first.wait_for(timeout=timeout)
+
+
+def open_run_area(panel, name):
+    if name == "工具注册":  # its run area sits in a collapsed accordion
+        button = panel.get_by_text("▶ 用这些工具跑一次 Function Calling")
+        if not panel.locator(".tw-run").is_visible():
+            button.click()
+
+
+def run_and_wait(panel):
+    panel.get_by_role("tab", name="协议时间线").click()
+    panel.locator(".tw-run").click()
+    panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+
+
+@pytest.mark.parametrize("name", TABS)
+def test_editing_the_source_updates_the_schema(page, name):
+    panel = tab(page.page, name)
+    panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
+    set_code(page.page, panel.locator(".tw-editor"), SMALL)
+    wait_text(panel.locator(".tw-schema-json"), "add_numbers")
+    assert '"integer"' in schema_text(panel)
+    set_code(page.page, panel.locator(".tw-editor"), SMALL.replace("b: int = 1", "b: str = 'x'"))
+    wait_text(panel.locator(".tw-schema-status"), "b: integer → string")
+    # A syntax error is reported with its line; the last good schema stays on screen.
+    set_code(page.page, panel.locator(".tw-editor"), SMALL.replace("def add_numbers(", "def add_numbers(:"))
+    wait_text(panel.locator(".tw-schema-status"), "第 7 行")
+    assert "add_numbers" in schema_text(panel)
+    panel.locator(".tw-reset").click()
+    panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
+
+
+@pytest.mark.parametrize("name", TABS)
+def test_a_preset_question_runs_on_the_offline_model(page, name):
+    panel = tab(page.page, name)
+    panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
+    open_run_area(panel, name)
+    run_and_wait(panel)
+    protocol = panel.locator(".tw-protocol")
+    protocol.locator("details.tw-round").first.locator("summary").first.click()  # open round 1 too
+    text = protocol.inner_text()
+    assert "广州" in panel.locator(".tw-protocol .tw-final").inner_text()
+    assert "get_weather" in text and "实际执行的参数" in text and "回填给模型的消息" in text
+    if name == "正则 ReAct":
+        assert "Action" in text and "匹配成功" in text and "Observation:" in text
+        assert protocol.locator(".tw-match .tw-g0").count() >= 1
+    else:
+        assert "tool_calls" in text and "tool_call_id" in text and "握手第三步" in text
+    panel.get_by_role("tab", name="对话视图").click()
+    chat = panel.locator(".tw-chat")
+    wait_text(chat, "调用 get_weather")
+    panel.get_by_role("tab", name="原始 JSON").click()
+    assert "\"type\": \"request\"" in panel.locator(".tw-raw").inner_text()
+    panel.get_by_role("tab", name="查看代码").click()
+    wait_text(panel.locator(".tw-code"), "from openai import OpenAI")
+    panel.get_by_role("tab", name="协议时间线").click()
+    screenshot(page.page, f"tab-{SHOT_NAMES[name]}-1280x800")
+    page.page.screenshot(path=str(SCREENSHOTS / f"tab-{SHOT_NAMES[name]}-full.png"), full_page=True)
+
+
+def test_step_mode_with_a_hand_typed_result(page):
+    panel = tab(page.page, "Function Calling")
+    panel.locator(".tw-step-btn").click()
+    box = panel.locator(".tw-stepbox").first
+    box.wait_for(state="visible", timeout=WAIT)
+    assert "广州" in code_text(panel.locator(".tw-step-args"))
+    panel.locator(".tw-step-result textarea").fill("广州：手写的结果，晴，19 度")
+    panel.locator(".tw-continue").click()
+    panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+    text = panel.locator(".tw-protocol").text_content()  # earlier rounds are folded
+    assert "结果由学生手写" in text
+    assert "手写的结果" in panel.locator(".tw-protocol .tw-final").inner_text()
+    assert not box.is_visible()
+
+
+def test_step_mode_with_edited_arguments(page):
+    panel = tab(page.page, "正则 ReAct")
+    panel.locator(".tw-step-btn").click()
+    panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
+    set_code(page.page, panel.locator(".tw-step-args"), '{"city": "成都"}')
+    panel.locator(".tw-continue").click()
+    panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+    assert "成都今天阴" in panel.locator(".tw-protocol").text_content()
+
+
+def test_export_then_import_replays_without_a_model(page, tmp_path):
+    panel = tab(page.page, "Function Calling")
+    run_and_wait(panel)
+    panel.get_by_role("tab", name="导出/导入").click()
+    panel.locator(".tw-export").click()
+    link = panel.locator(".tw-export-file a").first
+    link.wait_for(timeout=WAIT)
+    with page.page.expect_download() as download:
+        link.click()
+    saved = tmp_path / "session.json"
+    download.value.save_as(saved)
+    document = json.loads(saved.read_text(encoding="utf-8"))
+    assert document["format"] == "tool-workshop-session" and document["raw_responses"]
+    # Change the editor first: importing must bring the recorded source back.
+    set_code(page.page, panel.locator(".tw-editor"), SMALL)
+    panel.locator(".tw-import input[type=file]").set_input_files(str(saved))
+    wait_text(panel.locator(".tw-status"), "已导入录制的运行")
+    assert "get_weather" in code_text(panel.locator(".tw-editor"))
+    panel.locator(".tw-next").click()
+    wait_text(panel.locator(".tw-status"), "回放：第 1 /")
+    panel.locator(".tw-next").click()
+    wait_text(panel.locator(".tw-status"), "回放：第 2 /")
+    assert panel.locator(".tw-protocol .tw-final").count() == 0
+    panel.locator(".tw-all").click()
+    panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+    assert "已到结尾" in panel.locator(".tw-status").first.inner_text()
+
+
+def test_registry_tab_trap_diff_and_try_call(page):
+    panel = tab(page.page, "工具注册")
+    panel.locator(".tw-trap").click()
+    wait_text(panel.locator(".tw-schema-json"), "add_todo")
+    wait_text(panel.locator(".tw-diff-view"), "count: string → integer")
+    assert panel.locator(".tw-diff-view .del").count() >= 1 and panel.locator(".tw-diff-view .add").count() >= 1
+    panel.locator(".tw-try-args").wait_for()
+    wait_text(panel.locator(".tw-try-args"), "title")
+    set_code(page.page, panel.locator(".tw-try-args"), '{"title": "交作业", "count": "3"}')
+    panel.locator(".tw-try-btn").click()
+    wait_text(panel.locator(".tw-try-report"), "count")
+    assert "调用成功" in panel.locator(".tw-try-report").first.inner_text()
+    screenshot(page.page, "registry-trap-1280x800")
+    panel.locator(".tw-strict input").check()
+    wait_text(panel.locator(".tw-schema-json"), '"strict": true')
+    panel.locator(".tw-strict input").uncheck()
+    panel.locator(".tw-reset").click()
+
+
+def test_phone_size_is_usable(browser, app_url):
+    watched = open_page(browser, app_url, width=390, height=844)
+    # Tabs that do not fit are folded into a "More tabs" menu; the first lesson is in view.
+    watched.page.get_by_role("button", name="More tabs").first.click()
+    watched.page.get_by_text("Function Calling", exact=True).first.wait_for()
+    watched.page.keyboard.press("Escape")
+    panel = tab(watched.page, "正则 ReAct")
+    panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
+    run_and_wait(panel)
+    width = watched.page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 400  # no sideways scrolling of the whole page
+    panel.locator(".tw-run").scroll_into_view_if_needed()
+    screenshot(watched.page, "phone-390x844")
+    assert watched.foreign_requests() == []
+    watched.context.close()
