@@ -5,7 +5,7 @@ ToolRegistry.validate 按这个顺序调用本文件的函数：
 2. coerce：看得见的宽松转换（"5" → 5），每改一处都记一笔，让学生和模型都看得到。
 3. find_problems：按发布出去的 schema 用 jsonschema 校验，把英文报错翻译成给模型看的中文。
 4. convert_arguments：JSON 里没有 Enum、tuple、日期和 dataclass，函数却要它们：逐个转换。
-校验器（jsonschema，导入要一百多毫秒）由 build_validator 在登记工具时建好，调用时只用不建。
+校验器由 build_validator 建，每个工具一个，建好后一直用；jsonschema 导入要一百多毫秒，所以到这时才导入。
 """
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ _LIMITS = {"minimum": "应 ≥ {}", "maximum": "应 ≤ {}", "exclusiveMinimum":
 
 
 def build_validator(schema: dict) -> Any:
-    """登记工具时调用一次。校验用的就是发布给模型的那份 schema，两者不会不一致。"""
+    """每个工具建一次。校验用的就是发布给模型的那份 schema，两者不会不一致。"""
     from jsonschema import Draft202012Validator   # 导入要一百多毫秒：放在这里，import 本模块仍然很快
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 

@@ -9,10 +9,11 @@
     registry.invoke("get_weather", '{"city": "北京"}')    # 永不抛异常，返回给模型看的文本
 
 函数和 schema 只写一份，两者就不会“漂移”。这个文件讲两件事：
-1. 注册：装饰器登记函数，登记时就把 schema 和校验器建好，注解写错在导入时就报错。
+1. 注册：装饰器登记函数，登记时就把 schema 算好，注解写错在导入时就报错。
 2. 调用：校验参数 → 执行 → 结果变成文本；任何失败都变成同一种形状的文本交还给模型。
 细节在两个兄弟模块里：type_schema.py 把类型注解翻译成 JSON Schema，
 tool_arguments.py 把模型给的参数转换、校验、变成函数要的 Python 对象。
+jsonschema、docstring-parser、pydantic、asyncio 都在第一次用到时才导入，所以 import 本模块很快。
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from tool_arguments import build_validator, coerce, convert_arguments, find_prob
 from type_schema import (SchemaBuilder, accepts_null, is_json_value, or_null, read_docstring,
                          resolve_annotations, strict_schema, to_json)
 # 下面这些不在本文件里用，放在这里是为了让 from tool_registry import ... 继续可用
-from tool_arguments import received_text, to_python  # noqa: F401
+from tool_arguments import to_python  # noqa: F401
 from type_schema import enum_schema, json_type  # noqa: F401
 
 MAX_RESULT_CHARS = 4000                          # 工具结果超过这个长度就截断：上下文窗口很贵
@@ -40,7 +41,7 @@ _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # OpenAI 对工具名的要�
 
 @dataclasses.dataclass
 class Tool:
-    """一个登记好的工具：函数本身 + 登记时算好的 schema、警告和校验器。"""
+    """一个登记好的工具：函数本身 + 登记时算好的 schema 和警告。"""
     name: str
     description: str
     func: Callable
@@ -50,7 +51,7 @@ class Tool:
     _annotations: dict = dataclasses.field(default_factory=dict, repr=False)   # 参数名 -> 注解
     _positional: list = dataclasses.field(default_factory=list, repr=False)    # 只能按位置传的参数，按签名顺序
     _extra_type: Any = dataclasses.field(default=None, repr=False)             # **kwargs 的注解
-    _validator: Any = dataclasses.field(default=None, repr=False)              # 登记时建好，调用时只用
+    _validator: Any = dataclasses.field(default=None, repr=False)              # 第一次校验前才建
     _strict: dict | None = dataclasses.field(default=None, repr=False)
 
     def schema(self, strict: bool = False) -> dict:
@@ -64,6 +65,12 @@ class Tool:
         if strict:
             function["strict"] = True
         return {"type": "function", "function": function}
+
+    def validator(self) -> Any:
+        """按 parameters 校验参数的 jsonschema 校验器：第一次用到时才建，之后一直用这一个。"""
+        if self._validator is None:
+            self._validator = build_validator(self.parameters)
+        return self._validator
 
 
 class ToolRegistry:
@@ -84,10 +91,6 @@ class ToolRegistry:
             other = self.tools[tool.name].func
             raise ValueError(f"工具名 {tool.name} 已被函数 {other.__module__}.{other.__qualname__} "
                              f"注册，不能重复注册。请给其中一个改名，或用 name= 指定别的名字。")
-        # 校验器和运行时要用的模块都在这里备好：调用时的 duration_ms 只算校验和执行本身，
-        # 不算第一次导入 jsonschema（一百多毫秒）这类一次性的准备
-        tool._validator = build_validator(tool.parameters)
-        _prepare_runner(tool)
         self.tools[tool.name] = tool
         return func
 
@@ -115,7 +118,7 @@ class ToolRegistry:
             return Validation({}, [problem], coercions, "invalid_json",
                               "请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）")
         args = coerce(args, tool.parameters, coercions)
-        problems, hint = find_problems(tool._validator, args)
+        problems, hint = find_problems(tool.validator(), args)
         call: tuple = ((), {})
         if not problems:
             values, problems, hint = convert_arguments(args, tool._annotations, tool._extra_type, tool.parameters)
@@ -130,7 +133,8 @@ class ToolRegistry:
 
     def call(self, name: str, args: dict | str | None = None) -> ToolOutcome:
         """执行一次工具调用。永不抛异常：任何失败都变成一段给模型看的文本。"""
-        start = time.perf_counter()
+        _get_ready(self.tools.get(name) if isinstance(name, str) else None)
+        start = time.perf_counter()      # 从这里起才计时：duration_ms 只算这次调用本身
 
         def outcome(ok, content, code=None, arguments=None, problems=(), coercions=()):
             return ToolOutcome(ok, content, code, round((time.perf_counter() - start) * 1000, 3),
@@ -268,7 +272,7 @@ class ToolOutcome:
     ok: bool
     content: str                         # 回填给模型的文本
     error_code: str | None               # unknown_tool / invalid_json / invalid_arguments / tool_exception / timeout
-    duration_ms: float                   # 校验 + 执行 + 结果转文本；一次性的准备在登记时已做完
+    duration_ms: float                   # 校验 + 执行 + 结果转文本；不含一次性的准备（_get_ready）
     arguments: dict | None               # 实际执行时的参数
     problems: list[str]
     coercions: list[str]
@@ -296,18 +300,24 @@ def _describe(exc: BaseException) -> str:
 
 
 def _close_names(name: str, names) -> list[str]:
-    import difflib                       # 登记时已导入（_prepare_runner），这里只是取用
+    import difflib
     return difflib.get_close_matches(name, names, n=1)
 
 
 # ── 执行与结果
 
-def _prepare_runner(tool: Tool) -> None:
-    """登记时导入执行工具要用的模块，免得第一次调用时才导入、把导入时间算进 duration_ms。"""
-    import difflib  # noqa: F401                               # 未知工具名时猜一个相近的
-    from concurrent.futures import ThreadPoolExecutor  # noqa: F401   # 设了超时的同步工具在线程里跑
-    if tool.is_async:
-        import asyncio  # noqa: F401                           # async 工具要事件循环；导入要几十毫秒
+def _get_ready(tool: Tool | None) -> None:
+    """一次性的准备，放在计时之前：第一次校验要导入 jsonschema（一百多毫秒）并建校验器，
+    执行 async 工具要导入 asyncio。算进 duration_ms 的话，第一次调用会显得慢一百倍。"""
+    try:
+        import difflib  # noqa: F401                           # 工具名写错时猜一个相近的
+        from concurrent.futures import ThreadPoolExecutor  # noqa: F401   # 设了超时的同步工具在线程里跑
+        if tool is not None:
+            tool.validator()
+            if tool.is_async:
+                import asyncio  # noqa: F401
+    except Exception:
+        pass                             # 准备失败也不要紧：call 里的校验会再试一次，并把错误变成文本
 
 
 class _Timeout(Exception):
