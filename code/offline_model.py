@@ -250,7 +250,8 @@ def minimal(schema, root):
     if kind == "object":
         props = schema.get("properties", {})
         return {k: minimal(props.get(k, {}), root) for k in schema.get("required", [])}
-    return "x" * max(1, schema.get("minLength", 1))
+    # 至少一个字符（空串常被工具拒绝），但不超过 maxLength。
+    return "x" * max(schema.get("minLength", 0), min(1, schema.get("maxLength", 1)))
 
 
 def is_valid(value, schema, root):
