@@ -22,7 +22,7 @@ from lessons import api, function_calling_tab, react_tab, registry_tab  # noqa: 
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
-PORT = 7860
+PORT = int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
 # Events of one kind that may run at once (a classroom of ~40 clicking now and then).
 CONCURRENCY_LIMIT = int(os.environ.get("TOOL_WORKSHOP_CONCURRENCY", "12"))
 MAX_UPLOAD = "8mb"

@@ -70,5 +70,6 @@ def register(secrets: Mapping[str, str]) -> list[str]:
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
                  "run_react": run_react}
     for name, fn in endpoints.items():
-        gr.api(fn, api_name=name)
+        # The schema is a few milliseconds of work: answer it directly, not through the queue.
+        gr.api(fn, api_name=name, queue=name != "schema")
     return list(endpoints)
