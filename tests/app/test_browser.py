@@ -186,3 +186,15 @@ def test_phone_size_is_usable(browser, app_url):
     screenshot(watched.page, "phone-390x844")
     assert watched.foreign_requests() == []
     watched.context.close()
+
+
+def test_streaming_shows_the_run_and_folds_fragments(page):
+    page.page.get_by_text("⚙️ 模型设置").click()
+    page.page.locator("#stream input").check()
+    try:
+        panel = tab(page.page, "Function Calling")
+        run_and_wait(panel)
+        assert "广州" in panel.locator(".tw-protocol .tw-final").inner_text()
+        assert '"stream": true' in panel.locator(".tw-protocol").text_content()
+    finally:
+        page.page.locator("#stream input").uncheck()

@@ -140,3 +140,18 @@ def test_server_key_is_never_sent_to_a_typed_address():
     with pytest.raises(ValueError, match="API Key"):
         settings_panel.make_client(typed, "", secrets)
     assert "sk-server" not in json.dumps(own.public())
+
+
+def test_a_streamed_run_renders_while_it_arrives():
+    tools = sandbox.extract_schemas(WEATHER)["tools"]
+    events = list(run_function_calling(llm_clients.make_client("offline"), "广州冷不冷？", tools,
+                                       make_execute(WEATHER, "panel-test"), stream=True))
+    first_response = next(i for i, e in enumerate(events) if e["type"] == "response")
+    deltas = [e for e in events[:first_response] if e["type"] == "delta"]
+    assert len(deltas) > 1
+    partial = timeline.render_protocol(events[:first_response], "function_calling")
+    assert "流式接收中" in partial and "get_weather" in partial
+    folded = timeline.without_deltas(events)
+    assert not any(e["type"] == "delta" for e in folded)
+    assert sum(e.get("fragments", 0) for e in folded) == sum(1 for e in events if e["type"] == "delta")
+    assert "stream=True" in code_view.python_for(events, {"provider": "openai"})
