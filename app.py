@@ -5,6 +5,7 @@ non-dumpable) before gradio is imported, so no thread, helper or child process t
 gradio starts can ever see them. Only then is gradio imported, with telemetry off.
 """
 import os
+import threading
 
 import sandbox
 
@@ -72,6 +73,8 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     sandbox.configure(server_name=host)
     demo = demo or build_demo()
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
+    # Warm the sandbox's worker pool while the server starts, so the first schema is quick.
+    threading.Thread(target=sandbox.start, name="sandbox-warmup", daemon=True).start()
     demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
                 prevent_thread_lock=prevent_thread_lock, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True)
     return demo

@@ -101,3 +101,32 @@ def test_two_students_keys_and_tools_stay_apart(browser, app_url, llm_server):
     finally:
         a.context.close()
         b.context.close()
+
+
+def test_a_server_key_is_used_but_never_shown(browser, llm_server):
+    from tests.app.harness import start_app
+
+    server_key = "sk-server-configured-5e6f7a"
+    demo, url = start_app({"OPENAI_API_KEY": server_key, "OPENAI_BASE_URL": llm_server.url + "/v1"})
+    watched = open_page(browser, url, record_streams=True)
+    try:
+        page = watched.page
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#provider input").click()
+        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        page.locator("#key-status").filter(has_text="已使用服务器配置的密钥").wait_for(timeout=WAIT)
+        assert page.locator("#api-key input").get_attribute("placeholder") == "已使用服务器配置的密钥"
+        assert page.locator("#api-key input").input_value() == ""
+        model = page.locator("#model input")
+        model.fill("offline-rule-model")
+        model.press("Enter")
+        before = len(llm_server.requests)
+        panel = tab(page, "Function Calling")
+        panel.locator(".tw-run").click()
+        panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+        assert len(llm_server.requests) > before  # the server's key and address were used
+        assert not [body for body in watched.bodies if server_key.encode() in body]
+        assert watched.foreign_requests() == []
+    finally:
+        watched.context.close()
+        demo.close()
