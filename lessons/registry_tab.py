@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import html
 import json
+import re
 
 import gradio as gr
 
@@ -25,6 +26,7 @@ DIFF_CSS = """
 .tw-diff .same { display: block; color: var(--body-text-color-subdued); }
 .tw-diff-summary { margin: 4px 0 8px 0; font-weight: 600; }
 """
+EXAMPLE_IN_TEXT = re.compile(r"如\s*([^\s，、,；;。）)]+)")
 TYPE_EXAMPLES = {"string": "文本", "integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}
 
 
@@ -58,7 +60,13 @@ def example_arguments(tools: list | None, name: str | None) -> str:
             for pname, prop in props.items():
                 kind = prop.get("type")
                 kind = next((k for k in kind if k != "null"), "string") if isinstance(kind, list) else kind
-                sample[pname] = (prop.get("enum") or [None])[0] if prop.get("enum") else TYPE_EXAMPLES.get(kind, "")
+                example = EXAMPLE_IN_TEXT.search(prop.get("description") or "") if kind == "string" else None
+                if prop.get("enum"):
+                    sample[pname] = prop["enum"][0]
+                elif example:  # the description's own example, e.g. "城市名，如 北京"
+                    sample[pname] = example.group(1)
+                else:
+                    sample[pname] = TYPE_EXAMPLES.get(kind, "")
             return pretty(sample)
     return "{}"
 

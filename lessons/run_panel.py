@@ -242,11 +242,15 @@ class RunPanel:
         self.step_btn.click(handler(True), inputs, self.view_outputs, api_visibility="private")
         self.presets.input(lambda q: q, [self.presets], [self.question], api_visibility="private", show_progress="hidden")
 
+        def keep_stepping(state, args_text, result_text):
+            yield from self.resume(state, args_text, result_text, True)
+
+        def run_to_end(state, args_text, result_text):
+            yield from self.resume(state, args_text, result_text, False)
+
         resume_inputs = [self.state, self.step_args, self.step_result]
-        self.continue_btn.click(lambda st, a, r: (yield from self.resume(st, a, r, True)), resume_inputs,
-                                self.view_outputs, api_visibility="private")
-        self.finish_btn.click(lambda st, a, r: (yield from self.resume(st, a, r, False)), resume_inputs,
-                              self.view_outputs, api_visibility="private")
+        self.continue_btn.click(keep_stepping, resume_inputs, self.view_outputs, api_visibility="private")
+        self.finish_btn.click(run_to_end, resume_inputs, self.view_outputs, api_visibility="private")
 
         def export(state, session_key):
             events = state.get("replay") if state.get("replay") is not None else state.get("events")

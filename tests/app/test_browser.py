@@ -119,7 +119,7 @@ def test_step_mode_with_edited_arguments(page):
     panel.locator(".tw-step-btn").click()
     panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
     set_code(page.page, panel.locator(".tw-step-args"), '{"city": "成都"}')
-    panel.locator(".tw-continue").click()
+    panel.locator(".tw-finish").click()  # run the rest without pausing again
     panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
     assert "成都今天阴" in panel.locator(".tw-protocol").text_content()
 
