@@ -15,12 +15,11 @@ from typing import Any, Mapping
 
 import gradio as gr
 
+from llm_clients import MODEL_SUGGESTIONS
+
 PROVIDERS = [("离线演示模型", "offline"), ("智谱 GLM", "glm"), ("OpenAI 兼容接口", "openai")]
-MODEL_SUGGESTIONS = {
-    "offline": ["offline-demo"],
-    "glm": ["glm-4.6", "glm-4.5", "glm-4.5-air", "glm-4-flash"],
-    "openai": ["gpt-4o-mini", "gpt-4.1-mini", "qwen-plus", "deepseek-chat"],
-}
+# A model chosen on the server (GLM_MODEL / OPENAI_MODEL) is offered first.
+MODEL_ENV = {"glm": "GLM_MODEL", "openai": "OPENAI_MODEL"}
 KEY_ENV = {"glm": "ZHIPUAI_API_KEY", "openai": "OPENAI_API_KEY"}
 BASE_URL_ENV = {"glm": "ZHIPUAI_BASE_URL", "openai": "OPENAI_BASE_URL"}
 SECRET_NAMES = ("ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
@@ -45,8 +44,13 @@ class Settings:
                 "max_turns": self.max_turns, "stream": self.stream}
 
 
-def default_model(provider: str) -> str:
-    return MODEL_SUGGESTIONS.get(provider, [""])[0]
+def model_choices(provider: str, secrets: Mapping[str, str] | None = None) -> list[str]:
+    chosen = (secrets or {}).get(MODEL_ENV.get(provider, ""), "")
+    return ([chosen] if chosen else []) + [m for m in MODEL_SUGGESTIONS.get(provider, []) if m != chosen]
+
+
+def default_model(provider: str, secrets: Mapping[str, str] | None = None) -> str:
+    return (model_choices(provider, secrets) or [""])[0]
 
 
 def server_has_key(provider: str, secrets: Mapping[str, str]) -> bool:
@@ -79,7 +83,7 @@ def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str]
         base_url = None  # the SDK's default endpoint
     return llm_clients.make_client(
         settings.provider,
-        model=settings.model or default_model(settings.provider),
+        model=settings.model or default_model(settings.provider, secrets),
         api_key=api_key,
         base_url=base_url,
         timeout=60.0,
@@ -96,7 +100,7 @@ class SettingsPanel:
         with gr.Accordion("⚙️ 模型设置", open=False, elem_id="settings-panel"):
             with gr.Row():
                 self.provider = gr.Dropdown(PROVIDERS, value="offline", label="提供方", elem_id="provider", min_width=180)
-                self.model = gr.Dropdown(MODEL_SUGGESTIONS["offline"], value="offline-demo", label="模型（可直接输入）",
+                self.model = gr.Dropdown(model_choices("offline"), value=default_model("offline"), label="模型（可直接输入）",
                                          allow_custom_value=True, elem_id="model", min_width=180)
                 self.base_url = gr.Textbox(label="Base URL（OpenAI 兼容接口）", placeholder="https://api.openai.com/v1",
                                            visible=False, elem_id="base-url", min_width=220)
@@ -119,7 +123,7 @@ class SettingsPanel:
         secrets = self.secrets
 
         def on_provider(provider, session_key):
-            models = MODEL_SUGGESTIONS.get(provider, [])
+            models = model_choices(provider, secrets)
             offline = provider == "offline"
             hint = SERVER_KEY_HINT if server_has_key(provider, secrets) else NO_KEY_HINT
             return (gr.update(choices=models, value=models[0] if models else ""),
