@@ -1,0 +1,455 @@
+"""离线规则模型的"填参数"部分：从一句问题里，按工具的 JSON Schema 抠出参数。
+
+全是规则，没有模型。思路按顺序：
+  1. 先拿走形状明确的线索：引号里的内容、算式、日期、数字（含"三天"这样的中文数字）；
+  2. 枚举参数：问题里出现了某个枚举值，或者它的中文说法——说明里写的注解（"c 摄氏度，f 华氏度"）
+     或常见单位、语言的对照表（km 公里、mi 英里……）；
+  3. 字符串参数：从问题里删掉"属于工具的词"（工具名、描述、参数说明里的词）、问句词、时间词，
+     在"的"这类虚词处切开，剩下的片段就是候选（城市名、人名……）。
+     参数说明里举的例子（"如 北京、上海"）不是答案，只用来判断哪个候选更像（中文还是英文、几个字）；
+  4. 候选里有"和/与/、"连着的几样东西（"北京和上海"），就拆成几次并行调用；
+  5. 最后用 jsonschema 检查一遍，不合法的值换成最小合法值——所以参数永远合法。
+
+入口：arguments_for(问题, 工具) -> [参数字典, ...]（通常一个，"北京和上海"时两个）；
+      argument_fit(问题, 工具) -> 整数（参数能从问题里取到多少，给选工具打分用）。
+"""
+import re
+
+import jsonschema
+
+# ---------------------------------------------------------------- 词表
+
+# 问句里的套话：选工具时不算关键词，抠参数时删掉。长的在前，先删长的。
+FILLER = sorted(
+    "请问 请 帮我 帮忙 麻烦 一下 查询 查一下 查一查 查下 查查 查 看一下 看下 看看 问一下 问下 找一下 找下 "
+    "搜一下 搜下 告诉我 怎么样 如何 是多少 多少 什么 哪些 哪个 分别 都有谁 有谁 的 了 吗 呢 吧 啊 呀 是 有 "
+    "给我 我 你 想知道 知道 一个 算一下 等于 几 还有 以及 情况 结果 然后 再 并且 同时 另外 接着 需要 能否 "
+    "可以 一共 用 把 换算成 换算 转换成 转换 变成 换成 是不是".split(),
+    key=len, reverse=True)
+# 时间词：选工具时有用（"明天" 指向预报），但不会是城市名、人名，抠参数时删掉。
+TIME_WORDS = sorted(
+    "今天 明天 后天 昨天 今晚 今早 现在 当前 目前 最近 这几天 几天 未来 本周 这周 下周 周末 "
+    "这个月 本月 上个月 下个月 今年 去年 明年".split(), key=len, reverse=True)
+EN_STOP = set("""a an the is are was what whats how much many please tell me show find get give of in on at
+for to and or with about current now today can you i my me do does this that it be by from as into
+using use value""".split())
+# 常见枚举缩写的中文（和英文）说法：说明里没写注解时，靠这张表认出 "公里" 就是 km。
+KNOWN_GLOSSES = {
+    "c": "摄氏 celsius", "f": "华氏 fahrenheit", "celsius": "摄氏", "fahrenheit": "华氏",
+    "km": "公里 千米 kilometer kilometre", "m": "米 meter metre", "cm": "厘米", "mm": "毫米",
+    "mi": "英里 mile", "ft": "英尺 foot feet", "in": "英寸 inch", "kg": "公斤 千克 kilogram", "g": "克 gram",
+    "lb": "磅 pound", "l": "升 liter litre", "ml": "毫升",
+    "zh": "中文 汉语", "en": "英文 英语 english", "ja": "日文 日语 japanese", "fr": "法语 法文 french",
+    "de": "德语 德文 german", "ko": "韩语 韩文 korean",
+    "cny": "人民币", "rmb": "人民币", "usd": "美元", "eur": "欧元", "jpy": "日元", "gbp": "英镑",
+}
+CONJUNCTIONS = re.compile(r"\s*(?:和|与|及|跟|、|,|，|\band\b|&)\s*")
+QUOTED = re.compile(r"[\"“「『《`]([^\"”」』》`]+)[\"”」』》`]")
+EXPRESSION = re.compile(r"[\d\s.+\-*/×÷()（）^%]*\d[\d\s.+\-*/×÷()（）^%]*")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+CN_NUMBER = re.compile(r"[一二两三四五六七八九十]+(?=[天个条次位名岁年月日周本件页号])")
+EXAMPLES = re.compile(r"(?:例如|比如|e\.g\.|such as|(?<![\u4e00-\u9fff])如)\s*([^，,；;。）)\n]*)")
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def keywords(text):
+    """一段文字 -> 关键词集合：中文相邻两字，英文单词（小写，去掉复数 s）。套话先删掉。"""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text or "").replace("_", " ")
+    words = {w.lower() for w in re.findall(r"[A-Za-z]{2,}", text)} - EN_STOP
+    words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
+    han = set()
+    for run in re.findall(r"[\u4e00-\u9fff]+", blank_out(text, [w for w in FILLER if len(w) > 1 or w in "的了吗呢吧"])):
+        han |= {run[i:i + 2] for i in range(len(run) - 1)} or {run}
+    return words | han
+
+
+def blank_out(text, phrases):
+    for phrase in phrases:
+        text = text.replace(phrase, " ")
+    return text
+
+
+def strip_examples(text):
+    """说明里的举例（"城市名，如 北京、上海"）不算工具的词：否则问题里的 "北京" 会被当成工具词删掉。"""
+    return EXAMPLES.sub(" ", text)
+
+
+def examples_in(description):
+    """说明里举的例子：'城市名，如 北京、上海' -> ['北京', '上海']。"""
+    found = []
+    for m in EXAMPLES.finditer(description or ""):
+        found += [p.strip() for p in re.split(r"[、/，,\s]+|或", m.group(1)) if p.strip()]
+    return found
+
+
+def parameters_of(tool):
+    return (tool["function"].get("parameters") or {}) if isinstance(tool.get("function"), dict) else {}
+
+
+def tool_words(tool):
+    """工具自己的词：名字、描述、参数名、参数说明、枚举值（说明里的举例除外）。"""
+    fn = tool["function"]
+    parts = [fn["name"], strip_examples(fn.get("description") or "")]
+    for name, prop in (parameters_of(tool).get("properties") or {}).items():
+        prop = prop if isinstance(prop, dict) else {}
+        parts += [name, strip_examples(str(prop.get("description", "")))] + [str(v) for v in prop.get("enum", [])]
+    return keywords(" ".join(parts))
+
+
+def find_expression(text):
+    """最长的一段"数字 + 运算符"，例如 (3+4)*5；没有运算符的纯数字不算。"""
+    spans = [m.group().strip() for m in EXPRESSION.finditer(text)]
+    spans = [s for s in spans if re.search(r"\d\s*[+\-*/×÷^%]\s*[\d(（]", s)]
+    if not spans:
+        return None
+    best = max(spans, key=len)
+    return best.translate(str.maketrans("×÷（）", "*/()")).strip()
+
+
+def chinese_number(text):
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return CN_DIGITS.get(tens, 1) * 10 + CN_DIGITS.get(ones, 0)
+    return int("".join(str(CN_DIGITS[c]) for c in text))
+
+
+# ---------------------------------------------------------------- 枚举值：值本身或它的说法
+
+def glosses(value, description):
+    """一个枚举值在问题里可能的说法：值本身、说明里紧挨着它的中文（"c 摄氏度"）、常见对照表。"""
+    value = str(value)
+    said = [value]
+    if re.fullmatch(r"[A-Za-z0-9_\-]+", value):
+        token = rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
+        said += re.findall(token + r"\s*[:：=（(]?\s*([\u4e00-\u9fff]{1,6})", description, re.I)
+        said += re.findall(r"([\u4e00-\u9fff]{1,6})\s*[（(]\s*" + token, description, re.I)
+        said += KNOWN_GLOSSES.get(value.lower(), "").split()
+    return said
+
+
+def find_said(word, text):
+    """word 在 text 里出现的位置；英文缩写要整词匹配（"c" 不能匹配 "calc"）。"""
+    if re.fullmatch(r"[A-Za-z0-9_\-]+", word):      # 前面可以紧挨数字："5km"
+        return [m.start() for m in re.finditer(rf"(?<![A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.I)]
+    return [m.start() for m in re.finditer(re.escape(word), text)] if word else []
+
+
+def enum_mentions(text, schemas):
+    """问题里提到的枚举值：[(位置, 长度, 值)]，按位置排序。长说法先占位，"千米" 里的 "米" 不再算一次。"""
+    spots = []
+    for schema in schemas:
+        description = str(schema.get("description", ""))
+        for value in schema.get("enum", []):
+            for word in glosses(value, description):
+                spots += [(len(word), start, value) for start in find_said(word, text)]
+    taken, found = set(), []
+    for length, start, value in sorted(spots, key=lambda s: (-s[0], s[1], str(s[2]))):
+        cells = set(range(start, start + length))
+        if not cells & taken:
+            taken |= cells
+            found.append((start, length, value))
+    return sorted(found, key=lambda f: (f[0], str(f[2])))
+
+
+# ---------------------------------------------------------------- 一句话里的线索
+
+class Clues:
+    """一句话里能当参数的线索：引号内容、算式、数字、枚举提及、剩下的词段；用掉一个少一个。"""
+
+    def __init__(self, clause, tool, cues=()):
+        self.text = clause
+        self.quoted = QUOTED.findall(clause)
+        rest = QUOTED.sub(" ", clause)
+        self.expression = find_expression(rest)
+        if self.expression:
+            rest = rest.replace(self.expression, " ")
+        self.date = re.search(r"\d{4}-\d{1,2}-\d{1,2}", rest)
+        if self.date:
+            rest = rest.replace(self.date.group(), " ")
+        self.numbers = [float(n) for n in NUMBER.findall(rest)]
+        self.numbers += [chinese_number(m.group()) for m in CN_NUMBER.finditer(rest)]
+        self.mentions = enum_mentions(rest, enum_schemas(parameters_of(tool)))
+        for start, length, _ in self.mentions:       # 已经当了枚举值的字不再当字符串
+            rest = rest[:start] + " " * length + rest[start + length:]
+        self.runs = leftover_runs(rest, tool_words(tool), cues)
+
+    def take_enum(self, values):
+        """问题里提到的、属于这个参数的枚举值，按出现的先后取（"把 km 换算成 mi"：先 km 后 mi）。"""
+        for i, (_, _, value) in enumerate(self.mentions):
+            if value in values:
+                self.mentions.pop(i)
+                return value
+        return None
+
+    def take_number(self):
+        return self.numbers.pop(0) if self.numbers else None
+
+    def take_string(self, name, prop):
+        label = f"{name} {prop.get('description', '')}".lower()
+        if self.expression and re.search(r"expr|formula|math|calc|表达式|算式|公式|计算", label):
+            value, self.expression = self.expression, None
+            return value
+        if self.date and re.search(r"date|日期", label):
+            value, self.date = self.date.group(), None
+            return value
+        if self.quoted:
+            return self.quoted.pop(0)
+        if self.runs:
+            return self.runs.pop(best_run(self.runs, examples_in(str(prop.get("description", "")))))
+        return None
+
+
+def enum_schemas(schema):
+    """参数里所有带 enum 的属性（含 anyOf 里的一支），给 enum_mentions 用。"""
+    found = []
+    for prop in (schema.get("properties") or {}).values():
+        prop = resolve(prop, schema)
+        if prop.get("enum"):
+            found.append(prop)
+        elif prop.get("type") == "array" and resolve(prop.get("items", {}), schema).get("enum"):
+            found.append({**resolve(prop["items"], schema), "description": prop.get("description", "")})
+    return found
+
+
+def leftover_runs(text, words, cues=()):
+    """删掉工具词、套话、时间词、数字和标点以后剩下的片段。"北京和上海今天的天气" -> ["北京和上海"]。"""
+    text = re.sub(r"\s*([和与及跟、])\s*", r"\1", text)
+    keep = [True] * len(text)
+    for i in range(len(text) - 1):
+        if text[i:i + 2] in words:
+            keep[i] = keep[i + 1] = False
+    for phrase in sorted(cues, key=len, reverse=True) + TIME_WORDS + FILLER:
+        for m in re.finditer(re.escape(phrase), text):
+            keep[m.start():m.end()] = [False] * len(phrase)
+    for m in re.finditer(r"[A-Za-z]+", text):
+        word = m.group().lower()
+        if word in EN_STOP - {"and"} or word in words or (len(word) > 3 and word.rstrip("s") in words):
+            keep[m.start():m.end()] = [False] * (m.end() - m.start())
+    cleaned = "".join(c if k and not re.match(r"[\d?？!！。.,，:：;；()（）\[\]]", c) else "|"
+                      for c, k in zip(text, keep))
+    cleaned = re.sub(r"'s\b|'|(?<=[\u4e00-\u9fff])\s+|\s+(?=[\u4e00-\u9fff])", "|", cleaned)
+    runs = [r.strip(" 和与及跟、&") for r in cleaned.split("|")]
+    runs = [re.sub(r"^(?:and\s+)+|(?:\s+and)+$", "", r).strip() for r in runs]
+    return [r for r in runs if r and not re.fullmatch(r"[\u4e00-\u9fff]|[A-Za-z]", r)]
+
+
+def best_run(runs, examples):
+    """选哪个片段：和说明里的举例长得像的优先（同是中文或英文、长短相近），一样像就取最前面的。"""
+    if not examples:
+        return 0
+
+    def unlike(run):
+        first = CONJUNCTIONS.split(run)[0]
+        same_script = any(bool(HAN.search(first)) == bool(HAN.search(e)) for e in examples)
+        closest = min(abs(len(first) - len(e)) for e in examples)
+        return (0 if same_script else 1, min(closest, 3))
+
+    return min(range(len(runs)), key=lambda i: (unlike(runs[i]), i))
+
+
+def entity_list(run):
+    parts = [p for p in CONJUNCTIONS.split(run or "") if p.strip()]
+    return parts if len(parts) >= 2 else []
+
+
+# ---------------------------------------------------------------- 入口
+
+def arguments_for(clause, tool, cues=()):
+    """一句话 + 一个工具 -> [参数字典]。主字符串参数里是 "北京和上海" 时，拆成每样一次调用。
+    cues：问题里让人想到这个工具的词（"冷""工资"），它们不会是参数值。"""
+    root = parameters_of(tool) or {"type": "object", "properties": {}}
+    clues = Clues(clause, tool, cues)
+    primary = first_string_property(root)
+    index, listed = 0, []
+    if primary and clues.runs:
+        examples = examples_in(str(resolve(root["properties"][primary], root).get("description", "")))
+        index = best_run(clues.runs, examples)
+        listed = entity_list(clues.runs[index])
+    calls = []
+    for entity in listed or [None]:
+        clues = Clues(clause, tool, cues)
+        if entity is not None:
+            clues.runs[index] = entity
+        args = fill_object(resolve(root, root), clues, root)
+        if args not in calls:
+            calls.append(args)
+    return calls
+
+
+def argument_fit(clause, tool, cues=()):
+    """参数能从问题里取到多少：提到的枚举值各 +2，必填枚举一个没提到 -2，
+    必填字符串有候选 +1，数字参数有数字可填 +1。"""
+    root = parameters_of(tool)
+    clues = Clues(clause, tool, cues)
+    numbers = len(clues.numbers)
+    score = 2 * len(clues.mentions)
+    required = root.get("required") or []
+    for name, prop in (root.get("properties") or {}).items():
+        prop = resolve(prop, root)
+        if prop.get("type") in ("integer", "number") and numbers:
+            score, numbers = score + 1, numbers - 1
+        if name not in required:
+            continue
+        if prop.get("enum") and not any(value in prop["enum"] for _, _, value in clues.mentions):
+            score -= 2
+        elif prop.get("type") in (None, "string") and not prop.get("enum") and (clues.runs or clues.quoted):
+            score += 1
+    return score
+
+
+def first_string_property(schema):
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = resolve(prop, schema)
+        if prop.get("type") in (None, "string") and not prop.get("enum") and name in schema.get("required", [name]):
+            return name
+    return None
+
+
+# ---------------------------------------------------------------- 按 Schema 填值（保证合法）
+
+def resolve(schema, root):
+    """展开本地 $ref（#/$defs/X），以及 anyOf/oneOf 和类型列表里的第一个非 null 分支。"""
+    seen = 0
+    while isinstance(schema, dict) and "$ref" in schema and seen < 20:
+        node = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            node = node.get(part, {}) if isinstance(node, dict) else {}
+        schema, seen = node, seen + 1
+    if not isinstance(schema, dict):
+        return {}
+    for key in ("anyOf", "oneOf"):
+        branches = [b for b in schema.get(key, []) if resolve(b, root).get("type") != "null"]
+        if branches:
+            merged = {k: v for k, v in schema.items() if k != key}
+            return {**merged, **resolve(branches[0], root)}
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((t for t in kind if t != "null"), "null")
+        schema = {**schema, "type": kind}
+    return schema
+
+
+def clamp(value, schema, integer):
+    low = schema.get("minimum", schema.get("exclusiveMinimum"))
+    high = schema.get("maximum", schema.get("exclusiveMaximum"))
+    step = 1 if integer else 0.5
+    if low is not None and (value < low or ("exclusiveMinimum" in schema and value <= low)):
+        value = low + (step if "exclusiveMinimum" in schema else 0)
+    if high is not None and (value > high or ("exclusiveMaximum" in schema and value >= high)):
+        value = high - (step if "exclusiveMaximum" in schema else 0)
+    multiple = schema.get("multipleOf")
+    if multiple and integer and value % multiple:
+        value = value - value % multiple + (multiple if low is not None and value - value % multiple < low else 0)
+    return int(value) if integer else float(value)
+
+
+def minimal(schema, root):
+    """最朴素的合法值：有默认用默认，有枚举用第一个，否则按类型取最小。"""
+    schema = resolve(schema, root)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    if "default" in schema and is_valid(schema["default"], schema, root):
+        return schema["default"]
+    kind = schema.get("type", "string")
+    if kind in ("integer", "number"):
+        return clamp(0, schema, kind == "integer")
+    if kind == "boolean":
+        return False
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [minimal(schema.get("items", {}), root) for _ in range(schema.get("minItems", 0))]
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: minimal(props.get(k, {}), root) for k in schema.get("required", [])}
+    # 至少一个字符（空串常被工具拒绝），但不超过 maxLength。
+    return "x" * max(schema.get("minLength", 0), min(1, schema.get("maxLength", 1)))
+
+
+def validator(schema, root):
+    return jsonschema.Draft202012Validator({**schema, "$defs": root.get("$defs", {}),
+                                            "definitions": root.get("definitions", {})})
+
+
+def is_valid(value, schema, root):
+    return validator(schema, root).is_valid(value)
+
+
+def fill(schema, clues, root, required=True, name=""):
+    """按一个属性的 schema 从线索里取值；取不到且非必填就返回 None（留给默认值）。"""
+    schema = resolve(schema, root)
+    kind = schema.get("type")
+    fallback = minimal(schema, root) if required else None
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        value = clues.take_enum(schema["enum"])
+        return fallback if value is None else value
+    if kind in ("integer", "number"):
+        number = clues.take_number()
+        return fallback if number is None else clamp(number, schema, kind == "integer")
+    if kind == "array":
+        return fill_array(schema, clues, root, required)
+    if kind == "object":
+        return fill_object(schema, clues, root)
+    if kind in (None, "string"):
+        text = clues.take_string(name, schema)
+        if text is None:
+            return fallback
+        text = text[: schema.get("maxLength", len(text))]
+        return text if len(text) >= schema.get("minLength", 0) else minimal(schema, root)
+    return fallback       # 布尔值：问题里几乎不会明说，用默认
+
+
+def fill_array(schema, clues, root, required):
+    items = resolve(schema.get("items", {}), root)
+    if items.get("type") in ("integer", "number"):
+        values = [clamp(n, items, items["type"] == "integer") for n in clues.numbers]
+        clues.numbers = []
+    elif items.get("enum"):
+        values = [v for v in items["enum"] if any(v == said for _, _, said in clues.mentions)]
+    elif items.get("type") in (None, "string"):
+        first = clues.runs.pop(0) if clues.runs else None
+        values = entity_list(first) or ([first] if first else [])
+    else:
+        values = []
+    if schema.get("uniqueItems"):
+        values = [v for i, v in enumerate(values) if v not in values[:i]]
+    values = values[: schema.get("maxItems", len(values))]
+    while len(values) < schema.get("minItems", 0):
+        values.append(minimal(items, root))
+    if not values and not required:
+        return None
+    return values if is_valid(values, schema, root) else minimal(schema, root)
+
+
+def fill_object(schema, clues, root):
+    props = schema.get("properties") or {}
+    required = list(schema.get("required", []))
+    order = required + [k for k in props if k not in required]
+    args = {}
+    for key in order:
+        value = fill(props.get(key, {}), clues, root, key in required, key)
+        if value is not None or (key in required and resolve(props.get(key, {}), root).get("type") == "null"):
+            args[key] = value
+    return repair(args, schema, root)
+
+
+def repair(args, schema, root):
+    """最后一道保险：用 jsonschema 检查，出错的属性换成最小合法值（必填）或删掉（选填）。"""
+    check = validator(schema, root)
+    for _ in range(len(args) + 2):
+        errors = list(check.iter_errors(args))
+        if not errors:
+            return args
+        for error in errors:
+            key = error.path[0] if error.path else None
+            if key in args:
+                if key in schema.get("required", []):
+                    args[key] = minimal((schema.get("properties") or {}).get(key, {}), root)
+                else:
+                    args.pop(key)
+    return args if check.is_valid(args) else minimal(schema, root)
