@@ -23,7 +23,7 @@ import jsonschema
 FILLER = sorted(
     "请问 请 帮我 帮忙 麻烦 一下 查询 查一下 查一查 查下 查查 查 看一下 看下 看看 问一下 问下 找一下 找下 "
     "搜一下 搜下 告诉我 怎么样 如何 是多少 多少 什么 哪些 哪个 分别 都有谁 有谁 的 了 吗 呢 吧 啊 呀 是 有 "
-    "给我 我 你 想知道 知道 一个 算一下 等于 几 还有 以及 情况 结果 然后 再 并且 同时 另外 接着 需要 能否 "
+    "从 到 给我 我 你 想知道 知道 一个 算一下 等于 几 还有 以及 情况 结果 然后 再 并且 同时 另外 接着 需要 能否 "
     "可以 一共 用 把 换算成 换算 转换成 转换 变成 换成 是不是".split(),
     key=len, reverse=True)
 # 时间词：选工具时有用（"明天" 指向预报），但不会是城市名、人名，抠参数时删掉。
@@ -51,6 +51,7 @@ CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 
 CN_NUMBER = re.compile(r"[一二两三四五六七八九十]+(?=[天个条次位名岁年月日周本件页号])")
 EXAMPLES = re.compile(r"(?:例如|比如|e\.g\.|such as|(?<![\u4e00-\u9fff])如)\s*([^，,；;。）)\n]*)")
 HAN = re.compile(r"[\u4e00-\u9fff]")
+DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 
 
 def keywords(text):
@@ -98,8 +99,8 @@ def tool_words(tool):
 
 
 def find_expression(text):
-    """最长的一段"数字 + 运算符"，例如 (3+4)*5；没有运算符的纯数字不算。"""
-    spans = [m.group().strip() for m in EXPRESSION.finditer(text)]
+    """最长的一段"数字 + 运算符"，例如 (3+4)*5；没有运算符的纯数字、日期 2025-12-01 不算。"""
+    spans = [m.group().strip() for m in EXPRESSION.finditer(DATE.sub(" ", text))]
     spans = [s for s in spans if re.search(r"\d\s*[+\-*/×÷^%]\s*[\d(（]", s)]
     if not spans:
         return None
@@ -161,12 +162,12 @@ class Clues:
         self.text = clause
         self.quoted = QUOTED.findall(clause)
         rest = QUOTED.sub(" ", clause)
+        self.date = DATE.search(rest)
+        if self.date:
+            rest = rest.replace(self.date.group(), " ")
         self.expression = find_expression(rest)
         if self.expression:
             rest = rest.replace(self.expression, " ")
-        self.date = re.search(r"\d{4}-\d{1,2}-\d{1,2}", rest)
-        if self.date:
-            rest = rest.replace(self.date.group(), " ")
         self.numbers = [float(n) for n in NUMBER.findall(rest)]
         self.numbers += [chinese_number(m.group()) for m in CN_NUMBER.finditer(rest)]
         self.mentions = enum_mentions(rest, enum_schemas(parameters_of(tool)))

@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 
-from offline_arguments import Clues, argument_fit, arguments_for, find_expression, keywords, tool_words
+from offline_arguments import Clues, argument_fit, arguments_for, find_expression, is_valid, keywords, tool_words
 
 MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
@@ -26,7 +26,7 @@ NOTICE = "（离线规则模型：以上回答由关键词规则拼出，不是�
 
 # 每种错误对应真实模型的一种常见毛病；循环应该把它们变成模型看得懂的反馈。
 MISTAKES = {
-    "wrong_type": '参数类型写错：整数参数写成字符串 "3"',
+    "wrong_type": '参数类型写错：数字写成中文 "三"、文字写成对象（没法自动转换，错误会反馈给模型）',
     "missing_argument": "漏掉一个必填参数",
     "unknown_tool": "调用一个不存在的工具名",
     "bad_json": "参数 JSON 不完整（少了结尾的花括号）",
@@ -54,11 +54,12 @@ CLAUSE_BREAK = re.compile(r"[，,；;。]?\s*(?:然后|再|并且|同时|另外|
 
 
 def question_keywords(text):
-    found = keywords(text)
+    said = keywords(text)
+    found = set(said)
     for word, related in SYNONYMS.items():
         if word in text:
             found |= keywords(related)
-        if any(w in found for w in keywords(related)):
+        if said & keywords(related):       # 英文问题配中文工具："weather" -> 天气
             found.add(word)
     if find_expression(text):
         found |= keywords("calculate calculator calc math expression 计算 表达式")
@@ -170,9 +171,11 @@ class OfflineModel:
             return self._final(summarise(results), mode), "stop"
         batch = remaining if (mode == "native" and parallel_tool_calls is not False) else remaining[:1]
         calls = [plan[i] for i in batch]
+        schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
         if mode == "native":
-            return native_message(calls, mistake, question), "tool_calls"
-        text = react_text(calls[0], remaining, plan, mistake) if mode == "react" else json_text(calls[0], remaining, plan, mistake)
+            return native_message(calls, mistake, schemas), "tool_calls"
+        write = react_text if mode == "react" else json_text
+        text = write(calls[0], remaining, plan, mistake, schemas.get(calls[0][0], {}))
         if stop and mistake != "invented_observation":   # 编造 Observation 模拟的正是不支持 stop 的后端
             for marker in stop:
                 text = text.split(marker)[0] if marker in text else text
@@ -273,22 +276,16 @@ def summarise(results):
 
 # ---------------------------------------------------------------- 三种写法 + 故意犯错
 
-def spoil(name, args, mistake, tools_hint=""):
+def spoil(name, args, mistake, parameters):
     """按 mistake 把一次正确的调用改坏，返回 (工具名, 参数文本)。"""
     args = dict(args)
-    text = None
     if mistake == "wrong_type":
-        key = next((k for k, v in args.items() if isinstance(v, (int, float)) and not isinstance(v, bool)), None)
-        if key is not None:
-            args[key] = str(args[key])
-        elif args:
-            key = next(iter(args))
-            args[key] = 3 if isinstance(args[key], str) else "3"
+        args = wrong_type(args, parameters)
     elif mistake == "missing_argument" and args:
         args.pop(next(iter(args)))
     elif mistake == "unknown_tool":
         name = f"{name}_info"
-    text = json.dumps(args, ensure_ascii=False) if text is None else text
+    text = json.dumps(args, ensure_ascii=False)
     if mistake == "bad_json":
         text = text[:-1]
     elif mistake == "fenced_json":
@@ -296,22 +293,52 @@ def spoil(name, args, mistake, tools_hint=""):
     return name, text
 
 
+def wrong_type(args, parameters):
+    """把一个参数换成类型不对、而且没法自动转换的值：数字写成中文 "三"，字符串写成对象。
+    像 "3" 这样的字符串数字会被注册表悄悄转换掉，课堂上就看不到错误怎么回到模型、模型怎么改。"""
+    numbers_first = sorted(args, key=lambda k: not isinstance(args[k], (int, float)) or isinstance(args[k], bool))
+    for key in numbers_first:
+        value = args[key]
+        if isinstance(value, bool):
+            bad = "也许"
+        elif isinstance(value, (int, float)):
+            bad = spelled(value)
+        elif isinstance(value, str):
+            bad = {"value": value}
+        else:
+            bad = "三"
+        if not is_valid({**args, key: bad}, parameters, parameters):
+            return {**args, key: bad}
+    return args
+
+
+def spelled(number):
+    """3 -> "三"，25 -> "二十五"；别的数写成 "大约 120"。都不是 JSON 数字。"""
+    digits = "零一二三四五六七八九"
+    if number != int(number) or not 0 <= number < 100:
+        return f"大约 {number:g}"
+    tens, ones = divmod(int(number), 10)
+    if not tens:
+        return digits[ones]
+    return (digits[tens] if tens > 1 else "") + "十" + (digits[ones] if ones else "")
+
+
 def call_id(name, args, index):
     return f"call_{digest([name, args, index])[:16]}"
 
 
-def native_message(calls, mistake, question):
+def native_message(calls, mistake, schemas):
     tool_calls = []
     for index, (name, args) in enumerate(calls):
-        shown_name, text = spoil(name, args, mistake if index == 0 else None)
+        shown_name, text = spoil(name, args, mistake if index == 0 else None, schemas.get(name, {}))
         tool_calls.append({"id": call_id(name, args, index), "type": "function",
                            "function": {"name": shown_name, "arguments": text}})
     return {"role": "assistant", "content": None, "tool_calls": tool_calls}
 
 
-def react_text(call, remaining, plan, mistake):
+def react_text(call, remaining, plan, mistake, parameters):
     name, args = call
-    shown_name, text = spoil(name, args, mistake)
+    shown_name, text = spoil(name, args, mistake, parameters)
     thought = f"Thought: 问题需要用 {name} 工具，参数从问题里取。"
     if mistake == "fenced_json":
         action = f"Action: {shown_name}\n{text}"
@@ -328,9 +355,9 @@ def react_text(call, remaining, plan, mistake):
     return reply
 
 
-def json_text(call, remaining, plan, mistake):
+def json_text(call, remaining, plan, mistake, parameters):
     name, args = call
-    shown_name, text = spoil(name, args, mistake)
+    shown_name, text = spoil(name, args, mistake, parameters)
     if mistake == "bad_json":
         body = f'{{"tool": "{shown_name}", "arguments": {text}'
     else:
