@@ -2,6 +2,10 @@
 on the example tools and on tools written here (so nothing is tuned to the examples only).
 Every planned call is also executed through the real registry and must succeed."""
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Annotated, Literal
 
 import jsonschema
@@ -14,6 +18,7 @@ from offline_model import OfflineModel, plan_calls
 from tool_registry import ToolRegistry
 
 WEATHER, CALC, STAFF = examples_weather, examples_calculator, examples_employees
+CODE_DIR = Path(__file__).resolve().parents[2] / "code"
 
 EXAMPLE_QUESTIONS = [
     # weather
@@ -185,3 +190,43 @@ def test_wrong_type_error_goes_back_and_the_model_corrects_itself(registry, ques
     history += [second, {"role": "tool", "tool_call_id": retry["id"], "content": fixed.content}]
     final, finish = model.respond(history, tools)
     assert finish == "stop" and fixed.content[:20] in final["content"]
+
+
+# ---- every preset question in the lessons runs to a final answer with every tool call succeeding
+
+from function_calling_loop import run_function_calling  # noqa: E402
+from json_loop import run_json_from_text  # noqa: E402
+from lessons.presets import PRESETS  # noqa: E402
+from llm_clients import make_client  # noqa: E402
+from react_loop import run_react  # noqa: E402
+
+SETS = {"天气": WEATHER, "计算器": CALC, "工资/员工档案": STAFF}
+PRESET_CASES = [(label, question) for label, questions in PRESETS.items() for question in questions]
+
+
+@pytest.mark.parametrize("loop", [run_function_calling, run_react, run_json_from_text],
+                         ids=["native", "react", "json"])
+@pytest.mark.parametrize("label, question", PRESET_CASES, ids=[q for _, q in PRESET_CASES])
+def test_preset_questions_run_cleanly_in_every_loop(label, question, loop):
+    registry = SETS[label].registry
+    events = list(loop(make_client("offline"), question, registry.to_schemas(),
+                       lambda name, args: registry.call(name, args).to_dict()))
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert results and all(r["ok"] for r in results), [r["content"] for r in results]
+    assert events[-1]["type"] == "final" and results[-1]["content"][:10] in events[-1]["content"]
+    if "和" in question:          # two things asked: two calls of the same tool
+        assert len(results) == 2 and results[0]["arguments"] != results[1]["arguments"]
+
+
+def test_plans_do_not_depend_on_the_hash_seed():
+    script = ("import json, examples_weather, examples_employees, examples_calculator\n"
+              "from offline_model import plan_calls\n"
+              "cases = " + json.dumps([(m.__name__, q) for m, q, _ in EXAMPLE_QUESTIONS], ensure_ascii=False) + "\n"
+              "print(json.dumps([plan_calls(q, __import__(m).registry.to_schemas()) for m, q in cases]))")
+    outputs = set()
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                              cwd=CODE_DIR, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
