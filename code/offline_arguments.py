@@ -249,9 +249,10 @@ def best_run(runs, examples):
     return min(range(len(runs)), key=lambda i: (unlike(runs[i]), i))
 
 
-def entity_list(run):
+def entity_list(run, limit=8):
+    """"北京和上海" -> ["北京", "上海"]；不是并列就返回 []。最多 limit 样：一句话不该变成几百次调用。"""
     parts = [p for p in CONJUNCTIONS.split(run or "") if p.strip()]
-    return parts if len(parts) >= 2 else []
+    return parts[:limit] if len(parts) >= 2 else []
 
 
 # ---------------------------------------------------------------- 入口
