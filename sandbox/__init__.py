@@ -5,6 +5,7 @@ Public calls:
     extract_schemas(source, method="registry", strict=False) -> {"ok", "tools", "warnings", "error"}
     run_tool(source, name, args, session_id=None) -> {"ok", "content", "error_code", "stdout",
              "duration_ms", "arguments", "problems", "coercions", ...}
+    session_usage(session_id), forget_session(session_id), known_sessions()
     status() -> {"mode", "layers", "notice"}
     configure(public=None, server_name=None, pool_size=None, ...) and shutdown()
 
@@ -22,7 +23,8 @@ import time
 from .pool import Limits, Pool, WorkerError
 from .sealing import seal_secrets
 
-__all__ = ["seal_secrets", "extract_schemas", "run_tool", "status", "configure", "shutdown", "start"]
+__all__ = ["seal_secrets", "extract_schemas", "run_tool", "status", "configure", "shutdown", "start",
+           "session_usage", "forget_session", "known_sessions"]
 
 MAX_SOURCE_CHARS = 200_000
 MAX_ARGS_CHARS = 100_000
@@ -34,24 +36,38 @@ _settings = {
     "max_concurrent": 4,       # jobs running at once, all sessions together
     "per_session_concurrent": 2,
     "per_session_per_minute": 120,
+    # Fairness: worker wall-seconds one session may use in any 60 s; past it, its jobs are
+    # refused at once (a tool stuck in a loop costs 2 s a call, a working tool milliseconds).
+    "per_session_seconds_per_minute": 8.0,
+    # A session whose job hit a limit (time, memory, output) is on probation for a while:
+    # its jobs run one at a time across all such sessions, at the lowest CPU priority,
+    # with a shorter time limit, so they only use CPU nobody else wants.
+    "probation_seconds": 120.0,
+    "probation_concurrent": 1,
+    "probation_wall_seconds": 1.0,
+    "probation_nice": 19,
     "queue_wait_seconds": 10.0,
 }
 _limits = Limits()
 _state_lock = threading.Lock()
 _pool = None
 _slots = threading.BoundedSemaphore(_settings["max_concurrent"])
+_probation_slots = threading.BoundedSemaphore(_settings["probation_concurrent"])
 _sessions_lock = threading.Lock()
-_session_running = collections.Counter()
-_session_recent = collections.defaultdict(collections.deque)
+_ledgers = {}                  # session id -> _Ledger, forgotten once idle
+_last_prune = [0.0]
+WINDOW_SECONDS = 60.0
 
 
 # ------------------------------------------------------------------ configuration
 
 def configure(public=None, server_name=None, pool_size=None, max_concurrent=None,
-              per_session_concurrent=None, per_session_per_minute=None, wall_seconds=None):
+              per_session_concurrent=None, per_session_per_minute=None, wall_seconds=None,
+              per_session_seconds_per_minute=None, probation_seconds=None, probation_concurrent=None,
+              probation_wall_seconds=None, probation_nice=None):
     """Sets how the sandbox runs; call before serving. `public=True` (or a non-loopback
     `server_name`) makes the sandbox refuse to run code when seccomp cannot load."""
-    global _slots
+    global _slots, _probation_slots
     with _state_lock:
         if public is not None:
             _settings["public"] = bool(public)
@@ -68,6 +84,16 @@ def configure(public=None, server_name=None, pool_size=None, max_concurrent=None
             _settings["per_session_per_minute"] = int(per_session_per_minute)
         if wall_seconds is not None:
             _limits.wall_seconds = float(wall_seconds)
+        for name, value in (("per_session_seconds_per_minute", per_session_seconds_per_minute),
+                            ("probation_seconds", probation_seconds),
+                            ("probation_wall_seconds", probation_wall_seconds)):
+            if value is not None:
+                _settings[name] = float(value)
+        if probation_nice is not None:
+            _settings["probation_nice"] = min(19, max(0, int(probation_nice)))
+        if probation_concurrent is not None:
+            _settings["probation_concurrent"] = max(1, int(probation_concurrent))
+            _probation_slots = threading.BoundedSemaphore(_settings["probation_concurrent"])
     _restart_if_changed()
 
 
@@ -194,44 +220,189 @@ class _Refusal(Exception):
         self.code, self.message = code, message
 
 
+class _Ledger:
+    """What one session has been using: jobs running now, job starts and worker-seconds
+    in the last minute, and until when it is on probation."""
+    __slots__ = ("running", "starts", "spent", "probation_until", "last_seen")
+
+    def __init__(self, now):
+        self.running = 0
+        self.starts = collections.deque()      # start times of tool runs
+        self.spent = collections.deque()       # (end time, worker seconds) of every job
+        self.probation_until = 0.0
+        self.last_seen = now
+
+    def forget_old(self, now):
+        while self.starts and now - self.starts[0] > WINDOW_SECONDS:
+            self.starts.popleft()
+        while self.spent and now - self.spent[0][0] > WINDOW_SECONDS:
+            self.spent.popleft()
+
+    def seconds_used(self):
+        return sum(seconds for _, seconds in self.spent)
+
+    def seconds_until_under(self, budget, now):
+        """How long until enough of the last minute's usage has aged out to run again."""
+        used = self.seconds_used()
+        for ended, seconds in self.spent:
+            used -= seconds
+            if used < budget:
+                return max(1, int(WINDOW_SECONDS - (now - ended)) + 1)
+        return int(WINDOW_SECONDS)
+
+
+def _prune_ledgers(now):
+    """Drops sessions that have been idle for longer than anything about them matters."""
+    if now - _last_prune[0] < 30:
+        return
+    _last_prune[0] = now
+    keep_for = max(WINDOW_SECONDS, _settings["probation_seconds"])
+    for sid in [sid for sid, ledger in _ledgers.items()
+                if ledger.running == 0 and now - ledger.last_seen > keep_for]:
+        del _ledgers[sid]
+
+
+class _RunningView:
+    """Jobs running now, per session: a read-only view of the ledgers."""
+
+    def get(self, session_id, default=0):
+        with _sessions_lock:
+            ledger = _ledgers.get(session_id)
+            return ledger.running if ledger is not None and ledger.running else default
+
+
+_session_running = _RunningView()
+
+
+def session_usage(session_id):
+    """What the sandbox currently remembers about a session (for tests and the status line)."""
+    now = time.monotonic()
+    with _sessions_lock:
+        ledger = _ledgers.get(session_id)
+        if ledger is None:
+            return {"known": False, "running": 0, "runs_last_minute": 0, "seconds_last_minute": 0.0,
+                    "on_probation": False}
+        ledger.forget_old(now)
+        return {"known": True, "running": ledger.running, "runs_last_minute": len(ledger.starts),
+                "seconds_last_minute": round(ledger.seconds_used(), 3),
+                "on_probation": now < ledger.probation_until}
+
+
+def forget_session(session_id):
+    """Called when the app lets a session go; a running job keeps its ledger until it ends."""
+    with _sessions_lock:
+        ledger = _ledgers.get(session_id)
+        if ledger is not None and ledger.running == 0:
+            del _ledgers[session_id]
+
+
+def known_sessions():
+    with _sessions_lock:
+        return len(_ledgers)
+
+
 class _Admission:
-    def __init__(self, session_id):
+    """Decides whether a job may run now, and how: refuses quickly when its session is over
+    its limits, puts sessions on probation after a job hit a limit, and charges the time."""
+
+    def __init__(self, session_id, counts_as_run=True):
         self.session_id = session_id
+        self.counts_as_run = counts_as_run
         self.slot = None
+        self.probation_slot = None
+        self.on_probation = False
+        self.entered = False
+        self.started = 0.0
+        self.hit_limit = False
+
+    @property
+    def wall_seconds(self):
+        if self.on_probation:
+            return min(_limits.wall_seconds, _settings["probation_wall_seconds"])
+        return _limits.wall_seconds
+
+    @property
+    def nice(self):
+        return _settings["probation_nice"] if self.on_probation else 0
 
     def __enter__(self):
         sid = self.session_id
         if sid is not None:
             now = time.monotonic()
             with _sessions_lock:
-                recent = _session_recent[sid]
-                while recent and now - recent[0] > 60:
-                    recent.popleft()
-                if _session_running[sid] >= _settings["per_session_concurrent"]:
-                    raise _Refusal("busy", f"你已经有 {_session_running[sid]} 个工具任务在运行，"
+                _prune_ledgers(now)
+                ledger = _ledgers.get(sid)
+                if ledger is None:
+                    ledger = _ledgers[sid] = _Ledger(now)
+                ledger.last_seen = now
+                ledger.forget_old(now)
+                budget = _settings["per_session_seconds_per_minute"]
+                used = ledger.seconds_used()
+                if used >= budget:
+                    raise _Refusal("rate_limited", (
+                        f"运行太频繁：你的工具在最近一分钟里累计运行了 {used:.0f} 秒（上限 {budget:g} 秒），"
+                        f"请修好死循环或耗时的代码后，约 {ledger.seconds_until_under(budget, now)} 秒后再试。"))
+                if ledger.running >= _settings["per_session_concurrent"]:
+                    raise _Refusal("busy", f"你已经有 {ledger.running} 个工具任务在运行，"
                                            "请等它们结束后再试。")
-                if len(recent) >= _settings["per_session_per_minute"]:
+                if self.counts_as_run and len(ledger.starts) >= _settings["per_session_per_minute"]:
                     raise _Refusal("rate_limited", "一分钟内运行次数太多，请稍等片刻再试。")
-                recent.append(now)
-                _session_running[sid] += 1
-        self.slot = _slots
-        if not self.slot.acquire(timeout=_settings["queue_wait_seconds"]):
-            self.slot = None
-            self._leave()
-            raise _Refusal("busy", "服务器正忙（同时运行的工具任务太多），请几秒后再试。")
+                if self.counts_as_run:
+                    ledger.starts.append(now)
+                ledger.running += 1
+                self.entered = True
+                self.on_probation = now < ledger.probation_until
+        try:
+            if self.on_probation:
+                probation = _probation_slots
+                if not probation.acquire(timeout=_settings["queue_wait_seconds"] / 2):
+                    raise _Refusal("busy", "你的工具最近超时或超出了资源上限，这类任务需要排队，"
+                                           "现在排队的太多了。请修好代码后几秒再试。")
+                self.probation_slot = probation
+            slot = _slots
+            if not slot.acquire(timeout=_settings["queue_wait_seconds"]):
+                raise _Refusal("busy", "服务器正忙（同时运行的工具任务太多），请几秒后再试。")
+            self.slot = slot
+        except BaseException:
+            self._release()
+            self._leave(charge=False)
+            raise
+        self.started = time.monotonic()
         return self
 
-    def _leave(self):
-        if self.session_id is not None:
-            with _sessions_lock:
-                _session_running[self.session_id] -= 1
-                if _session_running[self.session_id] <= 0:
-                    del _session_running[self.session_id]
+    def note(self, outcome):
+        """The job is over: a job that ran into a limit puts its session on probation."""
+        self.hit_limit = outcome is None or outcome.result is None or bool(outcome.too_large)
 
-    def __exit__(self, *exc):
+    def _release(self):
         if self.slot is not None:
             self.slot.release()
-        self._leave()
+            self.slot = None
+        if self.probation_slot is not None:
+            self.probation_slot.release()
+            self.probation_slot = None
+
+    def _leave(self, charge=True):
+        if not self.entered:
+            return
+        self.entered = False
+        now = time.monotonic()
+        with _sessions_lock:
+            ledger = _ledgers.get(self.session_id)
+            if ledger is None:
+                return
+            ledger.running -= 1
+            ledger.last_seen = now
+            if charge:
+                ledger.spent.append((now, now - self.started))
+                if self.hit_limit:
+                    ledger.probation_until = now + _settings["probation_seconds"]
+
+    def __exit__(self, exc_type, *exc):
+        self._release()
+        if exc_type is not None and not issubclass(exc_type, _Refusal):
+            self.hit_limit = True
+        self._leave(charge=True)
         return False
 
 
@@ -245,10 +416,11 @@ def _failure(code, message, line=None):
     return {"code": code, "message": message, "line": line}
 
 
-def _machine_failure(outcome):
+def _machine_failure(outcome, wall_seconds=None):
     """Turns a job that produced no usable reply into (code, Chinese message)."""
     if outcome.timed_out:
-        return "timeout", f"运行超过 {_seconds(_limits.wall_seconds)} 秒，检查是否有死循环或长时间等待。"
+        wall = _limits.wall_seconds if wall_seconds is None else wall_seconds
+        return "timeout", f"运行超过 {_seconds(wall)} 秒，检查是否有死循环或长时间等待。"
     if outcome.too_large in ("stdout", "stderr"):
         return "output_too_large", (f"输出超过 {_limits.output_bytes // 1024} KB，已停止运行。"
                                     "请减少 print 的内容，只输出需要的信息。")
@@ -294,16 +466,19 @@ def _check_request(source):
 
 # ------------------------------------------------------------------ the two calls
 
-def extract_schemas(source, method="registry", strict=False):
-    """Runs the module in a worker and returns its tools' schemas (or why it could not)."""
+def extract_schemas(source, method="registry", strict=False, session_id=None):
+    """Runs the module in a worker and returns its tools' schemas (or why it could not).
+    With a `session_id` the run is charged to that session's budget like a tool run."""
     empty = {"ok": False, "tools": [], "warnings": {}, "error": None, "stdout": ""}
     if method not in ("registry", "naive"):
         return dict(empty, error=_failure("invalid_request", "method 只能是 \"registry\" 或 \"naive\"。"))
     try:
         _check_request(source)
-        with _Admission(None):
+        with _Admission(session_id, counts_as_run=False) as admission:
             outcome = _current_pool().run({"op": "extract", "source": source, "method": method,
-                                           "strict": bool(strict)})
+                                           "strict": bool(strict)},
+                                          wall_seconds=admission.wall_seconds, nice=admission.nice)
+            admission.note(outcome)
     except _Refusal as refusal:
         return dict(empty, error=_failure(refusal.code, refusal.message))
     except (WorkerError, OSError) as exc:
@@ -312,7 +487,7 @@ def extract_schemas(source, method="registry", strict=False):
     reply = outcome.result
     empty["worker_pid"] = outcome.worker_pid
     if reply is None or outcome.too_large:
-        code, message = _machine_failure(outcome)
+        code, message = _machine_failure(outcome, admission.wall_seconds)
         return dict(empty, stdout=stdout, error=_failure(code, message))
     tools = reply.get("tools")
     warnings = reply.get("warnings")
@@ -347,9 +522,11 @@ def run_tool(source, name, args, session_id=None):
         return failed("invalid_request", "参数太长，请精简后再试。")
     try:
         _check_request(source)
-        with _Admission(session_id):
+        with _Admission(session_id) as admission:
             outcome = _current_pool().run({"op": "run", "source": source, "name": name,
-                                           "args": args if args is not None else {}})
+                                           "args": args if args is not None else {}},
+                                          wall_seconds=admission.wall_seconds, nice=admission.nice)
+            admission.note(outcome)
     except _Refusal as refusal:
         return failed(refusal.code, refusal.message)
     except (WorkerError, OSError) as exc:
@@ -360,7 +537,7 @@ def run_tool(source, name, args, session_id=None):
     result["worker_pid"] = outcome.worker_pid
     reply = outcome.result
     if reply is None or outcome.too_large:
-        code, message = _machine_failure(outcome)
+        code, message = _machine_failure(outcome, admission.wall_seconds)
         return dict(failed(code, message), stdout=result["stdout"], stderr=result["stderr"],
                     wall_ms=outcome.wall_ms, duration_ms=outcome.wall_ms, worker_pid=outcome.worker_pid)
     error = reply.get("error")
