@@ -4,7 +4,9 @@ Order matters. API keys are moved out of the environment (and the process is mad
 non-dumpable) before gradio is imported, so no thread, helper or child process that
 gradio starts can ever see them. Only then is gradio imported, with telemetry off.
 """
+import importlib.util
 import os
+import sys
 import threading
 
 import sandbox
@@ -14,19 +16,32 @@ SERVER_SECRETS = sandbox.seal_secrets([
     "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
 ])
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+# Gradio's queue rebuilds a pandas table of its last 10 000 events after every event, for a
+# monitoring page this app does not use: under a classroom that was a tenth of the server's
+# CPU and grew with the history. Summarise rarely, over a short history.
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
+# Gradio tries `import matplotlib` twice per queued event, on its event loop; when it is not
+# installed each failed try searches every folder on sys.path. Record the absence once.
+if importlib.util.find_spec("matplotlib") is None:
+    sys.modules.setdefault("matplotlib", None)
 
 from types import MappingProxyType  # noqa: E402
 
 import gradio as gr  # noqa: E402
 
-from lessons import api, function_calling_tab, react_tab, registry_tab  # noqa: E402
+from lessons import api, expiry, function_calling_tab, react_tab, registry_tab  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
 PORT = int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
 # Events of one kind that may run at once (a classroom of ~40 clicking now and then).
 CONCURRENCY_LIMIT = int(os.environ.get("TOOL_WORKSHOP_CONCURRENCY", "12"))
+# Hardened workers kept ready: a classroom's burst of runs must not wait for forks.
+SANDBOX_POOL_SIZE = int(os.environ.get("TOOL_WORKSHOP_POOL_SIZE", "4"))
 MAX_UPLOAD = "8mb"
+# Gradio's copies of exported and uploaded files: checked hourly, removed after two hours.
+DELETE_CACHE = (3600, 7200)
 
 # System fonts only: the page loads nothing from the internet.
 THEME = gr.themes.Default(
@@ -53,13 +68,15 @@ HEADER = ("# 🧰 工具调用教学工坊\n"
 
 def build_demo(secrets=None) -> gr.Blocks:
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
-    with gr.Blocks(title="工具调用教学工坊") as demo:
+    with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         notice = gr.Markdown(elem_id="sandbox-notice")
         settings = SettingsPanel(secrets)
+        # Named endpoints first: their names must not be taken by the page's own handlers
+        # (three tabs each have a private `export`).
+        api.register(secrets)
         with gr.Tabs():
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
-        api.register(secrets)
         for tab in tabs:
             schema = tab["schema"]
             demo.load(tab["refresh"], schema.inputs, schema.outputs, api_visibility="private", show_progress="hidden")
@@ -70,13 +87,18 @@ def build_demo(secrets=None) -> gr.Blocks:
 def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock=False, quiet=False):
     """Serves the page: loopback locally, 0.0.0.0 on a Hugging Face Space."""
     host = server_name or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1")
-    sandbox.configure(server_name=host)
+    sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE)
     demo = demo or build_demo()
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
     # Warm the sandbox's worker pool while the server starts, so the first schema is quick.
     threading.Thread(target=sandbox.start, name="sandbox-warmup", daemon=True).start()
+    # Forget idle tabs (their state, Gradio's record of them, old exports) after the session TTL.
     demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
-                prevent_thread_lock=prevent_thread_lock, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True)
+                prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
+                state_session_capacity=expiry.max_sessions())
+    expiry.start(demo)
+    if not prevent_thread_lock:
+        demo.block_thread()
     return demo
 
 

@@ -8,15 +8,34 @@ from typing import Mapping
 
 import gradio as gr
 
-from lessons import function_calling_tab, react_tab, registry_tab, schema_panel, timeline
+import sandbox
+from lessons import function_calling_tab, react_tab, registry_tab, session_io
 from lessons.settings_panel import Settings, make_client
 from lessons.run_panel import jsonable, make_execute
 
 MAX_EVENTS = 2_000
+LESSONS = ("react", "registry", "function_calling")
+MAX_ECHO_CHARS = 10_000
+
+
+def _session(request) -> str | None:
+    return getattr(request, "session_hash", None) or None
+
+
+def _schemas(source: str, strict: bool, method: str, session_id: str | None) -> dict:
+    """The schema panel's extraction, charged to the caller's session like its tool runs."""
+    try:
+        result = sandbox.extract_schemas(source or "", method=method, strict=bool(strict), session_id=session_id)
+    except Exception as exc:  # the sandbox is a boundary: report, never crash the endpoint
+        result = {"ok": False, "tools": [], "warnings": {},
+                  "error": {"code": "sandbox", "message": f"沙箱出错：{exc}", "line": None}}
+    ok = bool(result.get("ok")) and not result.get("error")
+    return {"ok": ok, "tools": result.get("tools") or [], "warnings": result.get("warnings") or {},
+            "error": result.get("error")}
 
 
 def _run(start, secrets, source, question, provider, model, options, mistake, session_id) -> dict:
-    report = schema_panel.schema_report(source)
+    report = _schemas(source, False, "registry", session_id)
     if not report["ok"]:
         return {"ok": False, "final": "", "error": report["error"], "tools": [], "events": []}
     settings = Settings(provider=provider or "offline", model=model or "")
@@ -42,14 +61,13 @@ def register(secrets: Mapping[str, str]) -> list[str]:
     """Adds the endpoints to the Blocks being built; returns their api_names."""
     secrets = MappingProxyType(dict(secrets))
 
-    def schema(source: str, strict: bool = False, method: str = "registry") -> dict:
+    def schema(source: str, strict: bool = False, method: str = "registry", request: gr.Request = None) -> dict:
         """工具源码 -> OpenAI tools 列表、警告、错误（含行号）。method: registry | naive。"""
-        report = schema_panel.schema_report(source, strict, None, method)
-        return {k: report[k] for k in ("ok", "tools", "warnings", "error")}
+        return _schemas(source, strict, method, _session(request))
 
     def try_call(source: str, name: str, arguments: str = "{}", request: gr.Request = None) -> dict:
         """不经过模型，在沙箱里调用一个工具：类型转换、参数问题和 invoke 返回的原文。"""
-        result = registry_tab.try_call(source, name, arguments, getattr(request, "session_hash", None))
+        result = registry_tab.try_call(source, name, arguments, _session(request))
         return {k: result.get(k) for k in ("ok", "content", "error_code", "arguments", "problems", "coercions",
                                            "duration_ms", "stdout")}
 
@@ -59,16 +77,39 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """用 Function Calling 跑完一个问题；返回最终回答和全部事件（不含流式分片）。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls}
         return _run(function_calling_tab.start, secrets, source, question, provider, model, options, mistake,
-                    getattr(request, "session_hash", None))
+                    _session(request))
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
                   provider: str = "offline", model: str = "", request: gr.Request = None) -> dict:
         """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题。"""
         return _run(react_tab.start, secrets, source, question, provider, model, {"approach": approach}, mistake,
-                    getattr(request, "session_hash", None))
+                    _session(request))
+
+    def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
+        """把 /run_function_calling 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
+        if lesson not in LESSONS:
+            raise gr.Error(f"lesson 只能是 {' / '.join(LESSONS)}，收到 {lesson!r}。")
+        events = run.get("events") if isinstance(run, dict) else None
+        if not isinstance(events, list) or not all(isinstance(e, dict) and "type" in e for e in events):
+            raise gr.Error("run 应是 /run_function_calling 或 /run_react 的返回值（含 events 事件列表）。")
+        tools = run.get("tools") if isinstance(run.get("tools"), list) else []
+        settings = Settings().public()
+        return session_io.session_document(lesson, source or "", jsonable(tools), question or "",
+                                           [jsonable(e) for e in events[:MAX_EVENTS]], settings)
+
+    def status() -> dict:
+        """沙箱是否可用：mode（sandboxed / unsandboxed / refused）、各隔离层是否开启、给学生看的说明。"""
+        current = sandbox.status()
+        layers = {name: bool(value) for name, value in (current.get("layers") or {}).items()
+                  if name in ("seccomp", "landlock", "rlimits")}
+        return {"mode": current["mode"], "layers": layers, "notice": current["notice"]}
+
+    def echo(text: str = "") -> str:
+        """原样返回输入（最多 1 万字）：服务器本身一次往返的开销，用来对比其他接口。"""
+        return (text or "")[:MAX_ECHO_CHARS]
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
-                 "run_react": run_react}
+                 "run_react": run_react, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")
