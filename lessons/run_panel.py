@@ -18,7 +18,7 @@ import gradio as gr
 
 import sandbox
 
-from lessons import code_view, schema_panel, session_io, settings_panel, timeline
+from lessons import code_view, expiry, schema_panel, session_io, settings_panel, timeline
 
 STREAM_REFRESH_S = 0.15   # at most this often a partial stream is re-rendered
 _FIRST = object()         # "start the generator" rather than "send an override"
@@ -60,7 +60,8 @@ class RunPanel:
         self.lesson, self.settings, self.editor, self.start = lesson, settings, editor, start
         self.option_inputs, self.option_names = option_inputs or [], option_names or []
         self.strict_input, self.mistake_option = strict_input, mistake_option
-        self.state = gr.State(new_state())
+        # Dropped (a paused loop closed) once the tab has been idle for the session TTL.
+        self.state = gr.State(new_state(), time_to_live=expiry.session_ttl(), delete_callback=expiry.close_run)
         with gr.Group():
             self.presets = gr.Dropdown(presets, value=presets[0] if presets else None, label="预设问题",
                                        allow_custom_value=False, elem_classes=["tw-presets"])

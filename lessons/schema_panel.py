@@ -9,6 +9,7 @@ from typing import Any
 import gradio as gr
 
 import sandbox
+from lessons import expiry
 
 
 def _props(tool: dict) -> tuple[dict, set]:
@@ -124,7 +125,7 @@ class SchemaPanel:
     """Components of one tab's schema panel. `tools_state` holds the last good tools list."""
 
     def __init__(self, label: str = "工具 schema（自动生成，发送给模型的 tools）"):
-        self.tools_state = gr.State(None)
+        self.tools_state = gr.State(None, time_to_live=expiry.session_ttl())
         self.status = gr.Markdown(elem_classes=["tw-schema-status"])
         self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30,
                             elem_classes=["tw-schema-json"])

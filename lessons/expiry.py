@@ -1,0 +1,137 @@
+"""How long the server remembers a browser tab, and the housekeeping that makes it forget.
+
+A day of classes brings hundreds of tabs. Each one costs the server memory in three
+places: the tab's gr.State values (runs, a paused loop, a typed key), Gradio's own
+per-tab record (a copy of every component's settings, about 0.4 MB for this page,
+kept even for API clients and only dropped when 10 000 tabs are full), and the
+sandbox's usage ledger. Exported session files also stay in the temp folder.
+Everything here is dropped once a tab has been idle for TOOL_WORKSHOP_SESSION_TTL
+seconds (default 2 hours), so memory returns to where it started after each class.
+"""
+from __future__ import annotations
+
+import ctypes
+import gc
+import glob
+import logging
+import os
+import tempfile
+import threading
+import time
+
+import sandbox
+
+DEFAULT_TTL_SECONDS = 2 * 3600
+DEFAULT_MAX_SESSIONS = 500
+EXPORT_PATTERN = os.path.join("tool-workshop-*", "session-*.json")   # what session_io.export_file writes
+EXPORTS_EVERY_SECONDS = 600
+log = logging.getLogger(__name__)
+
+
+def _positive(name: str, default: float) -> float:
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return float(default)
+    return value if value > 0 else float(default)
+
+
+def session_ttl() -> float:
+    """Seconds an idle tab is remembered (TOOL_WORKSHOP_SESSION_TTL)."""
+    return _positive("TOOL_WORKSHOP_SESSION_TTL", DEFAULT_TTL_SECONDS)
+
+
+def max_sessions() -> int:
+    """Tabs remembered at most; past it the least recently used is forgotten first."""
+    return int(_positive("TOOL_WORKSHOP_MAX_SESSIONS", DEFAULT_MAX_SESSIONS))
+
+
+def close_run(state) -> None:
+    """gr.State delete callback of a run panel: a paused loop is closed, not left to the collector."""
+    generator = state.get("gen") if isinstance(state, dict) else None
+    if generator is not None:
+        try:
+            generator.close()
+        except Exception:  # a loop that fails while closing is being dropped anyway
+            pass
+
+
+def remove_old_exports(age_seconds: float, now: float | None = None, folder: str | None = None) -> int:
+    """Deletes exported session files (and their folders) older than `age_seconds`."""
+    now = time.time() if now is None else now
+    removed = 0
+    for path in glob.glob(os.path.join(folder or tempfile.gettempdir(), EXPORT_PATTERN)):
+        try:
+            if now - os.path.getmtime(path) > age_seconds:
+                os.remove(path)
+                removed += 1
+                os.rmdir(os.path.dirname(path))  # only succeeds when the folder held just this file
+        except OSError:
+            pass
+    return removed
+
+
+def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
+    """Drops Gradio's record of every tab idle for more than `ttl` seconds (its State
+    delete callbacks run first) and the sandbox's ledger of it. Returns their ids."""
+    import datetime
+
+    now_dt = datetime.datetime.now() if now is None else datetime.datetime.fromtimestamp(now)
+    with holder.lock:
+        idle = [sid for sid, last in holder.time_last_used.items()
+                if (now_dt - last).total_seconds() > ttl]
+    for sid in idle:
+        try:
+            holder.delete_state(sid)
+        except Exception:  # a failing delete callback must not keep the rest alive
+            log.exception("delete callback failed")
+        with holder.lock:
+            holder.session_data.pop(sid, None)
+            holder.time_last_used.pop(sid, None)
+        sandbox.forget_session(sid)
+    return idle
+
+
+def _return_memory_to_the_system() -> None:
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+class Housekeeper(threading.Thread):
+    """Sweeps now and then while the page is served."""
+
+    def __init__(self, demo, ttl: float | None = None):
+        super().__init__(name="session-expiry", daemon=True)
+        self.demo = demo
+        self.ttl = session_ttl() if ttl is None else ttl
+        self.every = max(1.0, min(60.0, self.ttl / 4))
+        self.stopped = threading.Event()
+        self.exports_checked = time.monotonic()
+
+    def sweep(self) -> list[str]:
+        holder = getattr(self.demo, "state_holder", None)
+        gone = forget_idle(holder, self.ttl) if holder is not None else []
+        if time.monotonic() - self.exports_checked > EXPORTS_EVERY_SECONDS:
+            self.exports_checked = time.monotonic()
+            remove_old_exports(max(self.ttl, 3600))
+        if gone:
+            _return_memory_to_the_system()
+        return gone
+
+    def run(self):
+        while not self.stopped.wait(self.every):
+            if not getattr(self.demo, "is_running", True):
+                return
+            try:
+                self.sweep()
+            except Exception:  # housekeeping must never take the server down
+                log.exception("session sweep failed")
+
+
+def start(demo) -> Housekeeper:
+    keeper = Housekeeper(demo)
+    keeper.start()
+    return keeper
