@@ -46,6 +46,10 @@ _settings = {
     "probation_concurrent": 1,
     "probation_wall_seconds": 1.0,
     "probation_nice": 19,
+    # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
+    # hammered button or a script in a loop then cannot turn cheap refusals into a flood
+    # of requests that slows the server for everyone.
+    "refusal_pause_seconds": 1.5,
     "queue_wait_seconds": 10.0,
 }
 _limits = Limits()
@@ -64,7 +68,7 @@ WINDOW_SECONDS = 60.0
 def configure(public=None, server_name=None, pool_size=None, max_concurrent=None,
               per_session_concurrent=None, per_session_per_minute=None, wall_seconds=None,
               per_session_seconds_per_minute=None, probation_seconds=None, probation_concurrent=None,
-              probation_wall_seconds=None, probation_nice=None):
+              probation_wall_seconds=None, probation_nice=None, refusal_pause_seconds=None):
     """Sets how the sandbox runs; call before serving. `public=True` (or a non-loopback
     `server_name`) makes the sandbox refuse to run code when seccomp cannot load."""
     global _slots, _probation_slots
@@ -86,7 +90,8 @@ def configure(public=None, server_name=None, pool_size=None, max_concurrent=None
             _limits.wall_seconds = float(wall_seconds)
         for name, value in (("per_session_seconds_per_minute", per_session_seconds_per_minute),
                             ("probation_seconds", probation_seconds),
-                            ("probation_wall_seconds", probation_wall_seconds)):
+                            ("probation_wall_seconds", probation_wall_seconds),
+                            ("refusal_pause_seconds", refusal_pause_seconds)):
             if value is not None:
                 _settings[name] = float(value)
         if probation_nice is not None:
@@ -338,20 +343,25 @@ class _Admission:
                 ledger.forget_old(now)
                 budget = _settings["per_session_seconds_per_minute"]
                 used = ledger.seconds_used()
-                if used >= budget:
-                    raise _Refusal("rate_limited", (
-                        f"运行太频繁：你的工具在最近一分钟里累计运行了 {used:.0f} 秒（上限 {budget:g} 秒），"
+                over_budget = used >= budget
+                if over_budget:
+                    refusal = _Refusal("rate_limited", (
+                        f"运行太频繁：你的工具在最近一分钟里累计运行了 {used:.1f} 秒（上限 {budget:g} 秒），"
                         f"请修好死循环或耗时的代码后，约 {ledger.seconds_until_under(budget, now)} 秒后再试。"))
-                if ledger.running >= _settings["per_session_concurrent"]:
+                elif ledger.running >= _settings["per_session_concurrent"]:
                     raise _Refusal("busy", f"你已经有 {ledger.running} 个工具任务在运行，"
                                            "请等它们结束后再试。")
-                if self.counts_as_run and len(ledger.starts) >= _settings["per_session_per_minute"]:
+                elif self.counts_as_run and len(ledger.starts) >= _settings["per_session_per_minute"]:
                     raise _Refusal("rate_limited", "一分钟内运行次数太多，请稍等片刻再试。")
-                if self.counts_as_run:
-                    ledger.starts.append(now)
-                ledger.running += 1
-                self.entered = True
-                self.on_probation = now < ledger.probation_until
+                else:
+                    if self.counts_as_run:
+                        ledger.starts.append(now)
+                    ledger.running += 1
+                    self.entered = True
+                    self.on_probation = now < ledger.probation_until
+            if over_budget:
+                time.sleep(_settings["refusal_pause_seconds"])
+                raise refusal
         try:
             if self.on_probation:
                 probation = _probation_slots

@@ -1,0 +1,130 @@
+"""Fairness limits: a session whose tools loop forever is refused quickly once it has used its
+minute's budget, is put on probation (lowest CPU priority, one shared slot, shorter time
+limit), and the others keep running normally. Functional checks only: no timing asserts."""
+import threading
+import time
+import uuid
+
+import pytest
+
+import sandbox
+
+GOOD = '''from tool_registry import ToolRegistry
+
+registry = ToolRegistry()
+
+
+@registry.tool("把两个整数相加")
+def add(a: int, b: int = 1) -> int:
+    return a + b
+'''
+LOOP = "while True:\n    pass"
+PRIORITY = "import os\nreturn os.getpriority(os.PRIO_PROCESS, 0)"
+
+
+@pytest.fixture
+def quick_limits(monkeypatch):
+    """Short time limits so that hitting them costs fractions of a second."""
+    monkeypatch.setattr(sandbox._limits, "wall_seconds", 0.4)
+    monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 0.3)
+    monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 0.6)
+    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
+
+
+def session():
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+def test_budget_refuses_a_looping_session_with_a_clear_message(helpers, quick_limits):
+    sid = session()
+    first = sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    assert first["error_code"] == "timeout" and "0.4 秒" in first["content"]
+    second = sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    assert second["error_code"] == "timeout" and "0.3 秒" in second["content"]   # on probation: shorter
+    refused = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)
+    assert refused["error_code"] == "rate_limited" and refused.get("worker_pid") is None
+    assert refused["content"].startswith("❌ [请稍后再试] 运行太频繁：你的工具在最近一分钟里累计运行了")
+    assert "上限 0.6 秒" in refused["content"] and "秒后再试" in refused["content"]
+    usage = sandbox.session_usage(sid)
+    assert usage["seconds_last_minute"] >= 0.6 and usage["on_probation"] and usage["running"] == 0
+    other = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
+    assert other["ok"] is True and other["content"] == "2"
+
+
+def test_schema_extraction_counts_against_the_same_budget(helpers, quick_limits):
+    sid = session()
+    looping_module = "from tool_registry import ToolRegistry\nregistry = ToolRegistry()\nwhile True:\n    pass\n"
+    stuck = sandbox.extract_schemas(looping_module, session_id=sid)
+    assert stuck["error"]["code"] == "timeout"
+    sandbox.extract_schemas(looping_module, session_id=sid)
+    refused = sandbox.extract_schemas(GOOD, session_id=sid)
+    assert not refused["ok"] and refused["error"]["code"] == "rate_limited" and "运行太频繁" in refused["error"]["message"]
+    assert sandbox.extract_schemas(GOOD)["ok"] is True                      # the server's own calls: no session
+    assert sandbox.extract_schemas(GOOD, session_id=session())["ok"] is True
+
+
+def test_probation_runs_at_the_lowest_priority_and_others_do_not(helpers, quick_limits):
+    sid = session()
+    assert sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)["content"] == "0"
+    sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    assert sandbox.session_usage(sid)["on_probation"] is True
+    niced = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)
+    assert niced["ok"] and niced["content"] == str(sandbox._settings["probation_nice"])
+    fine = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
+    assert fine["ok"] and fine["content"] == "0"
+
+
+def test_sessions_on_probation_share_one_slot(helpers, quick_limits, monkeypatch):
+    monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 30.0)
+    monkeypatch.setitem(sandbox._settings, "queue_wait_seconds", 0.2)
+    monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 1.0)
+    slots = threading.BoundedSemaphore(1)
+    monkeypatch.setattr(sandbox, "_probation_slots", slots)
+    first, second = session(), session()
+    for sid in (first, second):
+        sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+        assert sandbox.session_usage(sid)["on_probation"]
+    holding = {}
+    slow = helpers.tool_source("import time\ntime.sleep(5)\nreturn 'late'")
+    thread = threading.Thread(target=lambda: holding.update(sandbox.run_tool(slow, "attack", {}, session_id=first)))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while slots._value and time.monotonic() < deadline:       # until the first holds the one slot
+        time.sleep(0.005)
+    waiting = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=second)
+    unaffected = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
+    thread.join()
+    assert waiting["error_code"] == "busy" and "排队" in waiting["content"]
+    assert unaffected["ok"] is True
+    assert holding["error_code"] == "timeout"
+
+
+def test_idle_sessions_are_forgotten():
+    sid = session()
+    assert sandbox.run_tool(GOOD, "add", {"a": 2}, session_id=sid)["ok"]
+    assert sandbox.session_usage(sid)["known"] and sandbox.session_usage(sid)["runs_last_minute"] == 1
+    sandbox.forget_session(sid)
+    assert not sandbox.session_usage(sid)["known"]
+
+    stale = session()
+    sandbox.run_tool(GOOD, "add", {"a": 2}, session_id=stale)
+    with sandbox._sessions_lock:
+        sandbox._ledgers[stale].last_seen -= 3600
+    sandbox._last_prune[0] = 0.0
+    kept = session()
+    sandbox.run_tool(GOOD, "add", {"a": 3}, session_id=kept)          # admission prunes now and then
+    assert not sandbox.session_usage(stale)["known"] and sandbox.session_usage(kept)["known"]
+
+
+def test_configure_sets_the_fairness_limits(monkeypatch):
+    for name in ("per_session_seconds_per_minute", "probation_seconds", "probation_wall_seconds",
+                 "probation_nice", "probation_concurrent"):
+        monkeypatch.setitem(sandbox._settings, name, sandbox._settings[name])
+    monkeypatch.setattr(sandbox, "_probation_slots", sandbox._probation_slots)
+    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", sandbox._settings["refusal_pause_seconds"])
+    sandbox.configure(per_session_seconds_per_minute=5, probation_seconds=30, probation_wall_seconds=0.5,
+                      probation_nice=40, probation_concurrent=2, refusal_pause_seconds=0.25)
+    assert sandbox._settings["per_session_seconds_per_minute"] == 5.0
+    assert sandbox._settings["probation_nice"] == 19                      # clamped to what the kernel allows
+    assert sandbox._settings["probation_concurrent"] == 2 and sandbox._settings["refusal_pause_seconds"] == 0.25
+    assert sandbox._probation_slots.acquire(blocking=False) and sandbox._probation_slots.acquire(blocking=False)
