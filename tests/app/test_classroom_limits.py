@@ -1,0 +1,132 @@
+"""What keeps one app serving a whole classroom: the cheap endpoints, per-tab limits seen
+through the real API, and forgetting idle tabs (Gradio's record, State, sandbox ledger,
+exported files). Functional checks against the real server; no timing asserts."""
+from __future__ import annotations
+
+import os
+import ssl
+import time
+
+import pytest
+from gradio_client import Client
+
+import sandbox
+from lessons import expiry, session_io
+from lessons.editor_panel import EXAMPLE_SETS, example_text
+
+from tests.app.harness import start_app
+
+WEATHER = example_text(EXAMPLE_SETS["天气"])
+LOOPING = '''from tool_registry import ToolRegistry
+
+registry = ToolRegistry()
+
+
+@registry.tool("查询指定城市今天的天气")
+def get_weather(city: str) -> str:
+    while True:
+        pass
+'''
+TLS = ssl.create_default_context()
+
+
+@pytest.fixture(scope="module")
+def served():
+    demo, url = start_app()
+    yield demo, url
+    demo.close()
+
+
+def tab(url: str) -> Client:
+    """A fresh browser tab: its own session."""
+    return Client(url, verbose=False, ssl_verify=TLS)
+
+
+def test_echo_status_and_export(served):
+    _, url = served
+    client = tab(url)
+    assert client.predict("你好", api_name="/echo") == "你好"
+    status = client.predict(api_name="/status")
+    assert status["mode"] in ("sandboxed", "unsandboxed", "refused") and status["notice"]
+    assert set(status["layers"]) <= {"seccomp", "landlock", "rlimits"}
+    assert all(isinstance(v, bool) for v in status["layers"].values())
+    run = client.predict(WEATHER, "北京今天天气怎么样？", api_name="/run_function_calling")
+    document = client.predict(run, "function_calling", WEATHER, "北京今天天气怎么样？", api_name="/export")
+    checked = session_io.load_document(document)
+    assert checked["events"] == run["events"] and checked["source"] == WEATHER and checked["lesson"] == "function_calling"
+    assert checked["messages"] and checked["raw_responses"]
+    with pytest.raises(Exception, match="lesson"):
+        client.predict(run, "nope", api_name="/export")
+    with pytest.raises(Exception, match="events"):
+        client.predict({"ok": True}, api_name="/export")
+
+
+def test_a_looping_tab_is_refused_while_another_tab_runs(served, monkeypatch):
+    _, url = served
+    monkeypatch.setattr(sandbox._limits, "wall_seconds", 0.4)
+    monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 0.3)
+    monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 0.6)
+    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
+    looping, calm = tab(url), tab(url)
+    codes = [looping.predict(LOOPING, "get_weather", '{"city": "北京"}', api_name="/try_call")["error_code"]
+             for _ in range(3)]
+    assert codes[:2] == ["timeout", "timeout"] and codes[2] == "rate_limited"
+    refused = looping.predict(LOOPING, "get_weather", '{"city": "北京"}', api_name="/try_call")
+    assert "运行太频繁" in refused["content"] and "死循环" in refused["content"]
+    schema = looping.predict(WEATHER, False, "registry", api_name="/schema")
+    assert schema["error"]["code"] == "rate_limited"                      # its schema runs are charged too
+    run = calm.predict(WEATHER, "北京今天天气怎么样？", api_name="/run_function_calling")
+    assert run["ok"] and all(e["ok"] for e in run["events"] if e["type"] == "tool_result")
+
+
+def test_idle_tabs_are_forgotten_with_their_state(served):
+    demo, url = served
+    client = tab(url)
+    client.predict(WEATHER, "get_weather", '{"city": "北京"}', api_name="/try_call")
+    sid = client.session_hash
+    holder = demo.state_holder
+    assert sid in holder.session_data and sandbox.session_usage(sid)["known"]
+    closed = []
+
+    def paused():
+        try:
+            yield "tool_call"
+        finally:
+            closed.append(True)
+
+    generator = paused()
+    next(generator)
+    run_state = next(block for block in demo.blocks.values()
+                     if getattr(block, "delete_callback", None) is expiry.close_run)
+    holder[sid][run_state._id] = {"gen": generator, "events": []}       # a run paused in step mode
+    assert expiry.forget_idle(holder, ttl=3600) == []                   # still fresh: kept
+    gone = expiry.forget_idle(holder, ttl=3600, now=time.time() + 7200)
+    assert sid in gone and sid not in holder.session_data and sid not in holder.time_last_used
+    assert closed == [True] and not sandbox.session_usage(sid)["known"]
+    again = client.predict("还在吗", api_name="/echo")                   # the tab can come back as new
+    assert again == "还在吗"
+
+
+def test_old_exported_files_are_removed(tmp_path):
+    old = session_io.export_file({"lesson": "react", "events": []})
+    new = session_io.export_file({"lesson": "react", "events": []})
+    unrelated = tmp_path / "tool-workshop-runtime-x" / "worker.py"
+    unrelated.parent.mkdir()
+    unrelated.write_text("x")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    removed = expiry.remove_old_exports(3600)
+    assert removed >= 1 and not os.path.exists(old) and not os.path.exists(os.path.dirname(old))
+    assert os.path.exists(new)
+    assert expiry.remove_old_exports(3600, folder=str(tmp_path)) == 0 and unrelated.exists()
+    os.remove(new)
+
+
+def test_session_lifetime_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("TOOL_WORKSHOP_SESSION_TTL", "90")
+    assert expiry.session_ttl() == 90
+    for bad in ("0", "-5", "soon"):
+        monkeypatch.setenv("TOOL_WORKSHOP_SESSION_TTL", bad)
+        assert expiry.session_ttl() == expiry.DEFAULT_TTL_SECONDS
+    monkeypatch.delenv("TOOL_WORKSHOP_SESSION_TTL")
+    assert expiry.session_ttl() == expiry.DEFAULT_TTL_SECONDS
