@@ -17,6 +17,9 @@ source scripts/setup.sh requirements-dev.txt
 echo "== tests"
 "$PY" -m pytest -m "not unprivileged" "$@"
 
+echo "== classroom smoke: 10 simulated students, 2 of them with abusive tools, 15 s; fails on any error"
+"$PY" benchmarks/classroom.py --students 10 --abusers 2 --seconds 15 --smoke
+
 echo "== sandbox containment, as an unprivileged user"
 if [ "$(id -u)" = 0 ]; then
   # A copy the unprivileged user can read, wherever this checkout lives.
