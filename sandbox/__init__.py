@@ -46,6 +46,9 @@ _settings = {
     "probation_concurrent": 1,
     "probation_wall_seconds": 1.0,
     "probation_nice": 19,
+    # Every student's tool runs below the web server's priority, so even a tool's first
+    # run, before its session has a record, cannot take CPU from the page at equal weight.
+    "job_nice": 10,
     # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
     # hammered button or a script in a loop then cannot turn cheap refusals into a flood
     # of requests that slows the server for everyone.
@@ -68,7 +71,8 @@ WINDOW_SECONDS = 60.0
 def configure(public=None, server_name=None, pool_size=None, max_concurrent=None,
               per_session_concurrent=None, per_session_per_minute=None, wall_seconds=None,
               per_session_seconds_per_minute=None, probation_seconds=None, probation_concurrent=None,
-              probation_wall_seconds=None, probation_nice=None, refusal_pause_seconds=None):
+              probation_wall_seconds=None, probation_nice=None, refusal_pause_seconds=None,
+              job_nice=None):
     """Sets how the sandbox runs; call before serving. `public=True` (or a non-loopback
     `server_name`) makes the sandbox refuse to run code when seccomp cannot load."""
     global _slots, _probation_slots
@@ -96,6 +100,8 @@ def configure(public=None, server_name=None, pool_size=None, max_concurrent=None
                 _settings[name] = float(value)
         if probation_nice is not None:
             _settings["probation_nice"] = min(19, max(0, int(probation_nice)))
+        if job_nice is not None:
+            _settings["job_nice"] = min(19, max(0, int(job_nice)))
         if probation_concurrent is not None:
             _settings["probation_concurrent"] = max(1, int(probation_concurrent))
             _probation_slots = threading.BoundedSemaphore(_settings["probation_concurrent"])
@@ -328,7 +334,7 @@ class _Admission:
 
     @property
     def nice(self):
-        return _settings["probation_nice"] if self.on_probation else 0
+        return _settings["probation_nice"] if self.on_probation else _settings["job_nice"]
 
     def __enter__(self):
         sid = self.session_id

@@ -65,13 +65,14 @@ def test_schema_extraction_counts_against_the_same_budget(helpers, quick_limits)
 
 def test_probation_runs_at_the_lowest_priority_and_others_do_not(helpers, quick_limits):
     sid = session()
-    assert sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)["content"] == "0"
+    normal = str(sandbox._settings["job_nice"])
+    assert sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)["content"] == normal
     sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
     assert sandbox.session_usage(sid)["on_probation"] is True
     niced = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)
     assert niced["ok"] and niced["content"] == str(sandbox._settings["probation_nice"])
     fine = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
-    assert fine["ok"] and fine["content"] == "0"
+    assert fine["ok"] and fine["content"] == normal
 
 
 def test_sessions_on_probation_share_one_slot(helpers, quick_limits, monkeypatch):
