@@ -136,7 +136,7 @@ def build(settings: SettingsPanel) -> dict:
             run = RunPanel("registry", settings, editor.editor, start, PRESETS["天气"], strict_input=strict)
 
         def compare(report, strict_on=False, current_tool=None):
-            naive_result = extract(report.get("source") or "", False, "naive")
+            naive_result = extract(report.get("source") or "", False, "naive", report.get("session_id"))
             naive_tools = naive_result.get("tools") or []
             names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []
             if report["ok"]:

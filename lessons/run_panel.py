@@ -182,7 +182,7 @@ class RunPanel:
         if not state["question"]:
             yield self.views(state, "请先输入一个问题，或从预设问题里选一个。")
             return
-        report = schema_panel.schema_report(source, strict)
+        report = schema_panel.schema_report(source, strict, session_id=getattr(request, "session_hash", None))
         if not report["ok"]:
             yield self.views(state, "工具源码有错误，先修好再运行：" + schema_panel.error_text(report["error"]))
             return

@@ -81,10 +81,10 @@ def warnings_text(warnings: dict | None) -> str:
     return "\n".join(lines)
 
 
-def extract(source: str, strict: bool = False, method: str = "registry") -> dict:
-    """One sandboxed extraction; never raises (the page must keep working)."""
+def extract(source: str, strict: bool = False, method: str = "registry", session_id: str | None = None) -> dict:
+    """One sandboxed extraction, charged to the student's session; never raises (the page must keep working)."""
     try:
-        result = sandbox.extract_schemas(source or "", method=method, strict=bool(strict))
+        result = sandbox.extract_schemas(source or "", method=method, strict=bool(strict), session_id=session_id)
     except Exception as exc:  # the sandbox is a boundary: report, do not crash the page
         return {"ok": False, "tools": [], "warnings": {}, "error": {"code": "sandbox", "message": f"沙箱出错：{exc}", "line": None}}
     result.setdefault("tools", [])
@@ -92,9 +92,10 @@ def extract(source: str, strict: bool = False, method: str = "registry") -> dict
     return result
 
 
-def schema_report(source: str, strict: bool = False, previous: list | None = None, method: str = "registry") -> dict:
-    """What the panel shows, as plain data (also the /schema API result)."""
-    result = extract(source, strict, method)
+def schema_report(source: str, strict: bool = False, previous: list | None = None, method: str = "registry",
+                  session_id: str | None = None) -> dict:
+    """What the panel shows, as plain data."""
+    result = extract(source, strict, method, session_id)
     ok = bool(result.get("ok")) and not result.get("error")
     return {
         "ok": ok,
@@ -140,10 +141,11 @@ class SchemaPanel:
         outputs = [self.json, self.status, self.tools_state] + (extra_outputs or [])
         has_strict = strict is not None
 
-        def refresh(source, previous, *rest):
+        def refresh(request: gr.Request, source, previous, *rest):
             strict_on = bool(rest[0]) if has_strict else False
             extra_values = rest[1:] if has_strict else rest
-            report = schema_report(source, strict_on, previous)
+            report = schema_report(source, strict_on, previous, session_id=getattr(request, "session_hash", None))
+            report["session_id"] = getattr(request, "session_hash", None)
             tools = report["tools"] if report["ok"] else previous
             shown = json.dumps(tools or [], ensure_ascii=False, indent=2)
             values = [shown, status_markdown(report, previous is not None), tools]

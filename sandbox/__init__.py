@@ -354,7 +354,9 @@ class _Admission:
                     refusal = _Refusal("rate_limited", (
                         f"运行太频繁：你的工具在最近一分钟里累计运行了 {used:.1f} 秒（上限 {budget:g} 秒），"
                         f"请修好死循环或耗时的代码后，约 {ledger.seconds_until_under(budget, now)} 秒后再试。"))
-                elif ledger.running >= _settings["per_session_concurrent"]:
+                # Schema refreshes (one per tab on page load) may overlap; they still count
+                # against the budget above and queue for the global slots below.
+                elif self.counts_as_run and ledger.running >= _settings["per_session_concurrent"]:
                     raise _Refusal("busy", f"你已经有 {ledger.running} 个工具任务在运行，"
                                            "请等它们结束后再试。")
                 elif self.counts_as_run and len(ledger.starts) >= _settings["per_session_per_minute"]:
