@@ -1,8 +1,9 @@
 """The worker program: runs one job on a student's tool source, inside its own limits.
 
 Started by the app as `python -I -B -X utf8 worker.py zygote '<config json>'` from a
-private runtime directory that also holds hardening.py, tool_registry.py and
-naive_schema.py.  The zygote imports everything once, then forks one child per
+private runtime directory that also holds hardening.py and the course modules the
+student's source may import (tool_registry.py with type_schema.py and tool_arguments.py,
+naive_schema.py).  The zygote imports everything once, then forks one child per
 requested worker.  Each child puts itself in its own session, hardens itself
 (rlimits, non-dumpable, Landlock, seccomp, audit hook), reports which layers hold,
 and waits for exactly one job.  It never runs a second one.
@@ -439,17 +440,6 @@ def zygote_main(config):
     os._exit(0)
 
 
-def single_main(config):
-    """One job in this very process (platforms without fork, and start-up measurements)."""
-    preload()
-    config["read_only_paths"] = hardening.read_only_paths([HERE])
-    child_main((os.dup(0), os.dup(1), os.dup(2), os.dup(RESULT_FD)), config)
-
-
 if __name__ == "__main__":
-    mode, raw_config = sys.argv[1], sys.argv[2]
-    cfg = json.loads(raw_config)
-    if mode == "zygote":
-        zygote_main(cfg)
-    else:
-        single_main(cfg)
+    # The parent starts this file as the zygote: `python -I -B worker.py zygote CONFIG_JSON`.
+    zygote_main(json.loads(sys.argv[2]))
