@@ -13,6 +13,7 @@ import secrets
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -48,8 +49,16 @@ def world(tmp_path_factory):
     guarded = [os.path.join(REPO, "app.py"), os.path.join(REPO, "code", "tool_registry.py"),
                os.path.join(REPO, "sandbox", "__init__.py"), str(env_file)]
     # The attacks below are real: this process itself can read what the workers must not.
-    with open(f"/proc/{sibling.pid}/environ", "rb") as handle:
-        assert secret.encode() in handle.read()
+    # Popen returns once exec has closed the child's descriptors, a moment before the kernel
+    # has set up the new program's environment block: until then the file reads empty.
+    deadline = time.monotonic() + 10
+    while True:
+        with open(f"/proc/{sibling.pid}/environ", "rb") as handle:
+            planted = handle.read()
+        if planted or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
+    assert secret.encode() in planted
     assert secret in env_file.read_text()
     state = {
         "secret": secret, "env_file": str(env_file), "marker": str(place / "pwned.txt"),
