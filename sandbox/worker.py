@@ -417,6 +417,7 @@ def child_main(fds, config):
 def zygote_main(config):
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])
+    hardening.prepare_seccomp()
     hardening.set_non_dumpable()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     control = socket.socket(fileno=0)
