@@ -40,11 +40,14 @@ _settings = {
     # refused at once (a tool stuck in a loop costs 2 s a call, a working tool milliseconds).
     "per_session_seconds_per_minute": 8.0,
     # A session whose job hit a limit (time, memory, output) is on probation for a while:
-    # its jobs run one at a time across all such sessions, at the lowest CPU priority,
-    # with a shorter time limit, so they only use CPU nobody else wants.
+    # its jobs run one at a time across all such sessions, only when a CPU is otherwise
+    # idle (SCHED_IDLE), with a shorter time limit and a smaller budget. A loop that keeps
+    # coming back then costs the others next to nothing; fixed code runs in milliseconds
+    # and never notices.
     "probation_seconds": 120.0,
     "probation_concurrent": 1,
     "probation_wall_seconds": 1.0,
+    "probation_seconds_per_minute": 2.0,
     "probation_nice": 19,
     # Every student's tool runs below the web server's priority, so even a tool's first
     # run, before its session has a record, cannot take CPU from the page at equal weight.
@@ -71,8 +74,8 @@ WINDOW_SECONDS = 60.0
 def configure(public=None, server_name=None, pool_size=None, max_concurrent=None,
               per_session_concurrent=None, per_session_per_minute=None, wall_seconds=None,
               per_session_seconds_per_minute=None, probation_seconds=None, probation_concurrent=None,
-              probation_wall_seconds=None, probation_nice=None, refusal_pause_seconds=None,
-              job_nice=None):
+              probation_wall_seconds=None, probation_seconds_per_minute=None, probation_nice=None,
+              refusal_pause_seconds=None, job_nice=None):
     """Sets how the sandbox runs; call before serving. `public=True` (or a non-loopback
     `server_name`) makes the sandbox refuse to run code when seccomp cannot load."""
     global _slots, _probation_slots
@@ -95,6 +98,7 @@ def configure(public=None, server_name=None, pool_size=None, max_concurrent=None
         for name, value in (("per_session_seconds_per_minute", per_session_seconds_per_minute),
                             ("probation_seconds", probation_seconds),
                             ("probation_wall_seconds", probation_wall_seconds),
+                            ("probation_seconds_per_minute", probation_seconds_per_minute),
                             ("refusal_pause_seconds", refusal_pause_seconds)):
             if value is not None:
                 _settings[name] = float(value)
@@ -347,7 +351,9 @@ class _Admission:
                     ledger = _ledgers[sid] = _Ledger(now)
                 ledger.last_seen = now
                 ledger.forget_old(now)
-                budget = _settings["per_session_seconds_per_minute"]
+                self.on_probation = now < ledger.probation_until
+                budget = _settings["probation_seconds_per_minute" if self.on_probation
+                                   else "per_session_seconds_per_minute"]
                 used = ledger.seconds_used()
                 over_budget = used >= budget
                 if over_budget:
@@ -366,7 +372,6 @@ class _Admission:
                         ledger.starts.append(now)
                     ledger.running += 1
                     self.entered = True
-                    self.on_probation = now < ledger.probation_until
             if over_budget:
                 time.sleep(_settings["refusal_pause_seconds"])
                 raise refusal
@@ -495,7 +500,8 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
         with _Admission(session_id, counts_as_run=False) as admission:
             outcome = _current_pool().run({"op": "extract", "source": source, "method": method,
                                            "strict": bool(strict)},
-                                          wall_seconds=admission.wall_seconds, nice=admission.nice)
+                                          wall_seconds=admission.wall_seconds, nice=admission.nice,
+                                          idle=admission.on_probation)
             admission.note(outcome)
     except _Refusal as refusal:
         return dict(empty, error=_failure(refusal.code, refusal.message))
@@ -543,7 +549,8 @@ def run_tool(source, name, args, session_id=None):
         with _Admission(session_id) as admission:
             outcome = _current_pool().run({"op": "run", "source": source, "name": name,
                                            "args": args if args is not None else {}},
-                                          wall_seconds=admission.wall_seconds, nice=admission.nice)
+                                          wall_seconds=admission.wall_seconds, nice=admission.nice,
+                                          idle=admission.on_probation)
             admission.note(outcome)
     except _Refusal as refusal:
         return failed(refusal.code, refusal.message)

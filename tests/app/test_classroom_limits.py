@@ -66,6 +66,7 @@ def test_a_looping_tab_is_refused_while_another_tab_runs(served, monkeypatch):
     monkeypatch.setattr(sandbox._limits, "wall_seconds", 0.4)
     monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 0.3)
     monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 0.6)
+    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 0.6)
     monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
     looping, calm = tab(url), tab(url)
     codes = [looping.predict(LOOPING, "get_weather", '{"city": "北京"}', api_name="/try_call")["error_code"]

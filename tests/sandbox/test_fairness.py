@@ -1,6 +1,7 @@
 """Fairness limits: a session whose tools loop forever is refused quickly once it has used its
-minute's budget, is put on probation (lowest CPU priority, one shared slot, shorter time
-limit), and the others keep running normally. Functional checks only: no timing asserts."""
+minute's budget, is put on probation (SCHED_IDLE, one shared slot, shorter time limit,
+smaller budget), and the others keep running normally. Functional checks only: no timing asserts."""
+import os
 import threading
 import time
 import uuid
@@ -19,7 +20,18 @@ def add(a: int, b: int = 1) -> int:
     return a + b
 '''
 LOOP = "while True:\n    pass"
-PRIORITY = "import os\nreturn os.getpriority(os.PRIO_PROCESS, 0)"
+PRIORITY = "import os\nreturn f'{os.getpriority(os.PRIO_PROCESS, 0)} {os.sched_getscheduler(0)}'"
+ESCAPE = '''import os
+attempts = []
+for attempt in (lambda: os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)),
+                lambda: os.setpriority(os.PRIO_PROCESS, 0, 0),
+                lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))):
+    try:
+        attempt()
+        attempts.append("changed")
+    except PermissionError:
+        attempts.append("refused")
+return f"{attempts} {os.sched_getscheduler(0)}"'''
 
 
 @pytest.fixture
@@ -28,6 +40,7 @@ def quick_limits(monkeypatch):
     monkeypatch.setattr(sandbox._limits, "wall_seconds", 0.4)
     monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 0.3)
     monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 0.6)
+    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 0.6)
     monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
 
 
@@ -63,20 +76,29 @@ def test_schema_extraction_counts_against_the_same_budget(helpers, quick_limits)
     assert sandbox.extract_schemas(GOOD, session_id=session())["ok"] is True
 
 
-def test_probation_runs_at_the_lowest_priority_and_others_do_not(helpers, quick_limits):
+def test_probation_runs_only_on_idle_cpu_and_others_do_not(helpers, quick_limits):
     sid = session()
-    normal = str(sandbox._settings["job_nice"])
+    normal = f"{sandbox._settings['job_nice']} {os.SCHED_OTHER}"
     assert sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)["content"] == normal
     sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
     assert sandbox.session_usage(sid)["on_probation"] is True
-    niced = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)
-    assert niced["ok"] and niced["content"] == str(sandbox._settings["probation_nice"])
+    idle = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)
+    assert idle["ok"] and idle["content"] == f"{sandbox._settings['probation_nice']} {os.SCHED_IDLE}"
     fine = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
     assert fine["ok"] and fine["content"] == normal
 
 
+def test_a_tool_cannot_raise_its_own_priority(helpers, quick_limits):
+    sid = session()
+    sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    escaped = sandbox.run_tool(helpers.tool_source(ESCAPE), "attack", {}, session_id=sid)
+    assert escaped["ok"], escaped
+    assert escaped["content"] == f"['refused', 'refused', 'refused'] {os.SCHED_IDLE}"
+
+
 def test_sessions_on_probation_share_one_slot(helpers, quick_limits, monkeypatch):
     monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 30.0)
+    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 30.0)
     monkeypatch.setitem(sandbox._settings, "queue_wait_seconds", 0.2)
     monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 1.0)
     slots = threading.BoundedSemaphore(1)
@@ -119,13 +141,15 @@ def test_idle_sessions_are_forgotten():
 
 def test_configure_sets_the_fairness_limits(monkeypatch):
     for name in ("per_session_seconds_per_minute", "probation_seconds", "probation_wall_seconds",
-                 "probation_nice", "probation_concurrent"):
+                 "probation_seconds_per_minute", "probation_nice", "probation_concurrent"):
         monkeypatch.setitem(sandbox._settings, name, sandbox._settings[name])
     monkeypatch.setattr(sandbox, "_probation_slots", sandbox._probation_slots)
     monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", sandbox._settings["refusal_pause_seconds"])
     sandbox.configure(per_session_seconds_per_minute=5, probation_seconds=30, probation_wall_seconds=0.5,
-                      probation_nice=40, probation_concurrent=2, refusal_pause_seconds=0.25)
+                      probation_seconds_per_minute=1.5, probation_nice=40, probation_concurrent=2,
+                      refusal_pause_seconds=0.25)
     assert sandbox._settings["per_session_seconds_per_minute"] == 5.0
+    assert sandbox._settings["probation_seconds_per_minute"] == 1.5
     assert sandbox._settings["probation_nice"] == 19                      # clamped to what the kernel allows
     assert sandbox._settings["probation_concurrent"] == 2 and sandbox._settings["refusal_pause_seconds"] == 0.25
     assert sandbox._probation_slots.acquire(blocking=False) and sandbox._probation_slots.acquire(blocking=False)
