@@ -146,32 +146,24 @@ def tree_memory_mb(pid: int, only_root: bool = False) -> tuple[float, float]:
     return rss / 1024, pss / 1024
 
 
-def cpu_seconds(pid: int) -> tuple[float, float]:
-    """(app process, sandbox) CPU seconds so far: the server's own, and the zygote's with
-    every worker it has reaped (workers still running are not counted until they end)."""
+def server_cpu_seconds(pid: int) -> float:
+    """CPU seconds the app's own process has used so far."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine_cpu() -> dict:
+    """CPU seconds the whole machine has spent so far, by kind (/proc/stat). The sandbox's
+    workers are reaped by the kernel, so their time is not in any parent's figures; the
+    machine's total less the server and the clients is theirs (and the kernel's). Tools run
+    niced, so "nice" is the students' tool code itself; "steal" is time the hypervisor gave
+    to other machines."""
     tick = os.sysconf("SC_CLK_TCK")
-
-    def times(member: int, with_children: bool) -> float:
-        try:
-            with open(f"/proc/{member}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            return 0.0
-        used = int(fields[11]) + int(fields[12])
-        if with_children:
-            used += int(fields[13]) + int(fields[14])
-        return used / tick
-
-    zygotes = [m for m in process_tree(pid)[1:] if _parent(m) == pid]
-    return times(pid, False), sum(times(z, True) for z in zygotes)
-
-
-def _parent(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return int(handle.read().rsplit(")", 1)[1].split()[1])
-    except OSError:
-        return -1
+    with open("/proc/stat") as handle:
+        fields = [int(v) for v in handle.readline().split()[1:9]]
+    names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    return {name: value / tick for name, value in zip(names, fields)}
 
 
 class MemoryWatch(threading.Thread):
@@ -406,16 +398,21 @@ def main() -> int:
         phases.append(("phase 2: with abusive students" if not args.smoke else "smoke", well_behaved, args.abusers))
         outcome = {}
         for index, (title, n_students, n_abusers) in enumerate(phases):
-            app_before, sandbox_before = cpu_seconds(app.pid)
+            app_before = server_cpu_seconds(app.pid)
             own_before = sum(os.times()[:2])
+            machine_before = machine_cpu()
             results = run_phase(url, n_students, n_abusers, args.seconds, args.think, args.abuser_pause,
                                 seed=index * 10_000, ramp=args.ramp)
             outcome[title] = summarise(title, results, args.seconds)
-            app_after, sandbox_after = cpu_seconds(app.pid)
+            app_after = server_cpu_seconds(app.pid)
             own = sum(os.times()[:2]) - own_before
-            print(f"  CPU used (of {os.cpu_count() * args.seconds:.0f} CPU-seconds): app server "
-                  f"{app_after - app_before:.1f} s, sandbox workers {sandbox_after - sandbox_before:.1f} s, "
-                  f"the simulated students' clients {own:.1f} s")
+            machine = {k: v - machine_before[k] for k, v in machine_cpu().items()}
+            busy = sum(v for k, v in machine.items() if k not in ("idle", "iowait", "steal"))
+            server = app_after - app_before
+            print(f"  CPU used (of {os.cpu_count() * args.seconds:.0f} CPU-seconds): {busy:.1f} s in all: app server "
+                  f"{server:.1f} s, the simulated students' clients {own:.1f} s, sandbox workers and kernel "
+                  f"{busy - server - own:.1f} s (of which niced tool code {machine['nice']:.1f} s); "
+                  f"stolen by the hypervisor {machine['steal']:.1f} s")
         watch.stop.set()
         watch.join()
 
