@@ -14,6 +14,8 @@ message and an error code; nothing here raises for bad student code.
 """
 import atexit
 import collections
+import copy
+import hashlib
 import ipaddress
 import json
 import os
@@ -67,6 +69,7 @@ _sessions_lock = threading.Lock()
 _ledgers = {}                  # session id -> _Ledger, forgotten once idle
 _last_prune = [0.0]
 WINDOW_SECONDS = 60.0
+SCHEMAS_REMEMBERED = 4
 
 
 # ------------------------------------------------------------------ configuration
@@ -238,9 +241,10 @@ class _Refusal(Exception):
 class _Ledger:
     """What one session has been using: jobs running now, job starts and worker-seconds
     in the last minute, and until when it is on probation."""
-    __slots__ = ("running", "starts", "spent", "probation_until", "last_seen")
+    __slots__ = ("running", "starts", "spent", "probation_until", "last_seen", "schemas")
 
     def __init__(self, now):
+        self.schemas = collections.OrderedDict()   # (source digest, method, strict) -> result
         self.running = 0
         self.starts = collections.deque()      # start times of tool runs
         self.spent = collections.deque()       # (end time, worker seconds) of every job
@@ -489,6 +493,30 @@ def _check_request(source):
 
 # ------------------------------------------------------------------ the two calls
 
+def _schema_key(source, method, strict):
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), method, bool(strict)
+
+
+def _remembered_schemas(session_id, key, result=None):
+    """A session's last few successful extractions. The schema panel extracts on every edit
+    and 运行 then asks again for the same source: an identical source is answered from here
+    without a worker (its module code does not run a second time)."""
+    with _sessions_lock:
+        ledger = _ledgers.get(session_id)
+        if ledger is None:
+            return None
+        if result is None:
+            found = ledger.schemas.get(key)
+            if found is not None:
+                ledger.schemas.move_to_end(key)
+                ledger.last_seen = time.monotonic()
+            return copy.deepcopy(found)
+        ledger.schemas[key] = copy.deepcopy(result)
+        while len(ledger.schemas) > SCHEMAS_REMEMBERED:
+            ledger.schemas.popitem(last=False)
+        return None
+
+
 def extract_schemas(source, method="registry", strict=False, session_id=None):
     """Runs the module in a worker and returns its tools' schemas (or why it could not).
     With a `session_id` the run is charged to that session's budget like a tool run."""
@@ -497,6 +525,10 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
         return dict(empty, error=_failure("invalid_request", "method 只能是 \"registry\" 或 \"naive\"。"))
     try:
         _check_request(source)
+        key = _schema_key(source, method, strict) if session_id is not None else None
+        remembered = _remembered_schemas(session_id, key) if key else None
+        if remembered is not None:
+            return remembered
         with _Admission(session_id, counts_as_run=False) as admission:
             outcome = _current_pool().run({"op": "extract", "source": source, "method": method,
                                            "strict": bool(strict)},
@@ -519,9 +551,12 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
     if not isinstance(tools, list) or not isinstance(warnings, dict) or \
             (error is not None and not isinstance(error, dict)):
         return dict(empty, stdout=stdout, error=_failure("worker_crashed", "工作进程的回复格式不对，请重试。"))
-    return {"ok": bool(reply.get("ok")) and error is None, "tools": tools, "warnings": warnings,
-            "error": error, "stdout": stdout, "duration_ms": outcome.wall_ms,
-            "worker_pid": outcome.worker_pid}
+    result = {"ok": bool(reply.get("ok")) and error is None, "tools": tools, "warnings": warnings,
+              "error": error, "stdout": stdout, "duration_ms": outcome.wall_ms,
+              "worker_pid": outcome.worker_pid}
+    if result["ok"] and key:
+        _remembered_schemas(session_id, key, result)
+    return result
 
 
 def run_tool(source, name, args, session_id=None):

@@ -153,3 +153,23 @@ def test_configure_sets_the_fairness_limits(monkeypatch):
     assert sandbox._settings["probation_nice"] == 19                      # clamped to what the kernel allows
     assert sandbox._settings["probation_concurrent"] == 2 and sandbox._settings["refusal_pause_seconds"] == 0.25
     assert sandbox._probation_slots.acquire(blocking=False) and sandbox._probation_slots.acquire(blocking=False)
+
+
+def test_a_session_is_answered_from_its_last_extractions(helpers):
+    sid = session()
+    first = sandbox.extract_schemas(GOOD, session_id=sid)
+    spent = sandbox.session_usage(sid)["seconds_last_minute"]
+    again = sandbox.extract_schemas(GOOD, session_id=sid)
+    assert first["ok"] and again == first                        # the same answer, from the same worker
+    assert sandbox.session_usage(sid)["seconds_last_minute"] == spent    # and nothing charged
+    again["tools"].clear()                                        # a caller's changes stay its own
+    assert sandbox.extract_schemas(GOOD, session_id=sid)["tools"] == first["tools"]
+    strict = sandbox.extract_schemas(GOOD, strict=True, session_id=sid)
+    assert strict["ok"] and strict["worker_pid"] != first["worker_pid"]      # other options: run again
+    other = sandbox.extract_schemas(GOOD, session_id=session())
+    assert other["ok"] and other["worker_pid"] != first["worker_pid"]        # other sessions: their own run
+    broken = [sandbox.extract_schemas("def broken(:\n", session_id=sid) for _ in range(2)]
+    assert not broken[0]["ok"] and broken[0]["worker_pid"] != broken[1]["worker_pid"]   # failures: not kept
+    for index in range(sandbox.SCHEMAS_REMEMBERED):               # only the last few are kept
+        sandbox.extract_schemas(GOOD + f"\n# edit {index}\n", session_id=sid)
+    assert sandbox.extract_schemas(GOOD, session_id=sid)["worker_pid"] != first["worker_pid"]
