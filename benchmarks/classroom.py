@@ -1,6 +1,6 @@
 """A whole classroom on one app: N simulated students hitting the named API endpoints.
 
-    python benchmarks/classroom.py                      # 50 students (5 abusive), 2 minutes per phase
+    python benchmarks/classroom.py                      # 45 students, 2 minutes; then 5 abusive ones join for 2 more
     python benchmarks/classroom.py --students 10 --abusers 2 --seconds 15 --smoke    # CI
 
 The app runs as a subprocess on loopback (`python app.py`), exactly as it is served.
@@ -15,26 +15,29 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
   export   the session document of the last run
   echo     `/echo`, which returns its input: the floor Gradio itself sets
 
-Two phases in the same run, each `--seconds` long:
-  1. baseline: the well-behaved students alone;
-  2. abuse:    the same students plus `--abusers` students whose tools loop forever,
-               allocate without bound or print megabytes, clicking again 0.2 s after
-               each answer.
-Fairness is the well-behaved students' p95 in phase 2 against phase 1.
+One class in three parts:
+  1. arrival:  the well-behaved students open the link over `--ramp` seconds;
+  2. baseline: they keep working, on their own, for `--seconds`;
+  3. abuse:    the same students keep working and `--abusers` more join them, whose tools
+               loop forever, allocate without bound or print megabytes, clicking again 0.2 s
+               after each answer, for another `--seconds`.
+Fairness is the well-behaved students' p95 in part 3 against part 2: the same people, the
+same tabs, only the abusers differ. An action counts in the part it started in.
 
-Reported: p50/p95/max per action and its ratio to the echo floor, errors by kind, whole
-lessons per second, CPU used by the server, the sandbox workers and the simulated clients
-(they share the machine), the memory of the app with its sandbox (PSS summed over the
-process tree; RSS too) at start, at peak, and once every tab has expired. "Start" is
+Reported per part: p50/p95/max per action and its ratio to the echo floor, errors by kind,
+whole lessons per second, CPU used by the server, by the simulated clients (they share the
+machine) and by the rest (the sandbox's workers and the kernel, read from /proc/stat), and
+the memory of the app with its sandbox (PSS summed over the process tree; RSS too) at start,
+at peak, and once every tab has expired. "Start" is
 measured after a short warm-up class whose tabs have expired, so that one-time growth
 (imports, allocator pools) is not counted as memory the sessions kept; the figure after a
 single lesson is printed too.
-`--smoke` runs one short phase with abusers and exits 1 on any error (CI runs it).
+`--smoke` skips the baseline (the abusers join right after the arrival) and exits 1 on any
+error (CI runs it).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import socket
@@ -181,19 +184,40 @@ class MemoryWatch(threading.Thread):
 # ── students ────────────────────────────────────────────────────────────────────
 
 
+class Clock:
+    """The parts of one class: the tabs open (`arrival`), the students work (`baseline`),
+    then the abusive students join them (`abuse`). An action belongs to the part it started in."""
+
+    def __init__(self, ramp: float, baseline: float, abuse: float):
+        now = time.monotonic()
+        self.arrival_ends = now + ramp
+        self.abuse_starts = self.arrival_ends + baseline
+        self.ends = self.abuse_starts + abuse
+
+    def part(self, moment: float) -> str:
+        if moment < self.arrival_ends:
+            return "arrival"
+        return "baseline" if moment < self.abuse_starts else "abuse"
+
+    def wait_until(self, moment: float):
+        time.sleep(max(0.0, moment - time.monotonic()))
+
+
 class Results:
-    def __init__(self):
+    def __init__(self, clock: Clock):
+        self.clock = clock
         self.lock = threading.Lock()
-        self.latency = defaultdict(list)     # (group, action) -> seconds
-        self.errors = Counter()              # (group, action, kind) -> count
-        self.episodes = Counter()            # group -> whole lessons finished
+        self.latency = defaultdict(list)     # (part, group, action) -> seconds
+        self.errors = Counter()              # (part, group, action, kind) -> count
+        self.episodes = Counter()            # part -> whole lessons the students finished
         self.contained = Counter()           # abusers: error code of each tool result they got
 
-    def record(self, group: str, action: str, seconds: float, error: str | None = None):
+    def record(self, group: str, action: str, started: float, error: str | None = None):
+        part = self.clock.part(started)
         with self.lock:
-            self.latency[(group, action)].append(seconds)
+            self.latency[(part, group, action)].append(time.monotonic() - started)
             if error:
-                self.errors[(group, action, error)] += 1
+                self.errors[(part, group, action, error)] += 1
 
 
 def check_run(result: dict, want_tool_results: int) -> str | None:
@@ -215,13 +239,13 @@ def check_schema(result: dict) -> str | None:
 
 
 def timed(results: Results, group: str, action: str, call, check=None):
-    started = time.perf_counter()
+    started = time.monotonic()
     try:
         value = call()
         error = check(value) if check else None
     except Exception as exc:  # every failure is counted by kind, none stops the student
         value, error = None, type(exc).__name__
-    results.record(group, action, time.perf_counter() - started, error)
+    results.record(group, action, started, error)
     return value
 
 
@@ -237,22 +261,27 @@ def connect(url: str, results: Results, group: str):
     from gradio_client import Client
 
     for attempt in range(2):
+        started = time.monotonic()
         try:
-            return Client(url, verbose=False, ssl_verify=SHARED_TLS)
+            client = Client(url, verbose=False, ssl_verify=SHARED_TLS)
+            results.record(group, "connect", started)
+            return client
         except Exception as exc:  # counted; the second failure ends this student
-            results.record(group, "connect", 0.0, type(exc).__name__)
+            results.record(group, "connect", started, type(exc).__name__)
             time.sleep(1.0)
     return None
 
 
-def student(url: str, seed: int, deadline: float, results: Results, think: float):
+def student(url: str, seed: int, results: Results, think: float):
     rng = random.Random(seed)
     group = "students"
     client = connect(url, results, group)
     if client is None:
         return
+    deadline = results.clock.ends
     time.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
     while time.monotonic() < deadline:
+        began = time.monotonic()
         timed(results, group, "schema",
               lambda: client.predict(edited_source(rng), False, "registry", api_name="/schema"), check_schema)
         time.sleep(rng.uniform(0.5, 1.5) * think)
@@ -271,11 +300,11 @@ def student(url: str, seed: int, deadline: float, results: Results, think: float
               lambda r: None if r == "ping" else "bad echo")
         if time.monotonic() < deadline:
             with results.lock:
-                results.episodes[group] += 1
+                results.episodes[results.clock.part(began)] += 1
         time.sleep(rng.uniform(0.5, 1.5) * think)
 
 
-def abuser(url: str, seed: int, deadline: float, results: Results, pause: float):
+def abuser(url: str, seed: int, results: Results, pause: float):
     """Runs a hostile tool again and again, clicking as fast as a person can: the app must
     contain it. A contained failure (ok False with a clear error code) is the expected answer;
     only an exception (no answer at all) counts as an error."""
@@ -285,7 +314,7 @@ def abuser(url: str, seed: int, deadline: float, results: Results, pause: float)
         return
     kinds = list(ABUSIVE_TOOLS)
     turn = seed
-    while time.monotonic() < deadline:
+    while time.monotonic() < results.clock.ends:
         source = abusive_source(kinds[turn % len(kinds)])
         turn += 1
         run = timed(results, group, "fc",
@@ -299,29 +328,66 @@ def abuser(url: str, seed: int, deadline: float, results: Results, pause: float)
         time.sleep(pause)
 
 
-def run_phase(url: str, students: int, abusers: int, seconds: float, think: float, pause: float,
-              seed: int, ramp: float = 0.0) -> Results:
-    results = Results()
-    deadline = time.monotonic() + seconds
-    gap = ramp / max(1, students + abusers)
-    threads = [threading.Thread(target=student, args=(url, seed + i, deadline, results, think), daemon=True)
-               for i in range(students)]
-    threads += [threading.Thread(target=abuser, args=(url, seed + 1000 + i, deadline, results, pause), daemon=True)
-                for i in range(abusers)]
-    order = list(range(len(threads)))
-    random.Random(seed).shuffle(order)    # abusers arrive among the others
-    for index in order:
-        threads[index].start()
-        time.sleep(gap)    # "open the link": the tabs open over the first seconds, not in one instant
+class CpuMeter:
+    """CPU seconds used between two readings: by the app server, by the simulated clients
+    (this process), and by everything else, which is the sandbox's workers and the kernel."""
+
+    def __init__(self, app_pid: int):
+        self.app_pid = app_pid
+        self.reading = self.read()
+
+    def read(self):
+        return server_cpu_seconds(self.app_pid), sum(os.times()[:2]), machine_cpu()
+
+    def lap(self) -> dict:
+        (server0, own0, machine0), self.reading = self.reading, self.read()
+        server1, own1, machine1 = self.reading
+        machine = {k: v - machine0[k] for k, v in machine1.items()}
+        busy = sum(v for k, v in machine.items() if k not in ("idle", "iowait", "steal"))
+        return {"busy": busy, "server": server1 - server0, "clients": own1 - own0, "nice": machine["nice"],
+                "steal": machine["steal"], "other": busy - (server1 - server0) - (own1 - own0)}
+
+
+def run_class(url: str, students: int, abusers: int, ramp: float, baseline: float, abuse: float,
+              think: float, pause: float, seed: int, app_pid: int | None = None):
+    """One class: the students open their tabs over `ramp` seconds and keep working through
+    `baseline` seconds on their own, then `abuse` seconds with the abusive students among them
+    (the same students, already settled: only the abusers change). Returns the results and the
+    CPU used in each part."""
+    clock = Clock(ramp, baseline, abuse)
+    results = Results(clock)
+    meter = CpuMeter(app_pid) if app_pid else None
+    cpu = {}
+    rng = random.Random(seed)
+    threads = []
+
+    def start(target, *args):
+        thread = threading.Thread(target=target, args=(url, *args), daemon=True)
+        thread.start()
+        threads.append(thread)
+
+    for index in range(students):  # "open the link": the tabs open over the first seconds
+        start(student, seed + index, results, think)
+        clock.wait_until(clock.arrival_ends - ramp + (index + 1) * ramp / max(1, students))
+    for part, ends in (("arrival", clock.arrival_ends), ("baseline", clock.abuse_starts)):
+        clock.wait_until(ends)
+        if meter and (part == "arrival" or baseline > 0):
+            cpu[part] = meter.lap()
+    for index in range(abusers if abuse > 0 else 0):
+        start(abuser, seed + 1000 + index, results, pause)
+        time.sleep(rng.uniform(0, 0.2))
+    clock.wait_until(clock.ends)
+    if meter:
+        cpu["abuse"] = meter.lap()
     for thread in threads:
-        thread.join(timeout=seconds + 120)
-    return results
+        thread.join(timeout=120)
+    return results, cpu
 
 
 def warm_up(url: str, students: int, seconds: float):
     """A short class before measuring: lazy imports, first-call caches and the allocators'
     working set for that many concurrent requests are paid here, not charged to the class."""
-    results = run_phase(url, students, 0, seconds, think=0.3, pause=0.0, seed=99_000)
+    results, _ = run_class(url, students, 0, 1.0, seconds, 0.0, think=0.3, pause=0.0, seed=99_000)
     if results.errors:
         raise SystemExit(f"the warm-up lessons failed: {dict(results.errors)}")
 
@@ -334,26 +400,36 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
-def summarise(title: str, results: Results, seconds: float) -> dict:
-    print(f"\n== {title}")
-    floor = results.latency.get(("students", "echo")) or [float("nan")]
+PART_TITLES = {"arrival": "arrival: the students open the link",
+               "baseline": "baseline: the students working, nobody abusive",
+               "abuse": "abuse: the same students, with the abusive ones among them"}
+
+
+def summarise(part: str, results: Results, seconds: float, cpu: dict | None) -> dict:
+    print(f"\n== {PART_TITLES[part]} ({seconds:.0f} s)")
+    floor = results.latency.get((part, "students", "echo")) or [float("nan")]
     floor_p50, floor_p95 = statistics.median(floor), percentile(floor, 0.95)
     figures = {}
     print(f"  {'group/action':<20}{'n':>6}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}{'p50/echo':>10}{'p95/echo':>10}")
-    for (group, action), values in sorted(results.latency.items()):
-        if action == "connect":
+    for (where, group, action), values in sorted(results.latency.items()):
+        if where != part:
             continue
         p50, p95 = statistics.median(values), percentile(values, 0.95)
         figures[(group, action)] = {"n": len(values), "p50": p50, "p95": p95, "max": max(values)}
         print(f"  {group + '/' + action:<20}{len(values):>6}{p50 * 1000:>10.1f}{p95 * 1000:>10.1f}"
               f"{max(values) * 1000:>10.1f}{p50 / floor_p50:>10.1f}{p95 / floor_p95:>10.1f}")
-    episodes = results.episodes["students"]
+    episodes = results.episodes[part]
     print(f"  whole lessons: {episodes} in {seconds:.0f} s = {episodes / seconds:.2f} per second")
-    errors = dict(results.errors)
+    errors = {key[1:]: n for key, n in results.errors.items() if key[0] == part}
     print("  errors: " + (", ".join(f"{g}/{a}:{kind}×{n}" for (g, a, kind), n in sorted(errors.items())) or "none"))
-    if results.contained:
+    if part == "abuse" and results.contained:
         print("  abusers' tool results by error code: "
               + ", ".join(f"{code}×{n}" for code, n in results.contained.most_common()))
+    if cpu:
+        print(f"  CPU used (of {os.cpu_count() * seconds:.0f} CPU-seconds): {cpu['busy']:.1f} s in all: app server "
+              f"{cpu['server']:.1f} s, the simulated students' clients {cpu['clients']:.1f} s, sandbox workers and "
+              f"kernel {cpu['other']:.1f} s (of which niced tool code {cpu['nice']:.1f} s); stolen by the "
+              f"hypervisor {cpu['steal']:.1f} s")
     return {"figures": figures, "errors": sum(errors.values())}
 
 
@@ -361,12 +437,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=50, help="students in all (abusers included)")
     parser.add_argument("--abusers", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=120, help="length of each phase")
+    parser.add_argument("--seconds", type=float, default=120, help="length of the baseline and of the abuse part")
     parser.add_argument("--think", type=float, default=3.0, help="mean pause between a student's actions, s")
     parser.add_argument("--abuser-pause", type=float, default=0.2, help="pause between an abuser's clicks, s")
     parser.add_argument("--ramp", type=float, default=10, help="seconds over which the tabs open")
     parser.add_argument("--ttl", type=float, default=15, help="session lifetime given to the app, s")
-    parser.add_argument("--smoke", action="store_true", help="one phase with abusers; exit 1 on any error")
+    parser.add_argument("--smoke", action="store_true", help="no baseline, the abusers join at once; exit 1 on any error")
     args = parser.parse_args()
     well_behaved = args.students - args.abusers
 
@@ -388,31 +464,17 @@ def main() -> int:
         watch.start()
         with open("/proc/loadavg") as handle:
             load = handle.read().split()[0]
-        print(f"classroom: {args.students} students ({args.abusers} abusive), {args.seconds:.0f} s per phase, "
-              f"think {args.think:g} s, {os.cpu_count()} CPUs, load average {load} before the run")
+        baseline = 0.0 if args.smoke else args.seconds
+        print(f"classroom: {well_behaved} students, then {args.abusers} abusive ones join them; tabs open over "
+              f"{args.ramp:g} s, then {baseline:.0f} s + {args.seconds:.0f} s; think {args.think:g} s; "
+              f"{os.cpu_count()} CPUs, load average {load} before the run")
         print(f"app memory: PSS {cold_pss:.0f} MB after one lesson, {start_pss:.0f} MB at start, after a short "
               f"warm-up class whose tabs have expired (RSS sum {start_rss:.0f} MB)")
-        phases = []
-        if not args.smoke:
-            phases.append(("phase 1: well-behaved students only", well_behaved, 0))
-        phases.append(("phase 2: with abusive students" if not args.smoke else "smoke", well_behaved, args.abusers))
-        outcome = {}
-        for index, (title, n_students, n_abusers) in enumerate(phases):
-            app_before = server_cpu_seconds(app.pid)
-            own_before = sum(os.times()[:2])
-            machine_before = machine_cpu()
-            results = run_phase(url, n_students, n_abusers, args.seconds, args.think, args.abuser_pause,
-                                seed=index * 10_000, ramp=args.ramp)
-            outcome[title] = summarise(title, results, args.seconds)
-            app_after = server_cpu_seconds(app.pid)
-            own = sum(os.times()[:2]) - own_before
-            machine = {k: v - machine_before[k] for k, v in machine_cpu().items()}
-            busy = sum(v for k, v in machine.items() if k not in ("idle", "iowait", "steal"))
-            server = app_after - app_before
-            print(f"  CPU used (of {os.cpu_count() * args.seconds:.0f} CPU-seconds): {busy:.1f} s in all: app server "
-                  f"{server:.1f} s, the simulated students' clients {own:.1f} s, sandbox workers and kernel "
-                  f"{busy - server - own:.1f} s (of which niced tool code {machine['nice']:.1f} s); "
-                  f"stolen by the hypervisor {machine['steal']:.1f} s")
+        results, cpu = run_class(url, well_behaved, args.abusers, args.ramp, baseline, args.seconds,
+                                 args.think, args.abuser_pause, seed=0, app_pid=app.pid)
+        parts = {"arrival": args.ramp, "baseline": baseline, "abuse": args.seconds}
+        outcome = {part: summarise(part, results, seconds, cpu.get(part))
+                   for part, seconds in parts.items() if seconds > 0}
         watch.stop.set()
         watch.join()
 
@@ -434,19 +496,18 @@ def main() -> int:
 
         errors = sum(o["errors"] for o in outcome.values())
         if not args.smoke:
-            base = outcome[phases[0][0]]["figures"]
-            abuse = outcome[phases[1][0]]["figures"]
+            base, abuse = outcome["baseline"]["figures"], outcome["abuse"]["figures"]
             for action in ("fc", "schema", "react", "export", "echo"):
                 if ("students", action) in base and ("students", action) in abuse:
                     before, after = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
                     print(f"fairness {action}: students' p95 {before * 1000:.0f} ms -> {after * 1000:.0f} ms "
                           f"with abusers ({(after / before - 1) * 100:+.0f}%, goal at most +20%)")
-            for title, _, _ in phases:
-                figures = outcome[title]["figures"]
+            for part, figures in outcome.items():
+                figures = figures["figures"]
                 fc = figures.get(("students", "fc"), {}).get("p95", float("nan"))
                 schema = figures.get(("students", "schema"), {}).get("p95", float("nan"))
-                print(f"goals, {title.split(':')[0]}: fc p95 {fc * 1000:.0f} ms (< 2000), "
-                      f"schema p95 {schema * 1000:.0f} ms (< 300), errors {outcome[title]['errors']} (0)")
+                print(f"goals, {part}: fc p95 {fc * 1000:.0f} ms (< 2000), "
+                      f"schema p95 {schema * 1000:.0f} ms (< 300), errors {outcome[part]['errors']} (0)")
         print(f"{'smoke' if args.smoke else 'classroom'} {'failed' if errors else 'passed'}: {errors} errors")
         return 1 if args.smoke and errors else 0
     finally:
