@@ -15,6 +15,8 @@
 它还能故意犯真实模型常犯的错（MISTAKES），只在回答一个新问题的第一轮犯，
 这样循环把错误反馈回去以后，学生能看到模型"改正"。
 """
+import copy
+import functools
 import hashlib
 import json
 import re
@@ -74,7 +76,20 @@ def cue_words(text, tool):
 
 
 def plan_calls(question, tools, tool_choice=None):
-    """问题 -> [(工具名, 参数)]。一句里问了两件事（"…，再…" 或 "北京和上海"）就计划几次调用。"""
+    """问题 -> [(工具名, 参数)]。一句里问了两件事（"…，再…" 或 "北京和上海"）就计划几次调用。
+
+    模型每一轮都从头分析一遍问题（它不记对话状态）。同样的问题配同样的工具，计划也一样，
+    所以记住最近的计划：一个班的学生都问预设问题时，分析只做一次。"""
+    key = json.dumps([question, tools, tool_choice], ensure_ascii=False, sort_keys=True, default=str)
+    return copy.deepcopy(remembered_plan(key))   # 复制一份：调用方改参数不会改到记住的那份
+
+
+@functools.lru_cache(maxsize=256)
+def remembered_plan(key):
+    return make_plan(*json.loads(key))
+
+
+def make_plan(question, tools, tool_choice=None):
     if not tools or tool_choice == "none":
         return []
     forced = tool_choice.get("function", {}).get("name") if isinstance(tool_choice, dict) else None

@@ -29,6 +29,16 @@ def test_plans_on_the_example_tools(module, question, expected):
     assert all(module.registry.call(name, args).ok for name, args in plan)
 
 
+def test_a_remembered_plan_is_handed_out_as_a_copy():
+    tools = examples_weather.registry.to_schemas()
+    first = plan_calls("北京和上海的天气", tools)
+    first[0][1]["city"] = "改掉"
+    first.append(("extra", {}))
+    assert plan_calls("北京和上海的天气", tools) == [("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"})]
+    renamed = json.loads(json.dumps(tools).replace("get_weather", "weather_now"))
+    assert plan_calls("北京和上海的天气", renamed)[0][0] == "weather_now"      # other tools: planned anew
+
+
 def test_no_matching_tool_answers_plainly():
     message, finish = OfflineModel().respond([{"role": "user", "content": "你好"}], examples_weather.registry.to_schemas())
     assert finish == "stop" and "没有找到" in message["content"] and NOTICE in message["content"]
