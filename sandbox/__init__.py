@@ -138,7 +138,7 @@ def _current_pool():
     with _state_lock:
         if _pool is None:
             _pool = Pool(pool_size=_settings["pool_size"], limits=_limits,
-                         require_seccomp=serving_publicly())
+                         require_seccomp=serving_publicly(), nice=_settings["job_nice"])
         pool = _pool
     pool.start()
     return pool
@@ -150,7 +150,8 @@ def _restart_if_changed():
         old = _pool
         if old is None:
             return
-        if old.pool_size == _settings["pool_size"] and old.require_seccomp == serving_publicly():
+        if (old.pool_size, old.require_seccomp, old.nice) == \
+                (_settings["pool_size"], serving_publicly(), _settings["job_nice"]):
             return
         _pool = None
     old.close()

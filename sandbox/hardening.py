@@ -61,6 +61,25 @@ def prctl(option, value):
         raise OSError(err, os.strerror(err))
 
 
+def lower_priority(nice):
+    """Runs the zygote, and so every worker forked from it, below the web server: its nice
+    value, and its session's autogroup. With autogroup scheduling (on by default on many
+    kernels) each session is one group that competes with the server's as an equal whatever
+    the nice values inside it; workers stay in the zygote's session, so one write lowers the
+    whole sandbox. Lowering one's own priority needs no privilege."""
+    if nice <= 0:
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/autogroup", "w") as handle:
+            handle.write(str(nice))
+    except OSError:
+        pass  # no autogroup support: the nice value still applies
+
+
 def set_non_dumpable():
     """Other processes of the same user can no longer read our /proc environ or memory."""
     prctl(PR_SET_DUMPABLE, 0)

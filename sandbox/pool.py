@@ -49,14 +49,11 @@ class Limits:
 
 
 def _lower_priority(pid, nice, idle=False):
-    """Best effort (the time limit and the slots hold regardless).
-
-    `idle` also moves the worker to SCHED_IDLE: it then runs only on a CPU nothing else
-    wants, and yields the moment the server or another tool wakes up (a nice value alone
-    still buys a share of a busy CPU). The worker cannot undo either: its seccomp filter
-    refuses the calls. Each worker starts its own session, and with the kernel's autogroup scheduling (on by default on desktops and many
-    VMs) a session's group competes with the web server's group as an equal whatever its
-    processes' nice values: so the group's nice is lowered too."""
+    """Best effort (the time limit and the slots hold regardless): a job lower than the
+    pool's own priority. `idle` also moves the worker to SCHED_IDLE: it then runs only on a
+    CPU nothing else wants, and yields the moment the server or another tool wakes up (a nice
+    value alone still buys a share of a busy CPU). The worker cannot undo either: its seccomp
+    filter refuses the calls."""
     try:
         os.setpriority(os.PRIO_PROCESS, pid, nice)
     except OSError:
@@ -66,11 +63,6 @@ def _lower_priority(pid, nice, idle=False):
             os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
         except OSError:
             pass
-    try:
-        with open(f"/proc/{pid}/autogroup", "w") as handle:
-            handle.write(str(nice))
-    except OSError:
-        pass  # no autogroup support, or not allowed: the process nice still applies
 
 
 class WorkerError(Exception):
@@ -132,8 +124,9 @@ class Outcome:
 
 
 class Pool:
-    def __init__(self, pool_size=2, limits=None, require_seccomp=False):
+    def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0):
         self.pool_size = pool_size
+        self.nice = nice                       # the zygote's priority, so every worker's
         self.limits = limits or Limits()
         self.require_seccomp = require_seccomp
         self._lock = threading.Lock()          # zygote conversation
@@ -169,7 +162,7 @@ class Pool:
             self._make_runtime()
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"limits": self.limits.for_worker(), "workdir": self._workbase,
-                  "require_seccomp": self.require_seccomp}
+                  "require_seccomp": self.require_seccomp, "nice": self.nice}
         kwargs = {}
         user = _worker_user()
         if user:
@@ -333,7 +326,7 @@ class Pool:
         worker = self.take()
         outcome = Outcome()
         outcome.worker_pid = worker.pid
-        if nice or idle:
+        if nice > self.nice or idle:   # the worker is at self.nice already, like the zygote
             _lower_priority(worker.pid, nice, idle)
         started = time.perf_counter()
         try:

@@ -373,10 +373,7 @@ def child_main(fds, config):
         os.dup2(err_w, 2)
         os.dup2(res_w, RESULT_FD)
         os.closerange(RESULT_FD + 1, 1 << 16)
-        try:
-            os.setsid()
-        except OSError:
-            pass  # already a session leader (started on its own)
+        os.setpgid(0, 0)   # its own process group, killed as one; the zygote's session (and autogroup)
         for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -415,6 +412,7 @@ def child_main(fds, config):
 
 
 def zygote_main(config):
+    hardening.lower_priority(config.get("nice", 0))   # inherited by every worker
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])
     hardening.prepare_seccomp()
