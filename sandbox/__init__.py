@@ -42,10 +42,11 @@ _settings = {
     # refused at once (a tool stuck in a loop costs 2 s a call, a working tool milliseconds).
     "per_session_seconds_per_minute": 8.0,
     # A session whose job hit a limit (time, memory, output) is on probation for a while:
-    # its jobs run one at a time across all such sessions, only when a CPU is otherwise
-    # idle (SCHED_IDLE), with a shorter time limit and a smaller budget. A loop that keeps
-    # coming back then costs the others next to nothing; fixed code runs in milliseconds
-    # and never notices.
+    # its jobs run one at a time across all such sessions, in a slot and a freshly forked
+    # worker of their own (never a slot or a warm worker the others were going to use),
+    # only when a CPU is otherwise idle (SCHED_IDLE), with a shorter time limit and a
+    # smaller budget. A loop that keeps coming back then costs the others next to nothing;
+    # fixed code runs in milliseconds and never notices.
     "probation_seconds": 120.0,
     "probation_concurrent": 1,
     "probation_wall_seconds": 1.0,
@@ -387,10 +388,11 @@ class _Admission:
                     raise _Refusal("busy", "你的工具最近超时或超出了资源上限，这类任务需要排队，"
                                            "现在排队的太多了。请修好代码后几秒再试。")
                 self.probation_slot = probation
-            slot = _slots
-            if not slot.acquire(timeout=_settings["queue_wait_seconds"]):
-                raise _Refusal("busy", "服务器正忙（同时运行的工具任务太多），请几秒后再试。")
-            self.slot = slot
+            else:  # probation jobs have their own slot: they never hold one the others need
+                slot = _slots
+                if not slot.acquire(timeout=_settings["queue_wait_seconds"]):
+                    raise _Refusal("busy", "服务器正忙（同时运行的工具任务太多），请几秒后再试。")
+                self.slot = slot
         except BaseException:
             self._release()
             self._leave(charge=False)

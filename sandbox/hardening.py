@@ -61,23 +61,28 @@ def prctl(option, value):
         raise OSError(err, os.strerror(err))
 
 
-def lower_priority(nice):
-    """Runs the zygote, and so every worker forked from it, below the web server: its nice
-    value, and its session's autogroup. With autogroup scheduling (on by default on many
-    kernels) each session is one group that competes with the server's as an equal whatever
-    the nice values inside it; workers stay in the zygote's session, so one write lowers the
-    whole sandbox. Lowering one's own priority needs no privilege."""
+def lower_group_priority(nice):
+    """Puts the zygote's session, where every worker stays, below the web server. With
+    autogroup scheduling (on by default on many kernels) each session is one group that
+    competes with the server's as an equal whatever the nice values inside it; one write
+    lowers the whole sandbox. The zygote itself keeps its nice value, so that within the
+    group its forks come before the workers' code. Needs no privilege (it only lowers)."""
     if nice <= 0:
         return
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, nice)
-    except OSError:
-        pass
     try:
         with open("/proc/self/autogroup", "w") as handle:
             handle.write(str(nice))
     except OSError:
-        pass  # no autogroup support: the nice value still applies
+        pass  # no autogroup support: the workers' own nice values still apply
+
+
+def lower_priority(nice):
+    """A worker's own nice value: below the server and below the zygote."""
+    if nice > 0:
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+        except OSError:
+            pass
 
 
 def set_non_dumpable():

@@ -126,7 +126,7 @@ class Outcome:
 class Pool:
     def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0):
         self.pool_size = pool_size
-        self.nice = nice                       # the zygote's priority, so every worker's
+        self.nice = nice                       # every worker's priority, and the sandbox's autogroup
         self.limits = limits or Limits()
         self.require_seccomp = require_seccomp
         self._lock = threading.Lock()          # zygote conversation
@@ -179,7 +179,12 @@ class Pool:
         self._control_buffer = b""
 
     def start(self):
-        """Starts the zygote and the refill thread (idempotent)."""
+        """Starts the zygote and the refill thread (idempotent). Every job calls this: when
+        the zygote is running it returns at once, without waiting for the zygote lock (which
+        a fork in progress holds)."""
+        zygote = self._zygote
+        if zygote is not None and zygote.poll() is None and (self._refiller or not self.pool_size):
+            return
         with self._lock:
             if self._zygote is None or self._zygote.poll() is not None:
                 self._start_zygote()
@@ -299,10 +304,10 @@ class Pool:
                 self._ready.append(worker)
                 self._cond.notify_all()
 
-    def take(self):
-        """A warm worker if one is ready, else a freshly forked one (cold)."""
+    def take(self, warm=True):
+        """A warm worker if one is ready (and `warm`), else a freshly forked one (cold)."""
         with self._cond:
-            worker = self._ready.popleft() if self._ready else None
+            worker = self._ready.popleft() if (warm and self._ready) else None
         return worker if worker is not None else self.spawn()
 
     def _refill_soon(self):
@@ -322,11 +327,12 @@ class Pool:
     def run(self, job, wall_seconds=None, nice=0, idle=False):
         """Runs one job in a fresh worker. `wall_seconds` overrides the time limit for this
         job; `nice` lowers its CPU priority and `idle` makes it SCHED_IDLE (both set before
-        the job is sent, so every thread and process the student's code starts inherits them)."""
-        worker = self.take()
+        the job is sent, so every thread and process the student's code starts inherits them).
+        An idle job forks its own worker: the warm ones are kept for everybody else."""
+        worker = self.take(warm=not idle)
         outcome = Outcome()
         outcome.worker_pid = worker.pid
-        if nice > self.nice or idle:   # the worker is at self.nice already, like the zygote
+        if nice > self.nice or idle:   # the worker is at self.nice already (it set that itself)
             _lower_priority(worker.pid, nice, idle)
         started = time.perf_counter()
         try:

@@ -377,6 +377,7 @@ def child_main(fds, config):
         for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        hardening.lower_priority(config.get("nice", 0))
         workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
         os.mkdir(workdir, 0o700)
         os.chdir(workdir)
@@ -412,7 +413,7 @@ def child_main(fds, config):
 
 
 def zygote_main(config):
-    hardening.lower_priority(config.get("nice", 0))   # inherited by every worker
+    hardening.lower_group_priority(config.get("nice", 0))
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])
     hardening.prepare_seccomp()
