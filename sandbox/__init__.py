@@ -51,6 +51,7 @@ _settings = {
     "probation_concurrent": 1,
     "probation_wall_seconds": 1.0,
     "probation_seconds_per_minute": 2.0,
+    "probation_memory_bytes": 64 << 20,     # a memory bomb on probation costs a quarter
     "probation_nice": 19,
     # Every student's tool runs below the web server's priority, so even a tool's first
     # run, before its session has a record, cannot take CPU from the page at equal weight.
@@ -343,6 +344,10 @@ class _Admission:
         return _limits.wall_seconds
 
     @property
+    def memory_bytes(self):
+        return _settings["probation_memory_bytes"] if self.on_probation else _limits.memory_bytes
+
+    @property
     def nice(self):
         return _settings["probation_nice"] if self.on_probation else _settings["job_nice"]
 
@@ -446,7 +451,7 @@ def _failure(code, message, line=None):
     return {"code": code, "message": message, "line": line}
 
 
-def _machine_failure(outcome, wall_seconds=None):
+def _machine_failure(outcome, wall_seconds=None, memory_bytes=None):
     """Turns a job that produced no usable reply into (code, Chinese message)."""
     if outcome.timed_out:
         wall = _limits.wall_seconds if wall_seconds is None else wall_seconds
@@ -459,7 +464,8 @@ def _machine_failure(outcome, wall_seconds=None):
                                     "请只返回模型需要的信息，不要返回整份数据。")
     stderr = outcome.stderr.decode("utf-8", "replace")
     if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
-        return "memory_limit", (f"内存超过上限（约 {_limits.memory_bytes >> 20} MB），工具进程被终止。"
+        memory = _limits.memory_bytes if memory_bytes is None else memory_bytes
+        return "memory_limit", (f"内存超过上限（约 {memory >> 20} MB），工具进程被终止。"
                                 "请减少数据量。")
     if "RecursionError" in stderr or "Fatal Python error" in stderr or not stderr.strip():
         return "worker_crashed", ("工具进程意外退出（常见原因：递归太深、内存耗尽或触碰了系统限制）。"
@@ -536,7 +542,8 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
             outcome = _current_pool().run({"op": "extract", "source": source, "method": method,
                                            "strict": bool(strict)},
                                           wall_seconds=admission.wall_seconds, nice=admission.nice,
-                                          idle=admission.on_probation)
+                                          idle=admission.on_probation,
+                                          memory_bytes=admission.memory_bytes)
             admission.note(outcome)
     except _Refusal as refusal:
         return dict(empty, error=_failure(refusal.code, refusal.message))
@@ -546,7 +553,7 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
     reply = outcome.result
     empty["worker_pid"] = outcome.worker_pid
     if reply is None or outcome.too_large:
-        code, message = _machine_failure(outcome, admission.wall_seconds)
+        code, message = _machine_failure(outcome, admission.wall_seconds, admission.memory_bytes)
         return dict(empty, stdout=stdout, error=_failure(code, message))
     tools = reply.get("tools")
     warnings = reply.get("warnings")
@@ -588,7 +595,8 @@ def run_tool(source, name, args, session_id=None):
             outcome = _current_pool().run({"op": "run", "source": source, "name": name,
                                            "args": args if args is not None else {}},
                                           wall_seconds=admission.wall_seconds, nice=admission.nice,
-                                          idle=admission.on_probation)
+                                          idle=admission.on_probation,
+                                          memory_bytes=admission.memory_bytes)
             admission.note(outcome)
     except _Refusal as refusal:
         return failed(refusal.code, refusal.message)
@@ -600,7 +608,7 @@ def run_tool(source, name, args, session_id=None):
     result["worker_pid"] = outcome.worker_pid
     reply = outcome.result
     if reply is None or outcome.too_large:
-        code, message = _machine_failure(outcome, admission.wall_seconds)
+        code, message = _machine_failure(outcome, admission.wall_seconds, admission.memory_bytes)
         return dict(failed(code, message), stdout=result["stdout"], stderr=result["stderr"],
                     wall_ms=outcome.wall_ms, duration_ms=outcome.wall_ms, worker_pid=outcome.worker_pid)
     error = reply.get("error")

@@ -218,8 +218,10 @@ class Pool:
 
     # ------------------------------------------------------------ workers
 
-    def spawn(self):
-        """Forks one fresh worker from the zygote and waits until it has hardened itself."""
+    def spawn(self, memory_bytes=None):
+        """Forks one fresh worker from the zygote and waits until it has hardened itself;
+        `memory_bytes` gives it a smaller memory budget than the pool's."""
+        request = b"F" + (str(int(memory_bytes)).encode() if memory_bytes else b"")
         pipes = [os.pipe() for _ in range(4)]
         job_r, job_w = pipes[0]
         out_r, out_w = pipes[1]
@@ -231,7 +233,7 @@ class Pool:
                 if self._zygote is None or self._zygote.poll() is not None:
                     self._start_zygote()
                 try:
-                    socket.send_fds(self._control, [b"F"], list(child_ends))
+                    socket.send_fds(self._control, [request], list(child_ends))
                     pid = self._read_pid()
                 except OSError as exc:
                     self._zygote.kill()
@@ -304,10 +306,10 @@ class Pool:
                 self._ready.append(worker)
                 self._cond.notify_all()
 
-    def take(self, warm=True):
-        """A warm worker if one is ready (and `warm`), else a freshly forked one (cold)."""
+    def take(self):
+        """A warm worker if one is ready, else a freshly forked one (cold)."""
         with self._cond:
-            worker = self._ready.popleft() if (warm and self._ready) else None
+            worker = self._ready.popleft() if self._ready else None
         return worker if worker is not None else self.spawn()
 
     def _refill_soon(self):
@@ -324,12 +326,14 @@ class Pool:
 
     # ------------------------------------------------------------ one job
 
-    def run(self, job, wall_seconds=None, nice=0, idle=False):
+    def run(self, job, wall_seconds=None, nice=0, idle=False, memory_bytes=None):
         """Runs one job in a fresh worker. `wall_seconds` overrides the time limit for this
         job; `nice` lowers its CPU priority and `idle` makes it SCHED_IDLE (both set before
         the job is sent, so every thread and process the student's code starts inherits them).
-        An idle job forks its own worker: the warm ones are kept for everybody else."""
-        worker = self.take(warm=not idle)
+        An idle job, or one with less `memory_bytes` than the pool's, forks its own worker:
+        the warm ones are kept for everybody else."""
+        smaller = memory_bytes if memory_bytes and memory_bytes < self.limits.memory_bytes else None
+        worker = self.spawn(smaller) if (idle or smaller) else self.take()
         outcome = Outcome()
         outcome.worker_pid = worker.pid
         if nice > self.nice or idle:   # the worker is at self.nice already (it set that itself)

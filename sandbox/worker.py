@@ -31,6 +31,7 @@ import hardening  # noqa: E402  (needs the path above)
 FILENAME = "<工具源码>"
 MODULE_NAME = "student_tools"
 RESULT_FD = 3
+_memory_bytes = [256 << 20]   # this worker's memory budget, for the error message
 
 
 # ------------------------------------------------------------------ start-up
@@ -175,7 +176,8 @@ def _classify(exc):
         return "blocked", (f"沙箱拒绝了这个操作（{_describe(exc)}）。工具不能访问网络、写文件、"
                            f"读取源码以外的文件、启动子进程或发送信号，请使用参数或示例数据。")
     if isinstance(exc, MemoryError):
-        return "memory_limit", "内存超过上限（约 256 MB）。请减少数据量，避免一次性构造巨大的列表或字符串。"
+        return "memory_limit", (f"内存超过上限（约 {_memory_bytes[0] >> 20} MB）。"
+                                "请减少数据量，避免一次性构造巨大的列表或字符串。")
     if isinstance(exc, RecursionError):
         return "recursion", "递归太深（RecursionError）。请检查递归是否有终止条件，或改用循环。"
     return None, _describe(exc)
@@ -412,7 +414,17 @@ def child_main(fds, config):
     os._exit(0)
 
 
+def _with_memory(config, requested):
+    """b"F" forks a worker with the configured limits; b"F<bytes>" one with less memory."""
+    if not requested.isdigit():
+        return config
+    limits = dict(config["limits"], memory_bytes=min(int(requested), config["limits"]["memory_bytes"]))
+    _memory_bytes[0] = limits["memory_bytes"]
+    return dict(config, limits=limits)
+
+
 def zygote_main(config):
+    _memory_bytes[0] = config["limits"]["memory_bytes"]
     hardening.lower_group_priority(config.get("nice", 0))
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])
@@ -425,12 +437,12 @@ def zygote_main(config):
             message, fds, _flags, _addr = socket.recv_fds(control, 64, 4)
         except (ConnectionError, OSError):
             break
-        if not message or len(fds) != 4:
+        if not message.startswith(b"F") or len(fds) != 4:
             break
         gc.freeze()  # the child's collector then leaves the inherited objects (and their pages) alone
         pid = os.fork()
         if pid == 0:
-            child_main(fds, config)
+            child_main(fds, _with_memory(config, message[1:]))
         for fd in fds:
             os.close(fd)
         try:

@@ -173,3 +173,16 @@ def test_a_session_is_answered_from_its_last_extractions(helpers):
     for index in range(sandbox.SCHEMAS_REMEMBERED):               # only the last few are kept
         sandbox.extract_schemas(GOOD + f"\n# edit {index}\n", session_id=sid)
     assert sandbox.extract_schemas(GOOD, session_id=sid)["worker_pid"] != first["worker_pid"]
+
+
+def test_probation_has_a_smaller_memory_budget(helpers, quick_limits, monkeypatch):
+    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 30.0)
+    big = helpers.tool_source("block = bytearray(100 * 1024 * 1024)\nreturn len(block) >> 20")
+    fine = sandbox.run_tool(big, "attack", {}, session_id=session())
+    assert fine["ok"] and fine["content"] == "100"
+    sid = session()
+    sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    assert sandbox.session_usage(sid)["on_probation"]
+    squeezed = sandbox.run_tool(big, "attack", {}, session_id=sid)
+    budget = sandbox._settings["probation_memory_bytes"] >> 20
+    assert squeezed["error_code"] == "memory_limit" and f"约 {budget} MB" in squeezed["content"]
