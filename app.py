@@ -30,7 +30,7 @@ from types import MappingProxyType  # noqa: E402
 
 import gradio as gr  # noqa: E402
 
-from lessons import api, expiry, function_calling_tab, react_tab, registry_tab  # noqa: E402
+from lessons import api, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -68,6 +68,7 @@ HEADER = ("# 🧰 工具调用教学工坊\n"
 
 def build_demo(secrets=None) -> gr.Blocks:
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
+    session_records.install()   # each tab's record in Gradio: 0.4 MB less
     with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         notice = gr.Markdown(elem_id="sandbox-notice")

@@ -1,10 +1,10 @@
 """How long the server remembers a browser tab, and the housekeeping that makes it forget.
 
-A day of classes brings hundreds of tabs. Each one costs the server memory in three
+A day of classes brings hundreds of tabs. Each one costs the server memory in four
 places: the tab's gr.State values (runs, a paused loop, a typed key), Gradio's own
-per-tab record (a copy of every component's settings, about 0.4 MB for this page,
-kept even for API clients and only dropped when 10 000 tabs are full), and the
-sandbox's usage ledger. Exported session files also stay in the temp folder.
+per-tab record (kept even for API clients and only dropped when 10 000 tabs are full;
+session_records.py keeps it small), the queue's message box of the tab, and the
+sandbox's usage ledger with its remembered schemas. Exported session files also stay in the temp folder.
 Everything here is dropped once a tab has been idle for TOOL_WORKSHOP_SESSION_TTL
 seconds (default 2 hours), so memory returns to where it started after each class.
 """
@@ -89,6 +89,15 @@ def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
             holder.session_data.pop(sid, None)
             holder.time_last_used.pop(sid, None)
         sandbox.forget_session(sid)
+    queue = getattr(getattr(holder, "blocks", None), "_queue", None)
+    if queue is not None and idle:
+        # The queue's message box of each tab (kept for up to 2 000 tabs); none of these
+        # tabs has an event pending after this long.
+        waiting = queue.pending_event_ids_session
+        for sid in idle:
+            if not waiting.get(sid):
+                waiting.pop(sid, None)
+                queue.pending_messages_per_session.pop(sid, None)
     return idle
 
 

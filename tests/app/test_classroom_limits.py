@@ -11,7 +11,7 @@ import pytest
 from gradio_client import Client
 
 import sandbox
-from lessons import expiry, session_io
+from lessons import expiry, session_io, session_records
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 
 from tests.app.harness import start_app
@@ -87,6 +87,9 @@ def test_idle_tabs_are_forgotten_with_their_state(served):
     sid = client.session_hash
     holder = demo.state_holder
     assert sid in holder.session_data and sandbox.session_usage(sid)["known"]
+    assert isinstance(holder.session_data[sid], session_records.LeanSessionState)
+    assert len(holder.session_data[sid].config_values) < len(demo.blocks) / 10   # not every component
+    assert sid in demo._queue.pending_messages_per_session
     closed = []
 
     def paused():
@@ -104,6 +107,7 @@ def test_idle_tabs_are_forgotten_with_their_state(served):
     gone = expiry.forget_idle(holder, ttl=3600, now=time.time() + 7200)
     assert sid in gone and sid not in holder.session_data and sid not in holder.time_last_used
     assert closed == [True] and not sandbox.session_usage(sid)["known"]
+    assert sid not in demo._queue.pending_messages_per_session and sid not in demo._queue.pending_event_ids_session
     again = client.predict("还在吗", api_name="/echo")                   # the tab can come back as new
     assert again == "还在吗"
 
