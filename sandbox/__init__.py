@@ -49,8 +49,8 @@ _settings = {
     # fixed code runs in milliseconds and never notices.
     "probation_seconds": 120.0,
     "probation_concurrent": 1,
-    "probation_wall_seconds": 1.0,
-    "probation_seconds_per_minute": 2.0,
+    "probation_wall_seconds": 0.5,
+    "probation_seconds_per_minute": 1.0,
     "probation_memory_bytes": 64 << 20,     # a memory bomb on probation costs a quarter
     "probation_nice": 19,
     # Every student's tool runs below the web server's priority, so even a tool's first
