@@ -22,7 +22,8 @@ One class in three parts:
                loop forever, allocate without bound or print megabytes, clicking again 0.2 s
                after each answer, for another `--seconds`.
 Fairness is the well-behaved students' p95 in part 3 against part 2: the same people, the
-same tabs, only the abusers differ. An action counts in the part it started in.
+same tabs, only the abusers differ. An action counts in the part it started in. Beside it,
+the baseline's second half against its first shows how much p95 moves with no change at all.
 
 Reported per part: p50/p95/max per action and its ratio to the echo floor, errors by kind,
 whole lessons per second, CPU used by the server, by the simulated clients (they share the
@@ -199,6 +200,12 @@ class Clock:
             return "arrival"
         return "baseline" if moment < self.abuse_starts else "abuse"
 
+    def half(self, moment: float) -> int:
+        """0 or 1: which half of the baseline or abuse part (how much p95 moves by itself)."""
+        start, end = ((self.arrival_ends, self.abuse_starts) if moment < self.abuse_starts
+                      else (self.abuse_starts, self.ends))
+        return 0 if moment < (start + end) / 2 else 1
+
     def wait_until(self, moment: float):
         time.sleep(max(0.0, moment - time.monotonic()))
 
@@ -208,14 +215,17 @@ class Results:
         self.clock = clock
         self.lock = threading.Lock()
         self.latency = defaultdict(list)     # (part, group, action) -> seconds
+        self.halves = defaultdict(list)      # (part, half, group, action) -> seconds
         self.errors = Counter()              # (part, group, action, kind) -> count
         self.episodes = Counter()            # part -> whole lessons the students finished
         self.contained = Counter()           # abusers: error code of each tool result they got
 
     def record(self, group: str, action: str, started: float, error: str | None = None):
-        part = self.clock.part(started)
+        part, half = self.clock.part(started), self.clock.half(started)
+        seconds = time.monotonic() - started
         with self.lock:
-            self.latency[(part, group, action)].append(time.monotonic() - started)
+            self.latency[(part, group, action)].append(seconds)
+            self.halves[(part, half, group, action)].append(seconds)
             if error:
                 self.errors[(part, group, action, error)] += 1
 
@@ -500,8 +510,12 @@ def main() -> int:
             for action in ("fc", "schema", "react", "export", "echo"):
                 if ("students", action) in base and ("students", action) in abuse:
                     before, after = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
+                    first, second = (percentile(results.halves[("baseline", h, "students", action)] or [0.0], 0.95)
+                                     for h in (0, 1))
+                    drift = (second / first - 1) * 100 if first else float("nan")
                     print(f"fairness {action}: students' p95 {before * 1000:.0f} ms -> {after * 1000:.0f} ms "
-                          f"with abusers ({(after / before - 1) * 100:+.0f}%, goal at most +20%)")
+                          f"with abusers ({(after / before - 1) * 100:+.0f}%, goal at most +20%); without "
+                          f"abusers, the baseline's second half against its first: {drift:+.0f}%")
             for part, figures in outcome.items():
                 figures = figures["figures"]
                 fc = figures.get(("students", "fc"), {}).get("p95", float("nan"))
