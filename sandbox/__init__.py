@@ -58,8 +58,10 @@ _settings = {
     "job_nice": 10,
     # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
     # hammered button or a script in a loop then cannot turn cheap refusals into a flood
-    # of requests that slows the server for everyone.
+    # of requests that slows the server for everyone. Each further refusal in a row
+    # doubles it, up to the maximum; a job that runs starts the count again.
     "refusal_pause_seconds": 1.5,
+    "refusal_pause_max_seconds": 6.0,
     "queue_wait_seconds": 10.0,
 }
 _limits = Limits()
@@ -244,9 +246,10 @@ class _Refusal(Exception):
 class _Ledger:
     """What one session has been using: jobs running now, job starts and worker-seconds
     in the last minute, and until when it is on probation."""
-    __slots__ = ("running", "starts", "spent", "probation_until", "last_seen", "schemas")
+    __slots__ = ("running", "starts", "spent", "probation_until", "last_seen", "schemas", "refused")
 
     def __init__(self, now):
+        self.refused = 0                           # refusals in a row for an exhausted budget
         self.schemas = collections.OrderedDict()   # (source digest, method, strict) -> result
         self.running = 0
         self.starts = collections.deque()      # start times of tool runs
@@ -323,6 +326,12 @@ def known_sessions():
         return len(_ledgers)
 
 
+def refusal_pause(in_a_row):
+    """Seconds before the n-th refusal in a row is answered: 1.5, 3, 6, 6, ..."""
+    base = _settings["refusal_pause_seconds"]
+    return min(base * 2 ** max(0, in_a_row - 1), max(base, _settings["refusal_pause_max_seconds"]))
+
+
 class _Admission:
     """Decides whether a job may run now, and how: refuses quickly when its session is over
     its limits, puts sessions on probation after a job hit a limit, and charges the time."""
@@ -368,6 +377,8 @@ class _Admission:
                 used = ledger.seconds_used()
                 over_budget = used >= budget
                 if over_budget:
+                    ledger.refused += 1
+                    pause = refusal_pause(ledger.refused)
                     refusal = _Refusal("rate_limited", (
                         f"运行太频繁：你的工具在最近一分钟里累计运行了 {used:.1f} 秒（上限 {budget:g} 秒），"
                         f"请修好死循环或耗时的代码后，约 {ledger.seconds_until_under(budget, now)} 秒后再试。"))
@@ -382,9 +393,10 @@ class _Admission:
                     if self.counts_as_run:
                         ledger.starts.append(now)
                     ledger.running += 1
+                    ledger.refused = 0
                     self.entered = True
             if over_budget:
-                time.sleep(_settings["refusal_pause_seconds"])
+                time.sleep(pause)
                 raise refusal
         try:
             if self.on_probation:

@@ -186,3 +186,24 @@ def test_probation_has_a_smaller_memory_budget(helpers, quick_limits, monkeypatc
     squeezed = sandbox.run_tool(big, "attack", {}, session_id=sid)
     budget = sandbox._settings["probation_memory_bytes"] >> 20
     assert squeezed["error_code"] == "memory_limit" and f"约 {budget} MB" in squeezed["content"]
+
+
+def test_refusals_in_a_row_wait_longer(monkeypatch):
+    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 1.5)
+    monkeypatch.setitem(sandbox._settings, "refusal_pause_max_seconds", 6.0)
+    assert [sandbox.refusal_pause(n) for n in (1, 2, 3, 4, 9)] == [1.5, 3.0, 6.0, 6.0, 6.0]
+    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
+    assert sandbox.refusal_pause(5) == 0.0
+
+
+def test_a_job_that_runs_starts_the_refusal_count_again(helpers, quick_limits):
+    sid = session()
+    sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    for expected in (1, 2):
+        assert sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)["error_code"] == "rate_limited"
+        assert sandbox._ledgers[sid].refused == expected
+    with sandbox._sessions_lock:
+        sandbox._ledgers[sid].spent.clear()                 # the minute has passed
+    assert sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)["ok"]
+    assert sandbox._ledgers[sid].refused == 0
