@@ -518,24 +518,27 @@ def _schema_key(source, method, strict):
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).digest(), method, bool(strict)
 
 
-def _remembered_schemas(session_id, key, result=None):
+def _recall_schemas(session_id, key):
     """A session's last few successful extractions. The schema panel extracts on every edit
     and 运行 then asks again for the same source: an identical source is answered from here
     without a worker (its module code does not run a second time)."""
     with _sessions_lock:
         ledger = _ledgers.get(session_id)
+        found = ledger.schemas.get(key) if ledger is not None else None
+        if found is not None:
+            ledger.schemas.move_to_end(key)
+            ledger.last_seen = time.monotonic()
+        return copy.deepcopy(found)
+
+
+def _remember_schemas(session_id, key, result):
+    with _sessions_lock:
+        ledger = _ledgers.get(session_id)
         if ledger is None:
-            return None
-        if result is None:
-            found = ledger.schemas.get(key)
-            if found is not None:
-                ledger.schemas.move_to_end(key)
-                ledger.last_seen = time.monotonic()
-            return copy.deepcopy(found)
+            return
         ledger.schemas[key] = copy.deepcopy(result)
         while len(ledger.schemas) > SCHEMAS_REMEMBERED:
             ledger.schemas.popitem(last=False)
-        return None
 
 
 def extract_schemas(source, method="registry", strict=False, session_id=None):
@@ -547,7 +550,7 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
     try:
         _check_request(source)
         key = _schema_key(source, method, strict) if session_id is not None else None
-        remembered = _remembered_schemas(session_id, key) if key else None
+        remembered = _recall_schemas(session_id, key) if key else None
         if remembered is not None:
             return remembered
         with _Admission(session_id, counts_as_run=False) as admission:
@@ -577,7 +580,7 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
               "error": error, "stdout": stdout, "duration_ms": outcome.wall_ms,
               "worker_pid": outcome.worker_pid}
     if result["ok"] and key:
-        _remembered_schemas(session_id, key, result)
+        _remember_schemas(session_id, key, result)
     return result
 
 
