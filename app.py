@@ -4,6 +4,7 @@ Order matters. API keys are moved out of the environment (and the process is mad
 non-dumpable) before gradio is imported, so no thread, helper or child process that
 gradio starts can ever see them. Only then is gradio imported, with telemetry off.
 """
+import gc
 import importlib.util
 import os
 import sys
@@ -98,6 +99,11 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
                 prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
                 state_session_capacity=expiry.max_sessions())
     expiry.start(demo)
+    # Everything built so far (gradio, the SDKs, the page's components) lives as long as the
+    # server. Frozen, it is out of the collector's sight: a full collection then walks only
+    # what requests created, instead of pausing every request for ~250 ms every half minute.
+    gc.collect()
+    gc.freeze()
     if not prevent_thread_lock:
         demo.block_thread()
     return demo

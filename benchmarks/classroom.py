@@ -1,6 +1,6 @@
 """A whole classroom on one app: N simulated students hitting the named API endpoints.
 
-    python benchmarks/classroom.py                      # 45 students, 2 minutes; then 5 abusive ones join for 2 more
+    python benchmarks/classroom.py            # 50 students, 5 of them abusive: 1 + 2 + 1 minutes
     python benchmarks/classroom.py --students 10 --abusers 2 --seconds 15 --smoke    # CI
 
 The app runs as a subprocess on loopback (`python app.py`), exactly as it is served.
@@ -15,15 +15,16 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
   export   the session document of the last run
   echo     `/echo`, which returns its input: the floor Gradio itself sets
 
-One class in three parts:
-  1. arrival:  the well-behaved students open the link over `--ramp` seconds;
-  2. baseline: they keep working, on their own, for `--seconds`;
-  3. abuse:    the same students keep working and `--abusers` more join them, whose tools
-               loop forever, allocate without bound or print megabytes, clicking again 0.2 s
-               after each answer, for another `--seconds`.
-Fairness is the well-behaved students' p95 in part 3 against part 2: the same people, the
-same tabs, only the abusers differ. An action counts in the part it started in. Beside it,
-the baseline's second half against its first shows how much p95 moves with no change at all.
+`--abusers` of the students write hostile tools instead: they loop forever, allocate without
+bound or print megabytes, and the student clicks again 0.2 s after each answer. One class:
+  arrival   all the tabs open over `--ramp` seconds;
+  baseline  the well-behaved students work on their own for half of `--seconds`;
+  abuse     the abusive students set to it, for `--seconds`;
+  baseline  they stop; the others work on their own for the other half of `--seconds`.
+Fairness is the well-behaved students' p95 with the abusers at it against the baseline: the
+same people, the same tabs, only the abusers differ. An action counts in the window it
+started in; the baseline's two halves around the abuse cancel whatever drifts over a class,
+and the one after the abuse against the one before shows how much p95 moves on its own.
 
 Reported per part: p50/p95/max per action and its ratio to the echo floor, errors by kind,
 whole lessons per second, CPU used by the server, by the simulated clients (they share the
@@ -32,13 +33,14 @@ the memory of the app with its sandbox (PSS summed over the process tree; RSS to
 at peak, and once every tab has expired. "Start" is
 measured after a short warm-up class whose tabs have expired, so that one-time growth
 (imports, allocator pools) is not counted as memory the sessions kept; the figure after a
-single lesson is printed too.
-`--smoke` skips the baseline (the abusers join right after the arrival) and exits 1 on any
+single lesson is printed too. `--trace FILE` writes every timed action, one JSON line each.
+`--smoke` skips the baseline (the abusers start right after the arrival) and exits 1 on any
 error (CI runs it).
 """
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import socket
@@ -186,48 +188,73 @@ class MemoryWatch(threading.Thread):
 
 
 class Clock:
-    """The parts of one class: the tabs open (`arrival`), the students work (`baseline`),
-    then the abusive students join them (`abuse`). An action belongs to the part it started in."""
+    """The windows of one class: the tabs open (`arrival`), the students work on their own
+    (`baseline`, before), the abusive students set to it (`abuse`), and once they stop the
+    others work on their own again (`baseline`, after). The baseline comes in two halves around
+    the abuse so that whatever drifts over a class (the server warming up, what the host's
+    other tenants do) weighs on both parts alike; its two halves against each other show how
+    much p95 moves with no change at all."""
 
     def __init__(self, ramp: float, baseline: float, abuse: float):
-        now = time.monotonic()
-        self.arrival_ends = now + ramp
-        self.abuse_starts = self.arrival_ends + baseline
-        self.ends = self.abuse_starts + abuse
+        moment = self.opened = time.monotonic()
+        self.windows = []                    # (name, part, start, end)
+        for name, part, length in (("arrival", "arrival", ramp), ("before", "baseline", baseline / 2),
+                                   ("abuse", "abuse", abuse), ("after", "baseline", baseline / 2)):
+            if length > 0:
+                self.windows.append((name, part, moment, moment + length))
+                moment += length
+        self.ends = moment
 
-    def part(self, moment: float) -> str:
-        if moment < self.arrival_ends:
-            return "arrival"
-        return "baseline" if moment < self.abuse_starts else "abuse"
+    def window(self, moment: float) -> tuple:
+        return next((w for w in self.windows if moment < w[3]), self.windows[-1])
 
-    def half(self, moment: float) -> int:
-        """0 or 1: which half of the baseline or abuse part (how much p95 moves by itself)."""
-        start, end = ((self.arrival_ends, self.abuse_starts) if moment < self.abuse_starts
-                      else (self.abuse_starts, self.ends))
-        return 0 if moment < (start + end) / 2 else 1
+    def span(self, name: str) -> tuple[float, float]:
+        found = [w for w in self.windows if w[0] == name]
+        return (found[0][2], found[0][3]) if found else (self.ends, self.ends)
 
     def wait_until(self, moment: float):
         time.sleep(max(0.0, moment - time.monotonic()))
 
 
 class Results:
+    """Every timed action as it happened; `tally` sorts them into the parts of the class
+    once it is over."""
+
     def __init__(self, clock: Clock):
         self.clock = clock
         self.lock = threading.Lock()
-        self.latency = defaultdict(list)     # (part, group, action) -> seconds
-        self.halves = defaultdict(list)      # (part, half, group, action) -> seconds
-        self.errors = Counter()              # (part, group, action, kind) -> count
-        self.episodes = Counter()            # part -> whole lessons the students finished
+        self.samples = []                    # (started, seconds, group, action, error)
+        self.lessons = []                    # when each whole lesson a student finished began
         self.contained = Counter()           # abusers: error code of each tool result they got
 
     def record(self, group: str, action: str, started: float, error: str | None = None):
-        part, half = self.clock.part(started), self.clock.half(started)
-        seconds = time.monotonic() - started
         with self.lock:
+            self.samples.append((started, time.monotonic() - started, group, action, error))
+
+    def settled_from(self) -> float:
+        """When the window after the abuse really starts: the abusers stop clicking when
+        their window ends, but a call they had started may still be running."""
+        start = self.clock.span("after")[0]
+        return max([start] + [s + d for s, d, group, _, _ in self.samples
+                              if group == "abusers" and s < start])
+
+    def tally(self):
+        """latency[(part, group, action)], by_window[(window, group, action)] in seconds,
+        errors[(part, group, action, kind)], episodes[part]. Students' actions that began
+        while an abuser's last call was still running count in neither part (`settling`)."""
+        settled = self.settled_from()
+        self.latency, self.by_window = defaultdict(list), defaultdict(list)
+        self.errors, self.episodes = Counter(), Counter()
+        for started, seconds, group, action, error in self.samples:
+            name, part, _, _ = self.clock.window(started)
+            if name == "after" and started < settled:
+                name = part = "settling"
             self.latency[(part, group, action)].append(seconds)
-            self.halves[(part, half, group, action)].append(seconds)
+            self.by_window[(name, group, action)].append(seconds)
             if error:
                 self.errors[(part, group, action, error)] += 1
+        for began in self.lessons:
+            self.episodes[self.clock.window(began)[1]] += 1
 
 
 def check_run(result: dict, want_tool_results: int) -> str | None:
@@ -310,21 +337,24 @@ def student(url: str, seed: int, results: Results, think: float):
               lambda r: None if r == "ping" else "bad echo")
         if time.monotonic() < deadline:
             with results.lock:
-                results.episodes[results.clock.part(began)] += 1
+                results.lessons.append(began)
         time.sleep(rng.uniform(0.5, 1.5) * think)
 
 
 def abuser(url: str, seed: int, results: Results, pause: float):
-    """Runs a hostile tool again and again, clicking as fast as a person can: the app must
-    contain it. A contained failure (ok False with a clear error code) is the expected answer;
-    only an exception (no answer at all) counts as an error."""
+    """One of the class: opens the tab with everyone else, then, in the abuse window only,
+    runs a hostile tool again and again, clicking as fast as a person can. The app must
+    contain it. A contained failure (ok False with a clear error code) is the expected
+    answer; only an exception (no answer at all) counts as an error."""
     group = "abusers"
     client = connect(url, results, group)
     if client is None:
         return
     kinds = list(ABUSIVE_TOOLS)
     turn = seed
-    while time.monotonic() < results.clock.ends:
+    starts, ends = results.clock.span("abuse")
+    results.clock.wait_until(starts)
+    while time.monotonic() < ends:
         source = abusive_source(kinds[turn % len(kinds)])
         turn += 1
         run = timed(results, group, "fc",
@@ -360,37 +390,30 @@ class CpuMeter:
 
 def run_class(url: str, students: int, abusers: int, ramp: float, baseline: float, abuse: float,
               think: float, pause: float, seed: int, app_pid: int | None = None):
-    """One class: the students open their tabs over `ramp` seconds and keep working through
-    `baseline` seconds on their own, then `abuse` seconds with the abusive students among them
-    (the same students, already settled: only the abusers change). Returns the results and the
-    CPU used in each part."""
+    """One class: all the tabs open over `ramp` seconds (the abusive students' among them),
+    then the windows of `Clock`. Returns the results and the CPU used in each part."""
     clock = Clock(ramp, baseline, abuse)
     results = Results(clock)
     meter = CpuMeter(app_pid) if app_pid else None
-    cpu = {}
-    rng = random.Random(seed)
+    cpu = defaultdict(Counter)
     threads = []
-
-    def start(target, *args):
+    everyone = students + (abusers if abuse > 0 else 0)
+    # The abusive students are spread among the others, as in a real class.
+    hostile = {round((i + 0.5) * everyone / abusers) for i in range(abusers)} if everyone > students else set()
+    for index in range(everyone):  # "open the link": the tabs open over the first seconds
+        target, args = ((abuser, (seed + 1000 + index, results, pause)) if index in hostile
+                        else (student, (seed + index, results, think)))
         thread = threading.Thread(target=target, args=(url, *args), daemon=True)
         thread.start()
         threads.append(thread)
-
-    for index in range(students):  # "open the link": the tabs open over the first seconds
-        start(student, seed + index, results, think)
-        clock.wait_until(clock.arrival_ends - ramp + (index + 1) * ramp / max(1, students))
-    for part, ends in (("arrival", clock.arrival_ends), ("baseline", clock.abuse_starts)):
+        clock.wait_until(clock.opened + (index + 1) * ramp / everyone)
+    for _, part, _, ends in clock.windows:
         clock.wait_until(ends)
-        if meter and (part == "arrival" or baseline > 0):
-            cpu[part] = meter.lap()
-    for index in range(abusers if abuse > 0 else 0):
-        start(abuser, seed + 1000 + index, results, pause)
-        time.sleep(rng.uniform(0, 0.2))
-    clock.wait_until(clock.ends)
-    if meter:
-        cpu["abuse"] = meter.lap()
+        if meter:
+            cpu[part].update(meter.lap())
     for thread in threads:
         thread.join(timeout=120)
+    results.tally()
     return results, cpu
 
 
@@ -443,6 +466,41 @@ def summarise(part: str, results: Results, seconds: float, cpu: dict | None) -> 
     return {"figures": figures, "errors": sum(errors.values())}
 
 
+def write_trace(path: str, results: Results):
+    """Every timed action as a JSON line (seconds since the first tab opened), to plot or query;
+    the first line gives the windows and when the first tab opened (time.monotonic)."""
+    import json
+
+    clock = results.clock
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps({"opened": clock.opened, "windows": [
+            {"window": name, "from": round(start - clock.opened, 4), "to": round(end - clock.opened, 4)}
+            for name, _, start, end in clock.windows]}) + "\n")
+        for started, seconds, group, action, error in sorted(results.samples):
+            handle.write(json.dumps({"at": round(started - results.clock.opened, 4), "ms": round(seconds * 1000, 2),
+                                     "window": results.clock.window(started)[0], "group": group,
+                                     "action": action, "error": error}) + "\n")
+
+
+def report_fairness(results: Results, outcome: dict):
+    """Each action's p95 with the abusers at it against the baseline around it, and, as the
+    noise floor, the baseline after the abuse against the baseline before it."""
+    base, abuse = outcome["baseline"]["figures"], outcome["abuse"]["figures"]
+    settling = sum(len(v) for (part, group, _), v in results.latency.items()
+                   if part == "settling" and group == "students")
+    print(f"(students' actions begun while an abuser's last call was still running, in neither part: {settling})")
+    for action in ("fc", "schema", "react", "export", "echo"):
+        if ("students", action) not in base or ("students", action) not in abuse:
+            continue
+        quiet, busy = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
+        before, after = (percentile(results.by_window[(name, "students", action)] or [float("nan")], 0.95)
+                         for name in ("before", "after"))
+        print(f"fairness {action}: students' p95 {quiet * 1000:.0f} ms -> {busy * 1000:.0f} ms with abusers "
+              f"({(busy / quiet - 1) * 100:+.0f}%, goal at most +20%); without abusers, the baseline after "
+              f"the abuse against before it: {before * 1000:.0f} -> {after * 1000:.0f} ms "
+              f"({(after / before - 1) * 100:+.0f}%)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=50, help="students in all (abusers included)")
@@ -452,6 +510,7 @@ def main() -> int:
     parser.add_argument("--abuser-pause", type=float, default=0.2, help="pause between an abuser's clicks, s")
     parser.add_argument("--ramp", type=float, default=10, help="seconds over which the tabs open")
     parser.add_argument("--ttl", type=float, default=15, help="session lifetime given to the app, s")
+    parser.add_argument("--trace", metavar="FILE", help="also write every timed action to FILE, one JSON line each")
     parser.add_argument("--smoke", action="store_true", help="no baseline, the abusers join at once; exit 1 on any error")
     args = parser.parse_args()
     well_behaved = args.students - args.abusers
@@ -468,6 +527,10 @@ def main() -> int:
         if not args.smoke:
             warm_up(url, min(10, args.students), 8.0)
             time.sleep(expire)
+        # All the simulated clients live in this one process; a full collection here would stall
+        # them all at once, which a class of separate browsers never does.
+        gc.collect()
+        gc.freeze()
         start_rss, start_pss = tree_memory_mb(app.pid)
         start_server = tree_memory_mb(app.pid, only_root=True)[1]
         watch = MemoryWatch(app.pid)
@@ -475,14 +538,17 @@ def main() -> int:
         with open("/proc/loadavg") as handle:
             load = handle.read().split()[0]
         baseline = 0.0 if args.smoke else args.seconds
-        print(f"classroom: {well_behaved} students, then {args.abusers} abusive ones join them; tabs open over "
-              f"{args.ramp:g} s, then {baseline:.0f} s + {args.seconds:.0f} s; think {args.think:g} s; "
-              f"{os.cpu_count()} CPUs, load average {load} before the run")
+        print(f"classroom: {args.students} students, {args.abusers} of them abusive; tabs open over {args.ramp:g} s, "
+              f"then {baseline / 2:.0f} s on their own, {args.seconds:.0f} s with the abusive ones at it and "
+              f"{baseline / 2:.0f} s on their own again; think {args.think:g} s; {os.cpu_count()} CPUs, "
+              f"load average {load} before the run")
         print(f"app memory: PSS {cold_pss:.0f} MB after one lesson, {start_pss:.0f} MB at start, after a short "
               f"warm-up class whose tabs have expired (RSS sum {start_rss:.0f} MB)")
         results, cpu = run_class(url, well_behaved, args.abusers, args.ramp, baseline, args.seconds,
                                  args.think, args.abuser_pause, seed=0, app_pid=app.pid)
         parts = {"arrival": args.ramp, "baseline": baseline, "abuse": args.seconds}
+        if args.trace:
+            write_trace(args.trace, results)
         outcome = {part: summarise(part, results, seconds, cpu.get(part))
                    for part, seconds in parts.items() if seconds > 0}
         watch.stop.set()
@@ -504,18 +570,9 @@ def main() -> int:
                   f"process {start_server:.0f} -> {end_server:.0f} MB, the sandbox {start_pss - start_server:.0f} -> "
                   f"{end_pss - end_server:.0f} MB")
 
-        errors = sum(o["errors"] for o in outcome.values())
+        errors = sum(results.errors.values())
         if not args.smoke:
-            base, abuse = outcome["baseline"]["figures"], outcome["abuse"]["figures"]
-            for action in ("fc", "schema", "react", "export", "echo"):
-                if ("students", action) in base and ("students", action) in abuse:
-                    before, after = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
-                    first, second = (percentile(results.halves[("baseline", h, "students", action)] or [0.0], 0.95)
-                                     for h in (0, 1))
-                    drift = (second / first - 1) * 100 if first else float("nan")
-                    print(f"fairness {action}: students' p95 {before * 1000:.0f} ms -> {after * 1000:.0f} ms "
-                          f"with abusers ({(after / before - 1) * 100:+.0f}%, goal at most +20%); without "
-                          f"abusers, the baseline's second half against its first: {drift:+.0f}%")
+            report_fairness(results, outcome)
             for part, figures in outcome.items():
                 figures = figures["figures"]
                 fc = figures.get(("students", "fc"), {}).get("p95", float("nan"))

@@ -56,6 +56,10 @@ _settings = {
     # Every student's tool runs below the web server's priority, so even a tool's first
     # run, before its session has a record, cannot take CPU from the page at equal weight.
     "job_nice": 10,
+    # A job still running after this long moves to SCHED_IDLE (its tools' threads too): a
+    # looping tool's first run, before its session is on probation, then costs the quick
+    # jobs of the others next to nothing. Working tools answer in milliseconds.
+    "demote_after_seconds": 0.2,
     # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
     # hammered button or a script in a loop then cannot turn cheap refusals into a flood
     # of requests that slows the server for everyone. Each further refusal in a row
@@ -558,7 +562,8 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
                                            "strict": bool(strict)},
                                           wall_seconds=admission.wall_seconds, nice=admission.nice,
                                           idle=admission.on_probation,
-                                          memory_bytes=admission.memory_bytes)
+                                          memory_bytes=admission.memory_bytes,
+                                          demote_after=_settings["demote_after_seconds"])
             admission.note(outcome)
     except _Refusal as refusal:
         return dict(empty, error=_failure(refusal.code, refusal.message))
@@ -611,7 +616,8 @@ def run_tool(source, name, args, session_id=None):
                                            "args": args if args is not None else {}},
                                           wall_seconds=admission.wall_seconds, nice=admission.nice,
                                           idle=admission.on_probation,
-                                          memory_bytes=admission.memory_bytes)
+                                          memory_bytes=admission.memory_bytes,
+                                          demote_after=_settings["demote_after_seconds"])
             admission.note(outcome)
     except _Refusal as refusal:
         return failed(refusal.code, refusal.message)

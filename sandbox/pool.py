@@ -48,21 +48,29 @@ class Limits:
                 "file_bytes": self.file_bytes, "open_files": self.open_files}
 
 
-def _lower_priority(pid, nice, idle=False):
+def _lower_priority(pid, nice, idle=False, every_thread=False):
     """Best effort (the time limit and the slots hold regardless): a job lower than the
     pool's own priority. `idle` also moves the worker to SCHED_IDLE: it then runs only on a
     CPU nothing else wants, and yields the moment the server or another tool wakes up (a nice
     value alone still buys a share of a busy CPU). The worker cannot undo either: its seccomp
-    filter refuses the calls."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, pid, nice)
-    except OSError:
-        pass
-    if idle:
+    filter refuses the calls. Threads inherit both when they start; `every_thread` also
+    lowers those a running job has started already."""
+    tasks = [pid]
+    if every_thread:
         try:
-            os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))
+            tasks = [int(task) for task in os.listdir(f"/proc/{pid}/task")] or tasks
+        except (OSError, ValueError):
+            pass
+    for task in tasks:
+        try:
+            os.setpriority(os.PRIO_PROCESS, task, nice)
         except OSError:
             pass
+        if idle:
+            try:
+                os.sched_setscheduler(task, os.SCHED_IDLE, os.sched_param(0))
+            except OSError:
+                pass
 
 
 class WorkerError(Exception):
@@ -118,6 +126,7 @@ class Outcome:
         self.stderr = b""
         self.timed_out = False
         self.too_large = None   # "stdout" | "stderr" | "result" when a cap was hit
+        self.demoted = False    # still running after `demote_after`: moved to SCHED_IDLE
         self.bad_reply = None   # why the reply was rejected
         self.wall_ms = 0.0
         self.worker_pid = None
@@ -326,10 +335,13 @@ class Pool:
 
     # ------------------------------------------------------------ one job
 
-    def run(self, job, wall_seconds=None, nice=0, idle=False, memory_bytes=None):
+    def run(self, job, wall_seconds=None, nice=0, idle=False, memory_bytes=None, demote_after=None):
         """Runs one job in a fresh worker. `wall_seconds` overrides the time limit for this
         job; `nice` lowers its CPU priority and `idle` makes it SCHED_IDLE (both set before
         the job is sent, so every thread and process the student's code starts inherits them).
+        A job still running after `demote_after` seconds is moved to SCHED_IDLE then: tools
+        answer in milliseconds, so one that has not is looping, crunching or waiting, and
+        none of these may slow the quick jobs of everybody else.
         An idle job, or one with less `memory_bytes` than the pool's, forks its own worker:
         the warm ones are kept for everybody else."""
         smaller = memory_bytes if memory_bytes and memory_bytes < self.limits.memory_bytes else None
@@ -340,7 +352,7 @@ class Pool:
             _lower_priority(worker.pid, nice, idle)
         started = time.perf_counter()
         try:
-            self._exchange(worker, job, outcome, wall_seconds)
+            self._exchange(worker, job, outcome, wall_seconds, None if idle else demote_after)
         finally:
             worker.kill()
             outcome.wall_ms = (time.perf_counter() - started) * 1000
@@ -349,7 +361,7 @@ class Pool:
             self._refill_soon()
         return outcome
 
-    def _exchange(self, worker, job, outcome, wall_seconds=None):
+    def _exchange(self, worker, job, outcome, wall_seconds=None, demote_after=None):
         limits = self.limits
         data = json.dumps(job, ensure_ascii=False).encode("utf-8") + b"\n"
         deadline = time.monotonic() + (limits.wall_seconds if wall_seconds is None else wall_seconds)
@@ -365,12 +377,18 @@ class Pool:
             if pending:
                 sel.register(worker.job_w, selectors.EVENT_WRITE)
             finished = False
+            demote_at = None if demote_after is None else time.monotonic() + demote_after
             while not finished:
-                remaining = deadline - time.monotonic()
+                now = time.monotonic()
+                remaining = deadline - now
                 if remaining <= 0:
                     outcome.timed_out = True
                     break
-                for key, _ in sel.select(remaining):
+                if demote_at is not None and now >= demote_at:
+                    _lower_priority(worker.pid, 19, idle=True, every_thread=True)
+                    outcome.demoted, demote_at = True, None
+                wait = remaining if demote_at is None else min(remaining, demote_at - now)
+                for key, _ in sel.select(wait):
                     fd = key.fd
                     if fd == worker.job_w:
                         try:

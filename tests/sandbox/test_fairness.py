@@ -33,6 +33,19 @@ for attempt in (lambda: os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(
         attempts.append("refused")
 return f"{attempts} {os.sched_getscheduler(0)}"'''
 
+# Spins for half a second in a thread started at once, then reports the priority of both.
+SLOW = '''import os, threading, time
+seen = {}
+def spin():
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        pass
+    seen["thread"] = os.sched_getscheduler(0)
+helper = threading.Thread(target=spin)
+helper.start()
+helper.join()
+return f"{os.getpriority(os.PRIO_PROCESS, 0)} {os.sched_getscheduler(0)} {seen['thread']}"'''
+
 
 @pytest.fixture
 def quick_limits(monkeypatch):
@@ -86,6 +99,15 @@ def test_probation_runs_only_on_idle_cpu_and_others_do_not(helpers, quick_limits
     assert idle["ok"] and idle["content"] == f"{sandbox._settings['probation_nice']} {os.SCHED_IDLE}"
     fine = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
     assert fine["ok"] and fine["content"] == normal
+
+
+def test_a_job_still_running_after_a_moment_moves_to_idle_cpu_threads_and_all(helpers, monkeypatch):
+    monkeypatch.setitem(sandbox._settings, "demote_after_seconds", 0.1)
+    slow = sandbox.run_tool(helpers.tool_source(SLOW), "attack", {}, session_id=session())
+    assert slow["ok"], slow
+    assert slow["content"] == f"19 {os.SCHED_IDLE} {os.SCHED_IDLE}"
+    quick = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
+    assert quick["content"] == f"{sandbox._settings['job_nice']} {os.SCHED_OTHER}"
 
 
 def test_a_tool_cannot_raise_its_own_priority(helpers, quick_limits):
