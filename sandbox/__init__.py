@@ -56,10 +56,12 @@ _settings = {
     # Every student's tool runs below the web server's priority, so even a tool's first
     # run, before its session has a record, cannot take CPU from the page at equal weight.
     "job_nice": 10,
-    # A job still running after this long moves to SCHED_IDLE (its tools' threads too): a
-    # looping tool's first run, before its session is on probation, then costs the quick
-    # jobs of the others next to nothing. Working tools answer in milliseconds.
+    # A job still running after this long moves to SCHED_IDLE (its tools' threads too) and
+    # gives its slot back for one of the slow lane's, if one is free: a looping tool's first
+    # run, before its session is on probation, then neither takes CPU from the quick jobs of
+    # the others nor keeps them waiting for a slot. Working tools answer in milliseconds.
     "demote_after_seconds": 0.2,
+    "slow_concurrent": 4,
     # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
     # hammered button or a script in a loop then cannot turn cheap refusals into a flood
     # of requests that slows the server for everyone. Each further refusal in a row
@@ -73,6 +75,7 @@ _state_lock = threading.Lock()
 _pool = None
 _slots = threading.BoundedSemaphore(_settings["max_concurrent"])
 _probation_slots = threading.BoundedSemaphore(_settings["probation_concurrent"])
+_slow_slots = threading.BoundedSemaphore(_settings["slow_concurrent"])
 _sessions_lock = threading.Lock()
 _ledgers = {}                  # session id -> _Ledger, forgotten once idle
 _last_prune = [0.0]
@@ -421,6 +424,13 @@ class _Admission:
         self.started = time.monotonic()
         return self
 
+    def demote(self):
+        """The job has run long enough to be moved to idle CPU: it trades its slot for one
+        of the slow lane's, so that the quick jobs behind it need not wait for it to end."""
+        if self.slot is not None and self.slot is not _slow_slots and _slow_slots.acquire(blocking=False):
+            self.slot.release()
+            self.slot = _slow_slots
+
     def note(self, outcome):
         """The job is over: a job that ran into a limit puts its session on probation."""
         self.hit_limit = outcome is None or outcome.result is None or bool(outcome.too_large)
@@ -563,7 +573,8 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
                                           wall_seconds=admission.wall_seconds, nice=admission.nice,
                                           idle=admission.on_probation,
                                           memory_bytes=admission.memory_bytes,
-                                          demote_after=_settings["demote_after_seconds"])
+                                          demote_after=_settings["demote_after_seconds"],
+                                          on_demote=admission.demote)
             admission.note(outcome)
     except _Refusal as refusal:
         return dict(empty, error=_failure(refusal.code, refusal.message))
@@ -617,7 +628,8 @@ def run_tool(source, name, args, session_id=None):
                                           wall_seconds=admission.wall_seconds, nice=admission.nice,
                                           idle=admission.on_probation,
                                           memory_bytes=admission.memory_bytes,
-                                          demote_after=_settings["demote_after_seconds"])
+                                          demote_after=_settings["demote_after_seconds"],
+                                          on_demote=admission.demote)
             admission.note(outcome)
     except _Refusal as refusal:
         return failed(refusal.code, refusal.message)

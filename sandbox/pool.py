@@ -335,13 +335,14 @@ class Pool:
 
     # ------------------------------------------------------------ one job
 
-    def run(self, job, wall_seconds=None, nice=0, idle=False, memory_bytes=None, demote_after=None):
+    def run(self, job, wall_seconds=None, nice=0, idle=False, memory_bytes=None, demote_after=None,
+            on_demote=None):
         """Runs one job in a fresh worker. `wall_seconds` overrides the time limit for this
         job; `nice` lowers its CPU priority and `idle` makes it SCHED_IDLE (both set before
         the job is sent, so every thread and process the student's code starts inherits them).
         A job still running after `demote_after` seconds is moved to SCHED_IDLE then: tools
         answer in milliseconds, so one that has not is looping, crunching or waiting, and
-        none of these may slow the quick jobs of everybody else.
+        none of these may slow the quick jobs of everybody else; `on_demote()` is called then.
         An idle job, or one with less `memory_bytes` than the pool's, forks its own worker:
         the warm ones are kept for everybody else."""
         smaller = memory_bytes if memory_bytes and memory_bytes < self.limits.memory_bytes else None
@@ -352,7 +353,7 @@ class Pool:
             _lower_priority(worker.pid, nice, idle)
         started = time.perf_counter()
         try:
-            self._exchange(worker, job, outcome, wall_seconds, None if idle else demote_after)
+            self._exchange(worker, job, outcome, wall_seconds, None if idle else demote_after, on_demote)
         finally:
             worker.kill()
             outcome.wall_ms = (time.perf_counter() - started) * 1000
@@ -361,7 +362,7 @@ class Pool:
             self._refill_soon()
         return outcome
 
-    def _exchange(self, worker, job, outcome, wall_seconds=None, demote_after=None):
+    def _exchange(self, worker, job, outcome, wall_seconds=None, demote_after=None, on_demote=None):
         limits = self.limits
         data = json.dumps(job, ensure_ascii=False).encode("utf-8") + b"\n"
         deadline = time.monotonic() + (limits.wall_seconds if wall_seconds is None else wall_seconds)
@@ -387,6 +388,8 @@ class Pool:
                 if demote_at is not None and now >= demote_at:
                     _lower_priority(worker.pid, 19, idle=True, every_thread=True)
                     outcome.demoted, demote_at = True, None
+                    if on_demote is not None:
+                        on_demote()
                 wait = remaining if demote_at is None else min(remaining, demote_at - now)
                 for key, _ in sel.select(wait):
                     fd = key.fd

@@ -1,6 +1,7 @@
 """Fairness limits: a session whose tools loop forever is refused quickly once it has used its
 minute's budget, is put on probation (SCHED_IDLE, one shared slot, shorter time limit,
-smaller budget), and the others keep running normally. Functional checks only: no timing asserts."""
+smaller budget), and the others keep running normally. A job still running after a moment
+moves to idle CPU and to a slow lane of slots. Functional checks only: no timing asserts."""
 import os
 import threading
 import time
@@ -108,6 +109,43 @@ def test_a_job_still_running_after_a_moment_moves_to_idle_cpu_threads_and_all(he
     assert slow["content"] == f"19 {os.SCHED_IDLE} {os.SCHED_IDLE}"
     quick = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
     assert quick["content"] == f"{sandbox._settings['job_nice']} {os.SCHED_OTHER}"
+
+
+def start_loop(helpers, monkeypatch, slow_lane):
+    """One quick slot, one loop in it that has been moved to idle CPU; returns its thread."""
+    monkeypatch.setitem(sandbox._settings, "demote_after_seconds", 0.1)
+    monkeypatch.setitem(sandbox._settings, "queue_wait_seconds", 0.5)
+    monkeypatch.setattr(sandbox._limits, "wall_seconds", 2.0)
+    monkeypatch.setattr(sandbox, "_slots", threading.BoundedSemaphore(1))
+    monkeypatch.setattr(sandbox, "_slow_slots", slow_lane)
+    sid, outcome = session(), {}
+    loop = threading.Thread(target=lambda: outcome.update(
+        sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)))
+    loop.start()
+    while sandbox.session_usage(sid)["running"] == 0:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    return loop, outcome
+
+
+def test_a_slow_job_gives_its_slot_to_the_quick_ones_behind_it(helpers, monkeypatch):
+    loop, outcome = start_loop(helpers, monkeypatch, threading.BoundedSemaphore(1))
+    quick = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
+    still_looping = loop.is_alive()
+    loop.join()
+    assert quick["ok"] and quick["content"] == "2"
+    assert still_looping and outcome["error_code"] == "timeout"
+
+
+def test_a_slow_job_keeps_its_slot_when_the_slow_lane_is_full(helpers, monkeypatch):
+    full = threading.BoundedSemaphore(1)
+    full.acquire()
+    loop, outcome = start_loop(helpers, monkeypatch, full)
+    waited = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
+    loop.join()
+    full.release()
+    assert waited["error_code"] == "busy" and "服务器正忙" in waited["content"]
+    assert outcome["error_code"] == "timeout"
 
 
 def test_a_tool_cannot_raise_its_own_priority(helpers, quick_limits):
