@@ -50,6 +50,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 import urllib.request
 from collections import Counter, defaultdict
 
@@ -293,6 +294,17 @@ def timed(results: Results, group: str, action: str, call, check=None):
 SHARED_TLS = ssl.create_default_context()
 
 
+def poll_sooner(seconds: float = 0.005):
+    """gradio_client waits for each message of a call by polling every 50 ms, so every
+    latency it reports is rounded up to a 50 ms step, and a few milliseconds more on the
+    server push a call over a step; a browser reacts to each message at once. The simulated
+    students poll every 5 ms instead: their requests and the protocol stay gradio_client's,
+    only these waits (the two sleeps of gradio_client.utils) are shorter."""
+    import gradio_client.utils as client_utils
+
+    client_utils.time = types.SimpleNamespace(sleep=lambda wait: time.sleep(min(wait, seconds)))
+
+
 def connect(url: str, results: Results, group: str):
     """One browser tab: its own gradio_client session. Retries once if the page is slow to answer."""
     from gradio_client import Client
@@ -359,6 +371,8 @@ def abuser(url: str, seed: int, results: Results, pause: float):
         turn += 1
         run = timed(results, group, "fc",
                     lambda: client.predict(source, "北京天气怎么样", api_name="/run_function_calling"))
+        if time.monotonic() >= ends:
+            break
         outcome = timed(results, group, "try_call",
                         lambda: client.predict(source, "get_weather", '{"city": "北京"}', api_name="/try_call"))
         codes = [e.get("error_code") for e in (run or {}).get("events", []) if e.get("type") == "tool_result"]
@@ -515,6 +529,7 @@ def main() -> int:
     args = parser.parse_args()
     well_behaved = args.students - args.abusers
 
+    poll_sooner()
     port = free_port()
     app = start_app(port, {"TOOL_WORKSHOP_SESSION_TTL": f"{args.ttl:g}"})
     url = f"http://127.0.0.1:{port}/"
