@@ -241,15 +241,17 @@ class Results:
 
     def tally(self):
         """latency[(part, group, action)], by_window[(window, group, action)] in seconds,
-        errors[(part, group, action, kind)], episodes[part]. Students' actions that began
-        while an abuser's last call was still running count in neither part (`settling`)."""
+        errors[(part, group, action, kind)], episodes[part]. The abuse lasts until the
+        abusers' last calls have ended: what began before that counts in it."""
         settled = self.settled_from()
+        self.overtime = 0
         self.latency, self.by_window = defaultdict(list), defaultdict(list)
         self.errors, self.episodes = Counter(), Counter()
         for started, seconds, group, action, error in self.samples:
             name, part, _, _ = self.clock.window(started)
             if name == "after" and started < settled:
-                name = part = "settling"
+                name, part = "abuse", "abuse"
+                self.overtime += group == "students"
             self.latency[(part, group, action)].append(seconds)
             self.by_window[(name, group, action)].append(seconds)
             if error:
@@ -500,9 +502,8 @@ def report_fairness(results: Results, outcome: dict):
     """Each action's p95 with the abusers at it against the baseline around it, and, as the
     noise floor, the baseline after the abuse against the baseline before it."""
     base, abuse = outcome["baseline"]["figures"], outcome["abuse"]["figures"]
-    settling = sum(len(v) for (part, group, _), v in results.latency.items()
-                   if part == "settling" and group == "students")
-    print(f"(students' actions begun while an abuser's last call was still running, in neither part: {settling})")
+    print(f"(the abuse part ran {results.settled_from() - results.clock.span('after')[0]:.1f} s over its window, "
+          f"until the abusers' last calls ended: {results.overtime} students' actions began then and count in it)")
     for action in ("fc", "schema", "react", "export", "echo"):
         if ("students", action) not in base or ("students", action) not in abuse:
             continue

@@ -3,6 +3,7 @@ through the real API, and forgetting idle tabs (Gradio's record, State, sandbox 
 exported files). Functional checks against the real server; no timing asserts."""
 from __future__ import annotations
 
+import gc
 import os
 import ssl
 import time
@@ -59,6 +60,11 @@ def test_echo_status_and_export(served):
         client.predict(run, "nope", api_name="/export")
     with pytest.raises(Exception, match="events"):
         client.predict({"ok": True}, api_name="/export")
+
+
+def test_start_up_objects_are_frozen_out_of_the_collector(served):
+    # Once serving, a full collection walks only what requests made, not gradio and the page.
+    assert gc.get_freeze_count() > 100_000
 
 
 def test_a_looping_tab_is_refused_while_another_tab_runs(served, monkeypatch):
