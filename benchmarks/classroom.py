@@ -17,7 +17,7 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
 
 `--abusers` of the students write hostile tools instead: they loop forever, allocate without
 bound or print megabytes, and the student clicks again 0.2 s after each answer. One class:
-  arrival   all the tabs open over `--ramp` seconds;
+  arrival   all the tabs open over `--ramp` seconds, and everyone's first lesson (10 s more);
   baseline  the well-behaved students work on their own for half of `--seconds`;
   abuse     the abusive students set to it, for `--seconds`;
   baseline  they stop; the others work on their own for the other half of `--seconds`.
@@ -196,10 +196,13 @@ class Clock:
     other tenants do) weighs on both parts alike; its two halves against each other show how
     much p95 moves with no change at all."""
 
-    def __init__(self, ramp: float, baseline: float, abuse: float):
+    def __init__(self, ramp: float, baseline: float, abuse: float, settle: float = 0.0):
         moment = self.opened = time.monotonic()
         self.windows = []                    # (name, part, start, end)
-        for name, part, length in (("arrival", "arrival", ramp), ("before", "baseline", baseline / 2),
+        # The arrival lasts `settle` seconds past the last tab's opening: everyone's first
+        # lesson, begun in the same few seconds, is part of it, not of the baseline after it.
+        arrival = ramp + settle
+        for name, part, length in (("arrival", "arrival", arrival), ("before", "baseline", baseline / 2),
                                    ("abuse", "abuse", abuse), ("after", "baseline", baseline / 2)):
             if length > 0:
                 self.windows.append((name, part, moment, moment + length))
@@ -405,10 +408,10 @@ class CpuMeter:
 
 
 def run_class(url: str, students: int, abusers: int, ramp: float, baseline: float, abuse: float,
-              think: float, pause: float, seed: int, app_pid: int | None = None):
+              think: float, pause: float, seed: int, app_pid: int | None = None, settle: float = 0.0):
     """One class: all the tabs open over `ramp` seconds (the abusive students' among them),
     then the windows of `Clock`. Returns the results and the CPU used in each part."""
-    clock = Clock(ramp, baseline, abuse)
+    clock = Clock(ramp, baseline, abuse, settle)
     results = Results(clock)
     meter = CpuMeter(app_pid) if app_pid else None
     cpu = defaultdict(Counter)
@@ -561,8 +564,10 @@ def main() -> int:
         print(f"app memory: PSS {cold_pss:.0f} MB after one lesson, {start_pss:.0f} MB at start, after a short "
               f"warm-up class whose tabs have expired (RSS sum {start_rss:.0f} MB)")
         results, cpu = run_class(url, well_behaved, args.abusers, args.ramp, baseline, args.seconds,
-                                 args.think, args.abuser_pause, seed=0, app_pid=app.pid)
-        parts = {"arrival": args.ramp, "baseline": baseline, "abuse": args.seconds}
+                                 args.think, args.abuser_pause, seed=0, app_pid=app.pid,
+                                 settle=0.0 if args.smoke else 10.0)
+        parts = {"arrival": results.clock.span("arrival")[1] - results.clock.opened, "baseline": baseline,
+                 "abuse": args.seconds}
         if args.trace:
             write_trace(args.trace, results)
         outcome = {part: summarise(part, results, seconds, cpu.get(part))
