@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import multiprocessing
 import os
 import random
 import socket
@@ -352,9 +353,8 @@ def student(url: str, seed: int, results: Results, think: float):
                   lambda r: None if isinstance(r, dict) and r.get("events") == run["events"] else "bad export")
         timed(results, group, "echo", lambda: client.predict("ping", api_name="/echo"),
               lambda r: None if r == "ping" else "bad echo")
-        if time.monotonic() < deadline:
-            with results.lock:
-                results.lessons.append(began)
+        with results.lock:               # counted in the part it began in, like every action
+            results.lessons.append(began)
         time.sleep(rng.uniform(0.5, 1.5) * think)
 
 
@@ -389,14 +389,16 @@ def abuser(url: str, seed: int, results: Results, pause: float):
 
 class CpuMeter:
     """CPU seconds used between two readings: by the app server, by the simulated clients
-    (this process), and by everything else, which is the sandbox's workers and the kernel."""
+    (this process and the abusive students' one), and by everything else, which is the
+    sandbox's workers and the kernel."""
 
-    def __init__(self, app_pid: int):
-        self.app_pid = app_pid
+    def __init__(self, app_pid: int, client_pids: tuple = ()):
+        self.app_pid, self.client_pids = app_pid, client_pids
         self.reading = self.read()
 
     def read(self):
-        return server_cpu_seconds(self.app_pid), sum(os.times()[:2]), machine_cpu()
+        clients = sum(os.times()[:2]) + sum(server_cpu_seconds(pid) for pid in self.client_pids)
+        return server_cpu_seconds(self.app_pid), clients, machine_cpu()
 
     def lap(self) -> dict:
         (server0, own0, machine0), self.reading = self.reading, self.read()
@@ -407,31 +409,62 @@ class CpuMeter:
                 "steal": machine["steal"], "other": busy - (server1 - server0) - (own1 - own0)}
 
 
+def hostile_tabs(url: str, clock: Clock, plan: list, pause: float, handover, release):
+    """The abusive students, in a process of their own as separate browsers are: their long
+    waits (gradio_client polls while it waits) and their parsing share no interpreter lock
+    with the students being measured (they keep gradio_client's own 50 ms poll). `plan` is
+    (when to open the tab, seed) for each."""
+    results = Results(clock)
+    threads = []
+    for opens, seed in plan:
+        clock.wait_until(opens)
+        thread = threading.Thread(target=abuser, args=(url, seed, results, pause), daemon=True)
+        thread.start()
+        threads.append(thread)
+    for thread in threads:
+        thread.join(timeout=max(0.0, clock.ends - time.monotonic()) + 120)
+    handover.put((results.samples, results.contained))
+    release.wait(600)                    # stay until the CPU has been read for the last time
+
+
 def run_class(url: str, students: int, abusers: int, ramp: float, baseline: float, abuse: float,
               think: float, pause: float, seed: int, app_pid: int | None = None, settle: float = 0.0):
     """One class: all the tabs open over `ramp` seconds (the abusive students' among them),
     then the windows of `Clock`. Returns the results and the CPU used in each part."""
     clock = Clock(ramp, baseline, abuse, settle)
     results = Results(clock)
-    meter = CpuMeter(app_pid) if app_pid else None
-    cpu = defaultdict(Counter)
     threads = []
     everyone = students + (abusers if abuse > 0 else 0)
     # The abusive students are spread among the others, as in a real class.
     hostile = {round((i + 0.5) * everyone / abusers) for i in range(abusers)} if everyone > students else set()
+    opens = [clock.opened + index * ramp / everyone for index in range(everyone)]
+    apart = None
+    if hostile:
+        context = multiprocessing.get_context("spawn")
+        handover, release = context.Queue(), context.Event()
+        apart = context.Process(target=hostile_tabs, daemon=True, args=(
+            url, clock, [(opens[i], seed + 1000 + i) for i in sorted(hostile)], pause, handover, release))
+        apart.start()
+    meter = CpuMeter(app_pid, (apart.pid,) if apart else ()) if app_pid else None
+    cpu = defaultdict(Counter)
     for index in range(everyone):  # "open the link": the tabs open over the first seconds
-        target, args = ((abuser, (seed + 1000 + index, results, pause)) if index in hostile
-                        else (student, (seed + index, results, think)))
-        thread = threading.Thread(target=target, args=(url, *args), daemon=True)
-        thread.start()
-        threads.append(thread)
-        clock.wait_until(clock.opened + (index + 1) * ramp / everyone)
+        clock.wait_until(opens[index])
+        if index not in hostile:
+            thread = threading.Thread(target=student, args=(url, seed + index, results, think), daemon=True)
+            thread.start()
+            threads.append(thread)
     for _, part, _, ends in clock.windows:
         clock.wait_until(ends)
         if meter:
             cpu[part].update(meter.lap())
     for thread in threads:
         thread.join(timeout=120)
+    if apart:
+        samples, contained = handover.get(timeout=180)
+        results.samples.extend(samples)
+        results.contained.update(contained)
+        release.set()
+        apart.join(timeout=10)
     results.tally()
     return results, cpu
 
@@ -471,7 +504,7 @@ def summarise(part: str, results: Results, seconds: float, cpu: dict | None) -> 
         print(f"  {group + '/' + action:<20}{len(values):>6}{p50 * 1000:>10.1f}{p95 * 1000:>10.1f}"
               f"{max(values) * 1000:>10.1f}{p50 / floor_p50:>10.1f}{p95 / floor_p95:>10.1f}")
     episodes = results.episodes[part]
-    print(f"  whole lessons: {episodes} in {seconds:.0f} s = {episodes / seconds:.2f} per second")
+    print(f"  whole lessons begun: {episodes} in {seconds:.0f} s = {episodes / seconds:.2f} per second")
     errors = {key[1:]: n for key, n in results.errors.items() if key[0] == part}
     print("  errors: " + (", ".join(f"{g}/{a}:{kind}×{n}" for (g, a, kind), n in sorted(errors.items())) or "none"))
     if part == "abuse" and results.contained:
