@@ -346,6 +346,10 @@ class Pool:
         An idle job, or one with less `memory_bytes` than the pool's, forks its own worker:
         the warm ones are kept for everybody else."""
         smaller = memory_bytes if memory_bytes and memory_bytes < self.limits.memory_bytes else None
+        if idle:
+            # An idle job first lets the zygote refill the warm pool (for at most half a
+            # second): its own fork then never delays a worker the others' quick jobs need.
+            self.wait_warm(timeout=0.5)
         worker = self.spawn(smaller) if (idle or smaller) else self.take()
         outcome = Outcome()
         outcome.worker_pid = worker.pid

@@ -148,6 +148,20 @@ def test_a_slow_job_keeps_its_slot_when_the_slow_lane_is_full(helpers, monkeypat
     assert outcome["error_code"] == "timeout"
 
 
+def test_a_job_on_idle_cpu_lets_the_warm_pool_refill_before_its_own_fork(helpers, monkeypatch):
+    pool = sandbox._current_pool()
+    for worker in [pool.take() for _ in range(pool.pool_size)]:   # the class just used every warm worker
+        worker.kill()
+        worker.close()
+    warm_at_fork, spawn = [], pool.spawn
+    monkeypatch.setattr(pool, "spawn", lambda memory_bytes=None: (
+        warm_at_fork.append(len(pool._ready)) if memory_bytes else None) or spawn(memory_bytes))
+    outcome = pool.run({"op": "run", "source": GOOD, "name": "add", "args": {"a": 1}},
+                       idle=True, memory_bytes=64 << 20)
+    assert outcome.result["content"] == "2"
+    assert warm_at_fork == [pool.pool_size]
+
+
 def test_a_tool_cannot_raise_its_own_priority(helpers, quick_limits):
     sid = session()
     sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
