@@ -424,6 +424,15 @@ class _Admission:
         self.started = time.monotonic()
         return self
 
+    def run(self, job):
+        """Runs the admitted job in the pool, within this admission's limits."""
+        outcome = _current_pool().run(job, wall_seconds=self.wall_seconds, nice=self.nice,
+                                      idle=self.on_probation, memory_bytes=self.memory_bytes,
+                                      demote_after=_settings["demote_after_seconds"],
+                                      on_demote=self.demote)
+        self.note(outcome)
+        return outcome
+
     def demote(self):
         """The job has run long enough to be moved to idle CPU: it trades its slot for one
         of the slow lane's, so that the quick jobs behind it need not wait for it to end."""
@@ -568,14 +577,8 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
         if remembered is not None:
             return remembered
         with _Admission(session_id, counts_as_run=False) as admission:
-            outcome = _current_pool().run({"op": "extract", "source": source, "method": method,
-                                           "strict": bool(strict)},
-                                          wall_seconds=admission.wall_seconds, nice=admission.nice,
-                                          idle=admission.on_probation,
-                                          memory_bytes=admission.memory_bytes,
-                                          demote_after=_settings["demote_after_seconds"],
-                                          on_demote=admission.demote)
-            admission.note(outcome)
+            outcome = admission.run({"op": "extract", "source": source, "method": method,
+                                     "strict": bool(strict)})
     except _Refusal as refusal:
         return dict(empty, error=_failure(refusal.code, refusal.message))
     except (WorkerError, OSError) as exc:
@@ -623,14 +626,8 @@ def run_tool(source, name, args, session_id=None):
     try:
         _check_request(source)
         with _Admission(session_id) as admission:
-            outcome = _current_pool().run({"op": "run", "source": source, "name": name,
-                                           "args": args if args is not None else {}},
-                                          wall_seconds=admission.wall_seconds, nice=admission.nice,
-                                          idle=admission.on_probation,
-                                          memory_bytes=admission.memory_bytes,
-                                          demote_after=_settings["demote_after_seconds"],
-                                          on_demote=admission.demote)
-            admission.note(outcome)
+            outcome = admission.run({"op": "run", "source": source, "name": name,
+                                     "args": args if args is not None else {}})
     except _Refusal as refusal:
         return failed(refusal.code, refusal.message)
     except (WorkerError, OSError) as exc:

@@ -126,7 +126,6 @@ class Outcome:
         self.stderr = b""
         self.timed_out = False
         self.too_large = None   # "stdout" | "stderr" | "result" when a cap was hit
-        self.demoted = False    # still running after `demote_after`: moved to SCHED_IDLE
         self.bad_reply = None   # why the reply was rejected
         self.wall_ms = 0.0
         self.worker_pid = None
@@ -391,7 +390,7 @@ class Pool:
                     break
                 if demote_at is not None and now >= demote_at:
                     _lower_priority(worker.pid, 19, idle=True, every_thread=True)
-                    outcome.demoted, demote_at = True, None
+                    demote_at = None
                     if on_demote is not None:
                         on_demote()
                 wait = remaining if demote_at is None else min(remaining, demote_at - now)
