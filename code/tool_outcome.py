@@ -1,0 +1,110 @@
+"""一次工具调用的结果：一个形状，一张标签表，一个写错误文本的函数，一处截断。
+
+不管工具是在注册表里直接调用、在沙箱进程里运行，还是循环发现模型点了不存在的工具，
+交还给循环（再交还给模型）的都是同一个 ToolOutcome。失败的文本永远是同一个形状：
+
+    ❌ [标签] 结论。下一步怎么做。
+
+模型读得懂“错在哪、该怎么改”，界面也能按 error_code 上色，而不用去解析文字。
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+# 工具结果最多回填这么多字：上下文窗口很贵，太长的结果还会淹没关键信息。全项目只有这一个上限。
+RESULT_LIMIT = 4000
+
+# error_code -> 错误文本里方括号中的标签。新增一种失败，就在这里加一行。
+LABELS = {
+    # 调用之前：模型写的调用本身不对
+    "unknown_tool": "未知工具",
+    "invalid_json": "参数格式错误",
+    "invalid_arguments": "参数错误",
+    "format_error": "格式错误",            # 文本协议（ReAct / JSON）里没找到动作
+    # 调用之中：工具自己出了问题
+    "tool_exception": "工具异常",
+    "timeout": "超时",
+    "output_too_large": "输出过多",
+    "memory_limit": "内存超限",
+    "recursion": "递归太深",
+    "blocked": "操作被拦截",
+    "worker_crashed": "运行崩溃",
+    # 源码或环境的问题：工具根本没跑起来
+    "syntax_error": "语法错误",
+    "module_exception": "源码出错",
+    "no_registry": "缺少注册表",
+    "source_too_large": "源码太长",
+    "invalid_request": "请求无效",
+    "sandbox": "沙箱错误",
+    "sandbox_refused": "沙箱不可用",
+    "busy": "请稍后再试",
+    "rate_limited": "请稍后再试",
+    "no_executor": "无法执行",
+}
+
+
+def error_text(code: str, conclusion: str, hint: str = "") -> str:
+    """❌ [标签] 结论。下一步。——所有失败文本都由这一个函数写。"""
+    label = LABELS.get(code, "运行失败")
+    text = f"❌ [{label}] {conclusion.rstrip('。. ')}。"
+    return f"{text}{hint.rstrip('。. ')}。" if hint else text
+
+
+def clip(text: str, limit: int = RESULT_LIMIT) -> tuple[str, int | None]:
+    """太长的结果截断，并在末尾明确写出来。-> (回填的文本, 截断前的长度；没截断是 None)。"""
+    if len(text) <= limit:
+        return text, None
+    return f"{text[:limit]}\n…（结果过长已截断：共 {len(text)} 个字符，只保留了前 {limit} 个）", len(text)
+
+
+@dataclasses.dataclass
+class ToolOutcome:
+    ok: bool
+    content: str                         # 回填给模型的文本（已按 RESULT_LIMIT 截断）
+    error_code: str | None = None        # LABELS 里的一个键；成功时是 None
+    duration_ms: float = 0.0             # 校验 + 执行 + 结果转文本
+    arguments: dict | None = None        # 实际执行时的参数（转换、补默认值之后）
+    problems: list[str] = dataclasses.field(default_factory=list)    # 参数的问题，每条一句
+    coercions: list[str] = dataclasses.field(default_factory=list)   # 看得见的宽松转换，如 count: "5" → 5
+    clipped_from: int | None = None      # 截断前的字数；None 表示原样回填
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+FIELDS = tuple(field.name for field in dataclasses.fields(ToolOutcome))
+
+
+def failure(code: str, conclusion: str, hint: str = "", **fields: Any) -> ToolOutcome:
+    """一次失败的调用：文本由 error_text 写，其余字段（arguments、problems……）照传。"""
+    return ToolOutcome(False, error_text(code, conclusion, hint), code, **fields)
+
+
+def success(result: str, **fields: Any) -> ToolOutcome:
+    """一次成功的调用：结果太长就截断，并记下原来有多长。"""
+    content, clipped_from = clip(result)
+    return ToolOutcome(True, content, None, clipped_from=clipped_from, **fields)
+
+
+def as_outcome(value: Any, **defaults: Any) -> ToolOutcome:
+    """执行函数可能交回 ToolOutcome、dict（比如从沙箱进程传回的 JSON）或随便什么值：一律变成 ToolOutcome。
+    dict 里多出来的键（沙箱的 stdout 等）在这里用不上，由交回它的人自己保留。"""
+    if isinstance(value, ToolOutcome):
+        return value
+    if isinstance(value, dict) and "content" in value:
+        known = {**defaults, **{k: v for k, v in value.items() if k in FIELDS}}
+        known["content"] = str(known.get("content") or "")
+        known.setdefault("ok", True)
+        if known.get("clipped_from") is None and len(known["content"]) > RESULT_LIMIT:
+            known["content"], known["clipped_from"] = clip(known["content"])
+        return ToolOutcome(**known)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return success(text, **defaults)
+
+
+if __name__ == "__main__":
+    print(error_text("invalid_arguments", "参数 count 应为整数，收到字符串 \"abc\"", "请改为整数后重试"))
+    print(success("晴，25℃", arguments={"city": "北京"}))
+    print(success("很长的结果" * 2000).clipped_from)
