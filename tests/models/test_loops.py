@@ -7,8 +7,8 @@ import examples_weather
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import make_client
-from loop_events import RESULT_LIMIT
 from react_loop import run_react
+from tool_outcome import RESULT_LIMIT
 
 REGISTRY = examples_weather.registry
 TOOLS = REGISTRY.to_schemas()
