@@ -137,3 +137,15 @@ def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:
 
 def error(turn: int, code: str, message: str) -> ErrorEvent:
     return {"type": "error", "turn": turn, "code": code, "message": message}
+
+
+if __name__ == "__main__":
+    import json
+
+    from tool_outcome import failure
+    outcome = failure("invalid_json", "参数不是合法的 JSON：第 1 行第 2 列附近出错", "请重新输出一个合法的 JSON 对象")
+    for event in [tool_call(1, "call_1", "get_weather", "{", None, ["参数不是合法的 JSON"]),
+                  tool_result(1, "call_1", "get_weather", outcome, {"role": "tool", "tool_call_id": "call_1",
+                                                                    "content": outcome.content}),
+                  error(2, "max_turns", "已经用完 max_turns=2 轮还没得到最终回答，已停止。")]:
+        print(json.dumps(event, ensure_ascii=False))

@@ -18,6 +18,7 @@ import events
 from llm_clients import Completion, LLMError
 from tool_arguments import JSON_HINT, parse_arguments
 from tool_outcome import ToolOutcome, as_outcome, failure, success
+from tool_registry import unknown_tool
 
 MAX_FAILURES = 3         # 连续这么多轮失败（解析不了、工具全失败）就停，免得模型原地打转
 
@@ -146,8 +147,8 @@ def execute_call(call: ToolCall, execute: Executor | None, names: list[str]) -> 
         value = execute(call.name, call.raw_arguments if call.arguments is None else call.arguments)
     except Exception as error:       # 学生写的执行函数什么错都可能抛；抛了，循环就按它知道的实情写结果
         if call.name not in names:
-            return failure("unknown_tool", f"没有名为 \"{call.name}\" 的工具",
-                           f"请从这些工具中选择：{'、'.join(names) or '（没有）'}")
+            problem, hint = unknown_tool(call.name, names)
+            return failure("unknown_tool", problem, hint, problems=[problem])
         if call.arguments is None:
             return failure("invalid_json", call.problems[0], JSON_HINT, problems=call.problems[:1])
         return failure("tool_exception", f"{call.name} 执行出错：{type(error).__name__}: {error}",
@@ -177,3 +178,12 @@ def too_many_failures(turn: int, last: str) -> events.ErrorEvent:
 def out_of_turns(max_turns: int) -> events.ErrorEvent:
     return events.error(max_turns, "max_turns", f"已经用完 max_turns={max_turns} 轮还没得到最终回答，已停止。"
                                                 f"可以调大 max_turns，或看看模型是不是在反复调用同一个工具。")
+
+
+if __name__ == "__main__":
+    for raw in ['{"city": "北京"}', '```json\n{"city": "北京"}\n```', '{"city": 北京}', '"{\\"city\\": \\"北京\\"}"']:
+        print(repr(raw), "->", read_arguments(raw))
+    weather = lambda city: f"{city}：晴"
+    for name, raw in [("get_weather", '{"city": "北京"}'), ("get_wether", '{"city": "北京"}'), ("get_weather", "{")]:
+        call = ToolCall.read(1, "demo", name, raw)
+        print(name, raw, "->", execute_call(call, lambda n, args: {"get_weather": weather}[n](**args), ["get_weather"]))

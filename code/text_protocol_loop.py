@@ -80,3 +80,16 @@ def read_action(turn: int, call_id: str, groups: dict[str, str], tools: list[dic
 def single_parameter(tool: dict | None) -> str | None:
     props = list(((tool or {}).get("function", {}).get("parameters") or {}).get("properties") or {})
     return props[0] if len(props) == 1 else None
+
+
+if __name__ == "__main__":
+    from json_loop import JSON_PROTOCOL
+    from react_loop import REACT
+    weather = [{"type": "function", "function": {
+        "name": "get_weather", "description": "查询指定城市的当前天气",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    replies = {"react": "Thought: 查一下\nAction: get_weather[北京]",
+               "json": '好的。{"tool": "get_weather", "arguments": {"city": "北京"}}'}
+    for protocol in (REACT, JSON_PROTOCOL):       # 同一个循环，换的只是这两样：怎么读回复、读出来的动作
+        parsed, _ = protocol.parse(replies[protocol.name])
+        print(protocol.name, parsed["kind"], parsed["notes"], read_action(1, "demo", parsed["groups"], weather))

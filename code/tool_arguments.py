@@ -331,7 +331,7 @@ def to_python(tp: Any, value: Any) -> Any:
 
 
 def _exact(kind: type) -> Callable:
-    def check(value):
+    def check(value: Any) -> Any:
         if type(value) is not kind:
             raise TypeError(f"应为 {kind.__name__}")
         return value
@@ -351,7 +351,7 @@ def _to_float(value: Any) -> float:
 
 
 def _iso(kind: type) -> Callable:
-    def parse(value):
+    def parse(value: Any) -> Any:
         if not isinstance(value, str):
             raise TypeError("应为字符串")
         return kind.fromisoformat(value)                        # 格式不对时抛 ValueError

@@ -77,7 +77,7 @@ class ToolRegistry:
         self.max_result_chars = max_result_chars     # 默认就是全项目那一个上限（tool_outcome.RESULT_LIMIT）
         self.timeout = timeout           # 秒；None 表示不限（沙箱另有硬性的时间上限）
 
-    def tool(self, description: str | Callable | None = None, *, name: str | None = None):
+    def tool(self, description: str | Callable | None = None, *, name: str | None = None) -> Callable:
         """@registry.tool("给模型看的描述")、@registry.tool 或 @registry.tool(name="x")。函数原样返回。"""
         if callable(description):        # 不带括号的 @registry.tool：参数就是函数本身
             return self._register(description, None, name)
@@ -106,10 +106,8 @@ class ToolRegistry:
         """宽松转换 → 补默认值 → 按发布出去的 schema 校验 → 变成函数要的 Python 对象。"""
         tool = self.tools.get(name)
         if tool is None:
-            close = _close_names(str(name), self.tools)
-            guess = f"（是不是想用 {close[0]}？）" if close else ""
-            return Validation({}, [f"没有名为 {json.dumps(name, ensure_ascii=False)} 的工具{guess}"], [], "unknown_tool",
-                              f"请从这些工具中选择：{'、'.join(self.tools) or '（注册表是空的）'}")
+            problem, hint = unknown_tool(name, list(self.tools))
+            return Validation({}, [problem], [], "unknown_tool", hint)
         coercions: list[str] = []
         args, problem = parse_arguments(args, coercions)
         if problem:
@@ -281,9 +279,14 @@ def _describe(exc: BaseException) -> str:
     return shorten(text, 300)
 
 
-def _close_names(name: str, names) -> list[str]:
+def unknown_tool(name: Any, names: list[str]) -> tuple[str, str]:
+    """模型点了不存在的工具 -> (结论, 下一步)。猜一个最像的名字：模型多半只是拼错了。
+    循环在执行函数说不清楚时也用这一句，所以同一个错在哪里看到的都一样。"""
     import difflib
-    return difflib.get_close_matches(name, names, n=1)
+    close = difflib.get_close_matches(str(name), names, n=1)
+    guess = f"（是不是想用 {close[0]}？）" if close else ""
+    return (f"没有名为 {json.dumps(name, ensure_ascii=False)} 的工具{guess}",
+            f"请从这些工具中选择：{'、'.join(names) or '（没有可用的工具）'}")
 
 
 # ── 执行与结果
@@ -310,7 +313,7 @@ def _run(tool: Tool, positional: tuple, keywords: dict, timeout: float | None) -
     if tool.is_async:                    # async def 工具：在一个新的事件循环里等它跑完
         import asyncio
 
-        async def main():
+        async def main() -> Any:
             try:
                 return await asyncio.wait_for(tool.func(*positional, **keywords), timeout)
             except asyncio.TimeoutError:
