@@ -108,10 +108,9 @@ class ToolCall:
 def read_arguments(raw: Any) -> tuple[dict | None, list[str]]:
     """参数原文 -> (dict 或 None, 问题和备注)。用注册表同一个解析函数，同样的坏 JSON 得到同样的话；
     另外容忍 ``` 包裹，但要说出来。"""
-    if isinstance(raw, dict):
-        return raw, []
-    text, notes = (raw or "").strip(), []
-    fenced = FENCE.fullmatch(text)
+    notes: list[str] = []
+    text = raw.strip() if isinstance(raw, str) else raw      # 有的后端直接给 dict，也可能给 null
+    fenced = FENCE.fullmatch(text) if isinstance(text, str) else None
     if fenced:
         text = fenced.group(1)
         notes.append("参数被包在 markdown 代码块（```）里，已去掉代码块再解析")
@@ -151,7 +150,7 @@ def execute_call(call: ToolCall, execute: Executor | None, names: list[str]) -> 
             return failure("unknown_tool", problem, hint, problems=[problem])
         if call.arguments is None:
             return failure("invalid_json", call.problems[0], JSON_HINT, problems=call.problems[:1])
-        return failure("tool_exception", f"{call.name} 执行出错：{type(error).__name__}: {error}",
+        return failure("tool_exception", f"{call.name} 执行出错：{type(error).__name__}: {str(error)[:300]}",
                        "请检查参数是否合理后重试，或换一种做法", arguments=call.arguments)
     duration_ms = round((time.perf_counter() - started) * 1000, 3)
     return as_outcome(value, arguments=call.arguments, duration_ms=duration_ms)

@@ -10,7 +10,8 @@
 
 函数和 schema 只写一份，两者就不会“漂移”。这个文件讲两件事：
 1. 注册：装饰器登记函数，登记时就把 schema 算好，注解写错在导入时就报错。
-2. 调用：校验参数 → 执行 → 结果变成文本；任何失败都变成同一种形状的文本交还给模型。
+2. 调用：校验参数 → 执行 → 结果变成文本；任何失败都变成同一种形状的文本交还给模型
+   （结果的形状、错误标签、截断上限都在 tool_outcome.py，全项目共用）。
 细节在两个兄弟模块里：type_schema.py 把类型注解翻译成 JSON Schema，
 tool_arguments.py 把模型给的参数转换、校验、变成函数要的 Python 对象。
 jsonschema、docstring-parser、pydantic、asyncio 都在第一次用到时才导入，所以 import 本模块很快。
@@ -128,7 +129,8 @@ class ToolRegistry:
 
     def call(self, name: str, args: dict | str | None = None) -> ToolOutcome:
         """执行一次工具调用。永不抛异常：任何失败都变成一段给模型看的文本。
-        交回的是 tool_outcome.ToolOutcome：沙箱、循环、界面认的都是这一个形状。"""
+        交回的是 tool_outcome.ToolOutcome，失败文本由 tool_outcome.error_text 写：沙箱、循环、界面认的都是这一个形状，
+        同一种失败在哪里看到的都是同一句话。duration_ms 只算校验 + 执行 + 结果转文本，不含一次性的准备。"""
         _get_ready(self.tools.get(name) if isinstance(name, str) else None)
         start = time.perf_counter()      # 从这里起才计时：duration_ms 只算这次调用本身
 
@@ -263,11 +265,6 @@ class Validation:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-# 调用的结果是 ToolOutcome，失败文本由 error_text 写（“❌ [标签] 结论。下一步。”）：都在 tool_outcome.py，
-# 沙箱和循环也用它们，所以同一种失败在哪里看到的都是同一句话。
-# duration_ms 算的是校验 + 执行 + 结果转文本，不含一次性的准备（_get_ready）。
 
 
 def _describe(exc: BaseException) -> str:
