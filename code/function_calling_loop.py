@@ -1,4 +1,4 @@
-"""第 1 课：原生 function calling 循环——minimal_loop.py 长大以后的样子。
+"""循环 2/5：原生 function calling 循环——minimal_loop.py 长大以后的样子。
 
 握手还是那三步，重复到模型不再要工具为止：
   1. 请求里带 tools=（JSON Schema）；

@@ -1,10 +1,7 @@
-"""The registry lives in three course modules; everything students and the app import keeps working, and the
-sandbox ships every module the registry needs."""
+"""The registry's results are the shared tool outcome, and the sandbox ships every module the registry needs."""
 import ast
 import os
 import pathlib
-
-import pytest
 
 import tool_registry
 
