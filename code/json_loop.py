@@ -1,4 +1,4 @@
-"""纯文本里的 JSON：课程里第一种手写做法。
+"""循环 5/5：纯文本里的 JSON——在 text_protocol_loop.py 上只换一份提示词和一个 JSON 解析器。
 
 约定模型要调用工具时输出 {"tool": "工具名", "arguments": {...}}，想回答时输出 {"answer": "..."}。
 模型往往不会只输出 JSON：前面来一句"好的"、包在 ```json 里、一次写好几个……
@@ -6,17 +6,20 @@
 找出文字里所有完整的 JSON 对象，取第一个有 tool 或 answer 的。
 一个都解析不出来时，把解析器的报错原话告诉模型，请它重来。
 """
+from __future__ import annotations
+
 import json
 import re
+from typing import Any
 
-from loop_events import (MAX_FAILURES, as_executor, ask_model, describe_tools, model_failed, out_of_turns,
-                         parse_arguments, run_tool, start_history, too_many_failures, tool_names)
+from loop_parts import Executor, Steps, describe_tools
+from text_protocol_loop import TextProtocol, run_text_protocol
 
 OPEN_BRACE = re.compile(r"\{")
 FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.S)
 
 
-def build_json_prompt(tools):
+def build_json_prompt(tools: list[dict] | None) -> str:
     return f"""你是一个会使用工具的助手。
 
 可用工具（名称: 说明，下一行是参数的 JSON Schema）：
@@ -28,7 +31,7 @@ def build_json_prompt(tools):
 {{"answer": "给用户的最终回答"}}"""
 
 
-def find_json_objects(text):
+def find_json_objects(text: str) -> tuple[list[tuple[dict, int, int]], json.JSONDecodeError | None]:
     """-> ([(对象, 起点, 终点)], 第一个解析错误或 None)。只收 JSON 对象，嵌套在别的对象里的不重复收。"""
     decoder, found, first_error, position = json.JSONDecoder(), [], None, 0
     while True:
@@ -46,7 +49,7 @@ def find_json_objects(text):
         position = end
 
 
-def parse_json_reply(text):
+def parse_json_reply(text: str) -> dict:
     """-> parse 事件的内容。kind: action（groups 里有 tool/args）/ final / none。"""
     text = text or ""
     objects, error = find_json_objects(text)
@@ -79,44 +82,23 @@ def parse_json_reply(text):
             "span": [start, end], "notes": notes, "reason": None}
 
 
-def run_json_from_text(client, messages, tools, execute, *, max_turns=6, temperature=None, stream=False):
-    if tools is None and hasattr(execute, "to_schemas"):     # 直接传了 ToolRegistry
-        tools = execute.to_schemas()
-    execute = as_executor(execute)
-    history = start_history(messages, system=build_json_prompt(tools))
-    names = tool_names(tools)
-    failures = 0
-    for turn in range(1, max_turns + 1):
-        try:
-            completion = yield from ask_model(client, history, turn, stream, temperature=temperature)
-        except Exception as error:
-            yield model_failed(turn, error)
-            return
-        parsed = parse_json_reply(completion.text)
-        yield {"type": "parse", "turn": turn, **parsed}
-        history.append({"role": "assistant", "content": completion.text})
-        observe = lambda content: {"role": "user", "content": f"Observation: {content}"}
-        if parsed["kind"] == "final":
-            yield {"type": "final", "turn": turn, "content": parsed["groups"]["answer"], "messages": history}
-            return
-        if parsed["kind"] == "none":
-            feedback = observe(f"❌ [JSON 格式错误] 没能从你的回复里解析出工具调用：{parsed['reason']}。"
-                               f"请只输出一个完整的 JSON 对象，例如 {{\"tool\": \"工具名\", \"arguments\": {{...}}}}。")
-            history.append(feedback)
-            failures, last = failures + 1, feedback["content"]
-        else:
-            raw = parsed["groups"]["args"]
-            arguments, problems, notes = parse_arguments(raw)
-            outcome = yield from run_tool(execute, names, f"json_{turn}", parsed["groups"]["tool"], raw, arguments,
-                                          problems + notes, turn, wrap=observe)
-            history.append(outcome["message"])
-            failures = 0 if outcome["ok"] else failures + 1
-            last = outcome["content"]
-        if failures >= MAX_FAILURES:
-            yield too_many_failures(turn, last)
-            return
-    yield out_of_turns(max_turns, max_turns)
+JSON_PROTOCOL = TextProtocol("json", build_json_prompt, lambda text: (parse_json_reply(text), None), format_hint=(
+    "请只输出一个完整的 JSON 对象，例如 {\"tool\": \"工具名\", \"arguments\": {...}}"))
+
+
+def run_json_from_text(client: Any, messages: str | list[dict], tools: list[dict] | None,
+                       execute: Executor | Any | None, *, max_turns: int = 6, temperature: float | None = None,
+                       stream: bool = False) -> Steps:
+    return run_text_protocol(JSON_PROTOCOL, client, messages, tools, execute, max_turns=max_turns,
+                             temperature=temperature, stream=stream)
 
 
 if __name__ == "__main__":
-    print(parse_json_reply('好的，我来查：\n```json\n{"tool": "get_weather", "arguments": {"city": "北京"}}\n```'))
+    from llm_clients import make_client
+    print(parse_json_reply('好的，我来查：\n```json\n{"tool": "get_weather", "arguments": {"city": "北京"}}\n```'), "\n")
+    weather = [{"type": "function", "function": {
+        "name": "get_weather", "description": "查询指定城市的当前天气",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    for event in run_json_from_text(make_client("offline", mistake="fenced_json"), "北京的天气怎么样？", weather,
+                                    lambda name, args: f"{args['city']}：晴，25℃"):
+        print(event["type"], {k: v for k, v in event.items() if k in ("kind", "notes", "name", "arguments", "content")})

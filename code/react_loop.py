@@ -1,4 +1,4 @@
-"""正则 ReAct：不用接口的 tools 参数，只靠提示词约定格式，再用正则从文字里把动作抠出来。
+"""循环 4/5：ReAct——在 text_protocol_loop.py 上只加一份提示词和一个正则解析器。
 
 模型每轮写：
     Thought: 我需要查北京的天气
@@ -13,10 +13,13 @@
   - 参数包在 ```json 代码块里，或写成 "Action: 工具名" 换行再跟 JSON。
 请求里带 stop=["Observation:"]：支持的后端会在模型想编 Observation 时就停下。
 """
-import re
+from __future__ import annotations
 
-from loop_events import (MAX_FAILURES, as_executor, ask_model, describe_tools, model_failed, out_of_turns,
-                         parse_arguments, run_tool, start_history, too_many_failures, tool_names)
+import re
+from typing import Any
+
+from loop_parts import Executor, Steps, describe_tools
+from text_protocol_loop import TextProtocol, run_text_protocol
 
 STOP = ["Observation:"]
 
@@ -34,7 +37,7 @@ OBSERVATION = re.compile(r"^[ \t]*\**Observation\**\s*[:：]", re.M)
 THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S)
 
 
-def build_react_prompt(tools):
+def build_react_prompt(tools: list[dict] | None) -> str:
     return f"""你是一个会使用工具的助手。请一步一步解决用户的问题。
 
 可用工具（名称: 说明，下一行是参数的 JSON Schema）：
@@ -52,7 +55,7 @@ Final Answer: 给用户的最终回答
 例如 Action: 工具名[{{"参数名": "值"}}]。"""
 
 
-def mask_think(text):
+def mask_think(text: str) -> tuple[str, list[str]]:
     """把 <think> 块换成等长空格：里面的内容不参与匹配，而 span 仍然对得上原文。"""
     notes = []
     if "</think>" in text and "<think>" not in text:       # 有的模型只输出结尾标签
@@ -64,7 +67,7 @@ def mask_think(text):
     return masked, notes
 
 
-def parse_react(text):
+def parse_react(text: str) -> tuple[dict, int | None]:
     """-> (parse 事件的内容, 历史里保留到哪个位置)。kind: action / final / none。"""
     masked, notes = mask_think(text or "")
     action, final = ACTION.search(masked), FINAL.search(masked) or FINISH.search(masked)
@@ -99,55 +102,14 @@ def parse_react(text):
             "reason": "回复里没有找到 \"Action: 工具名[参数]\"，也没有 \"Final Answer: 回答\""}, None
 
 
-def single_parameter(tool):
-    """只有一个参数的工具，允许 Action: tool[北京] 这种不带 JSON 的写法。"""
-    props = list(((tool or {}).get("function", {}).get("parameters") or {}).get("properties") or {})
-    return props[0] if len(props) == 1 else None
+REACT = TextProtocol("react", build_react_prompt, parse_react, stop=STOP, format_hint=(
+    "请严格按格式输出：\"Thought: ...\" 加 \"Action: 工具名[JSON 参数]\"，或者 \"Final Answer: 回答\""))
 
 
-def run_react(client, messages, tools, execute, *, max_turns=6, temperature=None, stream=False):
-    if tools is None and hasattr(execute, "to_schemas"):     # 直接传了 ToolRegistry
-        tools = execute.to_schemas()
-    execute = as_executor(execute)
-    history = start_history(messages, system=build_react_prompt(tools))
-    names = tool_names(tools)
-    failures = 0
-    for turn in range(1, max_turns + 1):
-        try:
-            completion = yield from ask_model(client, history, turn, stream, stop=STOP, temperature=temperature)
-        except Exception as error:
-            yield model_failed(turn, error)
-            return
-        text = completion.text
-        parsed, cut = parse_react(text)
-        yield {"type": "parse", "turn": turn, **parsed}
-        history.append({"role": "assistant", "content": text[:cut].rstrip() if cut is not None else text})
-        observe = lambda content: {"role": "user", "content": f"Observation: {content}"}
-        if parsed["kind"] == "final":
-            yield {"type": "final", "turn": turn, "content": parsed["groups"]["answer"], "messages": history}
-            return
-        if parsed["kind"] == "none":
-            feedback = observe(f"❌ [格式错误] {parsed['reason']}。请严格按格式输出："
-                               f"\"Thought: ...\" 加 \"Action: 工具名[JSON 参数]\"，或者 \"Final Answer: 回答\"。")
-            history.append(feedback)
-            failures += 1
-            last = feedback["content"]
-        else:
-            name, raw = parsed["groups"]["tool"], parsed["groups"]["args"]
-            arguments, problems, notes = parse_arguments(raw)
-            tool = next((t for t in tools or [] if t["function"]["name"] == name), None)
-            if arguments is None and single_parameter(tool) and not raw.lstrip().startswith(("{", "[")):
-                arguments, problems = {single_parameter(tool): raw.strip().strip("\"'")}, []
-                notes.append(f"参数不是 JSON，按唯一的参数 {single_parameter(tool)} 的值处理")
-            outcome = yield from run_tool(execute, names, f"react_{turn}", name, raw, arguments,
-                                          problems + notes, turn, wrap=observe)
-            history.append(outcome["message"])
-            failures = 0 if outcome["ok"] else failures + 1
-            last = outcome["content"]
-        if failures >= MAX_FAILURES:
-            yield too_many_failures(turn, last)
-            return
-    yield out_of_turns(max_turns, max_turns)
+def run_react(client: Any, messages: str | list[dict], tools: list[dict] | None, execute: Executor | Any | None,
+              *, max_turns: int = 6, temperature: float | None = None, stream: bool = False) -> Steps:
+    return run_text_protocol(REACT, client, messages, tools, execute, max_turns=max_turns, temperature=temperature,
+                             stream=stream)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,10 @@ from type_schema import MAPPINGS, SEQUENCES, NoneType, accepts_null, is_typeddic
 
 # ═══════════════════════════════════════════════════════════════ 1. 解析 JSON 文本
 
+# 参数不是 JSON 对象时给模型的下一步。注册表和循环都用这一句，同样的坏 JSON 在哪条路上都得到同样的话
+JSON_HINT = "请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）"
+
+
 def parse_arguments(args: Any, notes: list[str]) -> tuple[dict, str | None]:
     """返回 (参数 dict, 问题)。问题不为 None 时说明参数根本不是一个 JSON 对象。"""
     if args is None or (isinstance(args, str) and not args.strip()):
@@ -327,7 +331,7 @@ def to_python(tp: Any, value: Any) -> Any:
 
 
 def _exact(kind: type) -> Callable:
-    def check(value):
+    def check(value: Any) -> Any:
         if type(value) is not kind:
             raise TypeError(f"应为 {kind.__name__}")
         return value
@@ -347,7 +351,7 @@ def _to_float(value: Any) -> float:
 
 
 def _iso(kind: type) -> Callable:
-    def parse(value):
+    def parse(value: Any) -> Any:
         if not isinstance(value, str):
             raise TypeError("应为字符串")
         return kind.fromisoformat(value)                        # 格式不对时抛 ValueError

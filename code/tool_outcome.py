@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 # 工具结果最多回填这么多字：上下文窗口很贵，太长的结果还会淹没关键信息。全项目只有这一个上限。
@@ -52,11 +53,22 @@ def error_text(code: str, conclusion: str, hint: str = "") -> str:
     return f"{text}{hint.rstrip('。. ')}。" if hint else text
 
 
+CLIPPED = "\n…（结果过长已截断：共 {total} 个字符，只保留了前 {kept} 个）"
+_CLIPPED = re.compile(r"\n…（结果过长已截断：共 (\d+) 个字符，只保留了前 (\d+) 个）\Z")
+
+
 def clip(text: str, limit: int = RESULT_LIMIT) -> tuple[str, int | None]:
-    """太长的结果截断，并在末尾明确写出来。-> (回填的文本, 截断前的长度；没截断是 None)。"""
+    """太长的结果截断，并在末尾明确写出来。-> (回填的文本, 截断前的长度；没截断是 None)。
+    已经截断过的文本（比如从沙箱进程传回来、丢了 clipped_from 的）不再截第二次，原来的长度从标记里读回来。"""
     if len(text) <= limit:
         return text, None
-    return f"{text[:limit]}\n…（结果过长已截断：共 {len(text)} 个字符，只保留了前 {limit} 个）", len(text)
+    marked = _CLIPPED.search(text)
+    if marked and marked.start() != int(marked.group(2)):
+        marked = None                    # 只是看起来像标记：照普通文本处理
+    total = int(marked.group(1)) if marked else len(text)
+    if marked and marked.start() <= limit:
+        return text, total
+    return text[:limit] + CLIPPED.format(total=total, kept=limit), total
 
 
 @dataclasses.dataclass
@@ -89,19 +101,25 @@ def success(result: str, **fields: Any) -> ToolOutcome:
 
 
 def as_outcome(value: Any, **defaults: Any) -> ToolOutcome:
-    """执行函数可能交回 ToolOutcome、dict（比如从沙箱进程传回的 JSON）或随便什么值：一律变成 ToolOutcome。
+    """执行函数可能交回 ToolOutcome、dict（比如从沙箱进程传回的 JSON）或随便什么值：一律变成 ToolOutcome，
+    而且保证回填的文本不超过 RESULT_LIMIT（已经截断过的不再截）。
     dict 里多出来的键（沙箱的 stdout 等）在这里用不上，由交回它的人自己保留。"""
     if isinstance(value, ToolOutcome):
-        return value
-    if isinstance(value, dict) and "content" in value:
+        outcome = value
+    elif isinstance(value, dict) and "content" in value:
         known = {**defaults, **{k: v for k, v in value.items() if k in FIELDS}}
         known["content"] = str(known.get("content") or "")
         known.setdefault("ok", True)
-        if known.get("clipped_from") is None and len(known["content"]) > RESULT_LIMIT:
-            known["content"], known["clipped_from"] = clip(known["content"])
-        return ToolOutcome(**known)
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return success(text, **defaults)
+        for name in ("problems", "coercions"):          # JSON 里的 null 也当作“没有”
+            known[name] = list(known.get(name) or [])
+        outcome = ToolOutcome(**known)
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        return success(text, **defaults)
+    if outcome.clipped_from is None and len(outcome.content) > RESULT_LIMIT:
+        content, clipped_from = clip(outcome.content)
+        outcome = dataclasses.replace(outcome, content=content, clipped_from=clipped_from)
+    return outcome
 
 
 if __name__ == "__main__":

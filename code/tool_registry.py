@@ -10,7 +10,8 @@
 
 函数和 schema 只写一份，两者就不会“漂移”。这个文件讲两件事：
 1. 注册：装饰器登记函数，登记时就把 schema 算好，注解写错在导入时就报错。
-2. 调用：校验参数 → 执行 → 结果变成文本；任何失败都变成同一种形状的文本交还给模型。
+2. 调用：校验参数 → 执行 → 结果变成文本；任何失败都变成同一种形状的文本交还给模型
+   （结果的形状、错误标签、截断上限都在 tool_outcome.py，全项目共用）。
 细节在两个兄弟模块里：type_schema.py 把类型注解翻译成 JSON Schema，
 tool_arguments.py 把模型给的参数转换、校验、变成函数要的 Python 对象。
 jsonschema、docstring-parser、pydantic、asyncio 都在第一次用到时才导入，所以 import 本模块很快。
@@ -26,14 +27,12 @@ import re
 import time
 from typing import Any, Callable, Optional
 
-from tool_arguments import build_validator, coerce, convert_arguments, find_problems, parse_arguments, shorten
+from tool_arguments import (JSON_HINT, build_validator, coerce, convert_arguments, find_problems, parse_arguments,
+                            shorten)
+from tool_outcome import RESULT_LIMIT, ToolOutcome, clip, error_text
 from type_schema import (SchemaBuilder, accepts_null, is_json_value, or_null, read_docstring,
                          resolve_annotations, strict_schema, to_json)
-# 下面这些不在本文件里用，放在这里是为了让 from tool_registry import ... 继续可用
-from tool_arguments import to_python  # noqa: F401
-from type_schema import enum_schema, json_type  # noqa: F401
 
-MAX_RESULT_CHARS = 4000                          # 工具结果超过这个长度就截断：上下文窗口很贵
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # OpenAI 对工具名的要求
 
 
@@ -74,12 +73,12 @@ class Tool:
 
 
 class ToolRegistry:
-    def __init__(self, *, max_result_chars: int = MAX_RESULT_CHARS, timeout: float | None = None):
+    def __init__(self, *, max_result_chars: int = RESULT_LIMIT, timeout: float | None = None):
         self.tools: dict[str, Tool] = {}
-        self.max_result_chars = max_result_chars
+        self.max_result_chars = max_result_chars     # 默认就是全项目那一个上限（tool_outcome.RESULT_LIMIT）
         self.timeout = timeout           # 秒；None 表示不限（沙箱另有硬性的时间上限）
 
-    def tool(self, description: str | Callable | None = None, *, name: str | None = None):
+    def tool(self, description: str | Callable | None = None, *, name: str | None = None) -> Callable:
         """@registry.tool("给模型看的描述")、@registry.tool 或 @registry.tool(name="x")。函数原样返回。"""
         if callable(description):        # 不带括号的 @registry.tool：参数就是函数本身
             return self._register(description, None, name)
@@ -108,15 +107,12 @@ class ToolRegistry:
         """宽松转换 → 补默认值 → 按发布出去的 schema 校验 → 变成函数要的 Python 对象。"""
         tool = self.tools.get(name)
         if tool is None:
-            close = _close_names(str(name), self.tools)
-            guess = f"（是不是想用 {close[0]}？）" if close else ""
-            return Validation({}, [f"没有名为 {json.dumps(name, ensure_ascii=False)} 的工具{guess}"], [], "unknown_tool",
-                              f"请从这些工具中选择：{'、'.join(self.tools) or '（注册表是空的）'}")
+            problem, hint = unknown_tool(name, list(self.tools))
+            return Validation({}, [problem], [], "unknown_tool", hint)
         coercions: list[str] = []
         args, problem = parse_arguments(args, coercions)
         if problem:
-            return Validation({}, [problem], coercions, "invalid_json",
-                              "请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）")
+            return Validation({}, [problem], coercions, "invalid_json", JSON_HINT)
         args = coerce(args, tool.parameters, coercions)
         problems, hint = find_problems(tool.validator(), args)
         call: tuple = ((), {})
@@ -132,13 +128,17 @@ class ToolRegistry:
         return Validation(args, problems, coercions, "invalid_arguments" if problems else None, hint, call)
 
     def call(self, name: str, args: dict | str | None = None) -> ToolOutcome:
-        """执行一次工具调用。永不抛异常：任何失败都变成一段给模型看的文本。"""
+        """执行一次工具调用。永不抛异常：任何失败都变成一段给模型看的文本。
+        交回的是 tool_outcome.ToolOutcome，失败文本由 tool_outcome.error_text 写：沙箱、循环、界面认的都是这一个形状，
+        同一种失败在哪里看到的都是同一句话。duration_ms 只算校验 + 执行 + 结果转文本，不含一次性的准备。"""
         _get_ready(self.tools.get(name) if isinstance(name, str) else None)
         start = time.perf_counter()      # 从这里起才计时：duration_ms 只算这次调用本身
 
-        def outcome(ok, content, code=None, arguments=None, problems=(), coercions=()):
+        def outcome(ok: bool, content: str, code: str | None = None, arguments: dict | None = None,
+                    problems: tuple | list = (), coercions: tuple | list = (),
+                    clipped_from: int | None = None) -> ToolOutcome:
             return ToolOutcome(ok, content, code, round((time.perf_counter() - start) * 1000, 3),
-                               arguments, list(problems), list(coercions))
+                               arguments, list(problems), list(coercions), clipped_from)
 
         try:
             check = self.validate(name, args)
@@ -163,12 +163,12 @@ class ToolRegistry:
                                              "请检查参数是否合理后重试，或换一种做法"),
                            "tool_exception", check.arguments, (), check.coercions)
         try:                                 # 返回值也可能转不成文本：str() 抛异常、循环引用、超长整数……
-            content = format_result(result, self.max_result_chars)
+            content, clipped_from = format_result(result, self.max_result_chars)
         except Exception as exc:
             return outcome(False, error_text("tool_exception", f"{name} 的返回值无法转成文本：{_describe(exc)}",
                                              "请让工具返回字符串、数字、列表或字典"),
                            "tool_exception", check.arguments, (), check.coercions)
-        return outcome(True, content, None, check.arguments, (), check.coercions)
+        return outcome(True, content, None, check.arguments, (), check.coercions, clipped_from)
 
     def invoke(self, name: str, args: dict | str | None = None) -> str:
         """给模型的文本结果，就是 call(...).content。"""
@@ -267,29 +267,6 @@ class Validation:
         return not self.problems
 
 
-@dataclasses.dataclass
-class ToolOutcome:
-    ok: bool
-    content: str                         # 回填给模型的文本
-    error_code: str | None               # unknown_tool / invalid_json / invalid_arguments / tool_exception / timeout
-    duration_ms: float                   # 校验 + 执行 + 结果转文本；不含一次性的准备（_get_ready）
-    arguments: dict | None               # 实际执行时的参数
-    problems: list[str]
-    coercions: list[str]
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-_LABELS = {"unknown_tool": "未知工具", "invalid_json": "参数格式错误", "invalid_arguments": "参数错误",
-           "tool_exception": "工具异常", "timeout": "超时"}
-
-
-def error_text(code: str, conclusion: str, hint: str) -> str:
-    """所有失败都用同一个形状：状态、结论、下一步怎么做。模型读得懂，界面也好展示。"""
-    return f"❌ [{_LABELS[code]}] {conclusion.rstrip('。.')}。{hint}。"
-
-
 def _describe(exc: BaseException) -> str:
     """异常的一句话说明。连 str(exc) 都可能抛异常（学生自己写的异常类），那就只报类名。"""
     try:
@@ -299,9 +276,14 @@ def _describe(exc: BaseException) -> str:
     return shorten(text, 300)
 
 
-def _close_names(name: str, names) -> list[str]:
+def unknown_tool(name: Any, names: list[str]) -> tuple[str, str]:
+    """模型点了不存在的工具 -> (结论, 下一步)。猜一个最像的名字：模型多半只是拼错了。
+    循环在执行函数说不清楚时也用这一句，所以同一个错在哪里看到的都一样。"""
     import difflib
-    return difflib.get_close_matches(name, names, n=1)
+    close = difflib.get_close_matches(str(name), names, n=1)
+    guess = f"（是不是想用 {close[0]}？）" if close else ""
+    return (f"没有名为 {json.dumps(name, ensure_ascii=False)} 的工具{guess}",
+            f"请从这些工具中选择：{'、'.join(names) or '（没有可用的工具）'}")
 
 
 # ── 执行与结果
@@ -328,7 +310,7 @@ def _run(tool: Tool, positional: tuple, keywords: dict, timeout: float | None) -
     if tool.is_async:                    # async def 工具：在一个新的事件循环里等它跑完
         import asyncio
 
-        async def main():
+        async def main() -> Any:
             try:
                 return await asyncio.wait_for(tool.func(*positional, **keywords), timeout)
             except asyncio.TimeoutError:
@@ -362,12 +344,11 @@ def _without_running_loop(run: Callable) -> Any:
         return pool.submit(run).result()
 
 
-def format_result(result: Any, limit: int = MAX_RESULT_CHARS) -> str:
-    """tool 消息的 content 只能是字符串：非字符串转成 JSON（中文不转义），太长就截断并明确标出来。"""
+def format_result(result: Any, limit: int = RESULT_LIMIT) -> tuple[str, int | None]:
+    """tool 消息的 content 只能是字符串：非字符串转成 JSON（中文不转义），太长就截断并明确标出来。
+    -> (回填的文本, 截断前的长度；没截断是 None)，截断由 tool_outcome.clip 做。"""
     text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=_jsonable)
-    if len(text) > limit:
-        text = text[:limit] + f"\n…（结果过长已截断：共 {len(text)} 个字符，只保留了前 {limit} 个）"
-    return text
+    return clip(text, limit)
 
 
 def _jsonable(value: Any) -> Any:

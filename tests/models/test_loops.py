@@ -7,8 +7,8 @@ import examples_weather
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import make_client
-from loop_events import RESULT_LIMIT
 from react_loop import run_react
+from tool_outcome import RESULT_LIMIT
 
 REGISTRY = examples_weather.registry
 TOOLS = REGISTRY.to_schemas()
@@ -194,3 +194,120 @@ def test_request_event_is_a_copy_of_what_was_sent(connect, server):
 def test_without_an_executor_the_model_is_told_and_the_run_ends_cleanly():
     events = events_of(run_json_from_text(make_client("offline"), "北京天气", TOOLS, None))
     assert kinds(events, "tool_result")[0]["ok"] is False and events[-1]["type"] in ("final", "error")
+
+
+def test_minimal_loop_is_the_same_handshake_in_a_few_lines(connect, server):
+    import minimal_loop
+
+    answer = minimal_loop.agent_loop(connect("openai"), "北京和上海的天气怎么样？")
+    assert "北京：晴，25℃" in answer and "上海：晴，25℃" in answer
+    bodies = [r["body"] for r in server.requests]
+    assert len(bodies) == 2 and bodies[0]["tools"] == minimal_loop.TOOLS
+    assert [m["role"] for m in bodies[1]["messages"]] == ["user", "assistant", "tool", "tool"]
+
+
+def call_reply(name, arguments):
+    return {"message": {"tool_calls": [{"id": "c1", "type": "function",
+                                        "function": {"name": name, "arguments": arguments}}]}}
+
+
+def first_result(connect, server, reply, execute, loop=run_function_calling):
+    server.queue(reply)
+    return kinds(events_of(loop(connect("openai"), "北京天气", TOOLS, execute)), "tool_result")[0]
+
+
+def test_the_registry_suggestion_for_an_unknown_tool_reaches_the_model(connect, server):
+    result = first_result(connect, server, call_reply("get_wether", '{"city": "北京"}'), execute)
+    assert result["error_code"] == "unknown_tool" and "是不是想用 get_weather" in result["content"]
+
+
+def plain(name, args):
+    """A student's executor: a dispatch dict and nothing else (unknown names and text arguments make it raise)."""
+    return {"get_weather": lambda city: f"{city}：晴"}[name](**args)
+
+
+def test_a_plain_executor_that_raises_gets_the_true_label(connect, server):
+    unknown = first_result(connect, server, call_reply("nope", '{"city": "北京"}'), plain)
+    assert unknown["error_code"] == "unknown_tool" and unknown["content"].startswith("❌ [未知工具]")
+    assert unknown["content"] == REGISTRY.call("nope", {}).content        # the loop says what the registry says
+    broken = first_result(connect, server, call_reply("get_weather", '{"city": }'), plain)
+    assert broken["error_code"] == "invalid_json" and broken["content"].startswith("❌ [参数格式错误]")
+    crashed = first_result(connect, server, call_reply("get_forecast", '{"city": "北京"}'), plain)
+    assert crashed["error_code"] == "tool_exception" and "KeyError" in crashed["content"]
+
+
+def test_the_same_bad_json_reads_the_same_on_every_path(connect, server):
+    bad = call_reply("get_weather", '{"city": "北京",}')
+    by_registry = first_result(connect, server, bad, execute)
+    by_registry_object = first_result(connect, server, bad, REGISTRY)
+    by_plain = first_result(connect, server, bad, plain)
+    assert by_registry["error_code"] == by_registry_object["error_code"] == by_plain["error_code"] == "invalid_json"
+    assert by_registry["content"] == by_registry_object["content"] == by_plain["content"]
+    assert by_registry["content"] == REGISTRY.call("get_weather", '{"city": "北京",}').content
+
+
+@pytest.mark.parametrize("returns", ["outcome", "dict", "text", "value"])
+def test_executors_may_return_an_outcome_a_dict_or_a_plain_value(connect, server, returns):
+    import tool_outcome
+
+    def execute_any(name, args):
+        text = f"{args['city']}：晴"
+        return {"outcome": tool_outcome.success(text, arguments=args), "dict": {"ok": True, "content": text},
+                "text": text, "value": {"city": args["city"], "weather": "晴"}}[returns]
+
+    result = first_result(connect, server, call_reply("get_weather", '{"city": "北京"}'), execute_any)
+    assert result["ok"] and result["error_code"] is None and result["arguments"] == {"city": "北京"}
+    assert "北京" in result["content"] and "晴" in result["content"]
+
+
+@pytest.mark.parametrize("source", ["registry", "dict without clipped_from", "plain text"])
+def test_a_long_result_is_clipped_once_and_the_event_says_how_long_it_was(connect, server, source):
+    import tool_outcome
+
+    long = "数据" * 5000
+    clipped_by_registry = tool_outcome.clip(long)[0]
+    executors = {"registry": lambda name, args: tool_outcome.success(long),
+                 "dict without clipped_from": lambda name, args: {"ok": True, "content": clipped_by_registry},
+                 "plain text": lambda name, args: long}
+    result = first_result(connect, server, call_reply("get_weather", '{"city": "北京"}'), executors[source])
+    assert result["content"] == clipped_by_registry and result["content"].count("已截断") == 1
+    assert result["clipped_from"] == 10000
+    assert first_result(connect, server, call_reply("get_weather", '{"city": "北京"}'), execute)["clipped_from"] is None
+
+
+def test_without_an_executor_the_outcome_says_so(connect, server):
+    result = first_result(connect, server, call_reply("get_weather", '{"city": "北京"}'), None)
+    assert result["error_code"] == "no_executor" and result["content"].startswith("❌ [无法执行]")
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
+def test_every_event_has_exactly_the_keys_of_its_type(connect, server, loop):
+    import typing
+
+    import events as event_types
+
+    types = {"request": event_types.RequestEvent, "delta": event_types.DeltaEvent,
+             "response": event_types.ResponseEvent, "parse": event_types.ParseEvent,
+             "tool_call": event_types.ToolCallEvent, "tool_result": event_types.ToolResultEvent,
+             "final": event_types.FinalEvent, "error": event_types.ErrorEvent}
+    server.reset("bad_json")
+    seen = events_of(LOOPS[loop](connect("openai"), QUESTION, TOOLS, execute, stream=True))
+    assert {"request", "delta", "response", "tool_call", "tool_result", "final"} <= {e["type"] for e in seen}
+    for event in seen:
+        keys = typing.get_type_hints(types[event["type"]])
+        if event["type"] == "delta":
+            assert {"type", "turn"} <= set(event) <= set(keys)
+        else:
+            assert set(event) == set(keys), event["type"]
+
+
+@pytest.mark.parametrize("loop, reply, expected", [
+    ("react", "我想想……", "Action: 工具名[JSON 参数]"),
+    ("json", '{"tool": "get_weather", "arguments": {', "只输出一个完整的 JSON 对象"),
+])
+def test_text_protocols_say_what_format_was_expected(connect, server, loop, reply, expected):
+    server.queue({"message": {"content": reply}})
+    events = events_of(LOOPS[loop](connect("openai"), "北京天气", TOOLS, execute))
+    feedback = events[-1]["messages"][3]
+    assert feedback["role"] == "user" and feedback["content"].startswith("Observation: ❌ [格式错误] ")
+    assert expected in feedback["content"] and events[-1]["type"] == "final"

@@ -75,7 +75,8 @@ def test_call_shape_and_to_dict(registry):
     outcome = registry.call("repeat", {"text": "a", "count": "2"})
     assert isinstance(outcome, ToolOutcome)
     data = outcome.to_dict()
-    assert set(data) == {"ok", "content", "error_code", "duration_ms", "arguments", "problems", "coercions"}
+    assert set(data) == {"ok", "content", "error_code", "duration_ms", "arguments", "problems", "coercions",
+                         "clipped_from"}
     assert data["ok"] is True and data["error_code"] is None and data["duration_ms"] >= 0
     assert data["arguments"]["count"] == 2 and data["coercions"] == ['count: "2" → 2']
     json.dumps(data, ensure_ascii=False)

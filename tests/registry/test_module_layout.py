@@ -1,23 +1,29 @@
-"""The registry lives in three course modules; everything students and the app import keeps working, and the
-sandbox ships every module the registry needs."""
+"""The registry's results are the shared tool outcome, and the sandbox ships every module the registry needs."""
 import ast
 import os
 import pathlib
-
-import pytest
 
 import tool_registry
 
 CODE = pathlib.Path(__file__).resolve().parents[2] / "code"
 
 
-@pytest.mark.parametrize("name", [
-    "ToolRegistry", "Tool", "ToolOutcome", "Validation", "build_tool", "error_text", "format_result",
-    "MAX_RESULT_CHARS", "read_docstring", "strict_schema", "enum_schema", "json_type", "accepts_null", "or_null",
-    "to_python",
-])
-def test_public_names_are_importable_from_tool_registry(name):
-    assert hasattr(tool_registry, name)
+def test_the_registry_hands_back_the_shared_tool_outcome():
+    """One shape, one label table, one truncation: the registry's results are tool_outcome's."""
+    import tool_outcome
+
+    registry = tool_registry.ToolRegistry()
+
+    @registry.tool("重复一个字")
+    def repeat(count: int) -> str:
+        return "字" * count
+
+    long = registry.call("repeat", {"count": tool_outcome.RESULT_LIMIT + 1})
+    assert type(long) is tool_outcome.ToolOutcome and long.ok
+    assert (long.content, long.clipped_from) == tool_outcome.clip("字" * (tool_outcome.RESULT_LIMIT + 1))
+    assert registry.call("repeat", {"count": 3}).clipped_from is None
+    bad = registry.call("repeat", '{"count": ')
+    assert bad.content.startswith(f"❌ [{tool_outcome.LABELS['invalid_json']}] ") and bad.error_code == "invalid_json"
 
 
 def _sibling_imports(path: pathlib.Path) -> set[str]:

@@ -1,0 +1,151 @@
+"""循环产出的事件：每种一个 TypedDict，一个构造函数。循环只调用这些函数，不在别处手写 dict。
+
+一次运行就是一串事件，界面逐条显示、测试逐条检查、导出文件原样保存：
+  request → delta…（流式时）→ response → parse（文本协议）→ tool_call → tool_result → … → final / error
+事件都是普通的 dict（TypedDict 只是给读代码的人和类型检查器看的），所以能直接 json.dumps。
+每个事件都有 type 和 turn（第几轮，从 1 开始）。
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Literal, TypedDict
+
+from tool_outcome import ToolOutcome
+
+
+class RequestEvent(TypedDict):
+    type: Literal["request"]
+    turn: int
+    messages: list[dict]          # 这次发出去的完整历史（拷贝：之后历史再变，这里不变）
+    tools: list[dict] | None
+    params: dict[str, Any]        # model、temperature、tool_choice、parallel_tool_calls、stop、stream
+
+
+class DeltaEvent(TypedDict, total=False):
+    type: Literal["delta"]
+    turn: int
+    content: str                  # 一段文字增量；或者下面三个：一段工具调用的增量
+    index: int
+    name: str | None
+    arguments: str
+
+
+class ResponseEvent(TypedDict):
+    type: Literal["response"]
+    turn: int
+    raw: Any                      # 服务端原样发来的 JSON（流式时是分片列表）
+    message: dict                 # 规范化后的 assistant 消息
+    text: str
+    usage: dict | None
+    duration_ms: float
+    finish_reason: str | None
+
+
+class ParseEvent(TypedDict):
+    """文本协议（ReAct / JSON）从回复里解析出了什么。kind: action / final / none。"""
+    type: Literal["parse"]
+    turn: int
+    ok: bool
+    kind: Literal["action", "final", "none"]
+    pattern: str                  # 用的正则，界面上给学生看
+    groups: dict[str, str]        # action: thought?/tool/args；final: answer
+    span: list[int] | None        # 匹配到的位置 [起点, 终点]
+    notes: list[str]              # 解析器容忍了哪些不规范的写法
+    reason: str | None            # 没解析出来时，为什么
+
+
+class ToolCallEvent(TypedDict):
+    type: Literal["tool_call"]
+    turn: int
+    id: str
+    name: str
+    raw_arguments: Any            # 模型写的参数原文
+    arguments: dict | None        # 解析出来的参数；None 表示解析不了
+    problems: list[str]           # 解析时的问题和备注
+
+
+class ToolResultEvent(TypedDict):
+    type: Literal["tool_result"]
+    turn: int
+    id: str
+    name: str
+    content: str                  # 回填给模型的文本（最多 RESULT_LIMIT 字，截断会写明）
+    ok: bool
+    error_code: str | None
+    duration_ms: float
+    arguments: dict | None        # 实际执行时的参数
+    message: dict                 # 放回历史的那条消息
+    problems: list[str]
+    coercions: list[str]          # 看得见的宽松转换，如 count: "5" → 5
+    clipped_from: int | None      # 截断前的字数；None 表示原样回填
+
+
+class FinalEvent(TypedDict):
+    type: Literal["final"]
+    turn: int
+    content: str
+    messages: list[dict]          # 整段对话历史
+
+
+class ErrorEvent(TypedDict):
+    type: Literal["error"]
+    turn: int
+    code: str                     # 模型端的失败（LLMError.code）或 too_many_failures / max_turns / bad_response
+    message: str                  # 给人看的中文，说清楚下一步怎么做
+
+
+Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
+         | FinalEvent | ErrorEvent)
+
+
+def request(turn: int, messages: list[dict], tools: list[dict] | None, params: dict[str, Any]) -> RequestEvent:
+    return {"type": "request", "turn": turn, "messages": copy.deepcopy(messages), "tools": tools, "params": params}
+
+
+def delta(turn: int, piece: dict[str, Any]) -> DeltaEvent:
+    return {"type": "delta", "turn": turn, **piece}          # type: ignore[typeddict-item]
+
+
+def response(turn: int, completion: Any) -> ResponseEvent:
+    """completion 是 llm_clients.Completion。"""
+    return {"type": "response", "turn": turn, "raw": completion.raw, "message": completion.message,
+            "text": completion.text, "usage": completion.usage, "duration_ms": round(completion.duration_ms, 2),
+            "finish_reason": completion.finish_reason}
+
+
+def parse(turn: int, parsed: dict[str, Any]) -> ParseEvent:
+    """parsed 是解析器（parse_react / parse_json_reply）交回的内容：ok、kind、pattern、groups……"""
+    return {"type": "parse", "turn": turn, **parsed}         # type: ignore[typeddict-item]
+
+
+def tool_call(turn: int, call_id: str, name: str, raw_arguments: Any, arguments: dict | None,
+              problems: list[str]) -> ToolCallEvent:
+    return {"type": "tool_call", "turn": turn, "id": call_id, "name": name, "raw_arguments": raw_arguments,
+            "arguments": arguments, "problems": problems}
+
+
+def tool_result(turn: int, call_id: str, name: str, outcome: ToolOutcome, message: dict) -> ToolResultEvent:
+    return {"type": "tool_result", "turn": turn, "id": call_id, "name": name, "content": outcome.content,
+            "ok": bool(outcome.ok), "error_code": outcome.error_code, "duration_ms": outcome.duration_ms,
+            "arguments": outcome.arguments, "message": message, "problems": list(outcome.problems),
+            "coercions": list(outcome.coercions), "clipped_from": outcome.clipped_from}
+
+
+def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:
+    return {"type": "final", "turn": turn, "content": content, "messages": messages}
+
+
+def error(turn: int, code: str, message: str) -> ErrorEvent:
+    return {"type": "error", "turn": turn, "code": code, "message": message}
+
+
+if __name__ == "__main__":
+    import json
+
+    from tool_outcome import failure
+    outcome = failure("invalid_json", "参数不是合法的 JSON：第 1 行第 2 列附近出错", "请重新输出一个合法的 JSON 对象")
+    for event in [tool_call(1, "call_1", "get_weather", "{", None, ["参数不是合法的 JSON"]),
+                  tool_result(1, "call_1", "get_weather", outcome, {"role": "tool", "tool_call_id": "call_1",
+                                                                    "content": outcome.content}),
+                  error(2, "max_turns", "已经用完 max_turns=2 轮还没得到最终回答，已停止。")]:
+        print(json.dumps(event, ensure_ascii=False))
