@@ -51,14 +51,15 @@ def tidy(message, finish_reason, tool_names=()):
 
     calls, call_accents = tidy_calls(message.get("tool_calls"))
     accents += call_accents
+    written = []
     if not calls and tool_names and content:
-        calls, content, found = calls_written_as_text(content, tool_names)
-        accents += found
+        calls, content, written = calls_written_as_text(content, tool_names)
+        accents += written
 
-    if calls and content == "":
+    if calls and message.get("content") == "":
         accents.append(note("empty_content", "工具调用旁边的 content 是空字符串 \"\" 而不是 null。已统一成 null："
                                              "有的平台（如智谱 GLM，错误码 1214）不接受历史里 \"\" 加 tool_calls。"))
-    if calls and finish_reason == "stop":
+    if calls and finish_reason == "stop" and not written:    # 写成文字的调用，"stop" 本来就对
         accents.append(note("stop_with_tool_calls", "回答里有 tool_calls，finish_reason 却是 \"stop\"（不是 \"tool_calls\"）。"
                                                     "判断要不要执行工具请看有没有 tool_calls，别只看 finish_reason；已按 tool_calls 处理。"))
         finish_reason = "tool_calls"
@@ -126,33 +127,36 @@ def calls_written_as_text(content, tool_names):
     能看懂的（<tool_call> JSON、Action: 工具名[JSON]、单独一个 JSON 对象）转成 tool_calls，让课能继续。"""
     import json_loop     # 放在函数里：两个循环模块都会导入 llm_clients，顶层导入会绕成一圈
     import react_loop
-    found = None
-    hermes = HERMES_CALL.search(content)
+    hermes = [json_loop.parse_json_reply(m.group("body")) for m in HERMES_CALL.finditer(content)]
     if hermes:
-        found = ("<tool_call> 标签", json_loop.parse_json_reply(hermes.group("body")))
+        shape, readings = "<tool_call> 标签", hermes
     elif re.search(r"Action\**\s*[:：]", content):
-        found = ("ReAct 的 Action: 写法（react_loop.parse_react 是这样读的）", react_loop.parse_react(content)[0])
+        shape, readings = "ReAct 的 Action: 写法（react_loop.parse_react 是这样读的）", [react_loop.parse_react(content)[0]]
     elif content.lstrip().startswith(("{", "```")):
-        found = ("一个 JSON 对象（json_loop.parse_json_reply 是这样读的）", json_loop.parse_json_reply(content))
-    if not found or found[1]["kind"] != "action":
+        shape, readings = "一个 JSON 对象（json_loop.parse_json_reply 是这样读的）", [json_loop.parse_json_reply(content)]
+    else:
         return [], content, []
-    shape, parsed = found
-    name, raw = parsed["groups"]["tool"], parsed["groups"]["args"]
-    try:
-        arguments = json.loads(raw)
-    except json.JSONDecodeError:
-        arguments = None
     advice = ("vLLM 启动时要加 --enable-auto-tool-choice --tool-call-parser <与模型匹配的解析器，如 hermes>；"
               "Ollama 要用模板里支持 tools 的模型（ollama show 模型名 --template 里有 .Tools）")
-    if name not in tool_names or not isinstance(arguments, dict):
-        return [], content, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}），"
-                                                       f"而且解析不出可用的调用（工具 {name!r}）。服务端没有把它转成 tool_calls：{advice}。"
-                                                       f"这段文字按普通回答处理。")]
-    call = {"id": stable_id(name, raw, 0), "type": "function",
-            "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
-    return [call], None, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}）："
-                                                    f"服务端的工具解析器没有打开。已按文本协议读出 {name}({raw}) 并当作 tool_calls 继续；"
-                                                    f"要让服务端自己返回 tool_calls，{advice}。")]
+    calls = []
+    for index, parsed in enumerate(readings):
+        if parsed["kind"] != "action":
+            return [], content, []          # 像普通回答（比如 {"answer": ...}），不当成调用
+        name, raw = parsed["groups"]["tool"], parsed["groups"]["args"]
+        try:
+            arguments = json.loads(raw)
+        except json.JSONDecodeError:
+            arguments = None
+        if name not in tool_names or not isinstance(arguments, dict):
+            return [], content, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}），"
+                                                           f"而且读不出可用的调用（工具 {name!r}，参数 {raw[:80]!r}）。"
+                                                           f"服务端没有把它转成 tool_calls：{advice}。这段文字按普通回答处理。")]
+        text = json.dumps(arguments, ensure_ascii=False)
+        calls.append({"id": stable_id(name, text, index), "type": "function", "function": {"name": name, "arguments": text}})
+    listed = "、".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
+    return calls, None, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}）："
+                                                   f"服务端的工具解析器没有打开。已按文本协议读出 {listed}，当作 tool_calls 继续；"
+                                                   f"要让服务端自己返回 tool_calls，{advice}。")]
 
 
 # ---------------------------------------------------------------- usage
@@ -225,14 +229,15 @@ class StreamAssembler:
             if not any(a["code"] == "stream_no_index" for a in self.accents):
                 self.accents.append(note("stream_no_index", "流式的工具调用分片没有带 index 字段。已按 id 认调用"
                                                             "（没有 id 的碎片接到上一个调用后面）；只按 index 拼接的代码在这里会拼错。"))
+            named = bool((part.get("function") or {}).get("name"))
             if part.get("id") and part["id"] not in self.by_id:
                 key = ("id", part["id"])
             elif part.get("id"):
                 return self.by_id[part["id"]]
-            elif self.calls:
-                return len(self.calls) - 1
+            elif self.calls and not named:
+                return len(self.calls) - 1              # 没有 id 也没有名字：是上一个调用的参数碎片
             else:
-                key = ("new", 0)
+                key = ("unnamed", len(self.calls))      # 带着新名字来的：是一个新调用
         if key not in self.by_index:
             self.by_index[key] = len(self.calls)
             self.calls.append({"id": None, "type": None, "function": {"name": "", "arguments": ""}})
@@ -242,7 +247,8 @@ class StreamAssembler:
         return position
 
     def message(self):
-        message = {"role": "assistant", "content": self.content, "tool_calls": self.calls}
+        # 流式里 content 没来过片段就是 None：第一片的 "content": "" 只是占位，不算"空字符串"口音
+        message = {"role": "assistant", "content": self.content or None, "tool_calls": self.calls}
         if self.reasoning:
             message[self.reasoning_field] = self.reasoning
         return message

@@ -233,8 +233,9 @@ def stream_chunks(response):
         raise LLMError("bad_response", f"请求的是流式输出，服务端却返回了 {kind or '未知类型'} 的整块内容。"
                                        "这个接口可能不支持流式：请关闭流式输出再试。")
     for chunk in response.parse():
-        # exclude_unset：只导出服务端真的发来的字段，和原文一致。
-        yield chunk.model_dump(exclude_unset=True)
+        # exclude_unset：只导出服务端真的发来的字段，和原文一致；
+        # warnings=False：有的服务端发的类型和 SDK 声明的不同（比如 arguments 是对象），照原样导出，交给 accents 去认。
+        yield chunk.model_dump(exclude_unset=True, warnings=False)
 
 
 def parse_json_body(text):
