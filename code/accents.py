@@ -86,7 +86,7 @@ def tidy_calls(tool_calls):
             arguments = json.dumps(arguments, ensure_ascii=False)
         elif isinstance(arguments, str) and double_encoded(arguments):
             problems.setdefault("arguments_double_encoded", []).append(index)
-            arguments = json.loads(arguments)
+            arguments = json.dumps(json.loads(json.loads(arguments)), ensure_ascii=False)
         arguments = arguments if isinstance(arguments, str) else ""
         call_id = call.get("id")
         if not call_id:

@@ -34,7 +34,7 @@ QUIRKS = {
     "partial_usage": "usage 缺 total_tokens",
     # ---- 流式
     "stream_whole_call": "每个工具调用一片发完（名字和全部参数在同一片里）",
-    "stream_no_index": "工具调用分片不带 index",
+    "stream_no_index": "工具调用分片不带 index（有 id 时每片都带 id）",
     "stream_interleaved": "几个调用的参数碎片交错着发",
     "stream_empty_id": "后续分片带空字符串 id 和空 name",
 }
@@ -191,6 +191,8 @@ def call_deltas(quirks, calls, piece):
             continue
         pieces = [{"index": index, "function": {"arguments": arguments[i:i + piece]}}
                   for i in range(0, len(arguments), piece)]
+        if "stream_no_index" in quirks and call.get("id"):    # 没有 index 的服务端，每片都带上 id 才拼得回去
+            pieces = [{**p, "id": call["id"]} for p in pieces]
         if "stream_empty_id" in quirks:
             pieces = [{**p, "id": "", "type": "function", "function": {"name": "", **p["function"]}} for p in pieces]
         per_call.append([header] + pieces)
