@@ -364,3 +364,13 @@ def unsupported(parameter, sent, said, quoted):
         why = "这个模型在思考模式下不接受强制调用（required 或指定函数），只能用 auto。"
     return ("bad_request", f"服务端不支持这个参数：{value}（HTTP 400）。{why}可以去掉 {parameter} 再试一次；"
                            f"本课的循环在没有它时也能跑，只是少了它带来的约束。{quoted}", parameter)
+
+
+if __name__ == "__main__":
+    # 一条带着好几种口音的回答：思考块、缺 id、参数是对象、content 是 ""、finish_reason 是 stop
+    heard = {"content": "<think>先查北京</think>", "tool_calls": [
+        {"function": {"name": "get_weather", "arguments": {"city": "北京"}}}]}
+    message, finish, reasoning, found = tidy(heard, "stop", ["get_weather"])
+    print(json.dumps(message, ensure_ascii=False), finish, reasoning, sep="\n")
+    for accent in found:
+        print(f"- [{accent['code']}] {accent['message']}")

@@ -208,3 +208,10 @@ def call_deltas(quirks, calls, piece):
 def zip_longest_lists(lists):
     longest = max((len(x) for x in lists), default=0)
     return [[x[i] for x in lists if i < len(x)] for i in range(longest)]
+
+
+if __name__ == "__main__":
+    for name, quirks in ACCENTS.items():
+        print(f"{name}:")
+        for quirk in quirks:
+            print(f"    {quirk:<28} {QUIRKS[quirk]}")
