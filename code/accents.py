@@ -13,7 +13,8 @@ import hashlib
 import json
 import re
 
-THINK_BLOCK = re.compile(r"^\s*(?:<think>(?P<inside>.*?)</think>|(?P<open>.*?)</think>)\s*", re.S)
+# 开头的 <think>…</think>，或者只有结尾标签的（有的模板把 <think> 放进了提示词，回答里只剩 </think>）
+THINK_BLOCK = re.compile(r"^\s*(?:<think>(?P<inside>.*?)</think>|(?P<open>(?:(?!<think>).)*?)</think>)\s*", re.S)
 HERMES_CALL = re.compile(r"<tool_call>\s*(?P<body>\{.*?\})\s*</tool_call>", re.S)
 
 

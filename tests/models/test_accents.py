@@ -200,6 +200,12 @@ def test_a_closing_think_tag_alone_is_taken_as_thinking():
     assert message["content"] == "北京晴。" and reasoning == "想一想……" and found[0]["code"] == "think_tags"
 
 
+def test_think_tags_in_the_middle_of_an_answer_are_left_alone():
+    text = "我想说：<think>这不是开头的思考块</think> 就这样。"
+    message, _, reasoning, found = tidy({"content": text}, "stop")
+    assert message["content"] == text and reasoning is None and found == []
+
+
 def test_assembler_without_index_or_id_starts_a_call_at_each_new_name():
     assembler = StreamAssembler()
     for part in ({"function": {"name": "a", "arguments": "{\"x\""}}, {"function": {"arguments": ": 1}"}},
