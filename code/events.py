@@ -39,6 +39,8 @@ class ResponseEvent(TypedDict):
     usage: dict | None
     duration_ms: float
     finish_reason: str | None
+    reasoning: str | None         # 思考过程（reasoning_content / <think>）：给人看，不放回历史
+    accents: list[dict]           # 端点的“口音”：[{"code", "message": 中文说明}]，见 accents.py
 
 
 class ParseEvent(TypedDict):
@@ -110,7 +112,8 @@ def response(turn: int, completion: Any) -> ResponseEvent:
     """completion 是 llm_clients.Completion。"""
     return {"type": "response", "turn": turn, "raw": completion.raw, "message": completion.message,
             "text": completion.text, "usage": completion.usage, "duration_ms": round(completion.duration_ms, 2),
-            "finish_reason": completion.finish_reason}
+            "finish_reason": completion.finish_reason,
+            "reasoning": getattr(completion, "reasoning", None), "accents": list(getattr(completion, "accents", []))}
 
 
 def parse(turn: int, parsed: dict[str, Any]) -> ParseEvent:

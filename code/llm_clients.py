@@ -8,7 +8,8 @@
 为什么要自己包一层？三个后端的差别都收在这里，循环代码只认一种形状：
   - Completion.message 是规范化后的 assistant 消息，可以直接放回对话历史；
   - Completion.raw 是服务端原样发来的 JSON（课堂上要给学生看"真正的响应长什么样"）；
-  - 任何失败都变成 LLMError，带 code 和一句告诉你该怎么办的中文。
+  - 任何失败都变成 LLMError，带 code 和一句告诉你该怎么办的中文；
+  - 各家接口的"口音"（思考字段、缺 id、参数是对象……见 accents.py）修好后记在 Completion.accents 里。
 Key 只从参数或环境变量来，从不写进文件，也从不出现在错误信息里。
 """
 import json
@@ -16,6 +17,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from accents import StreamAssembler, error_fields, explain_error, tidy, tidy_usage
 from offline_model import MODEL_NAME, OfflineModel
 
 MODEL_SUGGESTIONS = {
@@ -28,12 +30,15 @@ GLM_BASE_URL = "https://open.bigmodel.cn/api/paas/v4"
 
 class LLMError(Exception):
     """code 是机器看的（auth / rate_limit / server / timeout / connection / bad_response / stream_cut / bad_request），
-    str(error) 是给人看的中文，说清楚下一步怎么做。"""
+    str(error) 是给人看的中文，说清楚下一步怎么做。
+    retry_without：服务端不支持某个参数时是它的名字（"tool_choice" / "parallel_tool_calls" / "strict"），
+    去掉它再试一次多半能成（见 without_parameter）；其余情况为 None。"""
 
-    def __init__(self, code, message):
+    def __init__(self, code, message, retry_without=None):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.retry_without = retry_without
 
 
 @dataclass
@@ -46,65 +51,21 @@ class Completion:
     finish_reason: str | None = None
     model: str | None = None
     notes: list = field(default_factory=list)
+    reasoning: str | None = None                          # 思考过程（reasoning_content / <think>），不放回历史
+    accents: list = field(default_factory=list)           # 认出来的口音：[{"code": ..., "message": 中文说明}]
 
 
 # ---------------------------------------------------------------- 响应 -> 规范化消息
 
 def message_from_body(body):
-    """非流式响应体 -> Completion 的几个字段。body 不像聊天补全时抛 bad_response。"""
+    """非流式响应体 -> (服务端原样的 assistant 消息, finish_reason)。body 不像聊天补全时抛 bad_response。"""
     try:
         choice = body["choices"][0]
         message = choice["message"]
     except (KeyError, IndexError, TypeError):
         raise LLMError("bad_response", "服务端返回的 JSON 里没有 choices[0].message，它可能不是聊天补全接口。"
                                        "请检查 Base URL（OpenAI 兼容接口通常以 /v1 结尾）。") from None
-    return normalise(message.get("content"), message.get("tool_calls")), choice.get("finish_reason")
-
-
-def normalise(content, tool_calls):
-    calls = [{"id": c.get("id") or f"call_{i}", "type": "function",
-              "function": {"name": (c.get("function") or {}).get("name") or "",
-                           "arguments": (c.get("function") or {}).get("arguments") or ""}}
-             for i, c in enumerate(tool_calls or [])]
-    # 有工具调用时，空字符串 content 统一成 None：GLM 会拒收 "" + tool_calls（错误码 1214）。
-    message = {"role": "assistant", "content": None if (calls and not content) else (content or "")}
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-class StreamAssembler:
-    """把流式分片拼回一条完整消息：文字直接接上，工具调用按 index 把参数碎片接起来。"""
-
-    def __init__(self):
-        self.chunks, self.content, self.calls = [], "", {}
-        self.finish_reason, self.usage = None, None
-
-    def add(self, chunk):
-        """吃进一个分片 dict，返回可以立刻显示的增量列表。"""
-        self.chunks.append(chunk)
-        self.usage = chunk.get("usage") or self.usage
-        shown = []
-        for choice in chunk.get("choices") or []:
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.content += delta["content"]
-                shown.append({"content": delta["content"]})
-            for part in delta.get("tool_calls") or []:
-                index = part.get("index", len(self.calls))
-                call = self.calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
-                fn = part.get("function") or {}
-                call["id"] = part.get("id") or call["id"]
-                call["name"] += fn.get("name") or ""
-                call["arguments"] += fn.get("arguments") or ""
-                shown.append({"index": index, "name": fn.get("name"), "arguments": fn.get("arguments") or ""})
-            self.finish_reason = choice.get("finish_reason") or self.finish_reason
-        return shown
-
-    def message(self):
-        calls = [{"id": c["id"] or f"call_{i}", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                 for i, c in sorted(self.calls.items())]
-        return normalise(self.content, calls)
+    return message, choice.get("finish_reason")
 
 
 # ---------------------------------------------------------------- 客户端
@@ -139,7 +100,7 @@ class BaseClient:
         if not _stream:
             raw = self.send(body)
             message, finish = message_from_body(raw)
-            usage = raw.get("usage")
+            usage, accents = raw.get("usage"), []
         else:
             assembler = StreamAssembler()
             for chunk in self.send_stream(body):
@@ -149,8 +110,13 @@ class BaseClient:
                 raise LLMError("stream_cut", f"流式响应中途断开：只收到 {len(assembler.chunks)} 个分片，没有收到结束标记。"
                                              "请重试；如果总是这样，请关闭流式输出或检查网络/代理。")
             raw, message, finish, usage = assembler.chunks, assembler.message(), assembler.finish_reason, assembler.usage
+            accents = assembler.accents
+        names = [t.get("function", {}).get("name") for t in tools or []]
+        message, finish, reasoning, found = tidy(message, finish, names)
+        usage, usage_accents = tidy_usage(usage, streamed=_stream)
         yield Completion(message=message, raw=raw, text=message.get("content") or "", usage=usage,
-                         duration_ms=(time.perf_counter() - started) * 1000, finish_reason=finish, model=self.model)
+                         duration_ms=(time.perf_counter() - started) * 1000, finish_reason=finish, model=self.model,
+                         reasoning=reasoning, accents=accents + found + usage_accents)
 
 
 class OfflineClient(BaseClient):
@@ -184,18 +150,18 @@ class OpenAICompatibleClient(BaseClient):
                                  timeout=timeout, max_retries=max_retries)
 
     def send(self, body):
-        with self.errors():
+        with self.errors(body):
             # with_raw_response 让我们拿到 HTTP 响应本身：raw 就是服务端发来的原文，不是 SDK 解析后再导出的。
             response = self.sdk.chat.completions.with_raw_response.create(**body)
             return parse_json_body(response.http_response.text)
 
     def send_stream(self, body):
-        with self.errors():
+        with self.errors(body):
             response = self.sdk.chat.completions.with_raw_response.create(**body)
             yield from stream_chunks(response)
 
-    def errors(self):
-        return translate_errors(self.base_url, self.timeout, self.key_env)
+    def errors(self, body):
+        return translate_errors(self.base_url, self.timeout, self.key_env, body)
 
 
 class GLMClient(OpenAICompatibleClient):
@@ -238,7 +204,7 @@ class GLMClient(OpenAICompatibleClient):
 
     def send(self, body):
         from zhipuai.core._legacy_response import to_raw_response_wrapper
-        with self.errors():
+        with self.errors(body):
             # zhipuai 的 chat.completions 没有 .with_raw_response 属性，但 SDK 内部的这个包装器做的是同一件事：
             # 拿回 HTTP 响应，raw 就是原文。
             response = to_raw_response_wrapper(self.sdk.chat.completions.create)(**self.glm_arguments(body))
@@ -246,7 +212,7 @@ class GLMClient(OpenAICompatibleClient):
 
     def send_stream(self, body):
         from zhipuai.core._legacy_response import to_raw_response_wrapper
-        with self.errors():
+        with self.errors(body):
             response = to_raw_response_wrapper(self.sdk.chat.completions.create)(**self.glm_arguments(body))
             yield from stream_chunks(response)
 
@@ -267,8 +233,9 @@ def stream_chunks(response):
         raise LLMError("bad_response", f"请求的是流式输出，服务端却返回了 {kind or '未知类型'} 的整块内容。"
                                        "这个接口可能不支持流式：请关闭流式输出再试。")
     for chunk in response.parse():
-        # exclude_unset：只导出服务端真的发来的字段，和原文一致。
-        yield chunk.model_dump(exclude_unset=True)
+        # exclude_unset：只导出服务端真的发来的字段，和原文一致；
+        # warnings=False：有的服务端发的类型和 SDK 声明的不同（比如 arguments 是对象），照原样导出，交给 accents 去认。
+        yield chunk.model_dump(exclude_unset=True, warnings=False)
 
 
 def parse_json_body(text):
@@ -285,8 +252,8 @@ def parse_json_body(text):
 class translate_errors:
     """把 openai / zhipuai / httpx 的各种异常翻译成 LLMError。两个 SDK 的异常类不同，但都带 status_code。"""
 
-    def __init__(self, base_url, timeout, key_env):
-        self.base_url, self.timeout, self.key_env = base_url, timeout, key_env
+    def __init__(self, base_url, timeout, key_env, sent=None):
+        self.base_url, self.timeout, self.key_env, self.sent = base_url, timeout, key_env, sent
 
     def __enter__(self):
         return self
@@ -305,6 +272,13 @@ class translate_errors:
             cause = cause.__cause__ or cause.__context__
         status = getattr(error, "status_code", None) or getattr(getattr(error, "response", None), "status_code", None)
         detail = server_message(error)
+        if status is not None:
+            # 先看是不是认得的平台写法（智谱错误码、百炼的 code、网关的 HTML 页、不支持的参数……）
+            response = getattr(error, "response", None)
+            special = explain_error(status, getattr(response, "text", ""), self.sent,
+                                    getattr(response, "headers", {}).get("server"))
+            if special:
+                return LLMError(*special)
         if status in (401, 403):
             return LLMError("auth", f"API Key 无效或没有权限（HTTP {status}）。请检查 {self.key_env} 或界面里填的 Key 是否完整、"
                                     f"是否属于这个平台。{detail}")
@@ -327,16 +301,19 @@ class translate_errors:
 
 
 def server_message(error):
-    """服务端错误体里的 message（例如 GLM 的 1214 说明），让学生看到平台原话。"""
-    response = getattr(error, "response", None)
-    try:
-        data = response.json()
-        inner = data.get("error", data) if isinstance(data, dict) else {}
-        code = inner.get("code")
-        text = inner.get("message") or ""
-        return f"服务端说：{text}" + (f"（错误码 {code}）" if code else "") if text else ""
-    except Exception:
+    """服务端错误体里的 message，让学生看到平台原话。"""
+    code, text, request_id = error_fields(getattr(getattr(error, "response", None), "text", None))
+    if not text:
         return ""
+    return f"服务端说：{text}" + (f"（错误码 {code}）" if code else "") + (f"（request_id {request_id}）" if request_id else "")
+
+
+def without_parameter(tools, tool_choice, parallel_tool_calls, parameter):
+    """LLMError.retry_without 说某个参数不被支持时，去掉它再发：-> (tools, tool_choice, parallel_tool_calls)。"""
+    if parameter == "strict":
+        tools = [{**t, "function": {k: v for k, v in t["function"].items() if k != "strict"}} for t in tools or []]
+    return (tools, None if parameter == "tool_choice" else tool_choice,
+            None if parameter == "parallel_tool_calls" else parallel_tool_calls)
 
 
 def make_client(provider, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, mistake=None):

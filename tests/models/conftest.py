@@ -22,9 +22,11 @@ def server(running_server):
 
 @pytest.fixture
 def connect(server):
-    """connect("openai" | "glm", **options) -> a real SDK client talking HTTP to the local server."""
-    def make(provider, **options):
+    """connect("openai" | "glm", accent=None, quirks=(), **options) -> a real SDK client talking HTTP to the
+    local server; accent / quirks pick the server's accent for this client's requests only (an address prefix)."""
+    def make(provider, accent=None, quirks=(), **options):
         options.setdefault("api_key", "test-key-not-secret")
         options.setdefault("model", "offline-rule-model")
-        return make_client(provider, base_url=server.url + PATHS[provider], **options)
+        prefix = f"/accent/{accent}" if accent else (f"/quirks/{','.join(quirks)}" if quirks else "")
+        return make_client(provider, base_url=server.url + prefix + PATHS[provider], **options)
     return make

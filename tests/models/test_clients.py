@@ -53,7 +53,7 @@ def test_stream_assembles_text(connect, server, provider):
     assert items[-1].finish_reason == "stop" and "tool_calls" not in items[-1].message
 
 
-FAULTS = [("auth", "auth", "Key"), ("rate_limit", "rate_limit", "余额"), ("server", "server", "稍后重试"),
+FAULTS = [("auth", "auth", "Key"), ("rate_limit", "rate_limit", "请等几秒再试"), ("server", "server", "稍后重试"),
           ("not_json", "bad_response", "不是 JSON"), ("cut_stream", "stream_cut", "断")]
 
 
