@@ -53,7 +53,9 @@ SYNONYMS = {
     "华氏": "fahrenheit temperature 温度", "摄氏": "celsius temperature 温度",
     "换算": "convert conversion unit 单位", "earn": "salary 工资 月薪",
 }
-CLAUSE_BREAK = re.compile(r"[，,；;。]?\s*(?:然后|再|并且|同时|另外|接着|\band then\b|\bthen\b|\balso\b)\s*")
+# 一句话里问了几件事，在这些词处切开，每一段各自选工具。"并" 单用时要跟在逗号后面（"合并" 不算）。
+CLAUSE_BREAK = re.compile(r"[，,；;。]?\s*(?:然后|再|并且|同时|另外|接着|顺便|\band then\b|\bthen\b|\balso\b)\s*"
+                          r"|[，,；;。]\s*(?:并|还要|也)\s*")
 
 
 def question_keywords(text):
