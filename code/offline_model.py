@@ -12,8 +12,9 @@
 它能说三种"方言"：原生 function calling（tools=）、ReAct 文本（Thought/Action/Final Answer）、
 纯文本里的 JSON。后两种没有 tools= 参数，它从系统提示词里读出工具清单（格式见 parse_prompt_tools）。
 
-它还能故意犯真实模型常犯的错（MISTAKES），只在回答一个新问题的第一轮犯，
-这样循环把错误反馈回去以后，学生能看到模型"改正"。
+它还能故意犯真实模型常犯的错（MISTAKES，哪种模式能出现哪些见 mistakes_for），
+大多只在回答一个新问题的第一轮犯，这样循环把错误反馈回去以后，学生能看到模型"改正"；
+"固执"和"停不下来"每一轮都犯，用来看循环的两道保险（连续失败就停、max_turns）。
 """
 import copy
 import functools
@@ -27,17 +28,58 @@ MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
 NOTICE = "（离线规则模型：以上回答由关键词规则拼出，不是真正的大模型。）"
 
-# 每种错误对应真实模型的一种常见毛病；循环应该把它们变成模型看得懂的反馈。
-MISTAKES = {
-    "wrong_type": '参数类型写错：数字写成中文 "三"、文字写成对象（没法自动转换，错误会反馈给模型）',
-    "missing_argument": "漏掉一个必填参数",
-    "unknown_tool": "调用一个不存在的工具名",
-    "bad_json": "参数 JSON 不完整（少了结尾的花括号）",
-    "fenced_json": "把 JSON 包在 ```json 代码块里",
-    "bold_action": "把 Action: 写成 markdown 粗体 **Action:**（ReAct 文本模式）",
-    "invented_observation": "不等工具执行就自己编造 Observation（模拟不支持 stop 的后端）",
-    "multi_step": "一次回复里写了好几步",
+# 每种失误对应真实模型的一种常见毛病：(适用的模式, 性质, 学生会看到什么)。
+# 性质 "quirk"（容错）：解析器认得出来、照常执行，并在备注里说一声；
+#      "error"（出错）：这一轮失败，错误反馈给模型（或循环停下），学生看到失败和后果。
+# 模式：function_calling 原生 tools=，react 是 ReAct 文本，json 是纯文本里的 JSON。
+# 有的毛病只在文本里才有（原生 tool_calls 没有 "Action:" 可写错，也没有地方编 Observation），
+# 所以每种失误只列出它真能出现的模式；界面用 mistakes_for(模式) 只显示能出现的那些。
+EVERY_MODE = ("function_calling", "react", "json")
+TEXT_MODES = ("react", "json")
+QUIRK, ERROR = "quirk", "error"
+MISTAKE_TABLE = {
+    "wrong_type": (EVERY_MODE, ERROR,
+                   '参数类型写错（数字写成中文 "三"、文字写成对象）：工具结果是 ❌ [参数错误]，没法自动转换，下一轮模型改正'),
+    "missing_argument": (EVERY_MODE, ERROR, "漏掉一个必填参数：工具结果是 ❌ [参数错误] 缺少参数，下一轮模型补上"),
+    "unknown_tool": (EVERY_MODE, ERROR,
+                     "调用一个不存在的工具名（原名加 _info）：结果是 ❌ [未知工具] 并列出可用的工具，下一轮模型改用正确的名字"),
+    "bad_json": (EVERY_MODE, ERROR,
+                 "参数 JSON 少了结尾的花括号：结果是 ❌ JSON 格式错误（纯 JSON 模式下整段解析失败），下一轮模型重写"),
+    "fenced_json": (EVERY_MODE, QUIRK, "把 JSON 包在 ```json 代码块里：解析器去掉代码块照常执行，备注里写明（容错）"),
+    "string_numbers": (EVERY_MODE, QUIRK,
+                       '数字写成字符串（"5" 而不是 5）：注册表自动转换成 5 并记下这次转换，调用照常成功（容错）'),
+    "bold_action": (("react",), QUIRK, "把 Action: 写成 markdown 粗体 **Action:**：正则照样认得，解析备注里写明（容错）"),
+    "invented_observation": (TEXT_MODES, QUIRK,
+                             "不等工具执行就自己编造 Observation（模拟不支持 stop 的后端）：编造的部分被忽略，备注里写明（容错）"),
+    "multi_step": (TEXT_MODES, QUIRK, "一次回复里写了好几步：只执行第一个动作，备注里写明其余的等下一轮（容错）"),
+    "no_action_line": (("react",), ERROR,
+                       "ReAct 格式写坏：只有 Thought、没有 Action: 行，解析显示“没有匹配”（可以看为什么没有匹配），"
+                       "格式错误反馈给模型，下一轮按格式重写"),
+    "action_input_kv": (("react",), ERROR,
+                        "ReAct 格式写坏：Action: 后只有工具名，参数另起一行写成 Action Input: city=\"北京\"（不是 JSON），"
+                        "正则匹配不上，显示“没有匹配”，下一轮模型改正"),
+    "paren_call": (("react",), ERROR,
+                   "ReAct 格式写坏：方括号写成圆括号 Action: 工具名({...})，正则匹配不上，显示“没有匹配”，下一轮模型改正"),
+    "stubborn": (EVERY_MODE, ERROR,
+                 "固执：每一轮都原样重发同一个出错的调用、不看反馈，连续失败几轮后循环主动停止（too_many_failures）"),
+    "endless": (EVERY_MODE, ERROR,
+                "停不下来：拿到结果后还一轮接一轮地调用工具、从不给最终回答，用完 max_turns 轮后循环停止（max_turns）"),
 }
+MISTAKES = {name: doc for name, (_, _, doc) in MISTAKE_TABLE.items()}          # 名字 -> 学生会看到什么
+MISTAKE_KINDS = {name: kind for name, (_, kind, _) in MISTAKE_TABLE.items()}  # 名字 -> "quirk" / "error"
+MISTAKES_BY_MODE = {mode: [name for name, (modes, _, _) in MISTAKE_TABLE.items() if mode in modes]
+                    for mode in EVERY_MODE}
+EVERY_TURN = {"stubborn", "endless"}      # 这两种每一轮都犯；其余只在回答新问题的第一轮犯
+MODE_NAMES = {"native": "function_calling", "tools": "function_calling", "registry": "function_calling"}
+
+
+def mistakes_for(mode):
+    """这种模式下真能出现的失误：{名字: 学生会看到什么}。mode："function_calling"（或 "native"）、"react"、"json"。"""
+    mode = MODE_NAMES.get(mode, mode)
+    if mode not in MISTAKES_BY_MODE:
+        raise ValueError(f"未知的模式 {mode!r}，可选：{', '.join(EVERY_MODE)}")
+    return {name: MISTAKES[name] for name in MISTAKES_BY_MODE[mode]}
+
 
 # ---------------------------------------------------------------- 选工具
 
@@ -184,11 +226,17 @@ class OfflineModel:
             return self._final(f"我没有找到和问题匹配的工具（可用：{names}），所以不调用工具。"
                                f"请换个说法，或者换成真实模型试试。", mode), "stop"
         remaining, results, failures = replay(plan, history, mode)
-        mistake = self.mistake if first_turn else None
-        if not remaining or failures >= 2:
+        mistake = self.mistake if (first_turn or self.mistake in EVERY_TURN) else None
+        parallel = mode == "native" and parallel_tool_calls is not False
+        if mistake == "stubborn":            # 不看反馈：永远是计划里第一个调用，永远是同一种写错
+            calls = plan[:1]
+        elif mistake == "endless":           # 不看进度：计划做完了也从头再来，从不作答
+            rounds = sum(1 for m in history if m.get("role") == "assistant")
+            calls = plan if parallel else [plan[rounds % len(plan)]]
+        elif not remaining or failures >= 2:
             return self._final(summarise(results), mode), "stop"
-        batch = remaining if (mode == "native" and parallel_tool_calls is not False) else remaining[:1]
-        calls = [plan[i] for i in batch]
+        else:
+            calls = [plan[i] for i in (remaining if parallel else remaining[:1])]
         schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
         if mode == "native":
             return native_message(calls, mistake, schemas), "tool_calls"
@@ -297,12 +345,17 @@ def summarise(results):
 def spoil(name, args, mistake, parameters):
     """按 mistake 把一次正确的调用改坏，返回 (工具名, 参数文本)。"""
     args = dict(args)
+    if mistake == "stubborn":            # 固执地重复的那个错：能写错类型就写错类型，否则写错工具名
+        mistake = "wrong_type" if wrong_type(args, parameters) != args else "unknown_tool"
     if mistake == "wrong_type":
         args = wrong_type(args, parameters)
     elif mistake == "missing_argument" and args:
-        args.pop(next(iter(args)))
+        required = [key for key in args if key in (parameters.get("required") or [])]
+        args.pop((required or list(args))[0])
     elif mistake == "unknown_tool":
         name = f"{name}_info"
+    elif mistake == "string_numbers":    # 5 -> "5"：类型不对，但注册表能无损地转回来
+        args = {key: json.dumps(value) if is_number(value) else value for key, value in args.items()}
     text = json.dumps(args, ensure_ascii=False)
     if mistake == "bad_json":
         text = text[:-1]
@@ -328,6 +381,10 @@ def wrong_type(args, parameters):
         if not is_valid({**args, key: bad}, parameters, parameters):
             return {**args, key: bad}
     return args
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def spelled(number):
@@ -358,10 +415,19 @@ def react_text(call, remaining, plan, mistake, parameters):
     name, args = call
     shown_name, text = spoil(name, args, mistake, parameters)
     thought = f"Thought: 问题需要用 {name} 工具，参数从问题里取。"
+    if mistake == "endless":
+        thought = f"Thought: 结果也许变了，我再用 {name} 查一遍。"
     if mistake == "fenced_json":
         action = f"Action: {shown_name}\n{text}"
     elif mistake == "bold_action":
         action = f"**Action:** {shown_name}[{text}]"
+    elif mistake == "no_action_line":     # 说了要做什么，却没写 Action: 行
+        action = f"我现在就调用 {shown_name}，参数是 {text}。"
+    elif mistake == "action_input_kv":    # 参数另起一行，写成 key=value 而不是 JSON
+        pairs = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items())
+        action = f"Action: {shown_name}\nAction Input: {pairs or '无'}"
+    elif mistake == "paren_call":         # 像写 Python 函数调用一样用了圆括号
+        action = f"Action: {shown_name}({text})"
     else:
         action = f"Action: {shown_name}[{text}]"
     reply = f"{thought}\n{action}"
