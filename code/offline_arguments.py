@@ -27,7 +27,7 @@ FILLER = sorted(
     "请问 请 帮我 帮忙 麻烦 一下 查询 查一下 查一查 查下 查查 查 看一下 看下 看看 问一下 问下 找一下 找下 "
     "搜一下 搜下 告诉我 怎么样 如何 是多少 多少 什么 哪些 哪个 分别 都有谁 有谁 的 了 吗 呢 吧 啊 呀 是 有 "
     "从 到 给我 我 你 想知道 知道 一个 算一下 等于 几 还有 以及 情况 结果 然后 再 并且 同时 另外 接着 需要 能否 "
-    "可以 一共 用 把 换算成 换算 转换成 转换 变成 换成 是不是".split(),
+    "可以 一共 用 把 加上 换算成 换算 转换成 转换 变成 换成 是不是".split(),
     key=len, reverse=True)
 # 时间词：选工具时有用（"明天" 指向预报），但不会是城市名、人名，抠参数时删掉。
 TIME_WORDS = sorted(
@@ -189,6 +189,8 @@ class Clues:
         for start, length, _ in self.mentions:       # 已经当了枚举值的字不再当字符串
             rest = rest[:start] + " " * length + rest[start + length:]
         self.runs = leftover_runs(rest, tool_words(tool), cues)
+        self.missing = []        # 必填的文字参数，问题里却找不到（只好先填个占位值）
+        self.strings = 0         # 从问题里取到了几个文字参数
 
     def take_enum(self, values):
         """问题里提到的、属于这个参数的枚举值，按出现的先后取（"把 km 换算成 mi"：先 km 后 mi）。"""
@@ -352,6 +354,12 @@ def entity_list(run, limit=8):
 def arguments_for(clause, tool, cues=()):
     """一句话 + 一个工具 -> [参数字典]。主字符串参数里是 "北京和上海" 时，拆成每样一次调用。
     cues：问题里让人想到这个工具的词（"冷""工资"），它们不会是参数值。"""
+    return arguments_and_gaps(clause, tool, cues)[0]
+
+
+def arguments_and_gaps(clause, tool, cues=()):
+    """-> ([参数字典], 缺的必填文字参数)。问题里一个文字参数都没取到、而工具要文字参数时，"缺"的才算数；
+    找不到的参数先填了最小合法值，由调用方决定用不用。"""
     root = parameters_of(tool) or {"type": "object", "properties": {}}
     clues = Clues(clause, tool, cues)
     primary = first_string_property(root)
@@ -360,15 +368,16 @@ def arguments_for(clause, tool, cues=()):
         examples = examples_in(str(resolve(root["properties"][primary], root).get("description", "")))
         index = best_run(clues.runs, examples)
         listed = entity_list(clues.runs[index])
-    calls = []
+    calls, gaps = [], []
     for entity in listed or [None]:
         clues = Clues(clause, tool, cues)
         if entity is not None:
             clues.runs[index] = entity
         args = fill_object(resolve(root, root), clues, root)
+        gaps = gaps or ([] if clues.strings else clues.missing)   # 一个文字参数都没取到，才算缺
         if args not in calls:
             calls.append(args)
-    return calls
+    return calls, gaps
 
 
 def argument_fit(clause, tool, cues=()):
@@ -493,7 +502,10 @@ def fill(schema, clues, root, required=True, name=""):
     if kind in (None, "string"):
         text = clues.take_string(name, schema)
         if text is None:
+            if required:
+                clues.missing.append(name)
             return fallback
+        clues.strings += 1
         text = text[: schema.get("maxLength", len(text))]
         return text if len(text) >= schema.get("minLength", 0) else minimal(schema, root)
     return fallback       # 布尔值：问题里几乎不会明说，用默认

@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 
-from offline_arguments import Clues, argument_fit, arguments_for, find_expression, is_valid, keywords, tool_words
+from offline_arguments import Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords, tool_words
 
 MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
@@ -134,22 +134,43 @@ def remembered_plan(key):
 
 
 def make_plan(question, tools, tool_choice=None):
+    return analyse(question, tools, tool_choice)[0]
+
+
+def analyse(question, tools, tool_choice=None):
+    """-> (计划的调用, 缺的参数 [(工具名, [参数名])])。
+    必填的文字参数（姓名、城市……）问题里没有，就不调用这个工具：宁可问用户，也不编一个值。
+    强制调用（tool_choice）时没得选，只好用占位值。"""
     if not tools or tool_choice == "none":
-        return []
+        return [], []
     forced = tool_choice.get("function", {}).get("name") if isinstance(tool_choice, dict) else None
     must = tool_choice == "required" or forced is not None
-    calls = []
+    calls, gaps = [], []
     for clause in [c for c in CLAUSE_BREAK.split(question) if c.strip()] or [question]:
         tool = best_tool(clause, tools, forced, must)
         if tool is None:
             continue
-        for args in arguments_for(clause, tool, cue_words(clause, tool)):
+        found, missing = arguments_and_gaps(clause, tool, cue_words(clause, tool))
+        if missing and not must:
+            gaps.append((tool["function"]["name"], missing))
+            continue
+        for args in found:
             if (tool["function"]["name"], args) not in calls:
                 calls.append((tool["function"]["name"], args))
     if not calls and must:
         tool = best_tool(question, tools, forced, must=True)
         calls.append((tool["function"]["name"], arguments_for(question, tool)[0]))
-    return calls
+    return calls, gaps
+
+
+def ask_for(gaps, tools):
+    """缺参数时的回答：说清楚想用哪个工具、缺什么（参数说明原样给出），请用户补上。"""
+    described = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
+    wanted = []
+    for name, params in gaps:
+        said = [f"{p}（{described.get(name, {}).get(p, {}).get('description', '')}）".replace("（）", "") for p in params]
+        wanted.append(f"调用 {name} 需要 {'、'.join(said)}")
+    return f"问题里没有找到这些信息：{'；'.join(wanted)}。我不替你编造，请在问题里写明后再问。"
 
 
 def best_tool(text, tools, forced=None, must=False):
@@ -221,6 +242,9 @@ class OfflineModel:
         history = messages[asked[-1] + 1:]
         first_turn = not any(m.get("role") == "assistant" for m in history)
         plan = plan_calls(question, tools, tool_choice)
+        gaps = [] if plan else analyse(question, tools, tool_choice)[1]
+        if gaps:
+            return self._final(ask_for(gaps, tools), mode), "stop"
         if not plan:
             names = "、".join(t["function"]["name"] for t in tools) or "（没有工具）"
             return self._final(f"我没有找到和问题匹配的工具（可用：{names}），所以不调用工具。"
@@ -304,7 +328,9 @@ def digest(value):
 
 
 def replay(plan, history, mode):
-    """重放历史：哪些计划中的调用已经成功、拿到了哪些结果、末尾连续失败了几轮。"""
+    """重放历史：哪些计划中的调用已经有了结果、是什么结果、末尾连续失败了几轮。
+    结果是 [(工具名, 参数, 文本, 成功与否)]。一次调用要是原样照计划发出（没有故意写错）却失败了，
+    再发一遍也是同样的失败：记下失败、不再重试，最后如实告诉用户。写错了的调用才值得改了重发。"""
     remaining, results, failures = list(range(len(plan))), [], 0
     for i, message in enumerate(history):
         if message.get("role") != "assistant":
@@ -318,25 +344,45 @@ def replay(plan, history, mode):
             nxt = after[0] if after and is_observation(after[0]) else None
             answers = [text_of(nxt["content"]).strip().removeprefix("Observation:").strip()] if nxt else []
         covered = remaining[:len(answers)]
-        ok = [(plan_index, text) for plan_index, text in zip(covered, answers) if text is not None and not is_error(text)]
-        results += [(plan[p][0], plan[p][1], text) for p, text in ok]
-        remaining = [p for p in remaining if p not in {p for p, _ in ok}]
+        done = []
+        for position, (p, text) in enumerate(zip(covered, answers)):
+            if text is None:
+                continue
+            ok = not is_error(text)
+            if ok or sent_as_planned(message, position, plan[p], mode):
+                results.append((*plan[p], text, ok))
+                done.append(p)
         failed = [t for t in answers if t is not None and is_error(t)]
-        failures = failures + 1 if answers and not ok else 0
-        if failed and not ok:
-            results.append((None, None, failed[-1]))
+        remaining = [p for p in remaining if p not in done]
+        failures = failures + 1 if answers and len(failed) == len([t for t in answers if t is not None]) else 0
     return remaining, results, failures
 
 
+def sent_as_planned(message, position, call, mode):
+    """这条 assistant 消息里第 position 个调用，是不是原样照计划发出的（没有故意写错）。"""
+    name, args = call
+    if mode == "native":
+        calls = message.get("tool_calls") or []
+        if position >= len(calls):
+            return False
+        function = calls[position].get("function") or {}
+        try:
+            return function.get("name") == name and json.loads(function.get("arguments") or "{}") == args
+        except (json.JSONDecodeError, TypeError):
+            return False
+    write = react_text if mode == "react" else json_text
+    return text_of(message.get("content")).strip() == write(call, [0], [call], None, {}).strip()
+
+
 def summarise(results):
-    good = [(name, args, text) for name, args, text in results if name]
+    good = [(name, args, text) for name, args, text, ok in results if ok]
     if not good:
         last = results[-1][2] if results else "没有结果"
         return f"工具调用没有成功，最后一次的反馈是：{last[:300]}"
     lines = []
-    for name, args, text in good:
+    for name, args, text, ok in results:
         shown = ", ".join(f"{k}={v}" for k, v in args.items())
-        lines.append(f"- {name}({shown})：{text[:300]}")
+        lines.append(f"- {name}({shown})：{text[:300] if ok else '没有成功，' + text[:300]}")
     return "根据工具返回的结果：\n" + "\n".join(lines)
 
 

@@ -183,3 +183,27 @@ def test_a_comma_and_bing_splits_two_requests_but_a_word_with_bing_does_not():
     tools = examples_employees.registry.to_schemas()
     assert [name for name, _ in plan_calls("查一下李四的档案，并算一下张三的工资", tools)] == ["get_employee", "calculate_salary"]
     assert len(plan_calls("合并计算张三的工资", tools)) == 1
+
+
+# ---- honest about what it cannot do: no made-up values, no retrying a call that failed as planned
+
+def test_a_required_name_missing_from_the_question_is_asked_for_not_invented():
+    tools = examples_employees.registry.to_schemas()
+    message, finish = OfflineModel().respond([{"role": "user", "content": "查一下员工档案"}], tools)
+    assert finish == "stop" and "get_employee" in message["content"] and "员工姓名" in message["content"]
+    forced, finish = OfflineModel().respond([{"role": "user", "content": "查一下员工档案"}], tools, tool_choice="required")
+    assert finish == "tool_calls" and forced["tool_calls"]         # forced to call: a placeholder it must be
+
+
+@pytest.mark.parametrize("loop_name", ["function_calling", "react", "json"])
+def test_a_call_that_fails_as_planned_is_not_repeated(loop_name):
+    from function_calling_loop import run_function_calling
+    from json_loop import run_json_from_text
+    from llm_clients import make_client
+    from react_loop import run_react
+    loop = {"function_calling": run_function_calling, "react": run_react, "json": run_json_from_text}[loop_name]
+    events = list(loop(make_client("offline"), "火星和北京今天天气怎么样", None, examples_weather.registry))
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert sorted(r["ok"] for r in results) == [False, True] and len(results) == 2       # once each, no retry
+    final = events[-1]
+    assert final["type"] == "final" and "没有成功" in final["content"] and "北京今天晴" in final["content"]
