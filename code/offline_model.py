@@ -22,7 +22,8 @@ import hashlib
 import json
 import re
 
-from offline_arguments import Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords, tool_words
+from offline_arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid,
+                               keywords, tool_words)
 
 MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
@@ -352,9 +353,9 @@ def replay(plan, history, mode):
             if ok or sent_as_planned(message, position, plan[p], mode):
                 results.append((*plan[p], text, ok))
                 done.append(p)
-        failed = [t for t in answers if t is not None and is_error(t)]
         remaining = [p for p in remaining if p not in done]
-        failures = failures + 1 if answers and len(failed) == len([t for t in answers if t is not None]) else 0
+        succeeded = any(text is not None and not is_error(text) for text in answers)
+        failures = failures + 1 if answers and not succeeded else 0
     return remaining, results, failures
 
 
