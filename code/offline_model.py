@@ -241,7 +241,8 @@ class OfflineModel:
             return self._final("我是离线规则模型，没有看到用户的问题。", mode), "stop"
         question = text_of(messages[asked[-1]].get("content"))
         history = messages[asked[-1] + 1:]
-        first_turn = not any(m.get("role") == "assistant" for m in history)
+        rounds = sum(1 for m in history if m.get("role") == "assistant")     # 这个问题已经答了几轮
+        first_turn = rounds == 0
         plan = plan_calls(question, tools, tool_choice)
         gaps = [] if plan else analyse(question, tools, tool_choice)[1]
         if gaps:
@@ -256,7 +257,6 @@ class OfflineModel:
         if mistake == "stubborn":            # 不看反馈：永远是计划里第一个调用，永远是同一种写错
             calls = plan[:1]
         elif mistake == "endless":           # 不看进度：计划做完了也从头再来，从不作答
-            rounds = sum(1 for m in history if m.get("role") == "assistant")
             calls = plan if parallel else [plan[rounds % len(plan)]]
         elif not remaining or failures >= 2:
             return self._final(summarise(results), mode), "stop"
@@ -264,7 +264,7 @@ class OfflineModel:
             calls = [plan[i] for i in (remaining if parallel else remaining[:1])]
         schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
         if mode == "native":
-            return native_message(calls, mistake, schemas), "tool_calls"
+            return native_message(calls, mistake, schemas, rounds), "tool_calls"
         write = react_text if mode == "react" else json_text
         text = write(calls[0], remaining, plan, mistake, schemas.get(calls[0][0], {}))
         if stop and mistake != "invented_observation":   # 编造 Observation 模拟的正是不支持 stop 的后端
@@ -445,15 +445,16 @@ def spelled(number):
     return (digits[tens] if tens > 1 else "") + "十" + (digits[ones] if ones else "")
 
 
-def call_id(name, args, index):
-    return f"call_{digest([name, args, index])[:16]}"
+def call_id(name, args, index, round_number=0):
+    """确定的调用 id；把第几轮也算进去，同一个调用在不同轮里重发（固执、停不下来）时 id 也不重复。"""
+    return f"call_{digest([name, args, index] + ([round_number] if round_number else []))[:16]}"
 
 
-def native_message(calls, mistake, schemas):
+def native_message(calls, mistake, schemas, round_number=0):
     tool_calls = []
     for index, (name, args) in enumerate(calls):
         shown_name, text = spoil(name, args, mistake if index == 0 else None, schemas.get(name, {}))
-        tool_calls.append({"id": call_id(name, args, index), "type": "function",
+        tool_calls.append({"id": call_id(name, args, index, round_number), "type": "function",
                            "function": {"name": shown_name, "arguments": text}})
     return {"role": "assistant", "content": None, "tool_calls": tool_calls}
 

@@ -177,6 +177,8 @@ def test_an_endless_model_runs_out_of_turns(mode, max_turns):
     assert events[-1]["type"] == "error" and events[-1]["code"] == "max_turns"
     assert len(kinds(events, "request")) == max_turns and not kinds(events, "final")
     assert all(r["ok"] for r in kinds(events, "tool_result")) and len(kinds(events, "tool_result")) == max_turns
+    ids = [c["id"] for c in kinds(events, "tool_call")]
+    assert len(set(ids)) == len(ids)                # every round's call is a new call, as with a real API
 
 
 # ---- a mistake not listed for a mode changes nothing there (so hiding it in that mode hides nothing real)

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import examples_payroll
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
+from lessons.editor_panel import EXAMPLE_SETS
 from lessons.presets import PRESETS, WALKTHROUGH
 from llm_clients import make_client
 from offline_model import plan_calls
@@ -37,6 +38,8 @@ def test_the_example_set_follows_the_course_text():
     assert all(salary["parameters"]["properties"][p]["description"] for p in ("base", "bonus", "tax_rate"))
     assert schemas["get_employee"]["parameters"]["properties"]["employee_id"]["type"] == "integer"
     assert WALKTHROUGH in PRESETS["员工档案与税后收入（8.4）"]
+    assert EXAMPLE_SETS["员工档案与税后收入（8.4）"] == "examples_payroll.py"
+    assert set(PRESETS) == set(EXAMPLE_SETS)          # every example set in the editor has its preset questions
 
 
 def test_function_calling_calls_both_tools_in_one_round_and_answers_30400():
