@@ -224,9 +224,9 @@ class Clues:
             return value
         if self.quoted:
             return self.quoted.pop(0)
-        if ID_LIKE.search(label if "工号" in label or "编号" in label else name) and self.numbers:
+        if (ID_LIKE.search(name) or ID_LIKE.search(str(prop.get("description", "")))) and self.numbers:
             number = self.take_number(name, {})   # 编号是字符串参数时，"员工 101" 里的 101 就是它
-            return f"{number:g}"
+            return str(int(number)) if float(number).is_integer() else str(number)
         if self.runs:
             return self.runs.pop(best_run(self.runs, examples_in(str(prop.get("description", "")))))
         return None
@@ -266,7 +266,7 @@ def said_numbers(text):
 
 
 def numeric_properties(schema):
-    """顶层的数字参数：参数名 -> 描述它的词（名字、说明、英文词的中文说法）。"""
+    """顶层的数字参数（和名字像编号的文字参数）：参数名 -> 描述它的词（名字、说明、英文词的中文说法）。"""
     found = {}
     for name, prop in (schema.get("properties") or {}).items():
         prop = resolve(prop, schema)

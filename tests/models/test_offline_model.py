@@ -177,6 +177,7 @@ def test_an_id_written_as_a_string_parameter_takes_the_number():
     lookup = [{"type": "function", "function": {"name": "get_user", "description": "查询用户资料", "parameters": {
         "type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}}}]
     assert plan_calls("查询用户 42 的资料", lookup) == [("get_user", {"user_id": "42"})]
+    assert plan_calls("查询用户 123456789 的资料", lookup) == [("get_user", {"user_id": "123456789"})]
 
 
 def test_a_comma_and_bing_splits_two_requests_but_a_word_with_bing_does_not():
