@@ -146,3 +146,14 @@ def test_labelled_amounts_on_other_tools(order, price, quantity, discount, fee, 
     assert plan == {"get_order": {"order_id": str(order)},
                     "checkout": {"price": price, "quantity": quantity, "discount_rate": discount / 100,
                                  "shipping_fee": fee}}, question
+
+
+def test_the_example_file_runs_as_a_script():
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = Path(__file__).resolve().parents[2] / "code"
+    done = subprocess.run([sys.executable, str(code / "examples_payroll.py")], capture_output=True, text=True,
+                          timeout=60, cwd=code)
+    assert done.returncode == 0, done.stderr
+    assert "税后净收入: 30400.00 元" in done.stdout and "税率应是 0~1 之间的小数" in done.stdout
