@@ -4,11 +4,14 @@
   1. 先拿走形状明确的线索：引号里的内容、算式、日期、数字（含"三天"这样的中文数字）；
   2. 枚举参数：问题里出现了某个枚举值，或者它的中文说法——说明里写的注解（"c 摄氏度，f 华氏度"）
      或常见单位、语言的对照表（km 公里、mi 英里……）；
-  3. 字符串参数：从问题里删掉"属于工具的词"（工具名、描述、参数说明里的词）、问句词、时间词，
+  3. 数字参数：每个数字带着它旁边的"标签"（"基本工资 30000" 里的 "基本工资"、"税率 20%" 里的 "税率"），
+     标签和参数的名字、说明最像的配成一对（基本工资 -> base，奖金 -> bonus）；配不上的按先后顺序填。
+     "20%" 填进"率"一类的参数时写成 0.2；"3万" 是 30000；名字像 id 的参数（employee_id）拿问题里的编号；
+  4. 字符串参数：从问题里删掉"属于工具的词"（工具名、描述、参数说明里的词）、问句词、时间词，
      在"的"这类虚词处切开，剩下的片段就是候选（城市名、人名……）。
      参数说明里举的例子（"如 北京、上海"）不是答案，只用来判断哪个候选更像（中文还是英文、几个字）；
-  4. 候选里有"和/与/、"连着的几样东西（"北京和上海"），就拆成几次并行调用；
-  5. 最后用 jsonschema 检查一遍，不合法的值换成最小合法值——所以参数永远合法。
+  5. 候选里有"和/与/、"连着的几样东西（"北京和上海"），就拆成几次并行调用；
+  6. 最后用 jsonschema 检查一遍，不合法的值换成最小合法值——所以参数永远合法。
 
 入口：arguments_for(问题, 工具) -> [参数字典, ...]（通常一个，"北京和上海"时两个）；
       argument_fit(问题, 工具) -> 整数（参数能从问题里取到多少，给选工具打分用）。
@@ -24,7 +27,7 @@ FILLER = sorted(
     "请问 请 帮我 帮忙 麻烦 一下 查询 查一下 查一查 查下 查查 查 看一下 看下 看看 问一下 问下 找一下 找下 "
     "搜一下 搜下 告诉我 怎么样 如何 是多少 多少 什么 哪些 哪个 分别 都有谁 有谁 的 了 吗 呢 吧 啊 呀 是 有 "
     "从 到 给我 我 你 想知道 知道 一个 算一下 等于 几 还有 以及 情况 结果 然后 再 并且 同时 另外 接着 需要 能否 "
-    "可以 一共 用 把 换算成 换算 转换成 转换 变成 换成 是不是".split(),
+    "可以 一共 用 把 加上 换算成 换算 转换成 转换 变成 换成 是不是".split(),
     key=len, reverse=True)
 # 时间词：选工具时有用（"明天" 指向预报），但不会是城市名、人名，抠参数时删掉。
 TIME_WORDS = sorted(
@@ -43,10 +46,22 @@ KNOWN_GLOSSES = {
     "de": "德语 德文 german", "ko": "韩语 韩文 korean",
     "cny": "人民币", "rmb": "人民币", "usd": "美元", "eur": "欧元", "jpy": "日元", "gbp": "英镑",
 }
+# 英文参数名里常见的词，中文问题里怎么说：问题说 "奖金 8000"，参数叫 bonus，靠这张表配上。
+PARAM_GLOSSES = {
+    "base": "基本 基础 底薪", "bonus": "奖金 提成 年终奖", "tax": "税", "rate": "率", "ratio": "比例 率",
+    "salary": "工资 薪", "price": "价格 单价 价", "amount": "金额 数额", "total": "总 合计", "fee": "费",
+    "count": "数量 个数", "quantity": "数量", "discount": "折扣", "interest": "利息 利率",
+    "id": "编号 工号 号", "employee": "员工", "user": "用户", "order": "订单", "days": "天", "hours": "小时",
+    "minutes": "分钟", "age": "年龄 岁", "year": "年", "month": "月", "weight": "重量 体重", "height": "身高 高度",
+}
+# 两个数字之间的这些词把"前一个数字的尾巴"和"后一个数字的标签"分开："30000 元底薪和 8000 元奖金"。
+AMOUNT_BREAK = re.compile(r"加上|外加|另加|以及|还有|[和与及跟、，,；;]")
+RATE_LIKE = re.compile(r"rate|ratio|率|比例|小数")
+ID_LIKE = re.compile(r"(?:^|_)(?:id|ID|no)$|[a-z]Id$|编号|工号")
 CONJUNCTIONS = re.compile(r"\s*(?:和|与|及|跟|、|,|，|\band\b|&)\s*")
 QUOTED = re.compile(r"[\"“「『《`]([^\"”」』》`]+)[\"”」』》`]")
 EXPRESSION = re.compile(r"[\d\s.+\-*/×÷()（）^%]*\d[\d\s.+\-*/×÷()（）^%]*")
-NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:\s*(?P<wan>万))?(?P<percent>\s*[%％])?")
 CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 CN_NUMBER = re.compile(r"[一二两三四五六七八九十]+(?=[天个条次位名岁年月日周本件页号])")
 EXAMPLES = re.compile(r"(?:例如|比如|e\.g\.|such as|(?<![\u4e00-\u9fff])如)\s*([^，,；;。）)\n]*)")
@@ -168,12 +183,14 @@ class Clues:
         self.expression = find_expression(rest)
         if self.expression:
             rest = rest.replace(self.expression, " ")
-        self.numbers = [float(n) for n in NUMBER.findall(rest)]
-        self.numbers += [chinese_number(m.group()) for m in CN_NUMBER.finditer(rest)]
+        self.numbers = said_numbers(rest)
+        self.pairs = pair_numbers(self.numbers, numeric_properties(parameters_of(tool)))
         self.mentions = enum_mentions(rest, enum_schemas(parameters_of(tool)))
         for start, length, _ in self.mentions:       # 已经当了枚举值的字不再当字符串
             rest = rest[:start] + " " * length + rest[start + length:]
         self.runs = leftover_runs(rest, tool_words(tool), cues)
+        self.missing = []        # 必填的文字参数，问题里却找不到（只好先填个占位值）
+        self.strings = 0         # 从问题里取到了几个文字参数
 
     def take_enum(self, values):
         """问题里提到的、属于这个参数的枚举值，按出现的先后取（"把 km 换算成 mi"：先 km 后 mi）。"""
@@ -183,8 +200,19 @@ class Clues:
                 return value
         return None
 
-    def take_number(self):
-        return self.numbers.pop(0) if self.numbers else None
+    def take_number(self, name="", prop=None):
+        """这个参数的数字：标签配上了它的那个；没有就取还没用掉的第一个。"20%" 给"率"参数时是 0.2。"""
+        said = self.pairs.pop(name, None)
+        if said is None or said not in self.numbers:
+            paired = set(map(id, self.pairs.values()))
+            said = next((n for n in self.numbers if id(n) not in paired), None)
+        if said is None:
+            return None
+        self.numbers.remove(said)
+        label = f"{name} {(prop or {}).get('description', '')}"
+        if (prop or {}).get("type") == "number" and RATE_LIKE.search(label) and (said.percent or 1 < said.value <= 100):
+            return said.value / 100
+        return said.value
 
     def take_string(self, name, prop):
         label = f"{name} {prop.get('description', '')}".lower()
@@ -196,9 +224,75 @@ class Clues:
             return value
         if self.quoted:
             return self.quoted.pop(0)
+        if (ID_LIKE.search(name) or ID_LIKE.search(str(prop.get("description", "")))) and self.numbers:
+            number = self.take_number(name, {})   # 编号是字符串参数时，"员工 101" 里的 101 就是它
+            return str(int(number)) if float(number).is_integer() else str(number)
         if self.runs:
             return self.runs.pop(best_run(self.runs, examples_in(str(prop.get("description", "")))))
         return None
+
+
+class Said:
+    """问题里的一个数字，带着它的标签（紧挨着的那段话）和是不是百分数。"""
+
+    def __init__(self, value, label, percent):
+        self.value, self.label, self.percent = value, label, percent
+
+    def __repr__(self):
+        return f"Said({self.value:g}, {self.label!r}{', %' if self.percent else ''})"
+
+
+def said_numbers(text):
+    """text 里的数字（阿拉伯数字和"三天"这样的中文数字），按出现的先后。
+    每个数字的标签：它前面、到上一个数字为止的那段话。两个数字之间要是有"和""加上""，"，
+    分隔词前面那段归前一个数字（"30000 元底薪和 8000 元奖金"），后面那段归后一个。"""
+    spots = []
+    for m in NUMBER.finditer(text):
+        value = float(m.group().split("万")[0].rstrip("%％ ")) * (10000 if m.group("wan") else 1)
+        spots.append((m.start(), m.end(), value, bool(m.group("percent"))))
+    spots += [(m.start(), m.end(), float(chinese_number(m.group())), False) for m in CN_NUMBER.finditer(text)]
+    spots.sort()
+    heads, tails = [], []
+    for i, (start, end, _, _) in enumerate(spots):
+        before = text[spots[i - 1][1]:start] if i else text[:start]
+        split = AMOUNT_BREAK.search(before) if i else None
+        if split:
+            tails[-1] += before[:split.start()]
+            before = before[split.end():]
+        heads.append(before)
+        tails.append(text[end:] if i == len(spots) - 1 else "")
+    return [Said(value, f"{head} {tail}".strip(), percent)
+            for (_, _, value, percent), head, tail in zip(spots, heads, tails)]
+
+
+def numeric_properties(schema):
+    """顶层的数字参数（和名字像编号的文字参数）：参数名 -> 描述它的词（名字、说明、英文词的中文说法）。"""
+    found = {}
+    for name, prop in (schema.get("properties") or {}).items():
+        prop = resolve(prop, schema)
+        if prop.get("type") in ("integer", "number") or (prop.get("type") in (None, "string") and ID_LIKE.search(name)):
+            parts = re.sub(r"([a-z])([A-Z])", r"\1 \2", name).lower().replace("_", " ").split()
+            glossed = " ".join(PARAM_GLOSSES.get(p, "") for p in parts)
+            words = keywords(f"{name} {strip_examples(str(prop.get('description', '')))}") | set(glossed.split())
+            found[name] = words | set(parts)
+    return found
+
+
+def pair_numbers(numbers, properties):
+    """数字和参数两两配对：标签里出现参数的词越多越像。最像的一对先配，配过的不再用。"""
+    scored = []
+    for i, said in enumerate(numbers):
+        label = said.label.lower()
+        for j, (name, words) in enumerate(properties.items()):
+            score = sum(1 for w in words if w and w in label)
+            if score:
+                scored.append((-score, i, j, name, said))
+    pairs, used = {}, set()
+    for _, i, _, name, said in sorted(scored, key=lambda s: s[:3]):
+        if name not in pairs and i not in used:
+            pairs[name] = said
+            used.add(i)
+    return pairs
 
 
 def enum_schemas(schema):
@@ -260,6 +354,12 @@ def entity_list(run, limit=8):
 def arguments_for(clause, tool, cues=()):
     """一句话 + 一个工具 -> [参数字典]。主字符串参数里是 "北京和上海" 时，拆成每样一次调用。
     cues：问题里让人想到这个工具的词（"冷""工资"），它们不会是参数值。"""
+    return arguments_and_gaps(clause, tool, cues)[0]
+
+
+def arguments_and_gaps(clause, tool, cues=()):
+    """-> ([参数字典], 缺的必填文字参数)。问题里一个文字参数都没取到、而工具要文字参数时，"缺"的才算数；
+    找不到的参数先填了最小合法值，由调用方决定用不用。"""
     root = parameters_of(tool) or {"type": "object", "properties": {}}
     clues = Clues(clause, tool, cues)
     primary = first_string_property(root)
@@ -268,15 +368,16 @@ def arguments_for(clause, tool, cues=()):
         examples = examples_in(str(resolve(root["properties"][primary], root).get("description", "")))
         index = best_run(clues.runs, examples)
         listed = entity_list(clues.runs[index])
-    calls = []
+    calls, gaps = [], []
     for entity in listed or [None]:
         clues = Clues(clause, tool, cues)
         if entity is not None:
             clues.runs[index] = entity
         args = fill_object(resolve(root, root), clues, root)
+        gaps = gaps or ([] if clues.strings else clues.missing)   # 一个文字参数都没取到，才算缺
         if args not in calls:
             calls.append(args)
-    return calls
+    return calls, gaps
 
 
 def argument_fit(clause, tool, cues=()):
@@ -343,7 +444,8 @@ def clamp(value, schema, integer):
     multiple = schema.get("multipleOf")
     if multiple and integer and value % multiple:
         value = value - value % multiple + (multiple if low is not None and value - value % multiple < low else 0)
-    return int(value) if integer else float(value)
+    # 整数值的 number 也写成整数（30000 而不是 30000.0）：JSON 里两者都是合法的 number，前者好读
+    return int(value) if integer or float(value).is_integer() else float(value)
 
 
 def minimal(schema, root):
@@ -391,7 +493,7 @@ def fill(schema, clues, root, required=True, name=""):
         value = clues.take_enum(schema["enum"])
         return fallback if value is None else value
     if kind in ("integer", "number"):
-        number = clues.take_number()
+        number = clues.take_number(name, schema)
         return fallback if number is None else clamp(number, schema, kind == "integer")
     if kind == "array":
         return fill_array(schema, clues, root, required)
@@ -400,7 +502,10 @@ def fill(schema, clues, root, required=True, name=""):
     if kind in (None, "string"):
         text = clues.take_string(name, schema)
         if text is None:
+            if required:
+                clues.missing.append(name)
             return fallback
+        clues.strings += 1
         text = text[: schema.get("maxLength", len(text))]
         return text if len(text) >= schema.get("minLength", 0) else minimal(schema, root)
     return fallback       # 布尔值：问题里几乎不会明说，用默认
@@ -409,7 +514,7 @@ def fill(schema, clues, root, required=True, name=""):
 def fill_array(schema, clues, root, required):
     items = resolve(schema.get("items", {}), root)
     if items.get("type") in ("integer", "number"):
-        values = [clamp(n, items, items["type"] == "integer") for n in clues.numbers]
+        values = [clamp(n.value, items, items["type"] == "integer") for n in clues.numbers]
         clues.numbers = []
     elif items.get("enum"):
         values = [v for v in items["enum"] if any(v == said for _, _, said in clues.mentions)]

@@ -12,8 +12,9 @@
 它能说三种"方言"：原生 function calling（tools=）、ReAct 文本（Thought/Action/Final Answer）、
 纯文本里的 JSON。后两种没有 tools= 参数，它从系统提示词里读出工具清单（格式见 parse_prompt_tools）。
 
-它还能故意犯真实模型常犯的错（MISTAKES），只在回答一个新问题的第一轮犯，
-这样循环把错误反馈回去以后，学生能看到模型"改正"。
+它还能故意犯真实模型常犯的错（MISTAKES，哪种模式能出现哪些见 mistakes_for），
+大多只在回答一个新问题的第一轮犯，这样循环把错误反馈回去以后，学生能看到模型"改正"；
+"固执"和"停不下来"每一轮都犯，用来看循环的两道保险（连续失败就停、max_turns）。
 """
 import copy
 import functools
@@ -21,23 +22,65 @@ import hashlib
 import json
 import re
 
-from offline_arguments import Clues, argument_fit, arguments_for, find_expression, is_valid, keywords, tool_words
+from offline_arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid,
+                               keywords, tool_words)
 
 MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
 NOTICE = "（离线规则模型：以上回答由关键词规则拼出，不是真正的大模型。）"
 
-# 每种错误对应真实模型的一种常见毛病；循环应该把它们变成模型看得懂的反馈。
-MISTAKES = {
-    "wrong_type": '参数类型写错：数字写成中文 "三"、文字写成对象（没法自动转换，错误会反馈给模型）',
-    "missing_argument": "漏掉一个必填参数",
-    "unknown_tool": "调用一个不存在的工具名",
-    "bad_json": "参数 JSON 不完整（少了结尾的花括号）",
-    "fenced_json": "把 JSON 包在 ```json 代码块里",
-    "bold_action": "把 Action: 写成 markdown 粗体 **Action:**（ReAct 文本模式）",
-    "invented_observation": "不等工具执行就自己编造 Observation（模拟不支持 stop 的后端）",
-    "multi_step": "一次回复里写了好几步",
+# 每种失误对应真实模型的一种常见毛病：(适用的模式, 性质, 学生会看到什么)。
+# 性质 "quirk"（容错）：解析器认得出来、照常执行，并在备注里说一声；
+#      "error"（出错）：这一轮失败，错误反馈给模型（或循环停下），学生看到失败和后果。
+# 模式：function_calling 原生 tools=，react 是 ReAct 文本，json 是纯文本里的 JSON。
+# 有的毛病只在文本里才有（原生 tool_calls 没有 "Action:" 可写错，也没有地方编 Observation），
+# 所以每种失误只列出它真能出现的模式；界面用 mistakes_for(模式) 只显示能出现的那些。
+EVERY_MODE = ("function_calling", "react", "json")
+TEXT_MODES = ("react", "json")
+QUIRK, ERROR = "quirk", "error"
+MISTAKE_TABLE = {
+    "wrong_type": (EVERY_MODE, ERROR,
+                   '参数类型写错（数字写成中文 "三"、文字写成对象）：工具结果是 ❌ [参数错误]，没法自动转换，下一轮模型改正'),
+    "missing_argument": (EVERY_MODE, ERROR, "漏掉一个必填参数：工具结果是 ❌ [参数错误] 缺少参数，下一轮模型补上"),
+    "unknown_tool": (EVERY_MODE, ERROR,
+                     "调用一个不存在的工具名（原名加 _info）：结果是 ❌ [未知工具] 并列出可用的工具，下一轮模型改用正确的名字"),
+    "bad_json": (EVERY_MODE, ERROR,
+                 "参数 JSON 少了结尾的花括号：结果是 ❌ JSON 格式错误（纯 JSON 模式下整段解析失败），下一轮模型重写"),
+    "fenced_json": (EVERY_MODE, QUIRK, "把 JSON 包在 ```json 代码块里：解析器去掉代码块照常执行，备注里写明（容错）"),
+    "string_numbers": (EVERY_MODE, QUIRK,
+                       '数字写成字符串（"5" 而不是 5）：注册表自动转换成 5 并记下这次转换，调用照常成功（容错）'),
+    "bold_action": (("react",), QUIRK, "把 Action: 写成 markdown 粗体 **Action:**：正则照样认得，解析备注里写明（容错）"),
+    "invented_observation": (TEXT_MODES, QUIRK,
+                             "不等工具执行就自己编造 Observation（模拟不支持 stop 的后端）：编造的部分被忽略，备注里写明（容错）"),
+    "multi_step": (TEXT_MODES, QUIRK, "一次回复里写了好几步：只执行第一个动作，备注里写明其余的等下一轮（容错）"),
+    "no_action_line": (("react",), ERROR,
+                       "ReAct 格式写坏：只有 Thought、没有 Action: 行，解析显示“没有匹配”（可以看为什么没有匹配），"
+                       "格式错误反馈给模型，下一轮按格式重写"),
+    "action_input_kv": (("react",), ERROR,
+                        "ReAct 格式写坏：Action: 后只有工具名，参数另起一行写成 Action Input: city=\"北京\"（不是 JSON），"
+                        "正则匹配不上，显示“没有匹配”，下一轮模型改正"),
+    "paren_call": (("react",), ERROR,
+                   "ReAct 格式写坏：方括号写成圆括号 Action: 工具名({...})，正则匹配不上，显示“没有匹配”，下一轮模型改正"),
+    "stubborn": (EVERY_MODE, ERROR,
+                 "固执：每一轮都原样重发同一个出错的调用、不看反馈，连续失败几轮后循环主动停止（too_many_failures）"),
+    "endless": (EVERY_MODE, ERROR,
+                "停不下来：拿到结果后还一轮接一轮地调用工具、从不给最终回答，用完 max_turns 轮后循环停止（max_turns）"),
 }
+MISTAKES = {name: doc for name, (_, _, doc) in MISTAKE_TABLE.items()}          # 名字 -> 学生会看到什么
+MISTAKE_KINDS = {name: kind for name, (_, kind, _) in MISTAKE_TABLE.items()}  # 名字 -> "quirk" / "error"
+MISTAKES_BY_MODE = {mode: [name for name, (modes, _, _) in MISTAKE_TABLE.items() if mode in modes]
+                    for mode in EVERY_MODE}
+EVERY_TURN = {"stubborn", "endless"}      # 这两种每一轮都犯；其余只在回答新问题的第一轮犯
+MODE_NAMES = {"native": "function_calling", "tools": "function_calling", "registry": "function_calling"}
+
+
+def mistakes_for(mode):
+    """这种模式下真能出现的失误：{名字: 学生会看到什么}。mode："function_calling"（或 "native"）、"react"、"json"。"""
+    mode = MODE_NAMES.get(mode, mode)
+    if mode not in MISTAKES_BY_MODE:
+        raise ValueError(f"未知的模式 {mode!r}，可选：{', '.join(EVERY_MODE)}")
+    return {name: MISTAKES[name] for name in MISTAKES_BY_MODE[mode]}
+
 
 # ---------------------------------------------------------------- 选工具
 
@@ -53,7 +96,9 @@ SYNONYMS = {
     "华氏": "fahrenheit temperature 温度", "摄氏": "celsius temperature 温度",
     "换算": "convert conversion unit 单位", "earn": "salary 工资 月薪",
 }
-CLAUSE_BREAK = re.compile(r"[，,；;。]?\s*(?:然后|再|并且|同时|另外|接着|\band then\b|\bthen\b|\balso\b)\s*")
+# 一句话里问了几件事，在这些词处切开，每一段各自选工具。"并" 单用时要跟在逗号后面（"合并" 不算）。
+CLAUSE_BREAK = re.compile(r"[，,；;。]?\s*(?:然后|再|并且|同时|另外|接着|顺便|\band then\b|\bthen\b|\balso\b)\s*"
+                          r"|[，,；;。]\s*(?:并|还要|也)\s*")
 
 
 def question_keywords(text):
@@ -90,22 +135,43 @@ def remembered_plan(key):
 
 
 def make_plan(question, tools, tool_choice=None):
+    return analyse(question, tools, tool_choice)[0]
+
+
+def analyse(question, tools, tool_choice=None):
+    """-> (计划的调用, 缺的参数 [(工具名, [参数名])])。
+    必填的文字参数（姓名、城市……）问题里没有，就不调用这个工具：宁可问用户，也不编一个值。
+    强制调用（tool_choice）时没得选，只好用占位值。"""
     if not tools or tool_choice == "none":
-        return []
+        return [], []
     forced = tool_choice.get("function", {}).get("name") if isinstance(tool_choice, dict) else None
     must = tool_choice == "required" or forced is not None
-    calls = []
+    calls, gaps = [], []
     for clause in [c for c in CLAUSE_BREAK.split(question) if c.strip()] or [question]:
         tool = best_tool(clause, tools, forced, must)
         if tool is None:
             continue
-        for args in arguments_for(clause, tool, cue_words(clause, tool)):
+        found, missing = arguments_and_gaps(clause, tool, cue_words(clause, tool))
+        if missing and not must:
+            gaps.append((tool["function"]["name"], missing))
+            continue
+        for args in found:
             if (tool["function"]["name"], args) not in calls:
                 calls.append((tool["function"]["name"], args))
     if not calls and must:
         tool = best_tool(question, tools, forced, must=True)
         calls.append((tool["function"]["name"], arguments_for(question, tool)[0]))
-    return calls
+    return calls, gaps
+
+
+def ask_for(gaps, tools):
+    """缺参数时的回答：说清楚想用哪个工具、缺什么（参数说明原样给出），请用户补上。"""
+    described = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
+    wanted = []
+    for name, params in gaps:
+        said = [f"{p}（{described.get(name, {}).get(p, {}).get('description', '')}）".replace("（）", "") for p in params]
+        wanted.append(f"调用 {name} 需要 {'、'.join(said)}")
+    return f"问题里没有找到这些信息：{'；'.join(wanted)}。我不替你编造，请在问题里写明后再问。"
 
 
 def best_tool(text, tools, forced=None, must=False):
@@ -175,21 +241,30 @@ class OfflineModel:
             return self._final("我是离线规则模型，没有看到用户的问题。", mode), "stop"
         question = text_of(messages[asked[-1]].get("content"))
         history = messages[asked[-1] + 1:]
-        first_turn = not any(m.get("role") == "assistant" for m in history)
+        rounds = sum(1 for m in history if m.get("role") == "assistant")     # 这个问题已经答了几轮
+        first_turn = rounds == 0
         plan = plan_calls(question, tools, tool_choice)
+        gaps = [] if plan else analyse(question, tools, tool_choice)[1]
+        if gaps:
+            return self._final(ask_for(gaps, tools), mode), "stop"
         if not plan:
             names = "、".join(t["function"]["name"] for t in tools) or "（没有工具）"
             return self._final(f"我没有找到和问题匹配的工具（可用：{names}），所以不调用工具。"
                                f"请换个说法，或者换成真实模型试试。", mode), "stop"
         remaining, results, failures = replay(plan, history, mode)
-        mistake = self.mistake if first_turn else None
-        if not remaining or failures >= 2:
+        mistake = self.mistake if (first_turn or self.mistake in EVERY_TURN) else None
+        parallel = mode == "native" and parallel_tool_calls is not False
+        if mistake == "stubborn":            # 不看反馈：永远是计划里第一个调用，永远是同一种写错
+            calls = plan[:1]
+        elif mistake == "endless":           # 不看进度：计划做完了也从头再来，从不作答
+            calls = plan if parallel else [plan[rounds % len(plan)]]
+        elif not remaining or failures >= 2:
             return self._final(summarise(results), mode), "stop"
-        batch = remaining if (mode == "native" and parallel_tool_calls is not False) else remaining[:1]
-        calls = [plan[i] for i in batch]
+        else:
+            calls = [plan[i] for i in (remaining if parallel else remaining[:1])]
         schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
         if mode == "native":
-            return native_message(calls, mistake, schemas), "tool_calls"
+            return native_message(calls, mistake, schemas, rounds), "tool_calls"
         write = react_text if mode == "react" else json_text
         text = write(calls[0], remaining, plan, mistake, schemas.get(calls[0][0], {}))
         if stop and mistake != "invented_observation":   # 编造 Observation 模拟的正是不支持 stop 的后端
@@ -254,7 +329,9 @@ def digest(value):
 
 
 def replay(plan, history, mode):
-    """重放历史：哪些计划中的调用已经成功、拿到了哪些结果、末尾连续失败了几轮。"""
+    """重放历史：哪些计划中的调用已经有了结果、是什么结果、末尾连续失败了几轮。
+    结果是 [(工具名, 参数, 文本, 成功与否)]。一次调用要是原样照计划发出（没有故意写错）却失败了，
+    再发一遍也是同样的失败：记下失败、不再重试，最后如实告诉用户。写错了的调用才值得改了重发。"""
     remaining, results, failures = list(range(len(plan))), [], 0
     for i, message in enumerate(history):
         if message.get("role") != "assistant":
@@ -268,25 +345,45 @@ def replay(plan, history, mode):
             nxt = after[0] if after and is_observation(after[0]) else None
             answers = [text_of(nxt["content"]).strip().removeprefix("Observation:").strip()] if nxt else []
         covered = remaining[:len(answers)]
-        ok = [(plan_index, text) for plan_index, text in zip(covered, answers) if text is not None and not is_error(text)]
-        results += [(plan[p][0], plan[p][1], text) for p, text in ok]
-        remaining = [p for p in remaining if p not in {p for p, _ in ok}]
-        failed = [t for t in answers if t is not None and is_error(t)]
-        failures = failures + 1 if answers and not ok else 0
-        if failed and not ok:
-            results.append((None, None, failed[-1]))
+        done = []
+        for position, (p, text) in enumerate(zip(covered, answers)):
+            if text is None:
+                continue
+            ok = not is_error(text)
+            if ok or sent_as_planned(message, position, plan[p], mode):
+                results.append((*plan[p], text, ok))
+                done.append(p)
+        remaining = [p for p in remaining if p not in done]
+        succeeded = any(text is not None and not is_error(text) for text in answers)
+        failures = failures + 1 if answers and not succeeded else 0
     return remaining, results, failures
 
 
+def sent_as_planned(message, position, call, mode):
+    """这条 assistant 消息里第 position 个调用，是不是原样照计划发出的（没有故意写错）。"""
+    name, args = call
+    if mode == "native":
+        calls = message.get("tool_calls") or []
+        if position >= len(calls):
+            return False
+        function = calls[position].get("function") or {}
+        try:
+            return function.get("name") == name and json.loads(function.get("arguments") or "{}") == args
+        except (json.JSONDecodeError, TypeError):
+            return False
+    write = react_text if mode == "react" else json_text
+    return text_of(message.get("content")).strip() == write(call, [0], [call], None, {}).strip()
+
+
 def summarise(results):
-    good = [(name, args, text) for name, args, text in results if name]
+    good = [(name, args, text) for name, args, text, ok in results if ok]
     if not good:
         last = results[-1][2] if results else "没有结果"
         return f"工具调用没有成功，最后一次的反馈是：{last[:300]}"
     lines = []
-    for name, args, text in good:
+    for name, args, text, ok in results:
         shown = ", ".join(f"{k}={v}" for k, v in args.items())
-        lines.append(f"- {name}({shown})：{text[:300]}")
+        lines.append(f"- {name}({shown})：{text[:300] if ok else '没有成功，' + text[:300]}")
     return "根据工具返回的结果：\n" + "\n".join(lines)
 
 
@@ -295,12 +392,17 @@ def summarise(results):
 def spoil(name, args, mistake, parameters):
     """按 mistake 把一次正确的调用改坏，返回 (工具名, 参数文本)。"""
     args = dict(args)
+    if mistake == "stubborn":            # 固执地重复的那个错：能写错类型就写错类型，否则写错工具名
+        mistake = "wrong_type" if wrong_type(args, parameters) != args else "unknown_tool"
     if mistake == "wrong_type":
         args = wrong_type(args, parameters)
     elif mistake == "missing_argument" and args:
-        args.pop(next(iter(args)))
+        required = [key for key in args if key in (parameters.get("required") or [])]
+        args.pop((required or list(args))[0])
     elif mistake == "unknown_tool":
         name = f"{name}_info"
+    elif mistake == "string_numbers":    # 5 -> "5"：类型不对，但注册表能无损地转回来
+        args = {key: json.dumps(value) if is_number(value) else value for key, value in args.items()}
     text = json.dumps(args, ensure_ascii=False)
     if mistake == "bad_json":
         text = text[:-1]
@@ -328,6 +430,10 @@ def wrong_type(args, parameters):
     return args
 
 
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def spelled(number):
     """3 -> "三"，25 -> "二十五"；别的数写成 "大约 120"。都不是 JSON 数字。"""
     digits = "零一二三四五六七八九"
@@ -339,15 +445,16 @@ def spelled(number):
     return (digits[tens] if tens > 1 else "") + "十" + (digits[ones] if ones else "")
 
 
-def call_id(name, args, index):
-    return f"call_{digest([name, args, index])[:16]}"
+def call_id(name, args, index, round_number=0):
+    """确定的调用 id；把第几轮也算进去，同一个调用在不同轮里重发（固执、停不下来）时 id 也不重复。"""
+    return f"call_{digest([name, args, index] + ([round_number] if round_number else []))[:16]}"
 
 
-def native_message(calls, mistake, schemas):
+def native_message(calls, mistake, schemas, round_number=0):
     tool_calls = []
     for index, (name, args) in enumerate(calls):
         shown_name, text = spoil(name, args, mistake if index == 0 else None, schemas.get(name, {}))
-        tool_calls.append({"id": call_id(name, args, index), "type": "function",
+        tool_calls.append({"id": call_id(name, args, index, round_number), "type": "function",
                            "function": {"name": shown_name, "arguments": text}})
     return {"role": "assistant", "content": None, "tool_calls": tool_calls}
 
@@ -356,10 +463,19 @@ def react_text(call, remaining, plan, mistake, parameters):
     name, args = call
     shown_name, text = spoil(name, args, mistake, parameters)
     thought = f"Thought: 问题需要用 {name} 工具，参数从问题里取。"
+    if mistake == "endless":
+        thought = f"Thought: 结果也许变了，我再用 {name} 查一遍。"
     if mistake == "fenced_json":
         action = f"Action: {shown_name}\n{text}"
     elif mistake == "bold_action":
         action = f"**Action:** {shown_name}[{text}]"
+    elif mistake == "no_action_line":     # 说了要做什么，却没写 Action: 行
+        action = f"我现在就调用 {shown_name}，参数是 {text}。"
+    elif mistake == "action_input_kv":    # 参数另起一行，写成 key=value 而不是 JSON
+        pairs = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items())
+        action = f"Action: {shown_name}\nAction Input: {pairs or '无'}"
+    elif mistake == "paren_call":         # 像写 Python 函数调用一样用了圆括号
+        action = f"Action: {shown_name}({text})"
     else:
         action = f"Action: {shown_name}[{text}]"
     reply = f"{thought}\n{action}"

@@ -12,6 +12,7 @@ EXAMPLE_SETS = {
     "天气": "examples_weather.py",
     "计算器": "examples_calculator.py",
     "工资/员工档案": "examples_employees.py",
+    "员工档案与税后收入（8.4）": "examples_payroll.py",
 }
 FUTURE_TRAP = "examples_future_trap.py"
 

@@ -1,6 +1,9 @@
 """Preset questions per example set and the offline model's simulated mistakes."""
 from __future__ import annotations
 
+# The walkthrough of the course text (lesson 8.4): one sentence, two requests, both tools called in one round.
+WALKTHROUGH = "帮我查询员工 101 的档案，并计算基本工资 30000 加上奖金 8000 的税后收入（税率 20%）"
+
 # The first question of each set is the default in the run panel. Every preset is one the offline
 # model answers correctly (tests/models/test_natural_questions.py runs them all through the loops).
 PRESETS = {
@@ -8,14 +11,22 @@ PRESETS = {
              "杭州未来 5 天的天气预报"],
     "计算器": ["帮我算一下 (3+5)*12", "5 公里是多少英里？", "100 摄氏度是多少华氏度？", "算一下 2**10 + 24"],
     "工资/员工档案": ["张三的月薪是多少？", "研发部有哪些员工？", "张三和李四的工资分别是多少？", "查一下李四的员工档案"],
+    "员工档案与税后收入（8.4）": [WALKTHROUGH, "查一下工号 102 的员工档案",
+                            "底薪 25000，奖金 5000，税率 15%，税后收入是多少？",
+                            "员工 103 的档案给我看看；另外基本工资 1.2万，奖金 3000，税率 10%，税后能拿多少？"],
 }
 
 
-def mistake_choices() -> list[tuple[str, str]]:
-    """("中文说明", code) pairs for the 模拟模型失误 selector; the empty code means none."""
+def mistake_choices(mode: str | None = None) -> list[tuple[str, str]]:
+    """("中文说明", code) pairs for the 模拟模型失误 selector; the empty code means none.
+    mode ("function_calling", "react" or "json") keeps only the mistakes that can happen in that mode;
+    each label says whether the parser tolerates it (容错) or the call fails (出错)."""
     try:
         import offline_model
-        mistakes = dict(offline_model.MISTAKES)
-    except (ImportError, AttributeError):
-        mistakes = {}
-    return [("不模拟（模型表现正常）", "")] + [(f"{text}", code) for code, text in mistakes.items()]
+        mistakes = offline_model.mistakes_for(mode) if mode else dict(offline_model.MISTAKES)
+        kinds = dict(getattr(offline_model, "MISTAKE_KINDS", {}))
+    except (ImportError, AttributeError, ValueError):
+        mistakes, kinds = {}, {}
+    tags = {"quirk": "【容错】", "error": "【出错】"}
+    return [("不模拟（模型表现正常）", "")] + [(f"{tags.get(kinds.get(code), '')}{text}", code)
+                                          for code, text in mistakes.items()]

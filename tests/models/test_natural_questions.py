@@ -13,11 +13,12 @@ import pytest
 
 import examples_calculator
 import examples_employees
+import examples_payroll
 import examples_weather
 from offline_model import OfflineModel, plan_calls
 from tool_registry import ToolRegistry
 
-WEATHER, CALC, STAFF = examples_weather, examples_calculator, examples_employees
+WEATHER, CALC, STAFF, PAYROLL = examples_weather, examples_calculator, examples_employees, examples_payroll
 CODE_DIR = Path(__file__).resolve().parents[2] / "code"
 
 EXAMPLE_QUESTIONS = [
@@ -62,6 +63,15 @@ EXAMPLE_QUESTIONS = [
     (CALC, "1+1是多少", [("calculate", {"expression": "1+1"})]),
     (CALC, "convert 10 km to mi", [("convert_unit", {"value": 10, "from_unit": "km", "to_unit": "mi"})]),
     (CALC, "what is 3 * (4 + 5)", [("calculate", {"expression": "3 * (4 + 5)"})]),
+    # records by id and after-tax income (the course's 8.4 walkthrough): amounts matched by their labels
+    (PAYROLL, "帮我查询员工 101 的档案，并计算基本工资 30000 加上奖金 8000 的税后收入（税率 20%）",
+     [("get_employee", {"employee_id": 101}), ("calculate_salary", {"base": 30000, "bonus": 8000, "tax_rate": 0.2})]),
+    (PAYROLL, "工号 104 是谁", [("get_employee", {"employee_id": 104})]),
+    (PAYROLL, "奖金 8000，基本工资 30000，税率 20%，税后收入是多少",
+     [("calculate_salary", {"base": 30000, "bonus": 8000, "tax_rate": 0.2})]),
+    (PAYROLL, "3万 元底薪和 8000 元奖金，税后多少", [("calculate_salary", {"base": 30000, "bonus": 8000})]),
+    (PAYROLL, "基本工资 20000 奖金 6000 税率 0.25，税后多少？",
+     [("calculate_salary", {"base": 20000, "bonus": 6000, "tax_rate": 0.25})]),
 ]
 
 
@@ -200,7 +210,7 @@ from lessons.presets import PRESETS  # noqa: E402
 from llm_clients import make_client  # noqa: E402
 from react_loop import run_react  # noqa: E402
 
-SETS = {"天气": WEATHER, "计算器": CALC, "工资/员工档案": STAFF}
+SETS = {"天气": WEATHER, "计算器": CALC, "工资/员工档案": STAFF, "员工档案与税后收入（8.4）": PAYROLL}
 PRESET_CASES = [(label, question) for label, questions in PRESETS.items() for question in questions]
 
 
@@ -219,7 +229,7 @@ def test_preset_questions_run_cleanly_in_every_loop(label, question, loop):
 
 
 def test_plans_do_not_depend_on_the_hash_seed():
-    script = ("import json, examples_weather, examples_employees, examples_calculator\n"
+    script = ("import json, examples_weather, examples_employees, examples_calculator, examples_payroll\n"
               "from offline_model import plan_calls\n"
               "cases = " + json.dumps([(m.__name__, q) for m, q, _ in EXAMPLE_QUESTIONS], ensure_ascii=False) + "\n"
               "print(json.dumps([plan_calls(q, __import__(m).registry.to_schemas()) for m, q in cases]))")

@@ -70,7 +70,7 @@ def test_stop_sequence_is_honoured():
 def test_unknown_mistake_name_is_refused():
     with pytest.raises(ValueError):
         OfflineModel("typo")
-    assert len(MISTAKES) == 8
+    assert len(MISTAKES) == 14
 
 
 # ---- property test: arguments always validate against whatever schema the tool has
@@ -137,3 +137,74 @@ def test_local_refs_and_nested_objects_are_filled_validly():
     arguments = json.loads(message["tool_calls"][0]["function"]["arguments"])
     jsonschema.validate(arguments, schema)
     assert arguments["city"] == "北京" or arguments["where"]["label"] == "北京"
+
+
+# ---- numbers carry their labels: amounts go to the parameter they are said for
+
+from offline_arguments import said_numbers  # noqa: E402
+
+
+def test_each_number_keeps_the_words_said_next_to_it():
+    said = said_numbers("基本工资 30000 加上奖金 8000 的税后收入（税率 20%）")
+    assert [(s.value, s.percent) for s in said] == [(30000, False), (8000, False), (20, True)]
+    assert "基本工资" in said[0].label and said[1].label == "奖金" and "税率" in said[2].label
+    tail_first = said_numbers("3万 元底薪和 8000 元奖金")          # "number, then what it is": split at 和
+    assert [s.value for s in tail_first] == [30000, 8000]
+    assert "底薪" in tail_first[0].label and "奖金" in tail_first[1].label and "底薪" not in tail_first[1].label
+
+
+def tool(name, properties, required=None):
+    return [{"type": "function", "function": {"name": name, "description": "计算", "parameters": {
+        "type": "object", "properties": properties, "required": required or list(properties)}}}]
+
+
+def test_a_percentage_becomes_a_fraction_only_for_a_rate():
+    rate = tool("calc_tax", {"amount": {"type": "number", "description": "金额"},
+                             "rate": {"type": "number", "description": "税率"}})
+    assert plan_calls("计算金额 500，税率 20%", rate) == [("calc_tax", {"amount": 500, "rate": 0.2})]
+    percent = tool("calc_tax", {"amount": {"type": "number", "description": "金额"},
+                                "percent": {"type": "integer", "description": "百分比，如 20"}})
+    assert plan_calls("计算金额 500，百分比 20%", percent) == [("calc_tax", {"amount": 500, "percent": 20})]
+
+
+def test_amounts_follow_their_labels_not_their_order():
+    swapped = tool("calculate_salary", {"base": {"type": "number"}, "bonus": {"type": "number"}})
+    assert plan_calls("计算奖金 100 和底薪 900", swapped) == [("calculate_salary", {"base": 900, "bonus": 100})]
+    assert plan_calls("计算 900 和 100", swapped) == [("calculate_salary", {"base": 900, "bonus": 100})]
+
+
+def test_an_id_written_as_a_string_parameter_takes_the_number():
+    lookup = [{"type": "function", "function": {"name": "get_user", "description": "查询用户资料", "parameters": {
+        "type": "object", "properties": {"user_id": {"type": "string"}}, "required": ["user_id"]}}}]
+    assert plan_calls("查询用户 42 的资料", lookup) == [("get_user", {"user_id": "42"})]
+    assert plan_calls("查询用户 123456789 的资料", lookup) == [("get_user", {"user_id": "123456789"})]
+
+
+def test_a_comma_and_bing_splits_two_requests_but_a_word_with_bing_does_not():
+    tools = examples_employees.registry.to_schemas()
+    assert [name for name, _ in plan_calls("查一下李四的档案，并算一下张三的工资", tools)] == ["get_employee", "calculate_salary"]
+    assert len(plan_calls("合并计算张三的工资", tools)) == 1
+
+
+# ---- honest about what it cannot do: no made-up values, no retrying a call that failed as planned
+
+def test_a_required_name_missing_from_the_question_is_asked_for_not_invented():
+    tools = examples_employees.registry.to_schemas()
+    message, finish = OfflineModel().respond([{"role": "user", "content": "查一下员工档案"}], tools)
+    assert finish == "stop" and "get_employee" in message["content"] and "员工姓名" in message["content"]
+    forced, finish = OfflineModel().respond([{"role": "user", "content": "查一下员工档案"}], tools, tool_choice="required")
+    assert finish == "tool_calls" and forced["tool_calls"]         # forced to call: a placeholder it must be
+
+
+@pytest.mark.parametrize("loop_name", ["function_calling", "react", "json"])
+def test_a_call_that_fails_as_planned_is_not_repeated(loop_name):
+    from function_calling_loop import run_function_calling
+    from json_loop import run_json_from_text
+    from llm_clients import make_client
+    from react_loop import run_react
+    loop = {"function_calling": run_function_calling, "react": run_react, "json": run_json_from_text}[loop_name]
+    events = list(loop(make_client("offline"), "火星和北京今天天气怎么样", None, examples_weather.registry))
+    results = [e for e in events if e["type"] == "tool_result"]
+    assert sorted(r["ok"] for r in results) == [False, True] and len(results) == 2       # once each, no retry
+    final = events[-1]
+    assert final["type"] == "final" and "没有成功" in final["content"] and "北京今天晴" in final["content"]
