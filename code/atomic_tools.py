@@ -73,18 +73,24 @@ def _link_that_leaves(base: str, path: str) -> tuple[str, str]:
 
 def _open(full: str, shown: str, flags: int) -> int:
     """打开一个普通文件，不跟随符号链接；拒绝硬链接——它可能是工作区外某个文件的另一个名字。"""
+    folder = ToolFailure("invalid_arguments", f"{shown} 是一个文件夹，不是文件", "请用 bash 的 ls 查看它里面的文件")
     try:
         fd = os.open(full, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
     except FileNotFoundError:
-        raise ToolFailure("not_found", f"工作区里没有 {shown}",
-                          "请先用 bash 的 ls 或 find 看看有哪些文件") from None
+        raise ToolFailure("not_found", f"工作区里没有 {shown}", "请先用 bash 的 ls 或 find 看看有哪些文件") from None
     except IsADirectoryError:
-        raise ToolFailure("invalid_arguments", f"{shown} 是一个文件夹，不是文件", "请用 bash 的 ls 查看它里面的文件") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        raise folder from None
+    info, problem = os.fstat(fd), None
+    if stat.S_ISDIR(info.st_mode):
+        problem = folder
+    elif not stat.S_ISREG(info.st_mode):
+        problem = ToolFailure("invalid_arguments", f"{shown} 不是普通文件（管道或设备）", "工具只读写普通文件")
+    elif info.st_nlink > 1:
+        problem = ToolFailure("path_outside", f"{shown} 有多个硬链接，可能是工作区外某个文件的另一个名字",
+                              "工具不处理硬链接；请用 write 写一个普通的新文件")
+    if problem:
         os.close(fd)
-        what = "有多个硬链接" if stat.S_ISREG(info.st_mode) else "不是普通文件"
-        raise ToolFailure("path_outside", f"{shown} {what}，工具不处理这样的文件", "请用普通的文件")
+        raise problem
     return fd
 
 
