@@ -44,3 +44,15 @@ def assert_none_left(token, within=3.0):
 
 def bash(session_id, command, timeout=10):
     return workspace.run_workspace_tool(session_id, "bash", {"command": command, "timeout": timeout})
+
+
+class _Helpers:
+    bash = staticmethod(bash)
+    processes_with = staticmethod(processes_with)
+    assert_none_left = staticmethod(assert_none_left)
+
+
+@pytest.fixture(scope="session")
+def ws():
+    """bash(session, command, timeout), processes_with(token), assert_none_left(token)."""
+    return _Helpers
