@@ -124,7 +124,7 @@ def _launch(command, project_dir, tmp_dir, timeout, required):
         out, err = launcher.communicate()
     finally:
         _kill_group(launcher.pid)
-    for line in reversed(out.decode("utf-8", "replace").splitlines()):
+    for line in reversed(out.decode("utf-8", "replace").split("\n")):
         try:
             message = json.loads(line)
         except ValueError:

@@ -88,7 +88,7 @@ def _seccomp_filter():
 # ------------------------------------------------------------------ the jail (runs in the forked child)
 
 def _write_line(fd, value):
-    data = (json.dumps(value, ensure_ascii=False) + "\n").encode()
+    data = (json.dumps(value) + "\n").encode()   # ASCII: no U+2028 or NEL can split the line
     while data:
         data = data[os.write(fd, data):]
 
