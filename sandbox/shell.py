@@ -240,7 +240,7 @@ def describe(layers, public):
     if not missing:
         return {"mode": "sandboxed", "layers": layers, "public": public,
                 "notice": "bash 命令在隔离的进程里运行：" + "、".join(parts) + "。"}
-    lacking = "、".join(names[name] for name in missing)
+    lacking = "、".join(names.get(name, name) for name in missing)
     if public:
         return {"mode": "refused", "layers": layers, "public": public,
                 "notice": (f"这台服务器缺少 {lacking}。应用正在公开提供服务，为安全起见不运行 bash 命令；"

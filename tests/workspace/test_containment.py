@@ -71,7 +71,11 @@ def world(tmp_path_factory):
         time.sleep(0.01)
     assert secret.encode() in planted        # the attacks below are real: this process can read it
     guarded = [os.path.join(REPO, "app.py"), os.path.join(REPO, "code", "atomic_tools.py"), str(env_file)]
-    state = {"secret": secret, "env_file": str(env_file), "place": place, "marker": str(place / "pwned"),
+    sentinels = ["root:x:0:0:"]              # /etc/passwd: readable by anyone outside the sandbox
+    for path in (os.path.join(REPO, "app.py"), os.path.join(REPO, "code", "atomic_tools.py")):
+        with open(path, encoding="utf-8") as handle:
+            sentinels.append(handle.readline().strip())
+    state = {"secret": secret, "sentinels": sentinels, "env_file": str(env_file), "place": place, "marker": str(place / "pwned"),
              "sibling": sibling, "tcp": tcp, "udp": udp, "unix": unix, "unix_path": unix_path,
              "guarded": {path: _digest(path) for path in guarded}}
     yield state
@@ -96,6 +100,8 @@ def _assert_contained(result, world):
     text = json.dumps(result, ensure_ascii=False)
     assert world["secret"] not in text, "the key leaked"
     assert "OPENAI_API_KEY" not in text, "the .env file was read"
+    for sentinel in world["sentinels"]:
+        assert json.dumps(sentinel, ensure_ascii=False)[1:-1] not in text, f"read a file outside: {sentinel}"
     assert not os.path.exists(world["marker"]), "a file outside the workspace was written"
     for path, digest in world["guarded"].items():
         assert _digest(path) == digest, f"{path} changed"
@@ -148,6 +154,19 @@ def test_attack_is_contained(world, session, command):
     assert result["error_code"] in (None, "timeout"), result["content"]   # it ran, and failed to do harm
     _assert_contained(result, world)
     assert os.getpid() in [int(pid) for pid in os.listdir("/proc") if pid.isdigit()]
+
+
+def test_another_sessions_files_are_out_of_reach(world, session):
+    other = session + "-neighbour"
+    try:
+        workspace.import_files(other, {"diary.txt": world["secret"]})
+        result = workspace.run_workspace_tool(session, "bash", {"command": (
+            "ls ../..; cat ../../*/project/diary.txt; find / -name diary.txt 2>/dev/null; "
+            "python3 -c \"import glob; print([open(p).read() for p in glob.glob('/tmp/*/*/project/diary.txt')])\"")})
+        assert "Permission denied" in result["content"]
+        _assert_contained(result, world)
+    finally:
+        workspace.forget(other)
 
 
 def test_limits_of_the_app_are_untouched(world, session):
@@ -320,3 +339,17 @@ def test_many_tiny_files_are_stopped_and_undone(ws, session):
     result = ws.bash(session, "i=0; while :; do : > f$i; i=$((i+1)); done", timeout=20)
     assert result["error_code"] == "workspace_full"
     assert workspace.snapshot(session) == before
+
+
+# ---------------------------------------------------------------- a missing layer on a public server
+
+def test_a_public_server_refuses_when_a_layer_is_missing(world, session, monkeypatch):
+    from sandbox import shell
+
+    monkeypatch.setattr(shell, "REQUIRED", shell.REQUIRED + ("layer_this_kernel_lacks",))
+    monkeypatch.setattr(shell, "_public", lambda: True)
+    monkeypatch.setattr(shell, "_probe", {})
+    result = workspace.run_workspace_tool(session, "bash", {"command": "touch ran.txt"})
+    assert result["error_code"] == "sandbox_refused" and "不运行 bash" in result["content"]
+    assert "ran.txt" not in [entry["path"] for entry in workspace.tree(session)]   # the jail refused before exec
+    assert workspace.run_workspace_tool(session, "read", {"path": "notes.md"})["ok"]  # the file tools still work

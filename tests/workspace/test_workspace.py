@@ -179,3 +179,23 @@ def test_tool_schemas_name_the_four_tools():
     schemas = workspace.tool_schemas()
     assert [schema["function"]["name"] for schema in schemas] == ["read", "write", "edit", "bash"]
     assert schemas[2]["function"]["parameters"]["required"] == ["path", "old", "new"]
+
+
+def test_the_notice_names_each_missing_layer():
+    from sandbox import shell
+
+    full = {"uid": 65534, "rlimits": True, "landlock": 7, "seccomp": True, "isolated_signals": True,
+            "cleanup": "pid_namespace"}
+    assert shell.describe(full, public=True)["mode"] == "sandboxed"
+    assert "PID 命名空间" in shell.describe(full, public=True)["notice"]
+    weak = dict(full, landlock=0, isolated_signals=False, cleanup="subreaper")
+    refused = shell.describe(weak, public=True)
+    assert refused["mode"] == "refused" and "Landlock 文件隔离" in refused["notice"] and "信号隔离" in refused["notice"]
+    local = shell.describe(weak, public=False)
+    assert local["mode"] == "unsandboxed" and "子进程收割" in local["notice"]
+
+
+def test_status_on_this_machine_names_the_layers():
+    state = workspace.shell_status()
+    assert set(state) == {"mode", "layers", "notice", "public"}
+    assert state["layers"].get("cleanup") in ("pid_namespace", "subreaper")
