@@ -17,6 +17,7 @@ import tempfile
 import threading
 
 STARTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "starter")
+MAX_SESSIONS = 400          # folders on disk at once (each at most a few MB); expiry frees them
 
 
 class WorkspaceError(ValueError):
@@ -67,6 +68,8 @@ def get(session_id):
         found = _sessions.get(session_id)
         if found is not None and os.path.isdir(found.project):
             return found
+        if found is None and len(_sessions) >= MAX_SESSIONS:
+            raise WorkspaceError("服务器上的工作区已经太多了，请过几分钟再试。")
         home = os.path.join(_private_root(), hashlib.sha256(session_id.encode()).hexdigest()[:32])
         workspace = Workspace(session_id, home)
         shutil.rmtree(home, ignore_errors=True)

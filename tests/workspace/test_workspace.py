@@ -199,3 +199,11 @@ def test_status_on_this_machine_names_the_layers():
     state = workspace.shell_status()
     assert set(state) == {"mode", "layers", "notice", "public"}
     assert state["layers"].get("cleanup") in ("pid_namespace", "subreaper")
+
+
+def test_the_number_of_workspaces_is_bounded(session, monkeypatch):
+    monkeypatch.setattr(store, "MAX_SESSIONS", workspace.known_sessions())
+    with pytest.raises(workspace.WorkspaceError, match="太多"):
+        workspace.tree(session)
+    refused = workspace.run_workspace_tool(session, "read", {"path": "notes.md"})
+    assert refused["error_code"] == "invalid_request" and "工作区不可用" in refused["content"]
