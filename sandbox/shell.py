@@ -119,11 +119,12 @@ def _launch(command, project_dir, tmp_dir, timeout, required):
     try:
         # The launcher keeps its own deadline; this one only covers the launcher itself failing.
         out, err = launcher.communicate(json.dumps(request).encode(), timeout=timeout + 10)
-    except subprocess.TimeoutExpired:
-        _kill_group(launcher.pid)   # the jail dies with it (parent-death signal)
-        out, err = launcher.communicate()
-    finally:
+    except BaseException:
+        # Its group, while it is still ours to kill (not yet reaped); the shell's process 1
+        # dies with the launcher (parent-death signal), and the rest of its namespace with it.
         _kill_group(launcher.pid)
+        launcher.communicate()
+        raise
     for line in reversed(out.decode("utf-8", "replace").split("\n")):
         try:
             message = json.loads(line)
@@ -180,7 +181,7 @@ def run(command, project_dir, tmp_dir, timeout=10.0):
         return dict(reply, error=_error("busy", "同时运行的命令太多", "请几秒后再试"))
     try:
         result = _launch(command, project_dir, tmp_dir, timeout, REQUIRED if public else ())
-    except (OSError, RuntimeError, ValueError) as exc:
+    except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
         return dict(reply, error=_error("sandbox", f"无法启动命令的沙箱：{exc}", "请稍后再试"))
     finally:
         _slots.release()
@@ -211,7 +212,7 @@ def status():
             finally:
                 _slots.release()
             _probe.update(result.get("layers") or {})
-        except (OSError, RuntimeError, ValueError) as exc:
+        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
             return {"mode": "refused", "layers": {}, "public": _public(),
                     "notice": f"无法启动运行命令的沙箱，暂时不能运行 bash（{exc}）。"}
         finally:

@@ -355,7 +355,12 @@ def main():
     for fd in (out_w, err_w, report_w):
         os.close(fd)
     _write_line(1, {"started": child})
-    _write_line(1, {"result": supervise(request, child, out_r, err_r, report_r, namespace)})
+    try:
+        result = supervise(request, child, out_r, err_r, report_r, namespace)
+    except BaseException:
+        kill_everything(child, namespace)   # whatever went wrong here, nothing of the shell stays
+        raise
+    _write_line(1, {"result": result})
 
 
 if __name__ == "__main__":
