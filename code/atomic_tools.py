@@ -30,6 +30,7 @@ from tool_registry import ToolRegistry
 MAX_FILE_BYTES = 1 << 20          # 一个文件最多 1 MB：工具只处理源码和笔记
 MAX_WORKSPACE_BYTES = 4 << 20     # 整个工作区最多 4 MB
 MAX_FILES = 300                   # 最多 300 个文件和文件夹
+MAX_TIMEOUT = 30                  # 一条命令最多跑 30 秒：模型在等，学生也在等
 
 
 class ToolFailure(Exception):
@@ -205,8 +206,9 @@ def make_tools(root: str, shell: Callable[[str, str, float], dict] | None = None
              timeout: Annotated[int, "最多运行多少秒"] = 10) -> str:
         if not command.strip():
             raise ToolFailure("invalid_arguments", "command 不能为空", "请写要运行的命令，如 ls")
-        if not 1 <= timeout <= 60:
-            raise ToolFailure("invalid_arguments", f"timeout 应在 1 到 60 秒之间，收到 {timeout}", "请修改后重试")
+        if not 1 <= timeout <= MAX_TIMEOUT:
+            raise ToolFailure("invalid_arguments", f"timeout 应在 1 到 {MAX_TIMEOUT} 秒之间，收到 {timeout}",
+                              "请修改后重试；更久的任务请拆成几步")
         result = run_shell(command, root, timeout)
         output = _format_output(result)
         problem = result.get("error")

@@ -31,7 +31,7 @@ import time
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MAX_TIMEOUT = 30.0
+MAX_TIMEOUT = 30.0                      # the same ceiling as atomic_tools.MAX_TIMEOUT
 
 LIMITS = {
     "processes": 48,                    # RLIMIT_NPROC (inside a user namespace: counted there)

@@ -145,3 +145,8 @@ def test_bash_output_is_clipped_with_a_note(tools):
 def test_bash_timeout_keeps_the_partial_output(tools):
     outcome = call(tools, "bash", command="echo begun; sleep 30", timeout=1)
     assert outcome.error_code == "timeout" and "超过 1 秒" in outcome.content and "begun" in outcome.content
+
+
+def test_bash_timeout_is_bounded(tools):
+    outcome = call(tools, "bash", command="true", timeout=600)
+    assert outcome.error_code == "invalid_arguments" and "1 到 30 秒" in outcome.content
