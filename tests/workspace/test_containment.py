@@ -46,6 +46,14 @@ def world(tmp_path_factory):
     env_file.chmod(0o644)                    # readable by anyone: only the sandbox can stop a read
     sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
                                env={CANARY_NAME: secret, "PATH": "/usr/bin:/bin"})
+    try:
+        yield from _world(secret, place, env_file, sibling)
+    finally:
+        sibling.kill()
+        sibling.wait()
+
+
+def _world(secret, place, env_file, sibling):
     tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     tcp.bind(("127.0.0.1", 0))
     tcp.listen(8)
@@ -79,8 +87,6 @@ def world(tmp_path_factory):
              "sibling": sibling, "tcp": tcp, "udp": udp, "unix": unix, "unix_path": unix_path,
              "guarded": {path: _digest(path) for path in guarded}}
     yield state
-    sibling.kill()
-    sibling.wait()
     for listener in (tcp, udp, unix):
         listener.close()
 
