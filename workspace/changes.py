@@ -19,7 +19,7 @@ def entries(project):
     while stack:
         relative = stack.pop()
         with os.scandir(os.path.join(project, relative)) as items:
-            for item in sorted(items, key=lambda entry: entry.name, reverse=True):
+            for item in items:
                 path = f"{relative}{item.name}"
                 info = item.stat(follow_symlinks=False)
                 found.append((path, info))

@@ -47,36 +47,42 @@ def _over_limits(project):
     return size > atomic_tools.MAX_WORKSPACE_BYTES or count > atomic_tools.MAX_FILES
 
 
+_NOTHING = {"added": [], "removed": [], "modified": []}
+
+
 def run_workspace_tool(session_id, name, args):
     """Runs one of read / write / edit / bash on the session's workspace. Never raises.
     -> a ToolOutcome dict (see code/tool_outcome.py) plus "diff" (unified diff of what the
     step changed, "" if nothing) and "changed" ({"added", "removed", "modified"})."""
     try:
         workspace = store.get(session_id)
+        with workspace.lock:
+            return _run_step(workspace, name, args)
     except (store.WorkspaceError, OSError) as exc:
         return dict(failure("invalid_request", f"工作区不可用：{exc}", "请刷新页面后重试").to_dict(),
-                    diff="", changed={"added": [], "removed": [], "modified": []})
-    limit = 4 * atomic_tools.MAX_WORKSPACE_BYTES
-    with workspace.lock:
-        before = changes.snapshot(workspace.project, limit) if name in _CHANGES_FILES else None
-        outcome = atomic_tools.run(tools_of(workspace), name, args)
-        if before is None:
-            return dict(outcome.to_dict(), diff="", changed={"added": [], "removed": [], "modified": []})
-        store.hand_over(workspace)
-        try:
-            over = _over_limits(workspace.project)
-            after = None if over else changes.snapshot(workspace.project, limit)
-        except (OSError, store.WorkspaceError):
-            over = True
-        if over:
-            changes.restore(workspace.project, before)
-            store.hand_over(workspace)
-            outcome = failure("workspace_full",
-                              f"这一步之后工作区超过上限（{atomic_tools.MAX_WORKSPACE_BYTES >> 20} MB、"
-                              f"{atomic_tools.MAX_FILES} 个文件），它的改动已全部撤销",
-                              "请删掉不需要的文件，或只生成需要的数据",
-                              arguments=outcome.arguments, duration_ms=outcome.duration_ms)
-            after = before
-        return dict(outcome.to_dict(), diff=changes.diff(before, after),
-                    changed=changes.changed_paths(before, after))
+                    diff="", changed=dict(_NOTHING))
 
+
+def _run_step(workspace, name, args):
+    limit = 4 * atomic_tools.MAX_WORKSPACE_BYTES
+    before = changes.snapshot(workspace.project, limit) if name in _CHANGES_FILES else None
+    outcome = atomic_tools.run(tools_of(workspace), name, args)
+    if before is None:
+        return dict(outcome.to_dict(), diff="", changed=dict(_NOTHING))
+    store.hand_over(workspace)
+    try:
+        over = _over_limits(workspace.project)
+        after = None if over else changes.snapshot(workspace.project, limit)
+    except (OSError, store.WorkspaceError):
+        over = True
+    if over:   # a step may not leave the workspace over its limits: undo all of it
+        changes.restore(workspace.project, before)
+        store.hand_over(workspace)
+        outcome = failure("workspace_full",
+                          f"这一步之后工作区超过上限（{atomic_tools.MAX_WORKSPACE_BYTES >> 20} MB、"
+                          f"{atomic_tools.MAX_FILES} 个文件），它的改动已全部撤销",
+                          "请删掉不需要的文件，或只生成需要的数据",
+                          arguments=outcome.arguments, duration_ms=outcome.duration_ms)
+        after = before
+    return dict(outcome.to_dict(), diff=changes.diff(before, after),
+                changed=changes.changed_paths(before, after))

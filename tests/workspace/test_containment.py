@@ -359,3 +359,15 @@ def test_a_public_server_refuses_when_a_layer_is_missing(world, session, monkeyp
     assert result["error_code"] == "sandbox_refused" and "不运行 bash" in result["content"]
     assert "ran.txt" not in [entry["path"] for entry in workspace.tree(session)]   # the jail refused before exec
     assert workspace.run_workspace_tool(session, "read", {"path": "notes.md"})["ok"]  # the file tools still work
+
+
+def test_chmod_cannot_lock_the_app_out(ws, session):
+    step = ws.bash(session, "mkdir locked && echo x > locked/f && chmod 000 locked/f locked notes.md && chmod 500 .")
+    assert step["error_code"] is None and step["changed"]["added"] == ["locked/f"]
+    assert workspace.run_workspace_tool(session, "read", {"path": "notes.md"})["ok"]
+    assert workspace.run_workspace_tool(session, "write", {"path": "after.txt", "content": "ok"})["ok"]
+    workspace.reset(session)
+    assert "locked/" not in [entry["path"] for entry in workspace.tree(session)]
+    home = workspace.store.get(session).home
+    workspace.forget(session)
+    assert not os.path.exists(home)
