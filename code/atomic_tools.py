@@ -155,8 +155,8 @@ def make_tools(root: str, shell: Callable[[str, str, float], dict] | None = None
              offset: Annotated[int, "从第几行开始读（从 1 开始）"] = 1,
              limit: Annotated[int, "最多读多少行"] = 200) -> str:
         if offset < 1 or not 1 <= limit <= 2000:
-            raise ToolFailure("invalid_arguments", f"offset 应 ≥ 1、limit 应在 1 到 2000 之间，收到 offset={offset}、limit={limit}",
-                              "请修改后重试")
+            raise ToolFailure("invalid_arguments",
+                              f"offset 应 ≥ 1、limit 应在 1 到 2000 之间，收到 offset={offset}、limit={limit}", "请修改后重试")
         lines = read_text(inside(root, path), path).splitlines()
         if offset > max(len(lines), 1):
             raise ToolFailure("invalid_arguments", f"{path} 只有 {len(lines)} 行，offset={offset} 超出了范围",
