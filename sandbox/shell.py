@@ -48,6 +48,7 @@ REQUIRED = ("rlimits", "landlock", "seccomp", "isolated_signals")
 MAX_CONCURRENT = 2                      # shells at once, all sessions together (2 CPUs)
 QUEUE_WAIT_SECONDS = 10.0
 NICE = 10
+USE_PID_NAMESPACE = True                # False: the subreaper fallback (tests run both)
 
 _lock = threading.Lock()
 _slots = threading.BoundedSemaphore(MAX_CONCURRENT)
@@ -105,7 +106,7 @@ def _launch(command, project_dir, tmp_dir, timeout, required):
         "command": command, "cwd": project_dir, "timeout": timeout, "nice": NICE,
         "env": _environment(project_dir, tmp_dir), "limits": LIMITS, "required": list(required),
         "read_only": read_only_paths(), "writable": [project_dir, tmp_dir, "/dev/null"],
-        "watch": [project_dir, tmp_dir],
+        "watch": [project_dir, tmp_dir], "pid_namespace": USE_PID_NAMESPACE,
     }
     runtime = _runtime_dir()
     kwargs = {}

@@ -165,10 +165,13 @@ def _unshare_namespaces():
     return True
 
 
-def enter_namespaces():
+def enter_namespaces(wanted=True):
     """A new user + PID namespace, whose process 1 will be the next fork: "pid_namespace".
     Tried first in a throw-away child, because a half-made namespace cannot be left again;
-    when the kernel (or a container's filter) refuses it: "subreaper"."""
+    when the kernel (or a container's filter) refuses it, or it is not `wanted`: "subreaper"."""
+    if not wanted:
+        hardening.prctl(PR_SET_CHILD_SUBREAPER, 1)
+        return "subreaper"
     trial = os.fork()
     if trial == 0:
         os._exit(0 if _unshare_namespaces() else 1)
@@ -342,7 +345,7 @@ def main():
     hardening.lower_group_priority(request["nice"])     # this session's autogroup, below the web server
     hardening.set_non_dumpable()
     hardening.preload()
-    namespace = enter_namespaces()
+    namespace = enter_namespaces(request.get("pid_namespace", True))
     request["namespace"] = namespace
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()

@@ -25,7 +25,7 @@ class WorkspaceError(ValueError):
 
 
 class Workspace:
-    __slots__ = ("session_id", "home", "project", "tmp", "lock", "tools")
+    __slots__ = ("session_id", "home", "project", "tmp", "lock", "tools", "shell_layers")
 
     def __init__(self, session_id, home):
         self.session_id = session_id
@@ -34,6 +34,7 @@ class Workspace:
         self.tmp = os.path.join(home, "tmp")
         self.lock = threading.RLock()
         self.tools = None           # the session's ToolRegistry, made on first use
+        self.shell_layers = {}      # the sandbox layers that held for its last bash command
 
 
 _lock = threading.Lock()

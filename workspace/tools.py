@@ -24,7 +24,9 @@ def _shell_for(workspace):
 
     def run_shell(command, cwd, timeout):
         try:
-            return shell.run(command, cwd, workspace.tmp, timeout)
+            reply = shell.run(command, cwd, workspace.tmp, timeout)
+            workspace.shell_layers = reply.get("layers") or {}
+            return reply
         finally:
             store.clear(workspace.tmp)    # TMPDIR lives for one command
 
@@ -53,7 +55,8 @@ _NOTHING = {"added": [], "removed": [], "modified": []}
 def run_workspace_tool(session_id, name, args):
     """Runs one of read / write / edit / bash on the session's workspace. Never raises.
     -> a ToolOutcome dict (see code/tool_outcome.py) plus "diff" (unified diff of what the
-    step changed, "" if nothing) and "changed" ({"added", "removed", "modified"})."""
+    step changed, "" if nothing), "changed" ({"added", "removed", "modified"}) and, for bash,
+    "layers" (the sandbox layers that held for this command, see sandbox/shell.py)."""
     try:
         workspace = store.get(session_id)
         with workspace.lock:
@@ -66,6 +69,7 @@ def run_workspace_tool(session_id, name, args):
 def _run_step(workspace, name, args):
     limit = 4 * atomic_tools.MAX_WORKSPACE_BYTES
     before = changes.snapshot(workspace.project, limit) if name in _CHANGES_FILES else None
+    workspace.shell_layers = {}
     outcome = atomic_tools.run(tools_of(workspace), name, args)
     if before is None:
         return dict(outcome.to_dict(), diff="", changed=dict(_NOTHING))
@@ -84,5 +88,7 @@ def _run_step(workspace, name, args):
                           "请删掉不需要的文件，或只生成需要的数据",
                           arguments=outcome.arguments, duration_ms=outcome.duration_ms)
         after = before
-    return dict(outcome.to_dict(), diff=changes.diff(before, after),
-                changed=changes.changed_paths(before, after))
+    step = dict(outcome.to_dict(), diff=changes.diff(before, after), changed=changes.changed_paths(before, after))
+    if name == "bash":
+        step["layers"] = workspace.shell_layers
+    return step

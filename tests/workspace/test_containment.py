@@ -218,6 +218,16 @@ def test_network_layers_refuse_rather_than_time_out(world, session):
 
 
 # ---------------------------------------------------------------- processes left behind
+# Twice: with the PID namespace, and with the subreaper that replaces it where a container
+# forbids user namespaces.
+
+@pytest.fixture(params=["pid_namespace", "subreaper"])
+def cleanup(request, monkeypatch):
+    from sandbox import shell
+
+    monkeypatch.setattr(shell, "USE_PID_NAMESPACE", request.param == "pid_namespace")
+    return request.param
+
 
 def _token():
     return str(secrets.randbelow(10 ** 8) + 10 ** 8)
@@ -231,10 +241,11 @@ def _token():
     "(trap '' HUP TERM; exec sleep 300.TOKEN) & disown",
     "bash -c 'sleep 300.TOKEN & sleep 300.TOKEN' &",
 ], ids=["background", "nohup", "setsid", "setsid-fork", "trap-disown", "nested"])
-def test_background_processes_end_with_the_call(ws, world, session, template):
+def test_background_processes_end_with_the_call(ws, world, session, template, cleanup):
     token = _token()
     result = ws.bash(session, template.replace("TOKEN", token) + "\necho launched")
     assert result["error_code"] is None and "launched" in result["content"]   # bash did not wait for them
+    assert result["layers"]["cleanup"] == cleanup
     ws.assert_none_left(token)
     _assert_contained(result, world)
 
@@ -253,7 +264,7 @@ time.sleep(300)  # TOKEN
 """
 
 
-def test_a_double_forking_daemon_is_gone(ws, world, session):
+def test_a_double_forking_daemon_is_gone(ws, world, session, cleanup):
     token = _token()
     script = DAEMON.replace("TOKEN", token)
     workspace.run_workspace_tool(session, "write", {"path": "daemon.py", "content": script})
@@ -276,7 +287,7 @@ def test_the_leftover_check_can_see_a_leftover(ws, tmp_path):
             os.kill(pid, signal.SIGKILL)
 
 
-def test_a_timeout_kills_everything(ws, world, session):
+def test_a_timeout_kills_everything(ws, world, session, cleanup):
     token = _token()
     result = ws.bash(session, f"setsid sleep 300.{token} & sleep 300.{token}", timeout=1)
     assert result["error_code"] == "timeout" and "1 秒" in result["content"]
@@ -285,7 +296,7 @@ def test_a_timeout_kills_everything(ws, world, session):
 
 # ---------------------------------------------------------------- resources
 
-def test_fork_bomb(ws, world, session):
+def test_fork_bomb(ws, world, session, cleanup):
     token = _token()
     result = ws.bash(session, f": {token}; bomb() {{ bomb | bomb & }}; bomb", timeout=3)
     assert result["error_code"] in (None, "timeout")
@@ -294,7 +305,7 @@ def test_fork_bomb(ws, world, session):
     _assert_contained(result, world)
 
 
-def test_python_fork_bomb(ws, world, session):
+def test_python_fork_bomb(ws, world, session, cleanup):
     token = _token()
     result = ws.bash(session, f"python3 -c 'import os  # {token}\nwhile True:\n    os.fork()'", timeout=3)
     assert result["error_code"] in (None, "timeout")

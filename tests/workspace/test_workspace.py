@@ -24,6 +24,7 @@ def test_read_edit_test_cycle(ws, session):
     assert red["ok"] and red["content"].startswith("退出码：1")
     assert "FAIL: test_average" in red["content"] and "3.3333333333333335 != 2.5" in red["content"]
     assert red["diff"] == "" and red["changed"] == {"added": [], "removed": [], "modified": []}
+    assert red["layers"]["cleanup"] in ("pid_namespace", "subreaper")    # which layers held, for the page
     assert "13\t    return sum(numbers) / (len(numbers) - 1)" in \
         workspace.run_workspace_tool(session, "read", {"path": "src/calc.py"})["content"]
     fixed = workspace.run_workspace_tool(session, "edit", {"path": "src/calc.py", "old": "len(numbers) - 1",
