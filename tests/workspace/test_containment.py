@@ -382,3 +382,13 @@ def test_chmod_cannot_lock_the_app_out(ws, session):
     home = workspace.store.get(session).home
     workspace.forget(session)
     assert not os.path.exists(home)
+
+
+def test_signals_cannot_reach_the_app_in_either_mode(world, session, cleanup):
+    command = _fill("kill -9 APP_PID; kill -9 SIBLING_PID; kill -STOP APP_PID; python3 -c \""
+                    "import os, signal\nfor pid in (APP_PID, SIBLING_PID):\n"
+                    "    try:\n        os.pidfd_send_signal(os.pidfd_open(pid), signal.SIGKILL)\n"
+                    "    except OSError as exc:\n        print(exc)\"; kill -9 -1; echo done", world)
+    result = workspace.run_workspace_tool(session, "bash", {"command": command})
+    assert result["layers"]["cleanup"] == cleanup and result["error_code"] is None
+    _assert_contained(result, world)
