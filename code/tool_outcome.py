@@ -32,6 +32,12 @@ LABELS = {
     "recursion": "递归太深",
     "blocked": "操作被拦截",
     "worker_crashed": "运行崩溃",
+    # 工作区里的文件工具（atomic_tools.py）
+    "path_outside": "路径越界",
+    "not_found": "找不到文件",
+    "no_match": "没有匹配",
+    "ambiguous_match": "匹配不唯一",
+    "workspace_full": "工作区已满",
     # 源码或环境的问题：工具根本没跑起来
     "syntax_error": "语法错误",
     "module_exception": "源码出错",

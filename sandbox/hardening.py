@@ -134,6 +134,8 @@ _FS_READ_FILE = 1 << 2
 _FS_READ_DIR = 1 << 3
 # All file-system rights each ABI knows; everything handled and not granted is denied.
 _FS_ALL = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
+_FS_WRITE_FILE, _FS_TRUNCATE = 1 << 1, 1 << 14
+_FS_WRITABLE_DIR = ((1 << 16) - 1) & ~(1 << 6 | 1 << 9 | 1 << 10 | 1 << 11 | 1 << 15)  # no device/fifo/socket, ioctl
 _NET_BIND_TCP = 1 << 0
 _NET_CONNECT_TCP = 1 << 1
 _SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
@@ -160,9 +162,10 @@ def landlock_abi():
     return max(int(version), 0)
 
 
-def apply_landlock(read_only_paths):
-    """Read-only access beneath `read_only_paths`; no writes anywhere; no TCP (ABI >= 4);
-    no signals or abstract sockets outside the sandbox (ABI >= 6). Returns the ABI used."""
+def apply_landlock(read_only_paths, writable_paths=()):
+    """Read-only access beneath `read_only_paths`; writes only beneath `writable_paths` (no
+    device, pipe or socket files); no TCP (ABI >= 4); no signals or abstract sockets outside
+    the sandbox (ABI >= 6). Returns the ABI used."""
     abi = landlock_abi()
     if abi <= 0:
         return 0
@@ -180,7 +183,7 @@ def apply_landlock(read_only_paths):
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     try:
-        for path in read_only_paths:
+        for path in [*read_only_paths, *writable_paths]:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError:
@@ -189,6 +192,8 @@ def apply_landlock(read_only_paths):
                 access = _FS_READ_FILE | _FS_EXECUTE
                 if os.path.isdir(path):
                     access |= _FS_READ_DIR
+                if path in writable_paths:  # files: write and truncate; folders: all but special files
+                    access = fs_all & (_FS_WRITABLE_DIR if os.path.isdir(path) else access | _FS_WRITE_FILE | _FS_TRUNCATE)
                 rule = _PathBeneathAttr(allowed_access=access, parent_fd=fd)
                 if _libc.syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
                                  ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),

@@ -1,0 +1,252 @@
+"""A real `bash -c` on a workspace folder, inside a jail: the app side.
+
+    run(command, project_dir, tmp_dir, timeout) -> {"exit_code", "stdout", "stderr", "error",
+                                                    "layers", "duration_ms"}
+    status() -> {"mode": "sandboxed" | "unsandboxed" | "refused", "layers", "notice", "public"}
+
+The app never forks a shell itself.  It starts sandbox/shell_launcher.py as a fresh
+`python -I -B` (as an unprivileged user when the app is root, in a session of its own,
+with a minimal environment), hands it one JSON request and reads one JSON result; the
+launcher builds the jail, execs bash in it and watches it (see its docstring for the
+layers).  The shell may write only in `project_dir` and `tmp_dir`, reads only the
+read-only system (no /proc, no /root, no checkout, no venv), has no network, and every
+process it started is gone when `run` returns.
+
+On a public server a run is refused when a required layer is missing (Landlock, seccomp,
+rlimits, and signal isolation: a PID namespace or Landlock ABI >= 6); on a loopback
+address it runs with what holds and the notice says so plainly, like the tool sandbox.
+"""
+import atexit
+import glob
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from .pool import _minimal_env, _worker_user
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_TIMEOUT = 30.0                      # the same ceiling as atomic_tools.MAX_TIMEOUT
+
+LIMITS = {
+    "processes": 48,                    # RLIMIT_NPROC (inside a user namespace: counted there)
+    "memory_bytes": 256 << 20,          # RLIMIT_AS of each process, on top of what it has mapped
+    "total_memory_bytes": 512 << 20,    # resident memory of all the shell's processes together
+    "cpu_seconds": int(MAX_TIMEOUT) + 1,
+    "file_bytes": 4 << 20,              # RLIMIT_FSIZE: one file
+    "open_files": 128,
+    "output_bytes": 64 << 10,           # each of stdout and stderr; past it the run is stopped
+    "workspace_bytes": 8 << 20,         # the project and its temporary folder, watched while it runs
+    "max_entries": 600,
+}
+REQUIRED = ("rlimits", "landlock", "seccomp", "isolated_signals")
+MAX_CONCURRENT = 2                      # shells at once, all sessions together (2 CPUs)
+QUEUE_WAIT_SECONDS = 10.0
+NICE = 10
+USE_PID_NAMESPACE = True                # False: the subreaper fallback (tests run both)
+
+_lock = threading.Lock()
+_slots = threading.BoundedSemaphore(MAX_CONCURRENT)
+_runtime = [None]
+_probe = {}                             # layers seen by the first run (or the status probe)
+
+
+def read_only_paths():
+    """What the shell may read: the system's programs and libraries, Python's, time zones."""
+    paths = ["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
+             "/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives",
+             "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"]
+    paths += sorted(glob.glob("/etc/python3*"))  # Debian's sitecustomize lives there
+    return [path for path in paths if os.path.exists(path)]
+
+
+def _runtime_dir():
+    """A copy of the launcher the unprivileged user can read, wherever the checkout lives."""
+    with _lock:
+        if _runtime[0] is None or not os.path.isdir(_runtime[0]):
+            runtime = tempfile.mkdtemp(prefix="tool-workshop-shell-")
+            for name in ("shell_launcher.py", "hardening.py"):
+                shutil.copyfile(os.path.join(HERE, name), os.path.join(runtime, name))
+                os.chmod(os.path.join(runtime, name), 0o644)
+            os.chmod(runtime, 0o755)
+            _runtime[0] = runtime
+        return _runtime[0]
+
+
+@atexit.register
+def _remove_runtime():
+    if _runtime[0]:
+        shutil.rmtree(_runtime[0], ignore_errors=True)
+
+
+def sandbox_user():
+    """(uid, gid) the shell runs as: `nobody` when the app is root, else the app's own."""
+    return _worker_user() or (os.getuid(), os.getgid())
+
+
+def _public():
+    from . import serving_publicly   # the one rule for "public" lives with the tool sandbox
+    return serving_publicly()
+
+
+def _environment(project_dir, tmp_dir):
+    """All the shell gets: no key, no proxy, nothing of the app's environment."""
+    return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": project_dir, "PWD": project_dir,
+            "TMPDIR": tmp_dir, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb",
+            "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _launch(command, project_dir, tmp_dir, timeout, required):
+    request = {
+        "command": command, "cwd": project_dir, "timeout": timeout, "nice": NICE,
+        "env": _environment(project_dir, tmp_dir), "limits": LIMITS, "required": list(required),
+        "read_only": read_only_paths(), "writable": [project_dir, tmp_dir, "/dev/null"],
+        "watch": [project_dir, tmp_dir], "pid_namespace": USE_PID_NAMESPACE,
+    }
+    runtime = _runtime_dir()
+    kwargs = {}
+    if os.geteuid() == 0:
+        uid, gid = sandbox_user()
+        kwargs.update(user=uid, group=gid, extra_groups=[])
+    launcher = subprocess.Popen(
+        [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(runtime, "shell_launcher.py")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=runtime,
+        env=_minimal_env(), start_new_session=True, close_fds=True, **kwargs)
+    try:
+        # The launcher keeps its own deadline; this one only covers the launcher itself failing.
+        out, err = launcher.communicate(json.dumps(request).encode(), timeout=timeout + 10)
+    except BaseException:
+        # Its group, while it is still ours to kill (not yet reaped); the shell's process 1
+        # dies with the launcher (parent-death signal), and the rest of its namespace with it.
+        _kill_group(launcher.pid)
+        launcher.communicate()
+        raise
+    for line in reversed(out.decode("utf-8", "replace").split("\n")):
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and isinstance(message.get("result"), dict):
+            return message["result"]
+    raise RuntimeError(err.decode("utf-8", "replace").strip()[-500:] or f"退出码 {launcher.returncode}")
+
+
+def _kill_group(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _error(code, conclusion, hint=""):
+    return {"code": code, "conclusion": conclusion, "hint": hint}
+
+
+def _stopped_error(result, timeout):
+    stopped = result.get("stopped")
+    if stopped == "timeout":
+        return _error("timeout", f"命令运行超过 {timeout:g} 秒，已被终止（连同它启动的所有进程）",
+                      "如果命令在等待输入，请改成不需要输入的写法；如果是死循环，请修好后再试")
+    if stopped == "output":
+        return _error("output_too_large", f"输出超过 {LIMITS['output_bytes'] >> 10} KB，命令已被停止",
+                      "请用 head、tail 或 grep 只看需要的部分")
+    if stopped == "memory":
+        return _error("memory_limit",
+                      f"命令的所有进程合计占用内存超过 {LIMITS['total_memory_bytes'] >> 20} MB，已被停止",
+                      "请减少数据量或同时运行的进程")
+    if stopped == "disk":
+        return _error("workspace_full",
+                      f"工作区超过 {LIMITS['workspace_bytes'] >> 20} MB 或 {LIMITS['max_entries']} 个文件，"
+                      "命令已被停止", "请删掉不需要的大文件后再试")
+    return None
+
+
+def run(command, project_dir, tmp_dir, timeout=10.0):
+    """Runs `bash -c command` in the jail, with `project_dir` as the current folder."""
+    started = time.perf_counter()
+    reply = {"exit_code": None, "stdout": "", "stderr": "", "error": None, "layers": {},
+             "duration_ms": 0.0}
+    try:
+        timeout = min(max(float(timeout), 1.0), MAX_TIMEOUT)
+    except (TypeError, ValueError):
+        timeout = 10.0
+    public = _public()
+    if public and _probe and [name for name in REQUIRED if not _probe.get(name)]:
+        return dict(reply, error=_error("sandbox_refused", describe(_probe, public)["notice"]))
+    if not _slots.acquire(timeout=QUEUE_WAIT_SECONDS):
+        return dict(reply, error=_error("busy", "同时运行的命令太多", "请几秒后再试"))
+    try:
+        result = _launch(command, project_dir, tmp_dir, timeout, REQUIRED if public else ())
+    except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
+        return dict(reply, error=_error("sandbox", f"无法启动命令的沙箱：{exc}", "请稍后再试"))
+    finally:
+        _slots.release()
+    layers = result.get("layers") or {}
+    if layers:
+        _probe.clear()
+        _probe.update(layers)
+    reply.update(exit_code=result.get("exit_code"), stdout=result.get("stdout", ""),
+                 stderr=result.get("stderr", ""), layers=layers,
+                 duration_ms=round((time.perf_counter() - started) * 1000, 1))
+    if result.get("missing"):
+        reply.update(exit_code=None, stdout="", stderr="",
+                     error=_error("sandbox_refused", describe(layers, public)["notice"]))
+    else:
+        reply["error"] = _stopped_error(result, timeout)
+    return reply
+
+
+def status():
+    """Which layers hold for the shell on this machine (one probe run of `true`, remembered)."""
+    if not _probe:
+        probe_dir = tempfile.mkdtemp(prefix="tool-workshop-shell-probe-")
+        try:
+            os.chmod(probe_dir, 0o777)
+            _slots.acquire()
+            try:
+                result = _launch("true", probe_dir, probe_dir, 5.0, ())
+            finally:
+                _slots.release()
+            _probe.update(result.get("layers") or {})
+        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
+            return {"mode": "refused", "layers": {}, "public": _public(),
+                    "notice": f"无法启动运行命令的沙箱，暂时不能运行 bash（{exc}）。"}
+        finally:
+            shutil.rmtree(probe_dir, ignore_errors=True)
+    return describe(dict(_probe), _public())
+
+
+def describe(layers, public):
+    """The mode and a Chinese notice for the layers a run reported."""
+    parts = []
+    if layers.get("landlock"):
+        parts.append(f"Landlock 只允许写工作区、禁止 TCP（ABI {layers['landlock']}）")
+    if layers.get("seccomp"):
+        parts.append("seccomp 禁止网络套接字、ptrace、挂载与新命名空间")
+    if layers.get("cleanup") == "pid_namespace":
+        parts.append("独立的 PID 命名空间（命令结束时其中所有进程一起结束）")
+    elif layers.get("cleanup") == "subreaper":
+        parts.append("子进程收割（命令结束时杀掉它留下的所有进程）")
+    if layers.get("rlimits"):
+        parts.append("进程数、内存、CPU、文件大小与输出上限")
+    if layers.get("uid") not in (None, 0) and os.geteuid() == 0:
+        parts.append("以无特权用户运行")
+    missing = [name for name in REQUIRED if not layers.get(name)]
+    names = {"rlimits": "资源上限", "landlock": "Landlock 文件隔离", "seccomp": "seccomp 系统调用过滤",
+             "isolated_signals": "信号隔离（PID 命名空间或 Landlock ABI 6）"}
+    if not missing:
+        return {"mode": "sandboxed", "layers": layers, "public": public,
+                "notice": "bash 命令在隔离的进程里运行：" + "、".join(parts) + "。"}
+    lacking = "、".join(names.get(name, name) for name in missing)
+    if public:
+        return {"mode": "refused", "layers": layers, "public": public,
+                "notice": (f"这台服务器缺少 {lacking}。应用正在公开提供服务，为安全起见不运行 bash 命令；"
+                           "读、写、编辑文件仍然可用。请在自己的电脑上运行本应用来体验 bash。")}
+    return {"mode": "unsandboxed", "layers": layers, "public": public,
+            "notice": (f"注意：本机缺少 {lacking}，bash 命令的隔离不完整"
+                       f"（现有：{'、'.join(parts) or '无'}）。只适合在自己的电脑上运行自己信任的命令。")}

@@ -1,0 +1,93 @@
+"""A private workspace per browser session, and the four atomic tools that work on it.
+
+    run_workspace_tool(session_id, name, args) -> dict   read / write / edit / bash; a ToolOutcome
+                                                          dict plus "diff" and "changed"
+    tool_schemas() -> list                                the OpenAI tools list of the four tools
+    tree(session_id) -> [{"path", "type", "size", ...}]
+    read_file(session_id, path) -> str
+    snapshot(session_id) -> {path: bytes | ("link", target)};  diff(before, after) -> str
+    reset(session_id)                                     back to the starter project
+    export_zip(session_id) -> bytes;  import_zip(session_id, data)
+    export_files(session_id) -> {path: text};  import_files(session_id, files)
+    forget(session_id)                                    when the session expires
+    shell_status() -> {"mode", "layers", "notice", "public"}   whether bash may run here
+
+Requests that cannot be done raise WorkspaceError with a Chinese message (run_workspace_tool
+never raises).  Layout: store.py (folders and locks), changes.py (tree, snapshot, diff,
+restore), archive.py (zip and dict, validated), tools.py (the tools on a session).
+"""
+import atomic_tools
+
+from . import archive, changes, store
+from .store import WorkspaceError, forget, known_sessions
+from .tools import TOOL_NAMES, run_workspace_tool, tool_schemas
+
+__all__ = ["run_workspace_tool", "tool_schemas", "tree", "read_file", "snapshot", "diff", "reset",
+           "export_zip", "import_zip", "export_files", "import_files", "forget", "shell_status",
+           "WorkspaceError", "TOOL_NAMES", "known_sessions"]
+
+_SNAPSHOT_LIMIT = 4 * atomic_tools.MAX_WORKSPACE_BYTES
+
+
+def tree(session_id):
+    workspace = store.get(session_id)
+    with workspace.lock:
+        return changes.tree(workspace.project)
+
+
+def read_file(session_id, path):
+    """A file's text, with the same confinement as the read tool."""
+    workspace = store.get(session_id)
+    with workspace.lock:
+        try:
+            return atomic_tools.read_text(atomic_tools.inside(workspace.project, path), path)
+        except atomic_tools.ToolFailure as problem:
+            raise WorkspaceError(f"{problem.conclusion}。") from None
+
+
+def snapshot(session_id):
+    workspace = store.get(session_id)
+    with workspace.lock:
+        return changes.snapshot(workspace.project, _SNAPSHOT_LIMIT)
+
+
+diff = changes.diff
+changed_paths = changes.changed_paths
+
+
+def reset(session_id):
+    workspace = store.get(session_id)
+    with workspace.lock:
+        store.fill_from_starter(workspace)
+        store.clear(workspace.tmp)
+
+
+def _replace(session_id, taken):
+    workspace = store.get(session_id)
+    with workspace.lock:
+        changes.restore(workspace.project, taken)
+        store.hand_over(workspace)
+
+
+def import_zip(session_id, data):
+    """Replaces the project with a zip's files (checked first; a refused zip changes nothing)."""
+    _replace(session_id, archive.files_from_zip(data))
+
+
+def import_files(session_id, files):
+    """Replaces the project with {relative path: text} (checked first)."""
+    _replace(session_id, archive.files_from_dict(files))
+
+
+def export_zip(session_id):
+    return archive.to_zip(snapshot(session_id))
+
+
+def export_files(session_id):
+    """{relative path: text} of the text files (binary files and links are left out)."""
+    return archive.to_dict(snapshot(session_id))
+
+
+def shell_status():
+    from sandbox import shell
+    return shell.status()
