@@ -102,11 +102,6 @@ class Sandbox:
             layers, start_error = pool.last_layers, pool.start_error
         return messages.describe_mode(layers, self._settings.serving_publicly(), start_error)
 
-    def layers(self):
-        """The layers the last worker reported, without starting one (None: none started yet)."""
-        pool = self._pool
-        return pool.last_layers if pool is not None else None
-
     def _check_request(self, source):
         if not isinstance(source, str):
             raise Refusal("invalid_request", "源码必须是字符串。")
