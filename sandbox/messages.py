@@ -1,19 +1,12 @@
 """What the sandbox tells a student, in Chinese: why a job produced no usable reply, and
-in which mode the sandbox runs.  The error text itself is written by `tool_outcome.error_text`
-(one label table, one formatter for the whole project); here are only the sentences."""
+in which mode the sandbox runs.  Here are only the sentences: the error text around them
+(label and all) is written by `tool_outcome.error_text`, the one formatter of the project."""
 import os
-
-from tool_outcome import error_text
 
 
 def verdict(code, message, line=None):
     """The `error` of a reply: what went wrong, where (a line of the student's source)."""
     return {"code": code, "message": message, "line": line}
-
-
-def content_of(code, message):
-    """The text the model is fed for a failure."""
-    return error_text(code, message)
 
 
 def machine_failure(outcome, limits, wall_seconds, memory_bytes):

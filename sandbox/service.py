@@ -7,7 +7,7 @@ message and an error code; nothing here raises for bad student code.
 import json
 import threading
 
-from tool_outcome import ToolOutcome
+from tool_outcome import ToolOutcome, error_text, failure
 
 from . import messages
 from .admission import Gate, Refusal
@@ -151,9 +151,9 @@ class Sandbox:
         result = dict(ToolOutcome(False, "").to_dict(), stdout="", stderr="", wall_ms=0.0,
                       worker_pid=None, error=None)
 
-        def failed(code, message, line=None, **sandbox_fields):
-            return dict(result, error_code=code, content=messages.content_of(code, message),
-                        error=messages.verdict(code, message, line), **sandbox_fields)
+        def failed(code, message, **fields):
+            return {**result, **failure(code, message).to_dict(), "error": messages.verdict(code, message),
+                    **fields}
 
         if not isinstance(name, str):
             return failed("invalid_request", "工具名必须是字符串。")
@@ -186,7 +186,7 @@ class Sandbox:
         content = reply.get("content")
         if not isinstance(content, str) or not content:
             if error:
-                content = messages.content_of(error.get("code"), str(error.get("message", "")))
+                content = error_text(str(error.get("code")), str(error.get("message", "")))
             else:
                 content = "" if content is None else str(content)
         clipped_from = reply.get("clipped_from")

@@ -7,6 +7,7 @@ import time
 import pytest
 
 import sandbox
+import tool_outcome
 from sandbox.messages import describe_mode
 from sandbox.service import Sandbox
 from sandbox.settings import Settings
@@ -76,6 +77,29 @@ def test_naive_method_shows_the_future_annotations_trap(helpers, configured):
 def test_unknown_method_is_rejected():
     result = sandbox.extract_schemas(GOOD, method="magic")
     assert result["ok"] is False and result["error"]["code"] == "invalid_request"
+
+
+def test_a_schema_method_must_name_a_module_and_a_function():
+    for bad in ({"naive": "naive_schema"}, {"registry": "naive_schema:naive_function_schema"}):
+        with pytest.raises(ValueError):
+            sandbox.configure(schema_methods=bad)
+
+
+def test_run_tool_returns_every_tool_outcome_field_and_only_the_sandbox_own():
+    sandbox_own = {"stdout", "stderr", "wall_ms", "worker_pid", "error"}
+    for result in (sandbox.run_tool(GOOD, "add", {"a": 1}), sandbox.run_tool(GOOD, "nope", {}),
+                   sandbox.run_tool(None, "add", {}), sandbox.run_tool("def broken(:\n", "add", {})):
+        assert set(result) == set(tool_outcome.FIELDS) | sandbox_own, result
+        assert tool_outcome.ToolOutcome(**{name: result[name] for name in tool_outcome.FIELDS}).ok is result["ok"]
+
+
+def test_failures_on_both_sides_of_the_boundary_use_the_one_label_table(helpers):
+    looping = sandbox.run_tool(helpers.tool_source("while True:\n    pass"), "attack", {}, session_id=None)
+    blocked = sandbox.run_tool(helpers.tool_source("import os\nos.kill(1, 9)"), "attack", {})
+    broken = sandbox.run_tool("def broken(:\n", "add", {})
+    for result in (looping, blocked, broken):                   # parent, worker, worker before the call
+        label = tool_outcome.LABELS[result["error_code"]]
+        assert result["content"].startswith(f"❌ [{label}] "), result["content"]
 
 
 def test_run_tool_returns_content_arguments_and_stdout():
