@@ -4,6 +4,7 @@ and the two jobs it runs (describe a module's tools, run one tool).
 Only JSON crosses the boundary.  Every failure comes back as data with a Chinese
 message and an error code; nothing here raises for bad student code.
 """
+import dataclasses
 import json
 import threading
 
@@ -23,6 +24,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._settings = settings or Settings()
         self._pool = None
+        self._pool_built = None           # the shape the current pool was started with
         self.gate = Gate(self.settings, self.pool)
 
     # ------------------------------------------------------------ settings and the pool
@@ -39,35 +41,31 @@ class Sandbox:
         return previous
 
     def _pool_shape(self):
+        """What the workers are started with (the time limit is not: it is set per job)."""
         settings = self._settings
         return {"pool_size": settings.pool_size, "limits": settings.limits,
                 "require_seccomp": settings.serving_publicly(), "nice": settings.job_nice,
                 "schema_methods": dict(settings.schema_methods)}
 
     @staticmethod
-    def _shape_of(pool):
-        return {"pool_size": pool.pool_size, "limits": pool.limits, "require_seccomp": pool.require_seccomp,
-                "nice": pool.nice, "schema_methods": pool.schema_methods}
+    def _same_workers(shape, other):
+        untimed = [dict(each, limits=dataclasses.replace(each["limits"], wall_seconds=0)) for each in (shape, other)]
+        return untimed[0] == untimed[1]
 
     def pool(self):
         with self._lock:
             if self._pool is None:
-                self._pool = Pool(**self._pool_shape())
+                self._pool_built = self._pool_shape()
+                self._pool = Pool(**self._pool_built)
             pool = self._pool
         pool.start()
         return pool
 
     def _restart_if_changed(self):
-        """A new pool when the workers would be started differently (a time limit is per job)."""
+        """A new pool when the workers would be started differently."""
         with self._lock:
             old = self._pool
-            if old is None:
-                return
-            shape, current = self._pool_shape(), self._shape_of(old)
-            shape["limits"] = shape["limits"].for_worker(), shape["limits"].output_bytes, shape["limits"].result_bytes
-            current["limits"] = current["limits"].for_worker(), current["limits"].output_bytes, \
-                current["limits"].result_bytes
-            if shape == current:
+            if old is None or self._same_workers(self._pool_shape(), self._pool_built):
                 return
             self._pool = None
         old.close()

@@ -71,7 +71,8 @@ class Settings:
     schema_methods: MappingProxyType = dataclasses.field(default_factory=lambda: MappingProxyType({}))
 
     def changed(self, **changes):
-        """A copy with `changes` applied (`wall_seconds` sets `limits.wall_seconds`)."""
+        """A copy with `changes` applied (`wall_seconds` sets `limits.wall_seconds`); a change
+        to None leaves that setting as it is. An unknown name is a TypeError."""
         unknown = set(changes) - {field.name for field in dataclasses.fields(self)} - {"wall_seconds"}
         if unknown:
             raise TypeError(f"unknown sandbox setting(s): {', '.join(sorted(unknown))}")
@@ -101,10 +102,6 @@ class Settings:
             return True
         name = self.server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
         return not _is_loopback(name)
-
-    def schema_method_modules(self):
-        """Module names the configured schema methods live in (the workers import them)."""
-        return sorted({target.split(":", 1)[0] for target in self.schema_methods.values()})
 
 
 def _checked_methods(methods):
