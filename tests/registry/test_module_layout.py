@@ -1,7 +1,7 @@
 """The registry lives in three course modules; everything students and the app import keeps working, and the
 sandbox ships every module the registry needs."""
 import ast
-import json
+import os
 import pathlib
 
 import pytest
@@ -32,6 +32,8 @@ def _sibling_imports(path: pathlib.Path) -> set[str]:
 
 
 def test_the_sandbox_worker_has_every_module_the_registry_imports_loaded_before_the_job():
+    import json
+
     import sandbox
 
     needed, queue = set(), ["tool_registry", "tool_outcome"]

@@ -121,7 +121,8 @@ def start_loop(helpers, configured, slow_lane):
     loop = threading.Thread(target=lambda: outcome.update(
         sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)))
     loop.start()
-    while sandbox.session_usage(sid)["running"] == 0:
+    deadline = time.monotonic() + 10
+    while not sandbox.session_usage(sid)["holding_slot"] and loop.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.3)
     return loop, outcome
