@@ -354,9 +354,11 @@ class Pool:
             return len(self._ready)
 
     def wait_warm(self, timeout=10.0):
-        """Blocks until the pool is full (for start-up and measurements)."""
+        """Blocks until the pool is full (for start-up, measurements and an idle job's fork).
+        Wakes the refill thread first: workers taken since the last job ended are replaced now."""
         deadline = time.monotonic() + timeout
         with self._cond:
+            self._cond.notify_all()
             while len(self._ready) < self.pool_size and time.monotonic() < deadline:
                 self._cond.wait(0.05)
             return len(self._ready)

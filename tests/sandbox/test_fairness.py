@@ -146,9 +146,10 @@ def test_a_slow_job_keeps_its_slot_when_the_slow_lane_is_full(helpers, configure
 
 
 def test_a_job_on_idle_cpu_lets_the_warm_pool_refill_before_its_own_fork(helpers, monkeypatch, request):
-    pool = Pool(pool_size=2)
-    pool.start()
+    pool = Pool(pool_size=2)                   # a pool of its own, warm like the sandbox's in class
     request.addfinalizer(pool.close)
+    pool.start()
+    pool.wait_warm(timeout=15.0)
     for worker in [pool.take() for _ in range(pool.pool_size)]:   # the class just used every warm worker
         worker.kill()
         worker.close()
