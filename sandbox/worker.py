@@ -4,8 +4,7 @@ Started by the app as `python -I -B -X utf8 worker.py zygote '<config json>'` fr
 private runtime directory that also holds hardening.py and the course modules the
 student's source may import (tool_registry.py and the modules it imports, tool_outcome.py,
 and the modules of the configured schema methods).  The zygote imports everything once,
-then forks one child per
-requested worker.  Each child puts itself in its own session, hardens itself
+then forks one child per requested worker.  Each child puts itself in its own session, hardens itself
 (rlimits, non-dumpable, Landlock, seccomp, audit hook), reports which layers hold,
 and waits for exactly one job.  It never runs a second one.
 
@@ -28,7 +27,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import hardening  # noqa: E402  (needs the path above)
-from tool_outcome import FIELDS, ToolOutcome, error_text  # noqa: E402
+from tool_outcome import FIELDS, ToolOutcome, error_text, failure  # noqa: E402
 
 FILENAME = "<工具源码>"
 MODULE_NAME = "student_tools"
@@ -313,16 +312,15 @@ def run(job):
     if error is None and (registry := find_registry(module)) is None:
         error = _error("no_registry", NO_REGISTRY, None)
     if error:
-        return dict(ToolOutcome(False, error_text(error["code"], error["message"]), error["code"]).to_dict(),
-                    error=error)
+        return dict(failure(error["code"], error["message"]).to_dict(), error=error)
     seen = []
     _watch_tools(registry, seen)
     try:
         result = _outcome_fields(registry.call(job["name"], job["args"]))
     except BaseException as exc:  # e.g. a return value whose str() raises while it is formatted
         seen.append(exc)
-        result = ToolOutcome(False, error_text("tool_exception", f"{job['name']} 的返回值无法转成文本：{_describe(exc)}",
-                                               "请返回字符串、数字、列表或字典"), "tool_exception").to_dict()
+        result = failure("tool_exception", f"{job['name']} 的返回值无法转成文本：{_describe(exc)}",
+                         "请返回字符串、数字、列表或字典").to_dict()
     result["error"] = None
     if not result["ok"] and seen:
         exc = seen[-1]
