@@ -89,7 +89,8 @@ def build_demo(secrets=None) -> gr.Blocks:
 def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock=False, quiet=False):
     """Serves the page: loopback locally, 0.0.0.0 on a Hugging Face Space."""
     host = server_name or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1")
-    sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE)
+    sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE,
+                      schema_methods={"naive": "naive_schema:naive_function_schema"})
     demo = demo or build_demo()
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
     # Warm the sandbox's worker pool while the server starts, so the first schema is quick.

@@ -6,7 +6,9 @@ environment) that has every library imported; each worker is a fresh fork of it
 that hardens itself and then waits for exactly one job.  A background thread keeps
 `pool_size` such workers ready, so a job costs a few milliseconds.
 """
+import ast
 import collections
+import importlib.util
 import json
 import os
 import pwd
@@ -20,32 +22,51 @@ import tempfile
 import threading
 import time
 
+from .settings import Limits
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-RUNTIME_FILES = (
-    (os.path.join(HERE, "worker.py"), "worker.py"),
-    (os.path.join(HERE, "hardening.py"), "hardening.py"),
-    (os.path.join(ROOT, "code", "tool_registry.py"), "tool_registry.py"),
-    (os.path.join(ROOT, "code", "type_schema.py"), "type_schema.py"),
-    (os.path.join(ROOT, "code", "tool_arguments.py"), "tool_arguments.py"),
-    (os.path.join(ROOT, "code", "naive_schema.py"), "naive_schema.py"),
-)
+# The worker program and its hardening: always in the runtime folder.
+SANDBOX_FILES = ("worker.py", "hardening.py")
+# Course modules every worker needs (the registry a student's source builds on, and the
+# shape of a tool's outcome); the modules they import from their own folder come along.
+COURSE_MODULES = ("tool_registry", "tool_outcome")
 
 
-class Limits:
-    def __init__(self, wall_seconds=2.0, cpu_seconds=3, memory_bytes=256 << 20,
-                 output_bytes=64 << 10, result_bytes=1 << 20, file_bytes=1 << 20, open_files=64):
-        self.wall_seconds = wall_seconds
-        self.cpu_seconds = cpu_seconds
-        self.memory_bytes = memory_bytes
-        self.output_bytes = output_bytes
-        self.result_bytes = result_bytes
-        self.file_bytes = file_bytes
-        self.open_files = open_files
+def module_file(name):
+    """The source file of a top-level module the app can import (course modules are single files)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        raise WorkerError(f"module {name!r} is not a single Python file on the app's path")
+    return spec.origin
 
-    def for_worker(self):
-        return {"cpu_seconds": self.cpu_seconds, "memory_bytes": self.memory_bytes,
-                "file_bytes": self.file_bytes, "open_files": self.open_files}
+
+def _sibling_imports(path):
+    """Modules in the same folder as `path` that it imports at its top level."""
+    folder = os.path.dirname(path)
+    with open(path, encoding="utf-8") as source:
+        tree = ast.parse(source.read(), path)
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return {name: os.path.join(folder, f"{name}.py") for name in names
+            if os.path.exists(os.path.join(folder, f"{name}.py"))}
+
+
+def runtime_files(modules=()):
+    """(source path, name in the runtime folder) of everything a worker imports: the sandbox's
+    own files, the course modules and `modules` (e.g. the configured schema methods), with
+    every module they import from their own folder."""
+    files = [(os.path.join(HERE, name), name) for name in SANDBOX_FILES]
+    found, queue = {}, [(name, module_file(name)) for name in (*COURSE_MODULES, *modules)]
+    while queue:
+        name, path = queue.pop()
+        if name not in found:
+            found[name] = path
+            queue.extend(_sibling_imports(path).items())
+    return files + [(path, f"{name}.py") for name, path in sorted(found.items())]
 
 
 def _lower_priority(pid, nice, idle=False, every_thread=False):
@@ -132,8 +153,9 @@ class Outcome:
 
 
 class Pool:
-    def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0):
+    def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0, schema_methods=None):
         self.pool_size = pool_size
+        self.schema_methods = dict(schema_methods or {})   # method name -> "module:function"
         self.nice = nice                       # every worker's priority, and the sandbox's autogroup
         self.limits = limits or Limits()
         self.require_seccomp = require_seccomp
@@ -153,11 +175,12 @@ class Pool:
 
     def _make_runtime(self):
         user = _worker_user()
+        modules = sorted({target.split(":", 1)[0] for target in self.schema_methods.values()})
+        files = runtime_files(modules)
         runtime = tempfile.mkdtemp(prefix="tool-workshop-runtime-")
-        for source, name in RUNTIME_FILES:
-            if os.path.exists(source):
-                shutil.copyfile(source, os.path.join(runtime, name))
-                os.chmod(os.path.join(runtime, name), 0o644)
+        for source, name in files:
+            shutil.copyfile(source, os.path.join(runtime, name))
+            os.chmod(os.path.join(runtime, name), 0o644)
         os.chmod(runtime, 0o755)
         workbase = tempfile.mkdtemp(prefix="tool-workshop-work-")
         if user:
@@ -170,7 +193,8 @@ class Pool:
             self._make_runtime()
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"limits": self.limits.for_worker(), "workdir": self._workbase,
-                  "require_seccomp": self.require_seccomp, "nice": self.nice}
+                  "require_seccomp": self.require_seccomp, "nice": self.nice,
+                  "schema_methods": self.schema_methods}
         kwargs = {}
         user = _worker_user()
         if user:
@@ -324,10 +348,17 @@ class Pool:
         with self._cond:
             self._cond.notify_all()
 
+    def warm_count(self):
+        """Workers ready for a job now."""
+        with self._cond:
+            return len(self._ready)
+
     def wait_warm(self, timeout=10.0):
-        """Blocks until the pool is full (for start-up and measurements)."""
+        """Blocks until the pool is full (for start-up, measurements and an idle job's fork).
+        Wakes the refill thread first: workers taken since the last job ended are replaced now."""
         deadline = time.monotonic() + timeout
         with self._cond:
+            self._cond.notify_all()
             while len(self._ready) < self.pool_size and time.monotonic() < deadline:
                 self._cond.wait(0.05)
             return len(self._ready)

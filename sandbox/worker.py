@@ -2,9 +2,9 @@
 
 Started by the app as `python -I -B -X utf8 worker.py zygote '<config json>'` from a
 private runtime directory that also holds hardening.py and the course modules the
-student's source may import (tool_registry.py with type_schema.py and tool_arguments.py,
-naive_schema.py).  The zygote imports everything once, then forks one child per
-requested worker.  Each child puts itself in its own session, hardens itself
+student's source may import (tool_registry.py and the modules it imports, tool_outcome.py,
+and the modules of the configured schema methods).  The zygote imports everything once,
+then forks one child per requested worker.  Each child puts itself in its own session, hardens itself
 (rlimits, non-dumpable, Landlock, seccomp, audit hook), reports which layers hold,
 and waits for exactly one job.  It never runs a second one.
 
@@ -27,11 +27,13 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 import hardening  # noqa: E402  (needs the path above)
+from tool_outcome import FIELDS, ToolOutcome, error_text, failure  # noqa: E402
 
 FILENAME = "<工具源码>"
 MODULE_NAME = "student_tools"
 RESULT_FD = 3
 _memory_bytes = [256 << 20]   # this worker's memory budget, for the error message
+_schema_methods = {}          # method name -> "module:function" (from the zygote's config)
 
 
 # ------------------------------------------------------------------ start-up
@@ -56,14 +58,23 @@ def preload():
         pydantic.BaseModel  # noqa: B018
     except Exception:
         pass
+    for name in course_modules():   # the registry, its own modules, the schema methods' modules
+        try:
+            __import__(name)
+        except Exception:
+            traceback.print_exc()
     try:
-        import type_schema  # noqa: F401  (tool_registry's own modules, named so none loads late)
-        import tool_arguments  # noqa: F401
         import tool_registry
-        import naive_schema  # noqa: F401
+
         _warm_registry(tool_registry)
     except Exception:
         traceback.print_exc()
+
+
+def course_modules():
+    """The modules copied next to this file (the parent copies exactly what workers import)."""
+    return sorted(entry[:-3] for entry in os.listdir(HERE)
+                  if entry.endswith(".py") and entry not in ("worker.py", "hardening.py"))
 
 
 def _warm_registry(tool_registry):
@@ -236,13 +247,12 @@ def extract(job):
     if registry is None:
         return {"ok": False, "tools": [], "warnings": {}, "error": _error("no_registry", NO_REGISTRY, None)}
     try:
-        if job.get("method") == "naive":
-            import naive_schema
-
-            tools = [naive_schema.naive_function_schema(tool.func, tool.description)
-                     for tool in registry.tools.values()]
-        else:
+        method = job.get("method") or "registry"
+        if method == "registry":
             tools = registry.to_schemas(strict=bool(job.get("strict")))
+        else:
+            describe = _schema_method(method)
+            tools = [describe(tool.func, tool.description) for tool in registry.tools.values()]
         warnings = {name: list(items) for name, items in registry.warnings().items()}
     except BaseException as exc:
         line = _student_line(exc.__traceback__)
@@ -250,6 +260,14 @@ def extract(job):
         return {"ok": False, "tools": [], "warnings": {},
                 "error": _error(code_ or "schema_error", f"生成工具描述时出错：{sentence}", line)}
     return {"ok": True, "tools": tools, "warnings": warnings, "error": None}
+
+
+def _schema_method(method):
+    """The configured function (func, description) -> schema for `method`."""
+    import importlib
+
+    module, _, function = _schema_methods[method].partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def _watch_tools(registry, seen):
@@ -281,34 +299,37 @@ def _watch_tools(registry, seen):
             pass  # keep the original; only the line number is lost
 
 
+def _outcome_fields(outcome):
+    """The registry's outcome as the fields of tool_outcome.ToolOutcome (and nothing else)."""
+    values = outcome.to_dict() if hasattr(outcome, "to_dict") else dict(outcome)
+    return dict(ToolOutcome(False, "").to_dict(), **{key: values[key] for key in FIELDS if key in values})
+
+
 def run(job):
-    base = {"ok": False, "content": "", "error_code": None, "duration_ms": 0.0,
-            "arguments": None, "problems": [], "coercions": [], "error": None}
+    """Loads the module and runs one tool through the registry's call(): the reply is the
+    registry's outcome (its text already written), plus the error with its line."""
     module, error = load_module(job["source"])
+    if error is None and (registry := find_registry(module)) is None:
+        error = _error("no_registry", NO_REGISTRY, None)
     if error:
-        return dict(base, error_code=error["code"], error=error)
-    registry = find_registry(module)
-    if registry is None:
-        return dict(base, error_code="no_registry", error=_error("no_registry", NO_REGISTRY, None))
+        return dict(failure(error["code"], error["message"]).to_dict(), error=error)
     seen = []
     _watch_tools(registry, seen)
     try:
-        outcome = registry.call(job["name"], job["args"]).to_dict()
+        result = _outcome_fields(registry.call(job["name"], job["args"]))
     except BaseException as exc:  # e.g. a return value whose str() raises while it is formatted
         seen.append(exc)
-        outcome = dict(base, error_code="tool_exception",
-                       content=f"❌ [工具异常] {job['name']} 的返回值无法转成文本：{_describe(exc)}。"
-                               f"请返回字符串、数字、列表或字典。")
-    result = dict(base)
-    result.update({key: outcome.get(key, base[key]) for key in base if key != "error"})
+        result = failure("tool_exception", f"{job['name']} 的返回值无法转成文本：{_describe(exc)}",
+                         "请返回字符串、数字、列表或字典").to_dict()
+    result["error"] = None
     if not result["ok"] and seen:
         exc = seen[-1]
         line = _student_line(exc.__traceback__)
         code_, sentence = _classify(exc)
         where = f"（工具源码第 {line} 行）" if line else ""
-        if code_ is not None:
+        if code_ is not None:   # the sandbox stopped it: say so, in the sandbox's words
             result["error_code"] = code_
-            result["content"] = f"❌ [{_LABELS.get(code_, '运行失败')}] {sentence}{where}"
+            result["content"] = _with_location(error_text(code_, sentence), where)
         elif line and f"第 {line} 行" not in result["content"]:
             result["content"] = _with_location(result["content"], where)
         result["error"] = _error(result["error_code"], result["content"], line)
@@ -322,9 +343,6 @@ def _with_location(content, where):
     if cut < 0:
         return content + where
     return body[:cut] + where + content[cut:]
-
-
-_LABELS = {"blocked": "操作被拦截", "memory_limit": "内存超限", "recursion": "递归太深"}
 
 
 def handle(job):
@@ -425,6 +443,7 @@ def _with_memory(config, requested):
 
 def zygote_main(config):
     _memory_bytes[0] = config["limits"]["memory_bytes"]
+    _schema_methods.update(config.get("schema_methods") or {})
     hardening.lower_group_priority(config.get("nice", 0))
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])

@@ -67,13 +67,11 @@ def test_start_up_objects_are_frozen_out_of_the_collector(served):
     assert gc.get_freeze_count() > 100_000
 
 
-def test_a_looping_tab_is_refused_while_another_tab_runs(served, monkeypatch):
+def test_a_looping_tab_is_refused_while_another_tab_runs(served, request):
     _, url = served
-    monkeypatch.setattr(sandbox._limits, "wall_seconds", 0.4)
-    monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 0.3)
-    monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 0.6)
-    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 0.6)
-    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
+    before = sandbox.configure(wall_seconds=0.4, probation_wall_seconds=0.3, per_session_seconds_per_minute=0.6,
+                               probation_seconds_per_minute=0.6, refusal_pause_seconds=0.0)
+    request.addfinalizer(lambda: sandbox.configure(before))
     looping, calm = tab(url), tab(url)
     codes = [looping.predict(LOOPING, "get_weather", '{"city": "北京"}', api_name="/try_call")["error_code"]
              for _ in range(3)]

@@ -37,21 +37,35 @@ def _sibling_imports(path: pathlib.Path) -> set[str]:
     return {name for name in names if (CODE / f"{name}.py").exists()}
 
 
-def test_the_sandbox_copies_and_preloads_every_module_the_registry_imports():
-    from sandbox import pool
+def test_the_sandbox_worker_has_every_module_the_registry_imports_loaded_before_the_job():
+    import json
 
-    needed, queue = set(), ["tool_registry"]
+    import sandbox
+
+    needed, queue = set(), ["tool_registry", "tool_outcome"]
     while queue:                                 # follow imports between course modules
         name = queue.pop()
         if name not in needed:
             needed.add(name)
             queue.extend(_sibling_imports(CODE / f"{name}.py"))
-    assert needed >= {"tool_registry", "type_schema", "tool_arguments"}
-    copied = {target for _, target in pool.RUNTIME_FILES}
-    assert {f"{name}.py" for name in needed} <= copied
-    for source, _ in pool.RUNTIME_FILES:
-        assert os.path.exists(source), source
-    worker = (pathlib.Path(pool.HERE) / "worker.py").read_text(encoding="utf-8")
-    preload = worker[worker.index("def preload"):worker.index("def _warm_registry")]
-    for name in needed:
-        assert f"import {name}" in preload, f"worker.preload() does not import {name}"
+    assert needed >= {"tool_registry", "type_schema", "tool_arguments", "tool_outcome"}
+    names = sorted(needed)
+    # The job's own module looks before it imports anything: what is in sys.modules then was
+    # loaded by the worker in advance (before its limits); each must also import in the job.
+    source = f"""import sys
+LOADED = sorted(name for name in {names!r} if name in sys.modules)
+import importlib
+for name in {names!r}:
+    importlib.import_module(name)
+from tool_registry import ToolRegistry
+
+registry = ToolRegistry()
+
+
+@registry.tool("报告工作进程预先导入的课程模块")
+def loaded() -> list:
+    return LOADED
+"""
+    result = sandbox.run_tool(source, "loaded", {})
+    assert result["ok"], result
+    assert json.loads(result["content"]) == names

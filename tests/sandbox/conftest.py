@@ -45,10 +45,10 @@ def sandbox_status():
 
 
 def pytest_terminal_summary(terminalreporter):
-    layers = getattr(sandbox, "_pool", None) and sandbox._pool.last_layers
+    state = sandbox.status()
+    layers = state["layers"]
     if not layers:
         return
-    state = sandbox.describe_mode(layers, sandbox.serving_publicly())
     missing = [name for name in ("seccomp", "landlock", "rlimits", "non_dumpable") if not layers.get(name)]
     line = (f"sandbox mode={state['mode']} seccomp={layers.get('seccomp')} landlock_abi={layers.get('landlock')} "
             f"rlimits={layers.get('rlimits')} non_dumpable={layers.get('non_dumpable')} "
@@ -60,10 +60,23 @@ def pytest_terminal_summary(terminalreporter):
                                     + " (containment tests relying on them fail)", red=True, bold=True)
 
 
+@pytest.fixture
+def configured():
+    """`sandbox.configure` for one test: the settings in force before it come back afterwards."""
+    before = sandbox.current_settings()
+    yield sandbox.configure
+    sandbox.configure(before)
+
+
+# The naive generator is registered by the app (app.launch); tests that use it register it the same way.
+NAIVE_METHOD = {"naive": "naive_schema:naive_function_schema"}
+
+
 class _Helpers:
     tool_source = staticmethod(tool_source)
     group_members = staticmethod(group_members)
     assert_group_gone = staticmethod(assert_group_gone)
+    naive_method = NAIVE_METHOD
 
 
 @pytest.fixture(scope="session")

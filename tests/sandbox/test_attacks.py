@@ -50,11 +50,15 @@ def world(tmp_path_factory):
                os.path.join(REPO, "sandbox", "__init__.py"), str(env_file)]
     # The attacks below are real: this process itself can read what the workers must not.
     # Popen returns once exec has closed the child's descriptors, a moment before the kernel
-    # has set up the new program's environment block: until then the file reads empty.
+    # has set up the new program's environment block: until then the file reads empty (or,
+    # while the child is still the non-dumpable copy of this sealed process, is refused).
     deadline = time.monotonic() + 10
     while True:
-        with open(f"/proc/{sibling.pid}/environ", "rb") as handle:
-            planted = handle.read()
+        try:
+            with open(f"/proc/{sibling.pid}/environ", "rb") as handle:
+                planted = handle.read()
+        except PermissionError:
+            planted = b""
         if planted or time.monotonic() > deadline:
             break
         time.sleep(0.01)

@@ -10,6 +10,9 @@ import uuid
 import pytest
 
 import sandbox
+from sandbox.admission import Gate
+from sandbox.pool import Pool
+from sandbox.settings import Settings
 
 GOOD = '''from tool_registry import ToolRegistry
 
@@ -49,13 +52,11 @@ return f"{os.getpriority(os.PRIO_PROCESS, 0)} {os.sched_getscheduler(0)} {seen['
 
 
 @pytest.fixture
-def quick_limits(monkeypatch):
+def quick_limits(configured):
     """Short time limits so that hitting them costs fractions of a second."""
-    monkeypatch.setattr(sandbox._limits, "wall_seconds", 0.4)
-    monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 0.3)
-    monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 0.6)
-    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 0.6)
-    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
+    configured(wall_seconds=0.4, probation_wall_seconds=0.3, per_session_seconds_per_minute=0.6,
+               probation_seconds_per_minute=0.6, refusal_pause_seconds=0.0)
+    return configured
 
 
 def session():
@@ -92,44 +93,43 @@ def test_schema_extraction_counts_against_the_same_budget(helpers, quick_limits)
 
 def test_probation_runs_only_on_idle_cpu_and_others_do_not(helpers, quick_limits):
     sid = session()
-    normal = f"{sandbox._settings['job_nice']} {os.SCHED_OTHER}"
+    normal = f"{sandbox.current_settings().job_nice} {os.SCHED_OTHER}"
     assert sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)["content"] == normal
     sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
     assert sandbox.session_usage(sid)["on_probation"] is True
     idle = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=sid)
-    assert idle["ok"] and idle["content"] == f"{sandbox._settings['probation_nice']} {os.SCHED_IDLE}"
+    assert idle["ok"] and idle["content"] == f"{sandbox.current_settings().probation_nice} {os.SCHED_IDLE}", idle
     fine = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
     assert fine["ok"] and fine["content"] == normal
 
 
-def test_a_job_still_running_after_a_moment_moves_to_idle_cpu_threads_and_all(helpers, monkeypatch):
-    monkeypatch.setitem(sandbox._settings, "demote_after_seconds", 0.1)
+def test_a_job_still_running_after_a_moment_moves_to_idle_cpu_threads_and_all(helpers, configured):
+    configured(demote_after_seconds=0.1)
     slow = sandbox.run_tool(helpers.tool_source(SLOW), "attack", {}, session_id=session())
     assert slow["ok"], slow
     assert slow["content"] == f"19 {os.SCHED_IDLE} {os.SCHED_IDLE}"
     quick = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
-    assert quick["content"] == f"{sandbox._settings['job_nice']} {os.SCHED_OTHER}"
+    assert quick["content"] == f"{sandbox.current_settings().job_nice} {os.SCHED_OTHER}"
 
 
-def start_loop(helpers, monkeypatch, slow_lane):
-    """One quick slot, one loop in it that has been moved to idle CPU; returns its thread."""
-    monkeypatch.setitem(sandbox._settings, "demote_after_seconds", 0.1)
-    monkeypatch.setitem(sandbox._settings, "queue_wait_seconds", 0.5)
-    monkeypatch.setattr(sandbox._limits, "wall_seconds", 2.0)
-    monkeypatch.setattr(sandbox, "_slots", threading.BoundedSemaphore(1))
-    monkeypatch.setattr(sandbox, "_slow_slots", slow_lane)
+def start_loop(helpers, configured, slow_lane):
+    """One quick slot, one loop in it that has been moved to idle CPU (a slow lane of
+    `slow_lane` slots: 0 is a full one); returns its thread."""
+    configured(demote_after_seconds=0.1, queue_wait_seconds=0.5, wall_seconds=2.0, max_concurrent=1,
+               slow_concurrent=slow_lane)
     sid, outcome = session(), {}
     loop = threading.Thread(target=lambda: outcome.update(
         sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)))
     loop.start()
-    while sandbox.session_usage(sid)["running"] == 0:
+    deadline = time.monotonic() + 10
+    while not sandbox.session_usage(sid)["holding_slot"] and loop.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.3)
     return loop, outcome
 
 
-def test_a_slow_job_gives_its_slot_to_the_quick_ones_behind_it(helpers, monkeypatch):
-    loop, outcome = start_loop(helpers, monkeypatch, threading.BoundedSemaphore(1))
+def test_a_slow_job_gives_its_slot_to_the_quick_ones_behind_it(helpers, configured):
+    loop, outcome = start_loop(helpers, configured, 1)
     quick = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
     still_looping = loop.is_alive()
     loop.join()
@@ -137,25 +137,25 @@ def test_a_slow_job_gives_its_slot_to_the_quick_ones_behind_it(helpers, monkeypa
     assert still_looping and outcome["error_code"] == "timeout"
 
 
-def test_a_slow_job_keeps_its_slot_when_the_slow_lane_is_full(helpers, monkeypatch):
-    full = threading.BoundedSemaphore(1)
-    full.acquire()
-    loop, outcome = start_loop(helpers, monkeypatch, full)
+def test_a_slow_job_keeps_its_slot_when_the_slow_lane_is_full(helpers, configured):
+    loop, outcome = start_loop(helpers, configured, 0)
     waited = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
     loop.join()
-    full.release()
     assert waited["error_code"] == "busy" and "服务器正忙" in waited["content"]
     assert outcome["error_code"] == "timeout"
 
 
-def test_a_job_on_idle_cpu_lets_the_warm_pool_refill_before_its_own_fork(helpers, monkeypatch):
-    pool = sandbox._current_pool()
+def test_a_job_on_idle_cpu_lets_the_warm_pool_refill_before_its_own_fork(helpers, monkeypatch, request):
+    pool = Pool(pool_size=2)                   # a pool of its own, warm like the sandbox's in class
+    request.addfinalizer(pool.close)
+    pool.start()
+    pool.wait_warm(timeout=15.0)
     for worker in [pool.take() for _ in range(pool.pool_size)]:   # the class just used every warm worker
         worker.kill()
         worker.close()
     warm_at_fork, spawn = [], pool.spawn
     monkeypatch.setattr(pool, "spawn", lambda memory_bytes=None: (
-        warm_at_fork.append(len(pool._ready)) if memory_bytes else None) or spawn(memory_bytes))
+        warm_at_fork.append(pool.warm_count()) if memory_bytes else None) or spawn(memory_bytes))
     outcome = pool.run({"op": "run", "source": GOOD, "name": "add", "args": {"a": 1}},
                        idle=True, memory_bytes=64 << 20)
     assert outcome.result["content"] == "2"
@@ -170,13 +170,9 @@ def test_a_tool_cannot_raise_its_own_priority(helpers, quick_limits):
     assert escaped["content"] == f"['refused', 'refused', 'refused'] {os.SCHED_IDLE}"
 
 
-def test_sessions_on_probation_share_one_slot(helpers, quick_limits, monkeypatch):
-    monkeypatch.setitem(sandbox._settings, "per_session_seconds_per_minute", 30.0)
-    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 30.0)
-    monkeypatch.setitem(sandbox._settings, "queue_wait_seconds", 0.2)
-    monkeypatch.setitem(sandbox._settings, "probation_wall_seconds", 1.0)
-    slots = threading.BoundedSemaphore(1)
-    monkeypatch.setattr(sandbox, "_probation_slots", slots)
+def test_sessions_on_probation_share_one_slot(helpers, quick_limits):
+    quick_limits(per_session_seconds_per_minute=30.0, probation_seconds_per_minute=30.0, queue_wait_seconds=0.2,
+                 probation_wall_seconds=1.0, probation_concurrent=1)
     first, second = session(), session()
     for sid in (first, second):
         sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
@@ -186,7 +182,7 @@ def test_sessions_on_probation_share_one_slot(helpers, quick_limits, monkeypatch
     thread = threading.Thread(target=lambda: holding.update(sandbox.run_tool(slow, "attack", {}, session_id=first)))
     thread.start()
     deadline = time.monotonic() + 5
-    while slots._value and time.monotonic() < deadline:       # until the first holds the one slot
+    while not sandbox.session_usage(first)["holding_slot"] and time.monotonic() < deadline:   # the one slot
         time.sleep(0.005)
     waiting = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=second)
     unaffected = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
@@ -203,54 +199,46 @@ def test_idle_sessions_are_forgotten():
     sandbox.forget_session(sid)
     assert not sandbox.session_usage(sid)["known"]
 
-    stale = session()
-    sandbox.run_tool(GOOD, "add", {"a": 2}, session_id=stale)
-    with sandbox._sessions_lock:
-        sandbox._ledgers[stale].last_seen -= 3600
-    sandbox._last_prune[0] = 0.0
-    kept = session()
-    sandbox.run_tool(GOOD, "add", {"a": 3}, session_id=kept)          # admission prunes now and then
-    assert not sandbox.session_usage(stale)["known"] and sandbox.session_usage(kept)["known"]
 
 
-def test_configure_sets_the_fairness_limits(monkeypatch):
-    for name in ("per_session_seconds_per_minute", "probation_seconds", "probation_wall_seconds",
-                 "probation_seconds_per_minute", "probation_nice", "probation_concurrent"):
-        monkeypatch.setitem(sandbox._settings, name, sandbox._settings[name])
-    monkeypatch.setattr(sandbox, "_probation_slots", sandbox._probation_slots)
-    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", sandbox._settings["refusal_pause_seconds"])
-    sandbox.configure(per_session_seconds_per_minute=5, probation_seconds=30, probation_wall_seconds=0.5,
-                      probation_seconds_per_minute=1.5, probation_nice=40, probation_concurrent=2,
-                      refusal_pause_seconds=0.25)
-    assert sandbox._settings["per_session_seconds_per_minute"] == 5.0
-    assert sandbox._settings["probation_seconds_per_minute"] == 1.5
-    assert sandbox._settings["probation_nice"] == 19                      # clamped to what the kernel allows
-    assert sandbox._settings["probation_concurrent"] == 2 and sandbox._settings["refusal_pause_seconds"] == 0.25
-    assert sandbox._probation_slots.acquire(blocking=False) and sandbox._probation_slots.acquire(blocking=False)
+def test_sessions_idle_for_long_are_dropped_and_running_ones_kept():
+    gate = Gate(lambda: Settings(), pool=None)       # the admission alone: no job is run
+    with gate.admit("stale"):
+        pass
+    with gate.admit("running"):
+        gate.forget_idle(now=time.monotonic() + 3600, force=True)      # an hour later
+        assert not gate.usage("stale")["known"] and gate.usage("running")["known"]
+    assert gate.known() == 1
 
 
-def test_a_session_is_answered_from_its_last_extractions(helpers):
+def test_configure_sets_the_fairness_limits(configured):
+    configured(per_session_seconds_per_minute=5, probation_seconds=30, probation_wall_seconds=0.5,
+               probation_seconds_per_minute=1.5, probation_nice=40, probation_concurrent=2,
+               refusal_pause_seconds=0.25)
+    settings = sandbox.current_settings()
+    assert settings.per_session_seconds_per_minute == 5.0
+    assert settings.probation_seconds_per_minute == 1.5
+    assert settings.probation_nice == 19                                  # clamped to what the kernel allows
+    assert settings.probation_concurrent == 2 and settings.refusal_pause_seconds == 0.25
+    probation = Gate(sandbox.current_settings, pool=None).slots("probation")
+    assert probation.acquire(blocking=False) and probation.acquire(blocking=False)
+    assert not probation.acquire(blocking=False)
+    with pytest.raises(TypeError):
+        sandbox.configure(per_session_seconds=5)                          # a misspelt name is not ignored
+
+
+def test_every_extraction_is_charged_to_its_session(quick_limits):
     sid = session()
+    quick_limits(per_session_seconds_per_minute=1e-6)              # one job's worth of budget
     first = sandbox.extract_schemas(GOOD, session_id=sid)
-    spent = sandbox.session_usage(sid)["seconds_last_minute"]
-    again = sandbox.extract_schemas(GOOD, session_id=sid)
-    assert first["ok"] and again == first                        # the same answer, from the same worker
-    assert sandbox.session_usage(sid)["seconds_last_minute"] == spent    # and nothing charged
-    again["tools"].clear()                                        # a caller's changes stay its own
-    assert sandbox.extract_schemas(GOOD, session_id=sid)["tools"] == first["tools"]
-    strict = sandbox.extract_schemas(GOOD, strict=True, session_id=sid)
-    assert strict["ok"] and strict["worker_pid"] != first["worker_pid"]      # other options: run again
-    other = sandbox.extract_schemas(GOOD, session_id=session())
-    assert other["ok"] and other["worker_pid"] != first["worker_pid"]        # other sessions: their own run
-    broken = [sandbox.extract_schemas("def broken(:\n", session_id=sid) for _ in range(2)]
-    assert not broken[0]["ok"] and broken[0]["worker_pid"] != broken[1]["worker_pid"]   # failures: not kept
-    for index in range(sandbox.SCHEMAS_REMEMBERED):               # only the last few are kept
-        sandbox.extract_schemas(GOOD + f"\n# edit {index}\n", session_id=sid)
-    assert sandbox.extract_schemas(GOOD, session_id=sid)["worker_pid"] != first["worker_pid"]
+    assert first["ok"] and sandbox.session_usage(sid)["seconds_last_minute"] >= 0
+    again = sandbox.extract_schemas(GOOD, session_id=sid)           # the very same source: charged again
+    assert again["error"]["code"] == "rate_limited" and again.get("worker_pid") is None
+    assert sandbox.extract_schemas(GOOD, session_id=session())["ok"]            # others: their own budget
 
 
-def test_probation_has_a_smaller_memory_budget(helpers, quick_limits, monkeypatch):
-    monkeypatch.setitem(sandbox._settings, "probation_seconds_per_minute", 30.0)
+def test_probation_has_a_smaller_memory_budget(helpers, quick_limits):
+    quick_limits(probation_seconds_per_minute=30.0)
     big = helpers.tool_source("block = bytearray(100 * 1024 * 1024)\nreturn len(block) >> 20")
     fine = sandbox.run_tool(big, "attack", {}, session_id=session())
     assert fine["ok"] and fine["content"] == "100"
@@ -258,16 +246,14 @@ def test_probation_has_a_smaller_memory_budget(helpers, quick_limits, monkeypatc
     sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
     assert sandbox.session_usage(sid)["on_probation"]
     squeezed = sandbox.run_tool(big, "attack", {}, session_id=sid)
-    budget = sandbox._settings["probation_memory_bytes"] >> 20
+    budget = sandbox.current_settings().probation_memory_bytes >> 20
     assert squeezed["error_code"] == "memory_limit" and f"约 {budget} MB" in squeezed["content"]
 
 
-def test_refusals_in_a_row_wait_longer(monkeypatch):
-    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 1.5)
-    monkeypatch.setitem(sandbox._settings, "refusal_pause_max_seconds", 6.0)
-    assert [sandbox.refusal_pause(n) for n in (1, 2, 3, 4, 9)] == [1.5, 3.0, 6.0, 6.0, 6.0]
-    monkeypatch.setitem(sandbox._settings, "refusal_pause_seconds", 0.0)
-    assert sandbox.refusal_pause(5) == 0.0
+def test_refusals_in_a_row_wait_longer():
+    gate = Gate(lambda: Settings(refusal_pause_seconds=1.5, refusal_pause_max_seconds=6.0), pool=None)
+    assert [gate.refusal_pause(n) for n in (1, 2, 3, 4, 9)] == [1.5, 3.0, 6.0, 6.0, 6.0]
+    assert Gate(lambda: Settings(refusal_pause_seconds=0.0), pool=None).refusal_pause(5) == 0.0
 
 
 def test_a_job_that_runs_starts_the_refusal_count_again(helpers, quick_limits):
@@ -276,8 +262,7 @@ def test_a_job_that_runs_starts_the_refusal_count_again(helpers, quick_limits):
     sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
     for expected in (1, 2):
         assert sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)["error_code"] == "rate_limited"
-        assert sandbox._ledgers[sid].refused == expected
-    with sandbox._sessions_lock:
-        sandbox._ledgers[sid].spent.clear()                 # the minute has passed
+        assert sandbox.session_usage(sid)["refused_in_a_row"] == expected
+    quick_limits(per_session_seconds_per_minute=60.0, probation_seconds_per_minute=60.0)   # budget again
     assert sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)["ok"]
-    assert sandbox._ledgers[sid].refused == 0
+    assert sandbox.session_usage(sid)["refused_in_a_row"] == 0

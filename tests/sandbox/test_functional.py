@@ -7,6 +7,10 @@ import time
 import pytest
 
 import sandbox
+import tool_outcome
+from sandbox.messages import describe_mode
+from sandbox.service import Sandbox
+from sandbox.settings import Settings
 
 GOOD = '''from typing import Literal
 from tool_registry import ToolRegistry
@@ -60,7 +64,8 @@ def test_extract_strict_marks_functions():
     assert result["ok"] and all(tool["function"].get("strict") is True for tool in result["tools"])
 
 
-def test_naive_method_shows_the_future_annotations_trap():
+def test_naive_method_shows_the_future_annotations_trap(helpers, configured):
+    configured(schema_methods=helpers.naive_method)          # as the app registers it
     proper = sandbox.extract_schemas(FUTURE)
     naive = sandbox.extract_schemas(FUTURE, method="naive")
     assert proper["ok"] and naive["ok"], (proper, naive)
@@ -72,6 +77,29 @@ def test_naive_method_shows_the_future_annotations_trap():
 def test_unknown_method_is_rejected():
     result = sandbox.extract_schemas(GOOD, method="magic")
     assert result["ok"] is False and result["error"]["code"] == "invalid_request"
+
+
+def test_a_schema_method_must_name_a_module_and_a_function():
+    for bad in ({"naive": "naive_schema"}, {"registry": "naive_schema:naive_function_schema"}):
+        with pytest.raises(ValueError):
+            sandbox.configure(schema_methods=bad)
+
+
+def test_run_tool_returns_every_tool_outcome_field_and_only_the_sandbox_own():
+    sandbox_own = {"stdout", "stderr", "wall_ms", "worker_pid", "error"}
+    for result in (sandbox.run_tool(GOOD, "add", {"a": 1}), sandbox.run_tool(GOOD, "nope", {}),
+                   sandbox.run_tool(None, "add", {}), sandbox.run_tool("def broken(:\n", "add", {})):
+        assert set(result) == set(tool_outcome.FIELDS) | sandbox_own, result
+        assert tool_outcome.ToolOutcome(**{name: result[name] for name in tool_outcome.FIELDS}).ok is result["ok"]
+
+
+def test_failures_on_both_sides_of_the_boundary_use_the_one_label_table(helpers):
+    looping = sandbox.run_tool(helpers.tool_source("while True:\n    pass"), "attack", {}, session_id=None)
+    blocked = sandbox.run_tool(helpers.tool_source("import os\nos.kill(1, 9)"), "attack", {})
+    broken = sandbox.run_tool("def broken(:\n", "add", {})
+    for result in (looping, blocked, broken):                   # parent, worker, worker before the call
+        label = tool_outcome.LABELS[result["error_code"]]
+        assert result["content"].startswith(f"❌ [{label}] "), result["content"]
 
 
 def test_run_tool_returns_content_arguments_and_stdout():
@@ -184,44 +212,44 @@ def test_status_reports_layers():
         assert layers["uid"] != 0, "workers must drop root"
 
 
-def test_public_serving_detection(monkeypatch):
+def test_public_serving_detection(monkeypatch, configured):
     monkeypatch.delenv("SPACE_ID", raising=False)
     monkeypatch.delenv("GRADIO_SERVER_NAME", raising=False)
-    monkeypatch.setitem(sandbox._settings, "public", None)
-    monkeypatch.setitem(sandbox._settings, "server_name", None)
+    configured(Settings())
     assert sandbox.serving_publicly() is False
-    monkeypatch.setitem(sandbox._settings, "server_name", "0.0.0.0")
-    assert sandbox.serving_publicly() is True
-    monkeypatch.setitem(sandbox._settings, "server_name", "127.0.0.1")
+    assert Settings(server_name="0.0.0.0").serving_publicly() is True
+    assert Settings(server_name="0.0.0.0", public=False).serving_publicly() is False
+    configured(server_name="127.0.0.1")
     monkeypatch.setenv("SPACE_ID", "someone/tool-workshop")
     assert sandbox.serving_publicly() is True
 
 
 def test_fail_closed_without_seccomp_when_public():
     layers = {"uid": 65534, "rlimits": True, "landlock": 0, "seccomp": False, "seccomp_error": "no libseccomp"}
-    public = sandbox.describe_mode(layers, public=True)
+    public = describe_mode(layers, public=True)
     assert public["mode"] == "refused" and "seccomp" in public["notice"]
-    local = sandbox.describe_mode(layers, public=False)
+    local = describe_mode(layers, public=False)
     assert local["mode"] == "unsandboxed" and "没有隔离" in local["notice"]
-    assert sandbox.describe_mode(dict(layers, seccomp=True), public=True)["mode"] == "sandboxed"
+    assert describe_mode(dict(layers, seccomp=True), public=True)["mode"] == "sandboxed"
 
 
 def test_refused_mode_stops_every_run(monkeypatch):
-    monkeypatch.setattr(sandbox, "status", lambda: {"mode": "refused", "layers": {}, "notice": "不能运行"})
-    ran = sandbox.run_tool(GOOD, "add", {"a": 1})
+    refusing = Sandbox()                      # a sandbox of its own, whose workers report no seccomp
+    monkeypatch.setattr(refusing, "status", lambda: {"mode": "refused", "layers": {}, "notice": "不能运行"})
+    ran = refusing.run_tool(GOOD, "add", {"a": 1})
     assert ran["ok"] is False and ran["error_code"] == "sandbox_refused" and "不能运行" in ran["content"]
-    extracted = sandbox.extract_schemas(GOOD)
+    extracted = refusing.extract_schemas(GOOD)
     assert extracted["ok"] is False and extracted["error"]["code"] == "sandbox_refused"
 
 
-def test_per_session_limit(helpers, monkeypatch):
-    monkeypatch.setitem(sandbox._settings, "per_session_concurrent", 1)
+def test_per_session_limit(helpers, configured):
+    configured(per_session_concurrent=1)
     slow = helpers.tool_source("import time\ntime.sleep(1.0)\nreturn 'done'")
     first = {}
     thread = threading.Thread(target=lambda: first.update(sandbox.run_tool(slow, "attack", {}, session_id="s1")))
     thread.start()
     deadline = time.monotonic() + 5
-    while not sandbox._session_running.get("s1") and time.monotonic() < deadline:
+    while not sandbox.session_usage("s1")["running"] and time.monotonic() < deadline:
         time.sleep(0.005)
     second = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id="s1")
     other = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id="s2")

@@ -1,0 +1,63 @@
+"""What the sandbox tells a student, in Chinese: why a job produced no usable reply, and
+in which mode the sandbox runs.  Here are only the sentences: the error text around them
+(label and all) is written by `tool_outcome.error_text`, the one formatter of the project."""
+import os
+
+
+def verdict(code, message, line=None):
+    """The `error` of a reply: what went wrong, where (a line of the student's source)."""
+    return {"code": code, "message": message, "line": line}
+
+
+def machine_failure(outcome, limits, wall_seconds, memory_bytes):
+    """Turns a job that produced no usable reply into (code, Chinese message)."""
+    if outcome.timed_out:
+        return "timeout", f"运行超过 {wall_seconds:g} 秒，检查是否有死循环或长时间等待。"
+    if outcome.too_large in ("stdout", "stderr"):
+        return "output_too_large", (f"输出超过 {limits.output_bytes // 1024} KB，已停止运行。"
+                                    "请减少 print 的内容，只输出需要的信息。")
+    if outcome.too_large == "result":
+        return "output_too_large", (f"返回值超过 {limits.result_bytes // 1024} KB。"
+                                    "请只返回模型需要的信息，不要返回整份数据。")
+    stderr = outcome.stderr.decode("utf-8", "replace")
+    if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
+        return "memory_limit", (f"内存超过上限（约 {memory_bytes >> 20} MB），工具进程被终止。"
+                                "请减少数据量。")
+    if "RecursionError" in stderr or "Fatal Python error" in stderr or not stderr.strip():
+        return "worker_crashed", ("工具进程意外退出（常见原因：递归太深、内存耗尽或触碰了系统限制）。"
+                                  "请检查代码后重试。")
+    return "worker_crashed", "工具进程意外退出。请检查代码后重试。"
+
+
+def worker_unavailable(exc):
+    return "worker_crashed", f"无法启动工作进程：{exc}"
+
+
+BAD_REPLY = ("worker_crashed", "工作进程的回复格式不对，请重试。")
+
+
+def describe_mode(layers, public, start_error=None):
+    """The mode and the notice for the layers a worker reported (None: no worker started)."""
+    if not layers:
+        return {"mode": "refused", "layers": {}, "public": public,
+                "notice": f"无法启动运行工具的工作进程，暂时不能运行工具代码（{start_error}）。"}
+    layers = dict(layers)
+    if layers.get("seccomp"):
+        parts = ["seccomp 系统调用过滤"]
+        if layers.get("landlock"):
+            parts.append(f"Landlock 文件与网络限制（ABI {layers['landlock']}）")
+        if layers.get("rlimits"):
+            parts.append("CPU、内存、文件与输出上限")
+        if layers.get("uid") not in (None, 0) and os.geteuid() == 0:
+            parts.append("以无特权用户运行")
+        return {"mode": "sandboxed", "layers": layers, "public": public,
+                "notice": "工具代码在一次性的隔离进程中运行：" + "、".join(parts) + "。"}
+    if public:
+        return {"mode": "refused", "layers": layers, "public": public,
+                "notice": ("这台服务器无法加载 seccomp 沙箱（" + layers.get("seccomp_error", "未知原因")
+                           + "）。应用正在公开提供服务，为安全起见不运行任何工具代码。"
+                           "请在自己的电脑上运行本应用来体验。")}
+    return {"mode": "unsandboxed", "layers": layers, "public": public,
+            "notice": ("注意：本机没有可用的 seccomp 沙箱（" + layers.get("seccomp_error", "未知原因")
+                       + "），工具代码只在带资源限制的子进程中运行，没有隔离。"
+                       "只适合在自己的电脑上运行自己信任的代码。")}

@@ -1,0 +1,208 @@
+"""The sandbox as one object: its settings, its pool of workers and its admission gate,
+and the two jobs it runs (describe a module's tools, run one tool).
+
+Only JSON crosses the boundary.  Every failure comes back as data with a Chinese
+message and an error code; nothing here raises for bad student code.
+"""
+import dataclasses
+import json
+import threading
+
+from tool_outcome import ToolOutcome, error_text, failure
+
+from . import messages
+from .admission import Gate, Refusal
+from .pool import Pool, WorkerError
+from .settings import Settings
+
+MAX_SOURCE_CHARS = 200_000
+MAX_ARGS_CHARS = 100_000
+
+
+class Sandbox:
+    def __init__(self, settings=None):
+        self._lock = threading.Lock()
+        self._settings = settings or Settings()
+        self._pool = None
+        self._pool_built = None           # the shape the current pool was started with
+        self.gate = Gate(self.settings, self.pool)
+
+    # ------------------------------------------------------------ settings and the pool
+
+    def settings(self):
+        return self._settings
+
+    def configure(self, settings=None, **changes):
+        """Replaces the settings (`settings`, then `changes` on top); returns the ones replaced."""
+        with self._lock:
+            previous = self._settings
+            self._settings = (settings or previous).changed(**changes)
+        self._restart_if_changed()
+        return previous
+
+    def _pool_shape(self):
+        """What the workers are started with (the time limit is not: it is set per job)."""
+        settings = self._settings
+        return {"pool_size": settings.pool_size, "limits": settings.limits,
+                "require_seccomp": settings.serving_publicly(), "nice": settings.job_nice,
+                "schema_methods": dict(settings.schema_methods)}
+
+    @staticmethod
+    def _same_workers(shape, other):
+        untimed = [dict(each, limits=dataclasses.replace(each["limits"], wall_seconds=0)) for each in (shape, other)]
+        return untimed[0] == untimed[1]
+
+    def pool(self):
+        with self._lock:
+            if self._pool is None:
+                self._pool_built = self._pool_shape()
+                self._pool = Pool(**self._pool_built)
+            pool = self._pool
+        pool.start()
+        return pool
+
+    def _restart_if_changed(self):
+        """A new pool when the workers would be started differently."""
+        with self._lock:
+            old = self._pool
+            if old is None or self._same_workers(self._pool_shape(), self._pool_built):
+                return
+            self._pool = None
+        old.close()
+
+    def start(self, wait=True):
+        pool = self.pool()
+        if wait and pool.pool_size:
+            pool.wait_warm(timeout=15.0)
+        return pool
+
+    def shutdown(self):
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool:
+            pool.close()
+
+    # ------------------------------------------------------------ status
+
+    def status(self):
+        try:
+            pool = self.pool()
+            if pool.last_layers is None:
+                try:
+                    worker = pool.spawn()
+                    worker.kill()
+                    worker.close()
+                except (WorkerError, OSError) as exc:
+                    pool.start_error = str(exc)
+        except Exception as exc:  # the zygote could not even start
+            layers, start_error = None, str(exc)
+        else:
+            layers, start_error = pool.last_layers, pool.start_error
+        return messages.describe_mode(layers, self._settings.serving_publicly(), start_error)
+
+    def _check_request(self, source):
+        if not isinstance(source, str):
+            raise Refusal("invalid_request", "源码必须是字符串。")
+        if len(source) > MAX_SOURCE_CHARS:
+            raise Refusal("source_too_large", f"源码超过 {MAX_SOURCE_CHARS} 个字符，请精简后再试。")
+        mode = self.status()
+        if mode["mode"] == "refused":
+            raise Refusal("sandbox_refused", mode["notice"])
+
+    # ------------------------------------------------------------ the two jobs
+
+    def extract_schemas(self, source, method="registry", strict=False, session_id=None):
+        """Runs the module in a worker and returns its tools' schemas (or why it could not).
+        With a `session_id` the run is charged to that session's budget like a tool run."""
+        empty = {"ok": False, "tools": [], "warnings": {}, "error": None, "stdout": ""}
+        methods = ("registry", *self._settings.schema_methods)
+        if method not in methods:
+            names = "、".join(f"\"{name}\"" for name in methods)
+            return dict(empty, error=messages.verdict("invalid_request", f"method 只能是 {names}。"))
+        try:
+            self._check_request(source)
+            with self.gate.admit(session_id, counts_as_run=False) as admission:
+                outcome = admission.run({"op": "extract", "source": source, "method": method,
+                                         "strict": bool(strict)})
+        except Refusal as refusal:
+            return dict(empty, error=messages.verdict(refusal.code, refusal.message))
+        except (WorkerError, OSError) as exc:
+            return dict(empty, error=messages.verdict(*messages.worker_unavailable(exc)))
+        stdout = _text(outcome.stdout)
+        reply = outcome.result
+        empty["worker_pid"] = outcome.worker_pid
+        if reply is None or outcome.too_large:
+            code, message = messages.machine_failure(outcome, admission.settings.limits,
+                                                     admission.wall_seconds, admission.memory_bytes)
+            return dict(empty, stdout=stdout, error=messages.verdict(code, message))
+        tools, warnings, error = reply.get("tools"), reply.get("warnings"), reply.get("error")
+        if not isinstance(tools, list) or not isinstance(warnings, dict) or \
+                (error is not None and not isinstance(error, dict)):
+            return dict(empty, stdout=stdout, error=messages.verdict(*messages.BAD_REPLY))
+        return {"ok": bool(reply.get("ok")) and error is None, "tools": tools, "warnings": warnings,
+                "error": error, "stdout": stdout, "duration_ms": outcome.wall_ms,
+                "worker_pid": outcome.worker_pid}
+
+    def run_tool(self, source, name, args, session_id=None):
+        """Runs one tool of the module in a fresh worker: every ToolOutcome field (what the model
+        is fed) plus what only the sandbox knows: stdout, stderr, wall_ms, worker_pid, error."""
+        result = dict(ToolOutcome(False, "").to_dict(), stdout="", stderr="", wall_ms=0.0,
+                      worker_pid=None, error=None)
+
+        def failed(code, message, **fields):
+            return {**result, **failure(code, message).to_dict(), "error": messages.verdict(code, message),
+                    **fields}
+
+        if not isinstance(name, str):
+            return failed("invalid_request", "工具名必须是字符串。")
+        if not isinstance(args, (dict, str)) and args is not None:
+            return failed("invalid_request", "参数必须是对象（dict）或 JSON 字符串。")
+        try:
+            encoded = json.dumps(args if args is not None else {}, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            return failed("invalid_request", f"参数无法转成 JSON：{exc}")
+        if len(encoded) > MAX_ARGS_CHARS:
+            return failed("invalid_request", "参数太长，请精简后再试。")
+        try:
+            self._check_request(source)
+            with self.gate.admit(session_id) as admission:
+                outcome = admission.run({"op": "run", "source": source, "name": name,
+                                         "args": args if args is not None else {}})
+        except Refusal as refusal:
+            return failed(refusal.code, refusal.message)
+        except (WorkerError, OSError) as exc:
+            return failed(*messages.worker_unavailable(exc))
+        seen = {"stdout": _text(outcome.stdout), "stderr": _text(outcome.stderr),
+                "wall_ms": outcome.wall_ms, "worker_pid": outcome.worker_pid}
+        reply = outcome.result
+        if reply is None or outcome.too_large:
+            code, message = messages.machine_failure(outcome, admission.settings.limits,
+                                                     admission.wall_seconds, admission.memory_bytes)
+            return failed(code, message, duration_ms=outcome.wall_ms, **seen)
+        result.update(seen)
+        error = reply.get("error") if isinstance(reply.get("error"), dict) else None
+        content = reply.get("content")
+        if not isinstance(content, str) or not content:
+            if error:
+                content = error_text(str(error.get("code")), str(error.get("message", "")))
+            else:
+                content = "" if content is None else str(content)
+        clipped_from = reply.get("clipped_from")
+        result.update({
+            "ok": reply.get("ok") is True,
+            "content": content,
+            "error_code": reply.get("error_code") if isinstance(reply.get("error_code"), str) else None,
+            "duration_ms": float(reply.get("duration_ms") or 0.0),
+            "arguments": reply.get("arguments") if isinstance(reply.get("arguments"), dict) else None,
+            "problems": [str(p) for p in reply.get("problems") or []],
+            "coercions": [str(c) for c in reply.get("coercions") or []],
+            "clipped_from": clipped_from if isinstance(clipped_from, int) else None,
+            "error": error,
+        })
+        if not result["ok"] and result["error_code"] is None:
+            result["error_code"] = (error or {}).get("code") or "tool_exception"
+        return result
+
+
+def _text(data):
+    return data.decode("utf-8", "replace")

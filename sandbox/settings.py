@@ -1,0 +1,123 @@
+"""How the sandbox runs: one immutable `Settings` value (with the workers' `Limits`).
+
+`configure(**changes)` in the package replaces the current value with `settings.changed(...)`;
+nothing here holds state.  Every number is checked and clamped once, here.
+"""
+import dataclasses
+import ipaddress
+import os
+from types import MappingProxyType
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """What one worker may use. `wall_seconds` is per job; the rest are set in the worker."""
+    wall_seconds: float = 2.0
+    cpu_seconds: int = 3
+    memory_bytes: int = 256 << 20
+    output_bytes: int = 64 << 10
+    result_bytes: int = 1 << 20
+    file_bytes: int = 1 << 20
+    open_files: int = 64
+
+    def for_worker(self):
+        return {"cpu_seconds": self.cpu_seconds, "memory_bytes": self.memory_bytes,
+                "file_bytes": self.file_bytes, "open_files": self.open_files}
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    public: bool | None = None         # None: decide from SPACE_ID / the bound address
+    server_name: str | None = None
+    pool_size: int = 2
+    max_concurrent: int = 4            # jobs running at once, all sessions together
+    per_session_concurrent: int = 2
+    per_session_per_minute: int = 120
+    # Fairness: worker wall-seconds one session may use in any 60 s; past it, its jobs are
+    # refused at once (a tool stuck in a loop costs 2 s a call, a working tool milliseconds).
+    per_session_seconds_per_minute: float = 8.0
+    # A session whose job hit a limit (time, memory, output) is on probation for a while:
+    # its jobs run one at a time across all such sessions, in a slot and a freshly forked
+    # worker of their own (never a slot or a warm worker the others were going to use),
+    # only when a CPU is otherwise idle (SCHED_IDLE), with a shorter time limit and a
+    # smaller budget. A loop that keeps coming back then costs the others next to nothing;
+    # fixed code runs in milliseconds and never notices.
+    probation_seconds: float = 120.0
+    probation_concurrent: int = 1
+    probation_wall_seconds: float = 0.5
+    probation_seconds_per_minute: float = 1.0
+    probation_memory_bytes: int = 64 << 20      # a memory bomb on probation costs a quarter
+    probation_nice: int = 19
+    # Every student's tool runs below the web server's priority, so even a tool's first
+    # run, before its session has a record, cannot take CPU from the page at equal weight.
+    job_nice: int = 10
+    # A job still running after this long moves to SCHED_IDLE (its tools' threads too) and
+    # gives its slot back for one of the slow lane's, if one is free: a looping tool's first
+    # run, before its session is on probation, then neither takes CPU from the quick jobs of
+    # the others nor keeps them waiting for a slot. Working tools answer in milliseconds.
+    demote_after_seconds: float = 0.2
+    slow_concurrent: int = 4
+    # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
+    # hammered button or a script in a loop then cannot turn cheap refusals into a flood
+    # of requests that slows the server for everyone. Each further refusal in a row
+    # doubles it, up to the maximum; a job that runs starts the count again.
+    refusal_pause_seconds: float = 1.5
+    refusal_pause_max_seconds: float = 6.0
+    queue_wait_seconds: float = 10.0
+    limits: Limits = Limits()
+    # Extra ways to describe a registry's tools, besides the registry's own: method name ->
+    # "module:function", a function (func, description) -> schema applied to every tool.
+    # The module is copied into the workers' runtime folder and imported there.
+    schema_methods: MappingProxyType = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+
+    def changed(self, **changes):
+        """A copy with `changes` applied (`wall_seconds` sets `limits.wall_seconds`); a change
+        to None leaves that setting as it is. An unknown name is a TypeError."""
+        unknown = set(changes) - {field.name for field in dataclasses.fields(self)} - {"wall_seconds"}
+        if unknown:
+            raise TypeError(f"unknown sandbox setting(s): {', '.join(sorted(unknown))}")
+        values = {name: value for name, value in changes.items() if value is not None}
+        limits = values.pop("limits", self.limits)
+        if "wall_seconds" in values:
+            limits = dataclasses.replace(limits, wall_seconds=float(values.pop("wall_seconds")))
+        for field in dataclasses.fields(self):
+            if field.name in values and field.type in (int, float):
+                values[field.name] = field.type(values[field.name])
+        if "public" in values:
+            values["public"] = bool(values["public"])
+        for name in ("probation_nice", "job_nice"):
+            if name in values:
+                values[name] = min(19, max(0, values[name]))    # what the kernel allows
+        if "probation_concurrent" in values:
+            values["probation_concurrent"] = max(1, values["probation_concurrent"])
+        if "schema_methods" in values:
+            values["schema_methods"] = MappingProxyType(_checked_methods(values["schema_methods"]))
+        return dataclasses.replace(self, limits=limits, **values)
+
+    def serving_publicly(self):
+        """True on a Hugging Face Space or a non-loopback address: then no seccomp, no runs."""
+        if self.public is not None:
+            return self.public
+        if os.environ.get("SPACE_ID"):
+            return True
+        name = self.server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+        return not _is_loopback(name)
+
+
+def _checked_methods(methods):
+    checked = {}
+    for name, target in dict(methods).items():
+        module, _, function = str(target).partition(":")
+        if name == "registry" or not module.isidentifier() or not function.isidentifier():
+            raise ValueError(f"schema method {name!r} must be \"module:function\" and not \"registry\"")
+        checked[str(name)] = f"{module}:{function}"
+    return checked
+
+
+def _is_loopback(name):
+    if name in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
