@@ -1,6 +1,5 @@
 """The registry's results are the shared tool outcome, and the sandbox ships every module the registry needs."""
 import ast
-import os
 import pathlib
 
 import tool_registry
