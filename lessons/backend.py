@@ -71,7 +71,7 @@ def extract(source: str, method: str = "registry", strict: bool = False, session
         result = sandbox.extract_schemas(source, method=method, strict=bool(strict), session_id=session_id)
     except Exception as exc:  # the sandbox is a boundary: report, never crash the page
         result = {"ok": False, "error": {"code": "sandbox", "line": None,
-                                         "message": f"沙箱出错（{exc}），schema 没有生成。请稍后重试。"}}
+                                         "message": f"schema 没有生成（{exc}）。请稍后重试"}}
     report = {"ok": bool(result.get("ok")) and not result.get("error"), "tools": result.get("tools") or [],
               "warnings": result.get("warnings") or {}, "error": result.get("error"),
               "stdout": result.get("stdout") or ""}

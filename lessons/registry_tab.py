@@ -89,7 +89,7 @@ def try_call_markdown(result: dict) -> str:
 
 def start(client, question, tools, execute, settings, options):
     return run_function_calling(client, question, tools, execute, max_turns=settings.max_turns,
-                                      temperature=settings.temperature, stream=settings.stream)
+                                temperature=settings.temperature, stream=settings.stream)
 
 
 LESSON = Lesson("registry", start)

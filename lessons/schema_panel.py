@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import gradio as gr
 
+import tool_outcome
 from lessons import backend, expiry
 
 
@@ -69,11 +70,12 @@ def describe_changes(old: list[dict] | None, new: list[dict] | None) -> str:
 
 
 def error_text(error: dict | None) -> str:
+    """An extraction's error as the one failure text of the project (tool_outcome.error_text)."""
     if not error:
         return ""
-    line = error.get("line")
-    where = f"第 {line} 行：" if line else ""
-    return f"❌ {where}{error.get('message') or error.get('code')}"
+    line, message = error.get("line"), str(error.get("message") or "")
+    where = f"第 {line} 行：" if line and f"第 {line} 行" not in message else ""
+    return tool_outcome.error_text(error.get("code") or "", f"{where}{message or '没有说明原因'}")
 
 
 def warnings_text(warnings: dict | None) -> str:
