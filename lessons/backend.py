@@ -53,12 +53,6 @@ def _remember(key: tuple, result: dict) -> None:
             _cache.popitem(last=False)
 
 
-def forget_schemas() -> None:
-    """Empties the extraction cache (tests and benchmarks that must measure a real extraction)."""
-    with _cache_lock:
-        _cache.clear()
-
-
 def extract(source: str, method: str = "registry", strict: bool = False, session_id: str | None = None) -> dict:
     """{"ok", "tools", "warnings", "error", "stdout"} of a tool source. A source seen before
     is answered from the cache; otherwise one sandboxed extraction charged to `session_id`."""

@@ -155,3 +155,27 @@ def test_a_streamed_run_renders_while_it_arrives():
     assert not any(e["type"] == "delta" for e in folded)
     assert sum(e.get("fragments", 0) for e in folded) == sum(1 for e in events if e["type"] == "delta")
     assert "stream=True" in code_view.python_for(events, {"provider": "openai"})
+
+
+def test_a_run_reads_its_inputs_by_name():
+    import gradio as gr
+
+    from lessons import function_calling_tab
+    from lessons.editor_panel import EditorPanel
+    from lessons.run_panel import RunPanel
+
+    with gr.Blocks():
+        settings = settings_panel.SettingsPanel({})
+        editor = EditorPanel()
+        choice, parallel = gr.Textbox(), gr.Checkbox()
+        run = RunPanel(function_calling_tab.LESSON, settings, editor.editor, ["广州冷不冷？"],
+                       options={"tool_choice": choice, "parallel_tool_calls": parallel})
+    named = {editor.editor: WEATHER, run.question: "q", choice: "required", parallel: False,
+             settings.provider: "openai", settings.model: " gpt-x ", settings.base_url: "", settings.temperature: 0.5,
+             settings.max_turns: 3, settings.stream: True, settings.key_state: "sk-typed", run.state: None}
+    # Gradio hands a handler whose inputs are a set one dict keyed by component: its order means nothing.
+    inputs = run.read(dict(reversed(list(named.items()))))
+    assert inputs.options == {"tool_choice": "required", "parallel_tool_calls": False}
+    assert (inputs.source, inputs.question, inputs.session_key, inputs.strict) == (WEATHER, "q", "sk-typed", False)
+    assert inputs.settings == settings_panel.Settings(provider="openai", model="gpt-x", temperature=0.5, max_turns=3,
+                                                      stream=True)
