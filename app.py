@@ -31,7 +31,7 @@ from types import MappingProxyType  # noqa: E402
 
 import gradio as gr  # noqa: E402
 
-from lessons import api, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
+from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -80,9 +80,10 @@ def build_demo(secrets=None) -> gr.Blocks:
         with gr.Tabs():
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
         for tab in tabs:
-            schema = tab["schema"]
-            demo.load(tab["refresh"], schema.inputs, schema.outputs, api_visibility="private", show_progress="hidden")
-        demo.load(lambda: sandbox.status()["notice"], None, [notice], api_visibility="private", show_progress="hidden")
+            demo.load(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
+                      show_progress="hidden")
+        demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
+                  show_progress="hidden")
     return demo
 
 

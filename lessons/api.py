@@ -8,53 +8,31 @@ from typing import Mapping
 
 import gradio as gr
 
-import sandbox
-from lessons import function_calling_tab, react_tab, registry_tab, session_io
-from lessons.settings_panel import Settings, make_client
-from lessons.run_panel import jsonable, make_execute
+from lessons import backend, function_calling_tab, react_tab, session_io
+from lessons.settings_panel import Settings
 
 MAX_EVENTS = 2_000
 LESSONS = ("react", "registry", "function_calling")
 MAX_ECHO_CHARS = 10_000
+TRY_CALL_KEYS = ("ok", "content", "error_code", "arguments", "problems", "coercions", "duration_ms", "stdout")
 
 
 def _session(request) -> str | None:
     return getattr(request, "session_hash", None) or None
 
 
-def _schemas(source: str, strict: bool, method: str, session_id: str | None) -> dict:
-    """The schema panel's extraction, charged to the caller's session like its tool runs."""
-    try:
-        result = sandbox.extract_schemas(source or "", method=method, strict=bool(strict), session_id=session_id)
-    except Exception as exc:  # the sandbox is a boundary: report, never crash the endpoint
-        result = {"ok": False, "tools": [], "warnings": {},
-                  "error": {"code": "sandbox", "message": f"沙箱出错：{exc}", "line": None}}
-    ok = bool(result.get("ok")) and not result.get("error")
-    return {"ok": ok, "tools": result.get("tools") or [], "warnings": result.get("warnings") or {},
-            "error": result.get("error")}
-
-
 def _run(start, secrets, source, question, provider, model, options, mistake, session_id) -> dict:
-    report = _schemas(source, False, "registry", session_id)
-    if not report["ok"]:
-        return {"ok": False, "final": "", "error": report["error"], "tools": [], "events": []}
+    """A whole run through the same backend as the page's 运行, as one JSON result."""
     settings = Settings(provider=provider or "offline", model=model or "")
-    try:
-        client = make_client(settings, "", secrets, mistake=mistake or None)
-    except Exception as exc:
-        return {"ok": False, "final": "", "error": {"code": "client", "message": str(exc), "line": None},
-                "tools": report["tools"], "events": []}
-    events = []
-    try:
-        for event in start(client, question, report["tools"], make_execute(source, session_id), settings, options):
-            if len(events) < MAX_EVENTS and event.get("type") != "delta":
-                events.append(jsonable(event))
-    except Exception as exc:
-        events.append({"type": "error", "turn": None, "code": getattr(exc, "code", "exception"), "message": str(exc)})
+    run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
+                                               secrets=secrets, mistake=mistake, session_id=session_id))
+    if run.error is not None:
+        return {"ok": False, "final": "", "error": run.error, "tools": run.tools, "events": []}
+    events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
     final = next((e for e in reversed(events) if e.get("type") == "final"), None)
     error = next((e for e in reversed(events) if e.get("type") == "error"), None)
     return {"ok": final is not None, "final": (final or {}).get("content") or "",
-            "error": None if final else error, "tools": report["tools"], "events": events}
+            "error": None if final else error, "tools": run.tools, "events": events}
 
 
 def register(secrets: Mapping[str, str]) -> list[str]:
@@ -63,13 +41,13 @@ def register(secrets: Mapping[str, str]) -> list[str]:
 
     def schema(source: str, strict: bool = False, method: str = "registry", request: gr.Request = None) -> dict:
         """工具源码 -> OpenAI tools 列表、警告、错误（含行号）。method: registry | naive。"""
-        return _schemas(source, strict, method, _session(request))
+        report = backend.extract(source, method, strict, _session(request))
+        return {key: report[key] for key in ("ok", "tools", "warnings", "error")}
 
     def try_call(source: str, name: str, arguments: str = "{}", request: gr.Request = None) -> dict:
         """不经过模型，在沙箱里调用一个工具：类型转换、参数问题和 invoke 返回的原文。"""
-        result = registry_tab.try_call(source, name, arguments, _session(request))
-        return {k: result.get(k) for k in ("ok", "content", "error_code", "arguments", "problems", "coercions",
-                                           "duration_ms", "stdout")}
+        result = backend.call_tool(source, name, arguments if arguments is not None else "{}", _session(request))
+        return {key: result.get(key) for key in TRY_CALL_KEYS}
 
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
                              parallel_tool_calls: bool = True, mistake: str = "",
@@ -94,12 +72,12 @@ def register(secrets: Mapping[str, str]) -> list[str]:
             raise gr.Error("run 应是 /run_function_calling 或 /run_react 的返回值（含 events 事件列表）。")
         tools = run.get("tools") if isinstance(run.get("tools"), list) else []
         settings = Settings().public()
-        return session_io.session_document(lesson, source or "", jsonable(tools), question or "",
-                                           [jsonable(e) for e in events[:MAX_EVENTS]], settings)
+        return session_io.session_document(lesson, source or "", backend.jsonable(tools), question or "",
+                                           [backend.jsonable(e) for e in events[:MAX_EVENTS]], settings)
 
     def status() -> dict:
         """沙箱是否可用：mode（sandboxed / unsandboxed / refused）、各隔离层是否开启、给学生看的说明。"""
-        current = sandbox.status()
+        current = backend.sandbox_status()
         layers = {name: bool(value) for name, value in (current.get("layers") or {}).items()
                   if name in ("seccomp", "landlock", "rlimits")}
         return {"mode": current["mode"], "layers": layers, "notice": current["notice"]}

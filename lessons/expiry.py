@@ -4,7 +4,7 @@ A day of classes brings hundreds of tabs. Each one costs the server memory in fo
 places: the tab's gr.State values (runs, a paused loop, a typed key), Gradio's own
 per-tab record (kept even for API clients and only dropped when 10 000 tabs are full;
 session_records.py keeps it small), the queue's message box of the tab, and the
-sandbox's usage ledger with its remembered schemas. Exported session files also stay in the temp folder.
+sandbox's usage ledger. Exported session files also stay in the temp folder.
 Everything here is dropped once a tab has been idle for TOOL_WORKSHOP_SESSION_TTL
 seconds (default 2 hours), so memory returns to where it started after each class.
 """
@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 
-import sandbox
+from lessons import backend
 
 DEFAULT_TTL_SECONDS = 2 * 3600
 DEFAULT_MAX_SESSIONS = 500
@@ -47,13 +47,11 @@ def max_sessions() -> int:
 
 
 def close_run(state) -> None:
-    """gr.State delete callback of a run panel: a paused loop is closed, not left to the collector."""
-    generator = state.get("gen") if isinstance(state, dict) else None
-    if generator is not None:
-        try:
-            generator.close()
-        except Exception:  # a loop that fails while closing is being dropped anyway
-            pass
+    """gr.State delete callback of a run panel (a run_driver.RunState): a paused loop is
+    closed, not left to the collector."""
+    close = getattr(state, "close", None)
+    if close is not None:
+        close()
 
 
 def remove_old_exports(age_seconds: float, now: float | None = None, folder: str | None = None) -> int:
@@ -88,7 +86,7 @@ def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
         with holder.lock:
             holder.session_data.pop(sid, None)
             holder.time_last_used.pop(sid, None)
-        sandbox.forget_session(sid)
+        backend.forget_session(sid)
     queue = getattr(getattr(holder, "blocks", None), "_queue", None)
     if queue is not None and idle:
         # The queue's message box of each tab (kept for up to 2 000 tabs); none of these

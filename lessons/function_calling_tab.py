@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gradio as gr
 
-from lessons import loops
+from function_calling_loop import run_function_calling
 from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.lesson_tab import LessonTab
 from lessons.presets import PRESETS, mistake_choices
+from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -24,7 +26,7 @@ def tool_choice_value(choice: str | None):
 
 
 def start(client, question, tools, execute, settings, options):
-    return loops.run_function_calling(
+    return run_function_calling(
         client, question, tools, execute,
         max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
         tool_choice=tool_choice_value(options.get("tool_choice")),
@@ -32,7 +34,10 @@ def start(client, question, tools, execute, settings, options):
     )
 
 
-def build(settings: SettingsPanel) -> dict:
+LESSON = Lesson("function_calling", start, mistake_option="mistake")
+
+
+def build(settings: SettingsPanel) -> LessonTab:
     with gr.Tab("Function Calling", id="function_calling", elem_id="tab-function-calling"):
         with gr.Accordion("📖 课文：握手三步", open=False):
             gr.Markdown(lesson_text("function_calling.md"))
@@ -47,16 +52,15 @@ def build(settings: SettingsPanel) -> dict:
                     parallel = gr.Checkbox(value=True, label="允许并行调用 parallel_tool_calls", min_width=150)
                     mistake = gr.Dropdown(mistake_choices(), value="", label="模拟模型失误（离线模型）",
                                           elem_classes=["tw-mistake"], min_width=150)
-                run = RunPanel("function_calling", settings, editor.editor, start, PRESETS["天气"],
-                               option_inputs=[tool_choice, parallel, mistake],
-                               option_names=["tool_choice", "parallel_tool_calls", "mistake"],
-                               mistake_option="mistake")
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                               options={"tool_choice": tool_choice, "parallel_tool_calls": parallel,
+                                        "mistake": mistake})
 
-        def choices_for(report):
+        def choices_for(report, inputs, values):
             names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []
-            return [gr.update(choices=TOOL_CHOICES + [(f"强制调用 {n}", n) for n in names if n])]
+            return {tool_choice: gr.update(choices=TOOL_CHOICES + [(f"强制调用 {n}", n) for n in names if n])}
 
-        refresh = schema.wire(editor.editor, extra_outputs=[tool_choice], extra=choices_for)
+        schema.wire(editor.editor, extra=choices_for, extra_outputs=[tool_choice])
         editor.wire(run.presets, run.question)
         run.wire()
-    return {"editor": editor, "schema": schema, "run": run, "refresh": refresh}
+    return LessonTab("function_calling", editor, schema, run)

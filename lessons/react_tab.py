@@ -4,23 +4,37 @@ from __future__ import annotations
 
 import gradio as gr
 
-from lessons import loops
+from json_loop import build_json_prompt, run_json_from_text
 from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.lesson_tab import LessonTab
 from lessons.presets import PRESETS, mistake_choices
+from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
+from react_loop import build_react_prompt, run_react
 
 APPROACHES = [("正则 ReAct（Thought / Action / Observation）", "react"), ("从文本中解析 JSON", "json")]
 
 
 def start(client, question, tools, execute, settings, options):
-    run = loops.run_json_from_text if options.get("approach") == "json" else loops.run_react
+    run = run_json_from_text if options.get("approach") == "json" else run_react
     return run(client, question, tools, execute,
                max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream)
 
 
-def build(settings: SettingsPanel) -> dict:
+def system_prompt(approach: str, tools: list) -> str:
+    build = build_json_prompt if approach == "json" else build_react_prompt
+    try:
+        return build(tools)
+    except Exception as exc:  # a prompt builder choking on odd tools should not break the page
+        return f"（无法生成系统提示词：{exc}）"
+
+
+LESSON = Lesson("react", start, mistake_option="mistake")
+
+
+def build(settings: SettingsPanel) -> LessonTab:
     with gr.Tab("正则 ReAct", id="react", elem_id="tab-react"):
         with gr.Accordion("📖 课文：用文字约定调用工具", open=False):
             gr.Markdown(lesson_text("react.md"))
@@ -36,16 +50,15 @@ def build(settings: SettingsPanel) -> dict:
                                         min_width=200)
                     mistake = gr.Dropdown(mistake_choices(), value="", label="模拟模型失误（离线模型）",
                                           elem_classes=["tw-mistake"], min_width=160)
-                run = RunPanel("react", settings, editor.editor, start, PRESETS["天气"],
-                               option_inputs=[approach, mistake], option_names=["approach", "mistake"],
-                               mistake_option="mistake")
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                               options={"approach": approach, "mistake": mistake})
 
-        def prompt_for(report, approach_value="react"):
-            return [loops.system_prompt(approach_value, report["tools"]) if report["ok"] else gr.update()]
+        def prompt_for(report, inputs, values):
+            return {prompt: system_prompt(values[approach], report["tools"]) if report["ok"] else gr.update()}
 
-        refresh = schema.wire(editor.editor, extra_inputs=[approach], extra_outputs=[prompt], extra=prompt_for)
-        approach.change(lambda tools, a: loops.system_prompt(a, tools or []), [schema.tools_state, approach], [prompt],
+        schema.wire(editor.editor, extra=prompt_for, extra_inputs=[approach], extra_outputs=[prompt])
+        approach.change(lambda tools, a: system_prompt(a, tools or []), [schema.tools_state, approach], [prompt],
                         api_visibility="private", show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
-    return {"editor": editor, "schema": schema, "run": run, "refresh": refresh}
+    return LessonTab("react", editor, schema, run)

@@ -10,12 +10,14 @@ import re
 
 import gradio as gr
 
-import sandbox
-from lessons import loops
+from function_calling_loop import run_function_calling
+from lessons import backend
 from lessons.editor_panel import FUTURE_TRAP, EditorPanel, example_text, lesson_text
+from lessons.lesson_tab import LessonTab
 from lessons.presets import PRESETS
+from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
-from lessons.schema_panel import SchemaPanel, describe_changes, error_text, extract
+from lessons.schema_panel import SchemaPanel, describe_changes, error_text
 from lessons.settings_panel import SettingsPanel
 
 DIFF_CSS = """
@@ -71,18 +73,6 @@ def example_arguments(tools: list | None, name: str | None) -> str:
     return "{}"
 
 
-def try_call(source: str, name: str, arguments: str, session_id: str | None = None) -> dict:
-    """One tool call through the sandbox with the student's JSON text as arguments."""
-    if not name:
-        return {"ok": False, "content": "先选一个工具。", "error_code": None, "coercions": [], "problems": [],
-                "arguments": None, "duration_ms": 0.0, "stdout": ""}
-    try:
-        return sandbox.run_tool(source or "", name, arguments if arguments is not None else "{}", session_id=session_id)
-    except Exception as exc:
-        return {"ok": False, "content": f"沙箱出错：{exc}", "error_code": "sandbox", "coercions": [], "problems": [],
-                "arguments": None, "duration_ms": 0.0, "stdout": ""}
-
-
 def try_call_markdown(result: dict) -> str:
     lines = ["✅ 调用成功" if result.get("ok") else f"❌ 调用失败（error_code = `{result.get('error_code')}`）"]
     if result.get("coercions"):
@@ -98,11 +88,14 @@ def try_call_markdown(result: dict) -> str:
 
 
 def start(client, question, tools, execute, settings, options):
-    return loops.run_function_calling(client, question, tools, execute, max_turns=settings.max_turns,
-                                      temperature=settings.temperature, stream=settings.stream)
+    return run_function_calling(client, question, tools, execute, max_turns=settings.max_turns,
+                                temperature=settings.temperature, stream=settings.stream)
 
 
-def build(settings: SettingsPanel) -> dict:
+LESSON = Lesson("registry", start)
+
+
+def build(settings: SettingsPanel) -> LessonTab:
     trap_text = example_text(FUTURE_TRAP)
     with gr.Tab("工具注册", id="registry", elem_id="tab-registry"):
         with gr.Accordion("📖 课文：从函数签名生成 schema", open=False):
@@ -133,33 +126,36 @@ def build(settings: SettingsPanel) -> dict:
                     try_content = gr.Textbox(label="invoke 返回的原文（会原样回填给模型）", lines=4, interactive=False,
                                              elem_classes=["tw-try-content"])
         with gr.Accordion("▶ 用这些工具跑一次 Function Calling", open=False):
-            run = RunPanel("registry", settings, editor.editor, start, PRESETS["天气"], strict_input=strict)
+            run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"], strict=strict)
 
-        def compare(report, strict_on=False, current_tool=None):
-            naive_result = extract(report.get("source") or "", False, "naive", report.get("session_id"))
-            naive_tools = naive_result.get("tools") or []
+        def compare(report, inputs, values):
+            naive_result = backend.extract(inputs.source, "naive", False, inputs.session_id)
+            naive_tools = naive_result["tools"]
             names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []
             if report["ok"]:
+                current_tool = values[tool_name]
                 picked = current_tool if current_tool in names else (names[0] if names else None)
                 shown_diff = diff_html(naive_tools, report["tools"])
                 tool_update = gr.update(choices=names, value=picked)
             else:
                 shown_diff = f'<div class="tw-diff-summary">{html.escape(error_text(report["error"]))}</div>'
                 tool_update = gr.update()
-            return [pretty(naive_tools) if not naive_result.get("error") else error_text(naive_result["error"]),
-                    shown_diff, tool_update]
+            return {naive: pretty(naive_tools) if not naive_result["error"] else error_text(naive_result["error"]),
+                    diff: shown_diff, tool_name: tool_update}
 
-        refresh = schema.wire(editor.editor, strict=strict, extra_inputs=[tool_name],
-                              extra_outputs=[naive, diff, tool_name], extra=compare)
+        schema.wire(editor.editor, strict=strict, extra=compare, extra_inputs=[tool_name],
+                    extra_outputs=[naive, diff, tool_name])
         trap_btn.click(lambda: trap_text, None, [editor.editor], api_visibility="private")
         tool_name.change(example_arguments, [schema.tools_state, tool_name], [try_args], api_visibility="private",
                          show_progress="hidden")
 
-        def on_try(source, name, arguments, request: gr.Request):
-            result = try_call(source, name, arguments, getattr(request, "session_hash", None))
-            return try_call_markdown(result), str(result.get("content", ""))
+        def on_try(values: dict, request: gr.Request):
+            result = backend.call_tool(values[editor.editor], values[tool_name], values[try_args],
+                                       getattr(request, "session_hash", None) or None)
+            return {try_report: try_call_markdown(result), try_content: str(result.get("content", ""))}
 
-        try_btn.click(on_try, [editor.editor, tool_name, try_args], [try_report, try_content], api_visibility="private")
+        try_btn.click(on_try, {editor.editor, tool_name, try_args}, [try_report, try_content],
+                      api_visibility="private")
         editor.wire(run.presets, run.question)
         run.wire()
-    return {"editor": editor, "schema": schema, "run": run, "refresh": refresh}
+    return LessonTab("registry", editor, schema, run)

@@ -3,13 +3,14 @@ student types, the registry's warnings, errors with their line, and a one-line
 summary of what changed since the previous schema (kept in the session's gr.State)."""
 from __future__ import annotations
 
+import dataclasses
 import json
-from typing import Any
+from typing import Any, Callable, Iterable, Mapping
 
 import gradio as gr
 
-import sandbox
-from lessons import expiry
+import tool_outcome
+from lessons import backend, expiry
 
 
 def _props(tool: dict) -> tuple[dict, set]:
@@ -69,11 +70,12 @@ def describe_changes(old: list[dict] | None, new: list[dict] | None) -> str:
 
 
 def error_text(error: dict | None) -> str:
+    """An extraction's error as the one failure text of the project (tool_outcome.error_text)."""
     if not error:
         return ""
-    line = error.get("line")
-    where = f"第 {line} 行：" if line else ""
-    return f"❌ {where}{error.get('message') or error.get('code')}"
+    line, message = error.get("line"), str(error.get("message") or "")
+    where = f"第 {line} 行：" if line and f"第 {line} 行" not in message else ""
+    return tool_outcome.error_text(error.get("code") or "", f"{where}{message or '没有说明原因'}")
 
 
 def warnings_text(warnings: dict | None) -> str:
@@ -81,29 +83,12 @@ def warnings_text(warnings: dict | None) -> str:
     return "\n".join(lines)
 
 
-def extract(source: str, strict: bool = False, method: str = "registry", session_id: str | None = None) -> dict:
-    """One sandboxed extraction, charged to the student's session; never raises (the page must keep working)."""
-    try:
-        result = sandbox.extract_schemas(source or "", method=method, strict=bool(strict), session_id=session_id)
-    except Exception as exc:  # the sandbox is a boundary: report, do not crash the page
-        return {"ok": False, "tools": [], "warnings": {}, "error": {"code": "sandbox", "message": f"沙箱出错：{exc}", "line": None}}
-    result.setdefault("tools", [])
-    result.setdefault("warnings", {})
-    return result
-
-
 def schema_report(source: str, strict: bool = False, previous: list | None = None, method: str = "registry",
                   session_id: str | None = None) -> dict:
-    """What the panel shows, as plain data."""
-    result = extract(source, strict, method, session_id)
-    ok = bool(result.get("ok")) and not result.get("error")
-    return {
-        "ok": ok,
-        "tools": result.get("tools") or [],
-        "warnings": result.get("warnings") or {},
-        "error": result.get("error"),
-        "changes": describe_changes(previous, result.get("tools")) if ok else "",
-    }
+    """What the panel shows, as plain data: the extraction (backend.extract) and what changed."""
+    report = backend.extract(source, method, strict, session_id)
+    report["changes"] = describe_changes(previous, report["tools"]) if report["ok"] else ""
+    return report
 
 
 def status_markdown(report: dict, kept_previous: bool) -> str:
@@ -122,6 +107,20 @@ def status_markdown(report: dict, kept_previous: bool) -> str:
     return "\n\n".join(lines)
 
 
+@dataclasses.dataclass
+class SchemaInputs:
+    """What a refresh of the panel reads from the page."""
+    source: str
+    previous: list | None          # the last good tools list (kept while the source is broken)
+    strict: bool
+    session_id: str | None
+
+
+# extra(report, inputs, values) -> {component: value}: what a tab adds to each refresh, given
+# the report, the panel's inputs and the values of the tab's own extra inputs.
+Extra = Callable[[dict, SchemaInputs, Mapping], dict]
+
+
 class SchemaPanel:
     """Components of one tab's schema panel. `tools_state` holds the last good tools list."""
 
@@ -131,28 +130,26 @@ class SchemaPanel:
         self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30,
                             elem_classes=["tw-schema-json"])
 
-    def wire(self, editor: gr.Code, strict: gr.Checkbox | None = None, extra_outputs: list | None = None,
-             extra=None, extra_inputs: list | None = None):
-        """Re-extract on every edit (trigger_mode always_last collapses fast typing).
-        `extra(report, *extra_input_values) -> list` feeds additional outputs (e.g. the
-        try-call tool list). Returns the handler, also used on page load."""
-        extra_inputs = extra_inputs or []
-        inputs = [editor, self.tools_state] + ([strict] if strict is not None else []) + extra_inputs
-        outputs = [self.json, self.status, self.tools_state] + (extra_outputs or [])
-        has_strict = strict is not None
+    def wire(self, editor: gr.Code, strict: gr.Checkbox | None = None, extra: Extra | None = None,
+             extra_inputs: Iterable = (), extra_outputs: Iterable = ()):
+        """Re-extract on every edit (trigger_mode always_last collapses fast typing) and
+        when strict changes. `extra` feeds the tab's additional outputs (e.g. the try-call
+        tool list). Sets `inputs`/`outputs` and returns the handler, also used on page load."""
+        self.inputs = {editor, self.tools_state, *([strict] if strict is not None else []), *extra_inputs}
+        self.outputs = [self.json, self.status, self.tools_state, *extra_outputs]
 
-        def refresh(request: gr.Request, source, previous, *rest):
-            strict_on = bool(rest[0]) if has_strict else False
-            extra_values = rest[1:] if has_strict else rest
-            report = schema_report(source, strict_on, previous, session_id=getattr(request, "session_hash", None))
-            report["session_id"] = getattr(request, "session_hash", None)
-            tools = report["tools"] if report["ok"] else previous
-            shown = json.dumps(tools or [], ensure_ascii=False, indent=2)
-            values = [shown, status_markdown(report, previous is not None), tools]
-            return values + (extra(dict(report, source=source), *extra_values) if extra else [])
+        def refresh(values: dict, request: gr.Request):
+            inputs = SchemaInputs(source=values[editor] or "", previous=values[self.tools_state],
+                                  strict=bool(values[strict]) if strict is not None else False,
+                                  session_id=getattr(request, "session_hash", None) or None)
+            report = schema_report(inputs.source, inputs.strict, inputs.previous, session_id=inputs.session_id)
+            tools = report["tools"] if report["ok"] else inputs.previous
+            shown = {self.json: json.dumps(tools or [], ensure_ascii=False, indent=2),
+                     self.status: status_markdown(report, inputs.previous is not None), self.tools_state: tools}
+            return {**shown, **(extra(report, inputs, values) if extra else {})}
 
         for trigger in [editor.change] + ([strict.change] if strict is not None else []):
             # A few milliseconds of work: answered directly rather than through the queue.
-            trigger(refresh, inputs, outputs, api_visibility="private", show_progress="hidden", queue=False)
-        self.inputs, self.outputs = inputs, outputs
+            trigger(refresh, self.inputs, self.outputs, api_visibility="private", show_progress="hidden", queue=False)
+        self.refresh = refresh
         return refresh

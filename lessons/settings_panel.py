@@ -93,7 +93,7 @@ def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str]
 
 
 class SettingsPanel:
-    """The 模型设置 accordion. `inputs` (in order) feed `settings_from(...)` in handlers."""
+    """The 模型设置 accordion. Handlers take `components` as inputs and `read()` the settings by name."""
 
     def __init__(self, secrets: Mapping[str, str] | None = None):
         self.secrets = MappingProxyType(dict(secrets or {}))
@@ -115,9 +115,18 @@ class SettingsPanel:
                 self.stream = gr.Checkbox(value=False, label="流式输出（逐段显示）", elem_id="stream", min_width=140)
         # The typed key: server-side only, one per browser session.
         self.key_state = gr.State("")
-        self.inputs = [self.provider, self.model, self.base_url, self.key_state,
-                       self.temperature, self.max_turns, self.stream]
+        # Settings field -> the control that sets it; handlers read them by name (read()).
+        self.fields = MappingProxyType({"provider": self.provider, "model": self.model, "base_url": self.base_url,
+                                        "temperature": self.temperature, "max_turns": self.max_turns,
+                                        "stream": self.stream})
+        self.components = (*self.fields.values(), self.key_state)
         self._wire()
+
+    def read(self, values: Mapping) -> tuple[Settings, str]:
+        """Handler side: {component: value} (of an event whose inputs include `components`)
+        -> (Settings, the session's typed key)."""
+        return settings_from({name: values[component] for name, component in self.fields.items()},
+                             values[self.key_state])
 
     def _wire(self):
         secrets = self.secrets
@@ -164,8 +173,10 @@ def key_status(provider: str, session_key: str, secrets: Mapping[str, str]) -> s
     return "需要密钥：在上面的框里输入后按回车。"
 
 
-def settings_from(provider, model, base_url, session_key, temperature, max_turns, stream) -> tuple[Settings, str]:
-    """Handler side: the panel's input values -> (Settings, session key)."""
-    settings = Settings(provider=provider or "offline", model=(model or "").strip(), base_url=(base_url or "").strip(),
-                        temperature=float(temperature or 0), max_turns=int(max_turns or 6), stream=bool(stream))
+def settings_from(values: Mapping[str, Any], session_key: str = "") -> tuple[Settings, str]:
+    """The panel's values by field name -> (Settings, session key), each value made sane."""
+    settings = Settings(provider=values.get("provider") or "offline", model=(values.get("model") or "").strip(),
+                        base_url=(values.get("base_url") or "").strip(),
+                        temperature=float(values.get("temperature") or 0), max_turns=int(values.get("max_turns") or 6),
+                        stream=bool(values.get("stream")))
     return settings, session_key or ""

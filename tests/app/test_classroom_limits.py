@@ -12,7 +12,8 @@ import pytest
 from gradio_client import Client
 
 import sandbox
-from lessons import expiry, session_io, session_records
+from lessons import backend, expiry, session_io, session_records
+from lessons.run_driver import RunState
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 
 from tests.app.harness import start_app
@@ -78,7 +79,9 @@ def test_a_looping_tab_is_refused_while_another_tab_runs(served, request):
     assert codes[:2] == ["timeout", "timeout"] and codes[2] == "rate_limited"
     refused = looping.predict(LOOPING, "get_weather", '{"city": "北京"}', api_name="/try_call")
     assert "运行太频繁" in refused["content"] and "死循环" in refused["content"]
-    schema = looping.predict(WEATHER, False, "registry", api_name="/schema")
+    # A source nobody has extracted yet (a known one is answered from the cache, running nothing).
+    unseen = WEATHER + "\n# 这个版本还没有人抽取过\n"
+    schema = looping.predict(unseen, False, "registry", api_name="/schema")
     assert schema["error"]["code"] == "rate_limited"                      # its schema runs are charged too
     run = calm.predict(WEATHER, "北京今天天气怎么样？", api_name="/run_function_calling")
     assert run["ok"] and all(e["ok"] for e in run["events"] if e["type"] == "tool_result")
@@ -106,7 +109,7 @@ def test_idle_tabs_are_forgotten_with_their_state(served):
     next(generator)
     run_state = next(block for block in demo.blocks.values()
                      if getattr(block, "delete_callback", None) is expiry.close_run)
-    holder[sid][run_state._id] = {"gen": generator, "events": []}       # a run paused in step mode
+    holder[sid][run_state._id] = RunState(run=backend.Run(loop=generator))   # a run paused in step mode
     assert expiry.forget_idle(holder, ttl=3600) == []                   # still fresh: kept
     gone = expiry.forget_idle(holder, ttl=3600, now=time.time() + 7200)
     assert sid in gone and sid not in holder.session_data and sid not in holder.time_last_used

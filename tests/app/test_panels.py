@@ -15,7 +15,7 @@ from function_calling_loop import run_function_calling
 from lessons import code_view, schema_panel, session_io, settings_panel, timeline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.react_tab import start as react_start
-from lessons.run_panel import make_execute
+from lessons.backend import executor
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 
@@ -24,7 +24,7 @@ WEATHER = example_text(EXAMPLE_SETS["天气"])
 def fc_events():
     tools = sandbox.extract_schemas(WEATHER)["tools"]
     client = llm_clients.make_client("offline", mistake="unknown_tool")
-    return list(run_function_calling(client, "杭州未来 5 天的天气预报", tools, make_execute(WEATHER, "panel-test")))
+    return list(run_function_calling(client, "杭州未来 5 天的天气预报", tools, executor(WEATHER, "panel-test")))
 
 
 def test_protocol_shows_every_round_and_labels_the_handshake(fc_events):
@@ -66,7 +66,7 @@ def test_untrusted_model_text_is_escaped():
 def test_react_parse_highlights_groups_or_says_why_not():
     tools = sandbox.extract_schemas(WEATHER)["tools"]
     events = list(react_start(llm_clients.make_client("offline", mistake="bold_action"), "广州冷不冷？", tools,
-                              make_execute(WEATHER, "panel-test"), settings_panel.Settings(), {"approach": "react"}))
+                              executor(WEATHER, "panel-test"), settings_panel.Settings(), {"approach": "react"}))
     parses = [e for e in events if e["type"] == "parse"]
     page = timeline.render_protocol(events, "react")
     assert any(p["ok"] and p["kind"] == "action" for p in parses)
@@ -145,7 +145,7 @@ def test_server_key_is_never_sent_to_a_typed_address():
 def test_a_streamed_run_renders_while_it_arrives():
     tools = sandbox.extract_schemas(WEATHER)["tools"]
     events = list(run_function_calling(llm_clients.make_client("offline"), "广州冷不冷？", tools,
-                                       make_execute(WEATHER, "panel-test"), stream=True))
+                                       executor(WEATHER, "panel-test"), stream=True))
     first_response = next(i for i, e in enumerate(events) if e["type"] == "response")
     deltas = [e for e in events[:first_response] if e["type"] == "delta"]
     assert len(deltas) > 1
@@ -155,3 +155,27 @@ def test_a_streamed_run_renders_while_it_arrives():
     assert not any(e["type"] == "delta" for e in folded)
     assert sum(e.get("fragments", 0) for e in folded) == sum(1 for e in events if e["type"] == "delta")
     assert "stream=True" in code_view.python_for(events, {"provider": "openai"})
+
+
+def test_a_run_reads_its_inputs_by_name():
+    import gradio as gr
+
+    from lessons import function_calling_tab
+    from lessons.editor_panel import EditorPanel
+    from lessons.run_panel import RunPanel
+
+    with gr.Blocks():
+        settings = settings_panel.SettingsPanel({})
+        editor = EditorPanel()
+        choice, parallel = gr.Textbox(), gr.Checkbox()
+        run = RunPanel(function_calling_tab.LESSON, settings, editor.editor, ["广州冷不冷？"],
+                       options={"tool_choice": choice, "parallel_tool_calls": parallel})
+    named = {editor.editor: WEATHER, run.question: "q", choice: "required", parallel: False,
+             settings.provider: "openai", settings.model: " gpt-x ", settings.base_url: "", settings.temperature: 0.5,
+             settings.max_turns: 3, settings.stream: True, settings.key_state: "sk-typed", run.state: None}
+    # Gradio hands a handler whose inputs are a set one dict keyed by component: its order means nothing.
+    inputs = run.read(dict(reversed(list(named.items()))))
+    assert inputs.options == {"tool_choice": "required", "parallel_tool_calls": False}
+    assert (inputs.source, inputs.question, inputs.session_key, inputs.strict) == (WEATHER, "q", "sk-typed", False)
+    assert inputs.settings == settings_panel.Settings(provider="openai", model="gpt-x", temperature=0.5, max_turns=3,
+                                                      stream=True)

@@ -1,0 +1,198 @@
+"""What the page and the named API ask of the server, in one place: the schemas of a
+tool source, one call of a tool, and a run of a lesson's loop.
+
+Extraction results are kept in one small cache shared by every tab, keyed by the
+source's hash, the method and strict. A class starts from the same example sources
+and a run asks again for the schemas the panel has just shown, so most requests are
+answered from here: a hit runs nothing in the sandbox and charges nobody's budget.
+Only successful extractions are kept (a refusal or a timeout must be asked again).
+
+Nothing here raises for a broken source, a broken worker or a failing model: every
+failure comes back as data, in the shape the rest of the page already shows.
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import dataclasses
+import hashlib
+import json
+import threading
+from typing import Any, Callable, Iterator, Mapping
+
+import sandbox
+import tool_outcome
+
+from lessons.settings_panel import Settings, make_client
+
+CACHE_SIZE = 256          # extraction results kept (a schema list is a few KB)
+_cache: collections.OrderedDict = collections.OrderedDict()
+_cache_lock = threading.Lock()
+NEXT = object()           # advance(): "go on" rather than "send this override"
+
+
+# ------------------------------------------------------------------ schemas
+
+def _key(source: str, method: str, strict: bool) -> tuple:
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), method, bool(strict)
+
+
+def _recall(key: tuple) -> dict | None:
+    with _cache_lock:
+        found = _cache.get(key)
+        if found is not None:
+            _cache.move_to_end(key)
+    return copy.deepcopy(found)
+
+
+def _remember(key: tuple, result: dict) -> None:
+    with _cache_lock:
+        _cache[key] = copy.deepcopy(result)
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+
+
+def extract(source: str, method: str = "registry", strict: bool = False, session_id: str | None = None) -> dict:
+    """{"ok", "tools", "warnings", "error", "stdout"} of a tool source. A source seen before
+    is answered from the cache; otherwise one sandboxed extraction charged to `session_id`."""
+    source = source or ""
+    key = _key(source, method, strict)
+    remembered = _recall(key)
+    if remembered is not None:
+        return remembered
+    try:
+        result = sandbox.extract_schemas(source, method=method, strict=bool(strict), session_id=session_id)
+    except Exception as exc:  # the sandbox is a boundary: report, never crash the page
+        result = {"ok": False, "error": {"code": "sandbox", "line": None,
+                                         "message": f"schema 没有生成（{exc}）。请稍后重试"}}
+    report = {"ok": bool(result.get("ok")) and not result.get("error"), "tools": result.get("tools") or [],
+              "warnings": result.get("warnings") or {}, "error": result.get("error"),
+              "stdout": result.get("stdout") or ""}
+    if report["ok"]:
+        _remember(key, report)
+    return report
+
+
+# ------------------------------------------------------------------ one tool call
+
+def call_tool(source: str, name: str, arguments: Any, session_id: str | None = None) -> dict:
+    """One call of a tool in the sandbox: the fields of tool_outcome.ToolOutcome plus the
+    sandbox's stdout/stderr. `arguments` is a dict or the JSON text a student typed."""
+    if not name:
+        return dict(tool_outcome.failure("invalid_request", "还没有选择工具", "先在列表里选一个工具").to_dict(),
+                    stdout="", stderr="")
+    try:
+        result = sandbox.run_tool(source or "", name, arguments if arguments is not None else {},
+                                  session_id=session_id)
+    except Exception as exc:  # a broken worker is one failed call, not a broken page
+        failed = tool_outcome.failure("sandbox", f"工具没有运行（{exc}）", "请重试")
+        return dict(failed.to_dict(), stdout="", stderr="")
+    return result
+
+
+def executor(source: str, session_id: str | None = None) -> Callable[[str, Any], dict]:
+    """The `execute(name, args)` a loop is given: tools always run in the sandbox."""
+    def execute(name: str, args: Any) -> dict:
+        return call_tool(source, name, args, session_id)
+    return execute
+
+
+# ------------------------------------------------------------------ a run of a loop
+
+def jsonable(event: Any) -> dict:
+    """Events go into files and the page: make sure they are plain JSON data."""
+    try:
+        return json.loads(json.dumps(event, ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        return {"type": "error", "turn": None, "code": "bad_event", "message": f"无法显示的事件：{event!r}"[:500]}
+
+
+@dataclasses.dataclass
+class Run:
+    """One run of a lesson's loop: the tools it was given, its events so far, and the loop
+    itself while it has more to say. `error` says why it could not start; `source_error`
+    tells a broken tool source from a client that could not be made."""
+    tools: list = dataclasses.field(default_factory=list)
+    loop: Iterator | None = None
+    events: list = dataclasses.field(default_factory=list)
+    error: dict | None = None
+    source_error: bool = False
+    hand_written: bool = False
+
+    @property
+    def running(self) -> bool:
+        return self.loop is not None
+
+    def close(self) -> None:
+        """Drops a loop left paused (its generator is closed, not left to the collector)."""
+        loop, self.loop = self.loop, None
+        if loop is not None:
+            try:
+                loop.close()
+            except Exception:  # a loop that fails while closing is being dropped anyway
+                pass
+
+
+# start(client, question, tools, execute, settings, options) -> the lesson's loop generator
+Starter = Callable[[Any, str, list, Callable, Settings, dict], Iterator]
+
+
+def start_run(start: Starter, source: str, question: str, settings: Settings, options: Mapping | None = None, *,
+              session_key: str = "", secrets: Mapping[str, str] | None = None, mistake: str | None = None,
+              strict: bool = False, session_id: str | None = None) -> Run:
+    """Extracts the tools (from the cache when the panel just did), makes the client and
+    starts the loop. Nothing has run yet: call advance() for each event."""
+    report = extract(source, "registry", strict, session_id)
+    if not report["ok"]:
+        return Run(error=report["error"], source_error=True)
+    run = Run(tools=report["tools"])
+    try:
+        client = make_client(settings, session_key, secrets or {}, mistake=mistake or None)
+        run.loop = start(client, question, report["tools"], executor(source, session_id), settings, dict(options or {}))
+    except Exception as exc:  # a missing key, an unknown provider: said plainly, nothing started
+        run.error = {"code": getattr(exc, "code", "client"), "message": str(exc) or exc.__class__.__name__,
+                     "line": None}
+    return run
+
+
+def advance(run: Run, override: Any = NEXT) -> dict | None:
+    """The loop's next event, recorded in `run.events`; None once the loop has ended.
+    `override` is what step mode sends back after a tool_call: {"arguments": {...}} or
+    {"result": "..."} (a hand-written result: the tool does not run)."""
+    if run.loop is None:
+        return None
+    if isinstance(override, dict) and "result" in override:
+        run.hand_written = True
+    try:
+        event = next(run.loop) if override is NEXT else run.loop.send(override)
+    except StopIteration:
+        run.loop = None
+        return None
+    except Exception as exc:  # whatever the client or loop raised: an error event, the page stays alive
+        run.loop = None
+        event = {"type": "error", "turn": None, "code": getattr(exc, "code", "exception"),
+                 "message": str(exc) or exc.__class__.__name__}
+    event = jsonable(event)
+    if event.get("type") == "tool_result" and run.hand_written:
+        event["overridden"] = "结果由学生手写，没有执行工具"
+        run.hand_written = False
+    run.events.append(event)
+    return event
+
+
+def run_to_end(run: Run) -> Run:
+    """Advances until the loop ends (the named API's runs have no step mode)."""
+    while advance(run) is not None:
+        pass
+    return run
+
+
+def sandbox_status() -> dict:
+    """{"mode", "layers", "notice"}: whether student code runs sandboxed, for the page and /status."""
+    return sandbox.status()
+
+
+def forget_session(session_id: str) -> None:
+    """A tab has gone: the sandbox forgets its usage (cached schemas are shared, not its own)."""
+    sandbox.forget_session(session_id)

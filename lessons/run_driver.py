@@ -1,0 +1,162 @@
+"""What a tab's run area drives, without any component: starting a run (运行 / 单步),
+stepping it past a paused tool call, exporting it, importing a recorded one and
+replaying it step by step. Every action yields (or returns) the tab's RunState and a
+one-line note; run_views.py draws them.
+
+A paused loop stays inside the state's backend.Run; gr.State keeps it on the server.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from typing import Any, Iterator, Mapping
+
+from lessons import backend, session_io
+from lessons.schema_panel import error_text
+from lessons.settings_panel import Settings
+
+STREAM_REFRESH_S = 0.15   # at most this often a partial stream is re-rendered
+
+
+@dataclasses.dataclass
+class RunState:
+    """One tab's run, live or replayed, plus what an export writes next to its events."""
+    run: backend.Run = dataclasses.field(default_factory=backend.Run)
+    step: bool = False                 # pause before every tool call
+    pending: dict | None = None        # the tool_call a paused run waits on
+    source: str = ""
+    question: str = ""
+    settings: dict = dataclasses.field(default_factory=dict)    # Settings.public(): never a key
+    options: dict = dataclasses.field(default_factory=dict)
+    replay: list | None = None         # recorded events of an imported session
+    pos: int = 0                       # events of `replay` shown so far
+
+    @property
+    def shown_events(self) -> list[dict]:
+        return self.run.events if self.replay is None else self.replay[: self.pos]
+
+    @property
+    def paused_on(self) -> dict | None:
+        return self.pending if self.run.running else None
+
+    def close(self) -> None:
+        self.run.close()
+
+
+@dataclasses.dataclass
+class RunInputs:
+    """What 运行 / 单步 read from the page."""
+    source: str
+    question: str
+    settings: Settings
+    session_key: str = ""
+    strict: bool = False
+    options: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Lesson:
+    """What a tab's run area is for: its name, its loop and which option picks a simulated mistake."""
+    name: str
+    start: backend.Starter
+    mistake_option: str | None = None
+
+
+def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunState, str]]:
+    """Advances the run until it pauses (step mode, before a tool runs) or ends."""
+    last_shown = 0.0
+    while (event := backend.advance(state.run, override)) is not None:
+        override = backend.NEXT
+        if event.get("type") == "delta":
+            if time.monotonic() - last_shown > STREAM_REFRESH_S:
+                last_shown = time.monotonic()
+                yield state, "⏳ 正在接收流式输出…"
+            continue
+        if event.get("type") == "tool_call" and state.step:
+            state.pending = event
+            yield state, ""
+            return
+        state.pending = None
+        yield state, "⏳ 运行中…"
+    state.pending = None
+    yield state, ""
+
+
+def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: Mapping[str, str],
+          session_id: str | None, step: bool) -> Iterator[tuple[RunState, str]]:
+    if old is not None:
+        old.close()
+    state = RunState(step=step, source=inputs.source or "", question=(inputs.question or "").strip(),
+                     settings=inputs.settings.public(), options=dict(inputs.options))
+    if not state.question:
+        yield state, "请先输入一个问题，或从预设问题里选一个。"
+        return
+    mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
+    state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
+                                  session_key=inputs.session_key, secrets=secrets, mistake=mistake,
+                                  strict=inputs.strict, session_id=session_id)
+    if state.run.error is not None:
+        if state.run.source_error:
+            yield state, "工具源码有错误，先修好再运行：" + error_text(state.run.error)
+        else:
+            yield state, f"❌ 无法开始：{state.run.error['message']}"
+        return
+    yield state, "⏳ 运行中…"
+    yield from drive(state)
+
+
+def resume(state: RunState | None, args_text: str, result_text: str,
+           keep_stepping: bool) -> Iterator[tuple[RunState, str]]:
+    """Continues a paused run: with the arguments edited, a hand-written result, or as it was."""
+    if state is None or not state.run.running:
+        yield state or RunState(), "没有暂停中的运行：先点「单步」。"
+        return
+    pending = state.pending or {}
+    override = backend.NEXT
+    if (result_text or "").strip():
+        override = {"result": result_text}
+    else:
+        try:
+            edited = json.loads(args_text) if (args_text or "").strip() else None
+        except json.JSONDecodeError as exc:
+            yield state, f"参数不是合法 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），改好再继续。"
+            return
+        if edited is not None and edited != pending.get("arguments"):
+            if not isinstance(edited, dict):
+                yield state, "参数应是一个 JSON 对象，例如 {\"city\": \"北京\"}。"
+                return
+            override = {"arguments": edited}
+    state.step = keep_stepping
+    state.pending = None
+    yield from drive(state, override)
+
+
+def export(lesson: str, state: RunState | None, session_key: str) -> tuple[str | None, str]:
+    """(file path or None, note). The session's key is blanked from the file."""
+    state = state or RunState()
+    events = state.replay if state.replay is not None else state.run.events
+    if not events:
+        return None, "还没有可以导出的运行。"
+    document = session_io.session_document(lesson, state.source, state.run.tools, state.question, events,
+                                           state.settings, state.options)
+    return session_io.export_file(document, secret=session_key), "已生成会话文件，点上面的文件名下载。"
+
+
+def load(lesson: str, path: str) -> tuple[RunState, dict, str]:
+    """(replay state, the document, note) of an imported session file; raises session_io.ImportProblem."""
+    document = session_io.load_document(path)
+    state = RunState(run=backend.Run(tools=document.get("tools", [])), replay=document["events"], pos=0,
+                     source=document.get("source", ""), question=document.get("question", ""),
+                     settings=document.get("settings", {}), options=document.get("options", {}))
+    other = "" if document.get("lesson") == lesson else f"（这是「{document.get('lesson')}」课的记录）"
+    return state, document, f"已导入录制的运行{other}：点「下一步」逐步回放，不调用模型。"
+
+
+def walk(state: RunState | None, to_end: bool) -> tuple[RunState, str]:
+    """One more step of a replay (or all of it)."""
+    if state is None or state.replay is None:
+        return state or RunState(), "先导入一个会话文件，再逐步回放。"
+    events = state.replay
+    state.pos = len(events) if to_end else session_io.next_position(events, state.pos)
+    return state, session_io.step_label(events, state.pos)

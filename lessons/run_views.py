@@ -1,0 +1,91 @@
+"""What a tab's run area shows: question + presets, 运行 / 单步, the pause box of step
+mode, the replay buttons, and the views of the run (protocol, chat, raw JSON, code,
+export/import). `render(state, note)` draws a RunState into all of them at once."""
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+
+from lessons import code_view, timeline
+from lessons.run_driver import RunState
+
+
+def summary(events: list[dict]) -> str:
+    """The status line once a run has its answer: rounds, tool calls, the answer's start."""
+    answer = timeline.final_answer(events)
+    if not answer:
+        return ""
+    calls = sum(1 for e in events if e.get("type") == "tool_call")
+    turns = len({e.get("turn") for e in events if e.get("type") == "response"})
+    return f"**{'❌' if answer.startswith('出错') else '✅'} {turns} 轮，{calls} 次工具调用。** {timeline.esc(answer[:300])}"
+
+
+class RunViews:
+    """The components of one tab's run area (built where the constructor is called)."""
+
+    def __init__(self, lesson: str, presets: list[str]):
+        self.lesson = lesson
+        with gr.Group():
+            self.presets = gr.Dropdown(presets, value=presets[0] if presets else None, label="预设问题",
+                                       allow_custom_value=False, elem_classes=["tw-presets"])
+            self.question = gr.Textbox(presets[0] if presets else "", label="问题", lines=2,
+                                       elem_classes=["tw-question"])
+        with gr.Row():
+            self.run_btn = gr.Button("▶ 运行", variant="primary", elem_classes=["tw-run"], min_width=100)
+            self.step_btn = gr.Button("⏯ 单步", elem_classes=["tw-step-btn"], min_width=100)
+        self.status = gr.Markdown(elem_classes=["tw-status"])
+        with gr.Row(visible=False, elem_classes=["tw-replay"]) as self.replay_row:
+            self.next_btn = gr.Button("下一步 ⏭", variant="primary", elem_classes=["tw-next"], min_width=100)
+            self.all_btn = gr.Button("全部显示", elem_classes=["tw-all"], min_width=100)
+        with gr.Group(visible=False, elem_classes=["tw-stepbox"]) as self.step_box:
+            gr.Markdown("**⏸ 已暂停在工具执行之前。** 可以修改参数（JSON），或者直接手写工具结果（填了就不执行工具），然后继续。")
+            self.step_args = gr.Code(label="将要执行的参数（可修改）", language="json", lines=4, interactive=True,
+                                     elem_classes=["tw-step-args"])
+            self.step_result = gr.Textbox(label="手写工具结果（可选）", lines=2, elem_classes=["tw-step-result"])
+            with gr.Row():
+                self.continue_btn = gr.Button("继续 ▶", variant="primary", elem_classes=["tw-continue"], min_width=100)
+                self.finish_btn = gr.Button("不再暂停，跑完", elem_classes=["tw-finish"], min_width=100)
+        with gr.Tabs() as self.views_tabs:
+            with gr.Tab("协议时间线", id="protocol"):
+                self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.CSS,
+                                        elem_classes=["tw-timeline"])
+            with gr.Tab("对话视图"):
+                self.chat = gr.Chatbot(label="对话（工具步骤可折叠）", height=460, elem_classes=["tw-chat"])
+            with gr.Tab("原始 JSON"):
+                self.raw = gr.Code(label="事件流（流式分片已合并）", language="json", interactive=False,
+                                   max_lines=40, elem_classes=["tw-raw"])
+            with gr.Tab("查看代码"):
+                self.code = gr.Code(code_view.python_for([]), label="复现最近一次请求的 Python（可复制）",
+                                    language="python", interactive=False, elem_classes=["tw-code"])
+            with gr.Tab("导出/导入"):
+                gr.Markdown("导出：把整次运行（工具、源码、事件、原始响应，不含密钥）存成 JSON。导入：不需要模型，按「下一步」逐步回放。")
+                with gr.Row():
+                    self.export_btn = gr.Button("导出本次运行", elem_classes=["tw-export"], min_width=120)
+                    self.export_file = gr.File(label="下载", interactive=False, elem_classes=["tw-export-file"])
+                self.import_file = gr.File(label="导入会话文件（.json）", file_types=[".json"], type="filepath",
+                                           elem_classes=["tw-import"])
+        # Everything render() writes (the tab's gr.State is added by the panel).
+        self.outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
+                        self.step_box, self.step_args, self.step_result, self.replay_row]
+
+    def render(self, state: RunState, note: str = "") -> dict:
+        """{component: value} for every view of the run."""
+        events = state.shown_events
+        pending = state.paused_on
+        if pending is not None and not note:
+            note = f"⏸ 暂停：即将执行 {pending.get('name')}（id={pending.get('id')}）"
+        args = pending.get("arguments") if pending else None
+        shown_args = (json.dumps(args, ensure_ascii=False, indent=2) if args is not None
+                      else (pending or {}).get("raw_arguments", ""))
+        return {
+            self.protocol: timeline.render_protocol(events, self.lesson, note),
+            self.chat: timeline.render_chat(events, self.lesson),
+            self.raw: json.dumps(timeline.without_deltas(events), ensure_ascii=False, indent=2),
+            self.code: code_view.python_for(events, state.settings),
+            self.status: note or summary(events),
+            self.step_box: gr.update(visible=pending is not None),
+            self.step_args: gr.update(value=shown_args) if pending is not None else gr.update(),
+            self.step_result: gr.update(value="") if pending is not None else gr.update(),
+            self.replay_row: gr.update(visible=state.replay is not None),
+        }
