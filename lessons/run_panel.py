@@ -189,7 +189,8 @@ class RunPanel:
         state["tools"] = report["tools"]
         try:
             client = settings_panel.make_client(settings, session_key, self.settings.secrets,
-                                                mistake=options.get(self.mistake_option) if self.mistake_option else None)
+                                                mistake=options.get(self.mistake_option) if self.mistake_option else None,
+                                                request=request)
             execute = make_execute(source, getattr(request, "session_hash", None))
             state["gen"] = self.start(client, state["question"], report["tools"], execute, settings, options)
         except Exception as exc:
