@@ -72,6 +72,8 @@ def is_public(text: str) -> bool:
     are judged by that address)."""
     address = ipaddress.ip_address(text.split("%", 1)[0])
     if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped:       # ::ffff:a.b.c.d is a.b.c.d
+            return is_public(str(address.ipv4_mapped))
         inner = embedded_ipv4(address)
         if inner is not None and not is_public(str(inner)):
             return False
