@@ -73,11 +73,13 @@ def run(panel):
     return panel.locator(".tw-protocol").text_content()
 
 
-def usage(page) -> str:
-    """Folds 模型设置 and opens it again: opening it shows the session's current use."""
+def shows_usage(page, expected: str) -> bool:
+    """Folds 模型设置 and opens it again (opening it refreshes the session's use), then
+    waits for the expected line."""
     page.get_by_text("⚙️ 模型设置").click()
     page.get_by_text("⚙️ 模型设置").click()
-    return page.locator("#key-usage").filter(has_text="本会话已用").first.inner_text()
+    page.locator("#key-usage").filter(has_text=expected).first.wait_for(timeout=WAIT)
+    return True
 
 
 def test_typed_base_urls_pointing_at_this_machine_are_refused(browser, space, listener):
@@ -115,8 +117,8 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         open_settings(page)
         choose(page, "OpenAI 兼容接口")
         set_model(page)
-        assert "本会话已用 0/3 次服务器密钥请求" in usage(page)
-        assert "需要先输入课堂口令" in usage(page)
+        assert shows_usage(page, "本会话已用 0/3 次服务器密钥请求")
+        assert "需要先输入课堂口令" in page.locator("#key-usage").first.inner_text()
         panel = tab(page, "Function Calling")
         panel.locator(".tw-run").click()
         panel.locator(".tw-status").filter(has_text="课堂口令").first.wait_for(timeout=WAIT)
@@ -134,15 +136,16 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         code.fill(CODE)
         code.press("Enter")
         page.locator("#key-usage").filter(has_text="课堂口令正确").wait_for(timeout=WAIT)
+        page.locator("#settings-panel").scroll_into_view_if_needed()
         screenshot(page, "settings-class-code-1280x800")
 
         assert "出错" not in run(panel)
         assert len(provider.requests) == 2         # a tool call, then the answer
-        assert "本会话已用 2/3 次服务器密钥请求" in usage(page)
+        assert shows_usage(page, "本会话已用 2/3 次服务器密钥请求")
         text = run(panel)                          # one round left: the second is refused unsent
         assert "本会话的服务器密钥额度（每小时 3 次）已用完" in text and "恢复" in text
         assert len(provider.requests) == 3
-        assert "本会话已用 3/3" in usage(page)
+        assert shows_usage(page, "本会话已用 3/3")
 
         # The offline model still works ...
         choose(page, "离线演示模型")
@@ -157,7 +160,7 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
         assert "出错" not in run(panel)
         assert len(provider.requests) == 5
-        assert "本会话已用 3/3" in usage(page)
+        assert shows_usage(page, "本会话已用 3/3")
         assert not [b for b in watched.bodies if CODE.encode() in b or b"sk-server-configured" in b]
         assert watched.foreign_requests() == []
     finally:
