@@ -34,11 +34,11 @@ class _Failures:
 
 @dataclass
 class ClassCode:
-    code: str = ""
+    code: str = field(default="", repr=False)
     clock: Callable[[], float] = time.monotonic
-    _failures: dict = field(default_factory=dict)      # ("session"|"address", id) -> _Failures
-    _unlocked: dict = field(default_factory=dict)      # session id -> when
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _failures: dict = field(default_factory=dict, init=False, repr=False)   # ("session"|"address", id) -> _Failures
+    _unlocked: dict = field(default_factory=dict, init=False, repr=False)   # session id -> when
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @property
     def required(self) -> bool:

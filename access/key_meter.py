@@ -31,8 +31,8 @@ class Limits:
     per_day: int = 2000
 
 
-def _in(minutes_seconds: float) -> str:
-    minutes = math.ceil(max(minutes_seconds, 1.0) / 60)
+def _reopens_in(seconds: float) -> str:
+    minutes = math.ceil(max(seconds, 1.0) / 60)
     return f"约 {minutes} 分钟后" if minutes < 120 else f"约 {math.ceil(minutes / 60)} 小时后"
 
 
@@ -40,8 +40,8 @@ def _in(minutes_seconds: float) -> str:
 class KeyMeter:
     limits: Limits = field(default_factory=Limits)
     clock: Callable[[], float] = time.monotonic
-    _windows: dict = field(default_factory=dict)       # (kind, id) -> deque of times
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _windows: dict = field(default_factory=dict, init=False, repr=False)   # (kind, id) -> deque of times
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def _window(self, key, span: float, now: float) -> deque:
         times = self._windows.setdefault(key, deque())
@@ -53,7 +53,7 @@ class KeyMeter:
         """Counts one request, or raises LimitReached without counting it."""
         now = self.clock()
         checks = [(("day", ""), DAY, self.limits.per_day,
-                   "服务器密钥今天的全站额度（每天 {n} 次）已用完"),
+                   "服务器密钥的全站额度（每天 {n} 次）已用完"),
                   (("address", address or "?"), HOUR, self.limits.per_address,
                    "你所在网络地址的服务器密钥额度（每小时 {n} 次）已用完"),
                   (("session", session or "?"), HOUR, self.limits.per_session,
@@ -65,7 +65,7 @@ class KeyMeter:
                 times = self._window(key, span, now)
                 if len(times) >= limit:
                     reopens = span - (now - times[len(times) - limit]) if limit else span
-                    raise LimitReached(f"{text.format(n=limit)}，{_in(reopens)}恢复。"
+                    raise LimitReached(f"{text.format(n=limit)}，{_reopens_in(reopens)}恢复。"
                                        "现在仍可以用「离线演示模型」，或在「模型设置」里填写你自己的密钥。")
                 windows.append(times)
             for times in windows:
