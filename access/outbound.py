@@ -18,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import ssl
 from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlsplit
@@ -131,10 +132,11 @@ class PinnedTransport(httpx.HTTPTransport):
         return super().handle_request(request)
 
 
-def pinned_client(vetted: Vetted, timeout: float) -> httpx.Client:
+def pinned_client(vetted: Vetted, timeout: float, verify: ssl.SSLContext | bool = True) -> httpx.Client:
     """An httpx client for the openai / zhipuai SDKs (`http_client=`): no environment
-    proxies, no redirects, connections only to the vetted address."""
-    return httpx.Client(transport=PinnedTransport(vetted), follow_redirects=False, timeout=timeout)
+    proxies, no redirects, connections only to the vetted address. `verify` is for
+    tests with their own certificate authority."""
+    return httpx.Client(transport=PinnedTransport(vetted, verify=verify), follow_redirects=False, timeout=timeout)
 
 
 def client_for_typed_url(url: str, timeout: float) -> httpx.Client | None:

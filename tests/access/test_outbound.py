@@ -2,6 +2,8 @@
 (lessons.settings_panel.make_client) with the real SDKs, aimed only at loopback."""
 from __future__ import annotations
 
+import ssl
+import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -10,6 +12,7 @@ import pytest
 
 from access import outbound
 from lessons.settings_panel import Settings, make_client
+from llm_clients import make_client as make_sdk_client
 
 from tests.access.listener import spellings
 
@@ -170,12 +173,50 @@ def test_the_pinned_client_ignores_proxy_settings(recorder, monkeypatch):
         assert client.get(f"http://models.example.invalid:{port}/x").status_code == 200
 
 
-def test_tls_checks_the_certificate_against_the_name(recorder):
-    # The recorder speaks plain HTTP; what matters is that the TLS handshake is attempted
-    # with the name as SNI/verification target. A refused handshake proves no plaintext fallback.
-    handler, port = recorder
-    vetted = outbound.Vetted("https", "models.example.invalid", port, "127.0.0.1")
-    with outbound.pinned_client(vetted, 5.0) as client:
-        with pytest.raises(httpx.ConnectError):
-            client.get(f"https://models.example.invalid:{port}/x")
-    assert handler.seen == []
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    """An HTTPS server on loopback with a certificate for models.example.test only,
+    recording the name each client asked for (SNI)."""
+    folder = tmp_path_factory.mktemp("tls")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=models.example.test",
+                    "-addext", "subjectAltName=DNS:models.example.test"], check=True, capture_output=True)
+    handler = type("Handler", (Recorder,), {"seen": [], "redirect_to": None})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    names = []
+    context.sni_callback = lambda sock, name, ctx: names.append(name)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield handler, httpd.server_address[1], names, ssl.create_default_context(cafile=str(cert))
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_tls_keeps_the_name_for_sni_and_certificate_checks(tls_server):
+    handler, port, names, trust = tls_server
+    vetted = outbound.Vetted("https", "models.example.test", port, "127.0.0.1")
+    with outbound.pinned_client(vetted, 5.0, verify=trust) as client:
+        assert client.get(f"https://models.example.test:{port}/v1/models").json() == {"ok": True}
+    assert names[-1] == "models.example.test" and handler.seen[-1] == f"models.example.test:{port}"
+    # The same address under another name: the certificate does not match, the request is not sent.
+    other = outbound.Vetted("https", "other.example.test", port, "127.0.0.1")
+    with outbound.pinned_client(other, 5.0, verify=trust) as client:
+        with pytest.raises(httpx.ConnectError, match="certificate|hostname"):
+            client.get(f"https://other.example.test:{port}/v1/models")
+    assert names[-1] == "other.example.test" and len(handler.seen) == 1
+
+
+@pytest.mark.parametrize("provider, path", [("openai", "/v1"), ("glm", "/api/paas/v4")])
+def test_both_sdks_send_through_the_pinned_client(model_server, provider, path):
+    # The name never resolves: every byte went through the pinned transport to the vetted address.
+    model_server.reset()
+    vetted = outbound.Vetted("http", "models.example.invalid", model_server.port, "127.0.0.1")
+    client = make_sdk_client(provider, model="offline-rule-model", api_key="student-key-not-secret",
+                             base_url=f"http://models.example.invalid:{model_server.port}{path}",
+                             http_client=outbound.pinned_client(vetted, 10.0))
+    assert client.complete(QUESTION).text
+    assert [r["path"] for r in model_server.requests] == [path + "/chat/completions"]
