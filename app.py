@@ -14,7 +14,7 @@ import sandbox
 
 SERVER_SECRETS = sandbox.seal_secrets([
     "ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-    "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
+    "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "TOOL_WORKSHOP_CLASS_CODE",
 ])
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 # Gradio's queue rebuilds a pandas table of its last 10 000 events after every event, for a

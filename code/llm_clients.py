@@ -140,14 +140,14 @@ class OpenAICompatibleClient(BaseClient):
     provider = "openai"
     key_env = "OPENAI_API_KEY"
 
-    def __init__(self, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0):
+    def __init__(self, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, http_client=None):
         import openai
         super().__init__(model or os.environ.get("OPENAI_MODEL") or MODEL_SUGGESTIONS["openai"][0])
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self.timeout = timeout
         # max_retries 要自己定：SDK 默认会悄悄重试 2 次，课堂上学生就看不到第一次失败了。
         self.sdk = openai.OpenAI(api_key=find_key(api_key, self.key_env), base_url=self.base_url,
-                                 timeout=timeout, max_retries=max_retries)
+                                 timeout=timeout, max_retries=max_retries, http_client=http_client)
 
     def send(self, body):
         with self.errors(body):
@@ -176,14 +176,15 @@ class GLMClient(OpenAICompatibleClient):
     provider = "glm"
     key_env = "ZHIPUAI_API_KEY"
 
-    def __init__(self, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0):
+    def __init__(self, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, http_client=None):
         import zhipuai
         BaseClient.__init__(self, model or os.environ.get("GLM_MODEL") or MODEL_SUGGESTIONS["glm"][0])
         self.base_url = base_url or os.environ.get("ZHIPUAI_BASE_URL") or GLM_BASE_URL
         self.timeout = timeout
         # disable_token_cache=True 是默认的 "Bearer <key>" 模式；False 会用 key 签 JWT，要求 id.secret 格式。
         self.sdk = zhipuai.ZhipuAI(api_key=find_key(api_key, self.key_env), base_url=self.base_url,
-                                   timeout=timeout, max_retries=max_retries, disable_token_cache=True)
+                                   timeout=timeout, max_retries=max_retries, disable_token_cache=True,
+                                   http_client=http_client)
 
     def prepare_messages(self, messages):
         prepared = []
@@ -316,14 +317,16 @@ def without_parameter(tools, tool_choice, parallel_tool_calls, parameter):
             None if parameter == "parallel_tool_calls" else parallel_tool_calls)
 
 
-def make_client(provider, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, mistake=None):
-    """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline_model.MISTAKES）。"""
+def make_client(provider, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, mistake=None,
+                http_client=None):
+    """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline_model.MISTAKES）。
+    http_client：交给 SDK 的 httpx.Client（例如公开部署时只连检查过的地址），不给就用 SDK 自己的。"""
     if provider == "offline":
         return OfflineClient(model, mistake)
     if provider == "glm":
-        return GLMClient(model, api_key, base_url, timeout, max_retries)
+        return GLMClient(model, api_key, base_url, timeout, max_retries, http_client)
     if provider == "openai":
-        return OpenAICompatibleClient(model, api_key, base_url, timeout, max_retries)
+        return OpenAICompatibleClient(model, api_key, base_url, timeout, max_retries, http_client)
     raise ValueError(f"未知的 provider {provider!r}，可选：offline、glm、openai")
 
 

@@ -21,11 +21,13 @@ def _session(request) -> str | None:
     return getattr(request, "session_hash", None) or None
 
 
-def _run(start, secrets, source, question, provider, model, options, mistake, session_id) -> dict:
+def _run(start, secrets, source, question, provider, model, options, mistake, session_id, request=None,
+         class_code="") -> dict:
     """A whole run through the same backend as the page's 运行, as one JSON result."""
     settings = Settings(provider=provider or "offline", model=model or "")
     run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
-                                               secrets=secrets, mistake=mistake, session_id=session_id))
+                                               secrets=secrets, mistake=mistake, session_id=session_id,
+                                               request=request, class_code=class_code or ""))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "tools": run.tools, "events": []}
     events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
@@ -51,17 +53,21 @@ def register(secrets: Mapping[str, str]) -> list[str]:
 
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
                              parallel_tool_calls: bool = True, mistake: str = "",
-                             provider: str = "offline", model: str = "", request: gr.Request = None) -> dict:
-        """用 Function Calling 跑完一个问题；返回最终回答和全部事件（不含流式分片）。"""
+                             provider: str = "offline", model: str = "", class_code: str = "",
+                             request: gr.Request = None) -> dict:
+        """用 Function Calling 跑完一个问题；返回最终回答和全部事件（不含流式分片）。
+        用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls}
         return _run(function_calling_tab.start, secrets, source, question, provider, model, options, mistake,
-                    _session(request))
+                    _session(request), request, class_code)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
-                  provider: str = "offline", model: str = "", request: gr.Request = None) -> dict:
-        """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题。"""
+                  provider: str = "offline", model: str = "", class_code: str = "",
+                  request: gr.Request = None) -> dict:
+        """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题。
+        用服务器的密钥且服务器设了课堂口令时，需要 class_code。"""
         return _run(react_tab.start, secrets, source, question, provider, model, {"approach": approach}, mistake,
-                    _session(request))
+                    _session(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""

@@ -140,15 +140,18 @@ Starter = Callable[[Any, str, list, Callable, Settings, dict], Iterator]
 
 def start_run(start: Starter, source: str, question: str, settings: Settings, options: Mapping | None = None, *,
               session_key: str = "", secrets: Mapping[str, str] | None = None, mistake: str | None = None,
-              strict: bool = False, session_id: str | None = None) -> Run:
+              strict: bool = False, session_id: str | None = None, request: Any = None,
+              class_code: str = "") -> Run:
     """Extracts the tools (from the cache when the panel just did), makes the client and
-    starts the loop. Nothing has run yet: call advance() for each event."""
+    starts the loop. Nothing has run yet: call advance() for each event. `request` and
+    `class_code` decide whether the server's keys may be used (see access/)."""
     report = extract(source, "registry", strict, session_id)
     if not report["ok"]:
         return Run(error=report["error"], source_error=True)
     run = Run(tools=report["tools"])
     try:
-        client = make_client(settings, session_key, secrets or {}, mistake=mistake or None)
+        client = make_client(settings, session_key, secrets or {}, mistake=mistake or None, request=request,
+                             class_code=class_code)
         run.loop = start(client, question, report["tools"], executor(source, session_id), settings, dict(options or {}))
     except Exception as exc:  # a missing key, an unknown provider: said plainly, nothing started
         run.error = {"code": getattr(exc, "code", "client"), "message": str(exc) or exc.__class__.__name__,

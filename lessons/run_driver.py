@@ -84,7 +84,7 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
 
 
 def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: Mapping[str, str],
-          session_id: str | None, step: bool) -> Iterator[tuple[RunState, str]]:
+          session_id: str | None, step: bool, request: Any = None) -> Iterator[tuple[RunState, str]]:
     if old is not None:
         old.close()
     state = RunState(step=step, source=inputs.source or "", question=(inputs.question or "").strip(),
@@ -95,7 +95,7 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
     mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
     state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
                                   session_key=inputs.session_key, secrets=secrets, mistake=mistake,
-                                  strict=inputs.strict, session_id=session_id)
+                                  strict=inputs.strict, session_id=session_id, request=request)
     if state.run.error is not None:
         if state.run.source_error:
             yield state, "工具源码有错误，先修好再运行：" + error_text(state.run.error)

@@ -60,7 +60,7 @@ class RunPanel:
         def starter(step: bool):
             def start(values: dict, request: gr.Request):
                 for state, note in run_driver.begin(lesson, self.read(values), values[self.state], secrets=secrets,
-                                                    session_id=_session(request), step=step):
+                                                    session_id=_session(request), step=step, request=request):
                     yield self.show(state, note)
             return start
 

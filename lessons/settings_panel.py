@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 import gradio as gr
 
+from lessons.server_key_panel import ServerKeyPanel
 from llm_clients import MODEL_SUGGESTIONS
 
 PROVIDERS = [("离线演示模型", "offline"), ("智谱 GLM", "glm"), ("OpenAI 兼容接口", "openai")]
@@ -71,17 +72,24 @@ def resolve_credentials(settings: Settings, session_key: str, secrets: Mapping[s
     return secrets.get(KEY_ENV[settings.provider]) or None, server_url
 
 
-def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str], mistake: str | None = None):
+def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str], mistake: str | None = None,
+                request: Any = None, class_code: str | None = None):
     """A client for the chosen provider (llm_clients.make_client); raises LLMError /
-    ValueError with a Chinese message when something is missing."""
+    ValueError with a Chinese message when something is missing or not allowed
+    (access/: typed base URLs on a public server, the class code and meter on server keys)."""
     import llm_clients
+    from access import outbound, server_keys
 
     api_key, base_url = resolve_credentials(settings, session_key, secrets)
     if settings.provider != "offline" and not api_key:
         raise ValueError("没有可用的 API Key：请在「模型设置」里填写密钥（服务器没有为这个地址配置密钥）。")
     if settings.provider == "openai" and not base_url:
         base_url = None  # the SDK's default endpoint
-    return llm_clients.make_client(
+    on_server_key = settings.provider != "offline" and not session_key
+    if on_server_key:
+        server_keys.policy_for(secrets).admit(request, class_code)
+    typed = base_url and base_url.rstrip("/") != (secrets.get(BASE_URL_ENV.get(settings.provider, "")) or "").rstrip("/")
+    client = llm_clients.make_client(
         settings.provider,
         model=settings.model or default_model(settings.provider, secrets),
         api_key=api_key,
@@ -89,7 +97,9 @@ def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str]
         timeout=60.0,
         max_retries=0,
         mistake=(mistake or None) if settings.provider == "offline" else None,
+        http_client=outbound.client_for_typed_url(base_url, 60.0) if typed else None,
     )
+    return server_keys.policy_for(secrets).metered(client, request) if on_server_key else client
 
 
 class SettingsPanel:
@@ -97,7 +107,7 @@ class SettingsPanel:
 
     def __init__(self, secrets: Mapping[str, str] | None = None):
         self.secrets = MappingProxyType(dict(secrets or {}))
-        with gr.Accordion("⚙️ 模型设置", open=False, elem_id="settings-panel"):
+        with gr.Accordion("⚙️ 模型设置", open=False, elem_id="settings-panel") as accordion:
             with gr.Row():
                 self.provider = gr.Dropdown(PROVIDERS, value="offline", label="提供方", elem_id="provider", min_width=180)
                 self.model = gr.Dropdown(model_choices("offline"), value=default_model("offline"), label="模型（可直接输入）",
@@ -113,6 +123,7 @@ class SettingsPanel:
                 self.temperature = gr.Slider(0, 2, value=0, step=0.1, label="temperature", min_width=160)
                 self.max_turns = gr.Slider(1, 12, value=6, step=1, label="最多轮数 max_turns", min_width=160)
                 self.stream = gr.Checkbox(value=False, label="流式输出（逐段显示）", elem_id="stream", min_width=140)
+            self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider)
         # The typed key: server-side only, one per browser session.
         self.key_state = gr.State("")
         # Settings field -> the control that sets it; handlers read them by name (read()).

@@ -1,0 +1,167 @@
+"""A public Space in headless chromium: base URLs typed in 模型设置 that point at this
+machine are refused before any connection, and the server's key (the project's own
+OpenAI-compatible server standing in for the provider) serves only a tab that entered
+the class code, within the session's hourly count shown in 模型设置; the offline model
+and a student's own key keep working when the count is used up."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+from offline_server import OfflineServer
+
+from tests.access.listener import Listener, spellings
+from tests.app.harness import open_page, screenshot, start_app, tab
+
+pytestmark = pytest.mark.browser
+WAIT = 30_000
+CODE = "蓝鲸-42"
+
+
+@pytest.fixture(scope="module")
+def provider():
+    server = OfflineServer(slow_seconds=1.0).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def space(provider):
+    """The app as a Space serves it (SPACE_ID set: serving publicly), on a loopback port."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SPACE_ID", "teacher/tool-workshop")
+        patch.delenv("TOOL_WORKSHOP_ALLOW_PRIVATE_URLS", raising=False)
+        demo, url = start_app({"OPENAI_API_KEY": "sk-server-configured-9d8c7b", "OPENAI_BASE_URL": provider.url + "/v1",
+                               "TOOL_WORKSHOP_CLASS_CODE": CODE, "TOOL_WORKSHOP_KEY_REQUESTS_PER_SESSION": "3",
+                               "TOOL_WORKSHOP_KEY_REQUESTS_PER_IP": "100"})
+        yield url
+        demo.close()
+
+
+@pytest.fixture
+def listener():
+    opened = Listener()
+    yield opened
+    opened.close()
+
+
+def open_settings(page):
+    page.get_by_text("⚙️ 模型设置").click()
+    page.locator("#provider").wait_for(state="visible")
+
+
+def choose(page, provider_label: str):
+    page.locator("#provider input").click()
+    page.get_by_role("option", name=provider_label).click()
+
+
+def set_model(page, name="offline-rule-model"):
+    model = page.locator("#model input")
+    model.fill(name)
+    model.press("Enter")
+
+
+def run(panel):
+    """Clicks 运行 and waits until this run's answer (or error) is shown."""
+    panel.get_by_role("tab", name="协议时间线").click()
+    panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").evaluate_all(
+        "els => els.forEach(el => el.dataset.old = '1')")
+    panel.locator(".tw-run").click()
+    panel.locator(".tw-protocol .tw-final:not([data-old]), .tw-protocol .tw-error:not([data-old])").first.wait_for(
+        timeout=WAIT)
+    return panel.locator(".tw-protocol").text_content()
+
+
+def shows_usage(page, expected: str) -> bool:
+    """Folds 模型设置 and opens it again (opening it refreshes the session's use), then
+    waits for the expected line."""
+    page.get_by_text("⚙️ 模型设置").click()
+    page.get_by_text("⚙️ 模型设置").click()
+    page.locator("#key-usage").filter(has_text=expected).first.wait_for(timeout=WAIT)
+    return True
+
+
+def test_typed_base_urls_pointing_at_this_machine_are_refused(browser, space, listener):
+    watched = open_page(browser, space)
+    try:
+        page = watched.page
+        open_settings(page)
+        choose(page, "OpenAI 兼容接口")
+        set_model(page)
+        key = page.locator("#api-key input")
+        key.fill("sk-student-own-1234")
+        key.press("Enter")
+        page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
+        panel = tab(page, "Function Calling")
+        status = panel.locator(".tw-status")
+        for url in spellings(listener.port, listener.ipv6):
+            page.locator("#base-url textarea, #base-url input").first.fill(url)
+            panel.locator(".tw-run").click()
+            status.filter(has_text=f"内部地址：{urlsplit(url).hostname}").first.wait_for(timeout=WAIT)
+            assert "在自己的电脑上运行" in status.first.inner_text()
+        page.locator("#base-url textarea, #base-url input").first.fill("ftp://example.com/v1")
+        panel.locator(".tw-run").click()
+        status.filter(has_text="只能以 http:// 或 https:// 开头").first.wait_for(timeout=WAIT)
+        assert listener.connections == []
+        assert watched.foreign_requests() == []
+    finally:
+        watched.context.close()
+
+
+def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, provider):
+    provider.reset()
+    watched = open_page(browser, space)
+    try:
+        page = watched.page
+        open_settings(page)
+        choose(page, "OpenAI 兼容接口")
+        set_model(page)
+        assert shows_usage(page, "本会话已用 0/3 次服务器密钥请求")
+        assert "需要先输入课堂口令" in page.locator("#key-usage").first.inner_text()
+        panel = tab(page, "Function Calling")
+        panel.locator(".tw-run").click()
+        panel.locator(".tw-status").filter(has_text="课堂口令").first.wait_for(timeout=WAIT)
+        assert provider.requests == []
+
+        code = page.locator("#class-code input")
+        code.fill("猜一猜")
+        code.press("Enter")
+        page.locator("#key-usage").filter(has_text="课堂口令不对").wait_for(timeout=WAIT)
+        assert code.input_value() == ""
+        code.fill(CODE)
+        code.press("Enter")                        # too soon after a wrong code: not even compared
+        page.locator("#key-usage").filter(has_text="次数太多").wait_for(timeout=WAIT)
+        page.wait_for_timeout(1500)                # the first pause is one second
+        code.fill(CODE)
+        code.press("Enter")
+        page.locator("#key-usage").filter(has_text="课堂口令正确").wait_for(timeout=WAIT)
+        page.locator("#settings-panel").scroll_into_view_if_needed()
+        screenshot(page, "settings-class-code-1280x800")
+
+        assert "出错" not in run(panel)
+        assert len(provider.requests) == 2         # a tool call, then the answer
+        assert shows_usage(page, "本会话已用 2/3 次服务器密钥请求")
+        text = run(panel)                          # one round left: the second is refused unsent
+        assert "本会话的服务器密钥额度（每小时 3 次）已用完" in text and "恢复" in text
+        assert len(provider.requests) == 3
+        assert shows_usage(page, "本会话已用 3/3")
+
+        # The offline model still works ...
+        choose(page, "离线演示模型")
+        assert "出错" not in run(panel)
+        assert len(provider.requests) == 3
+        # ... and so does the student's own key, towards the operator's address, unmetered.
+        choose(page, "OpenAI 兼容接口")
+        set_model(page)
+        key = page.locator("#api-key input")
+        key.fill("sk-student-own-5678")
+        key.press("Enter")
+        page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
+        assert "出错" not in run(panel)
+        assert len(provider.requests) == 5
+        assert shows_usage(page, "本会话已用 3/3")
+        assert not [b for b in watched.bodies if CODE.encode() in b or b"sk-server-configured" in b]
+        assert watched.foreign_requests() == []
+    finally:
+        watched.context.close()
