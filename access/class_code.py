@@ -5,6 +5,9 @@ Codes are compared in constant time. Wrong codes are slowed down per session and
 client address: after each wrong code the next try is accepted only after a pause that
 doubles (1 s, 2 s, 4 s … up to 5 minutes); a try during the pause is refused without
 being compared, so guessing by script gets nowhere. A right code clears the pauses.
+A whole classroom often shares one public address (the school's NAT): the address pause
+starts only after ADDRESS_GRACE wrong codes, so one student's typos do not lock out the
+others, while a script that opens a fresh session for every guess still slows down.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ CLASS_CODE_ENV = "TOOL_WORKSHOP_CLASS_CODE"
 FIRST_PAUSE_S = 1.0
 MAX_PAUSE_S = 300.0
 FORGET_AFTER_S = 24 * 3600.0
+ADDRESS_GRACE = 20          # wrong codes from one address before it pauses too
 
 
 class CodeRefused(ValueError):
@@ -66,7 +70,10 @@ class ClassCode:
                 record = self._failures.setdefault(key, _Failures())
                 record.count += 1
                 record.last = now
-                pause = min(MAX_PAUSE_S, FIRST_PAUSE_S * 2 ** (record.count - 1))
+                over = record.count - (ADDRESS_GRACE if key[0] == "address" else 0)
+                if over <= 0:
+                    continue
+                pause = min(MAX_PAUSE_S, FIRST_PAUSE_S * 2 ** (over - 1))
                 record.next_try = now + pause
                 pauses.append(pause)
         raise CodeRefused(f"课堂口令不对（请向老师确认）。{math.ceil(max(pauses, default=FIRST_PAUSE_S))} 秒后可以再试。")
