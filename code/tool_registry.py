@@ -181,8 +181,8 @@ def build_tool(func: Callable, description: str | None = None, name: str | None 
     if not _TOOL_NAME.match(name):
         raise ValueError(f"工具名 {name!r} 不合法：只能用 1~64 个英文字母、数字、_ 或 -。请用 name= 指定一个。")
     where = f"工具 {name}（函数 {func.__qualname__}）"
-    summary, param_docs = read_docstring(func.__doc__)
-    warnings = []
+    warnings: list[str] = []
+    summary, param_docs = read_docstring(func.__doc__, warnings)
     description = description if description is not None else summary
     if not description.strip():
         warnings.append("没有描述：模型只能凭工具名猜用途。请在 @registry.tool(\"...\") 里写一句给模型看的说明。")
