@@ -202,7 +202,28 @@ def is_observation(message):
 
 
 def is_error(text):
-    return text.lstrip().removeprefix("Observation:").lstrip().startswith("❌")
+    text = text.lstrip().removeprefix("Observation:").lstrip()
+    return text.startswith("❌") or envelope_of(text).get("status") == "error"
+
+
+def envelope_of(text):
+    """结果装在信封里（tool_outcome.as_envelope）时，读出信封：{"status", "data", "error_code", "message"}；否则 {}。"""
+    if not text.startswith('{"status"'):
+        return {}
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return found if isinstance(found, dict) and found.get("status") in ("ok", "error") else {}
+
+
+def readable(text):
+    """引用进回答的结果：信封拆开，成功取 data，失败取 message。"""
+    found = envelope_of(text.strip())
+    if not found:
+        return text
+    value = found.get("data") if found["status"] == "ok" else found.get("message")
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def parse_prompt_tools(prompt):
@@ -376,6 +397,7 @@ def sent_as_planned(message, position, call, mode):
 
 
 def summarise(results):
+    results = [(name, args, readable(text), ok) for name, args, text, ok in results]
     good = [(name, args, text) for name, args, text, ok in results if ok]
     if not good:
         last = results[-1][2] if results else "没有结果"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from loop_parts import Executor, Steps, describe_tools
+from loop_parts import Executor, Steps, describe_tools, enveloping, tools_and_executor
 from text_protocol_loop import TextProtocol, run_text_protocol
 
 STOP = ["Observation:"]
@@ -169,7 +169,11 @@ REACT = TextProtocol("react", build_react_prompt, parse_react, stop=STOP, format
 
 
 def run_react(client: Any, messages: str | list[dict], tools: list[dict] | None, execute: Executor | Any | None,
-              *, max_turns: int = 6, temperature: float | None = None, stream: bool = False) -> Steps:
+              *, max_turns: int = 6, temperature: float | None = None, stream: bool = False,
+              envelope: bool = False) -> Steps:
+    tools, execute = tools_and_executor(tools, execute)
+    if envelope:                 # Observation: 后面是 {"status", "data", "error_code", "message"} 信封
+        execute = enveloping(execute)
     return run_text_protocol(REACT, client, messages, tools, execute, max_turns=max_turns, temperature=temperature,
                              stream=stream)
 
