@@ -258,7 +258,8 @@ def readable(text):
     if not found:
         return text
     value = found.get("data") if found["status"] == "ok" else found.get("message")
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return f"{value}\n…（{found['message']}）" if found["status"] == "ok" and found.get("message") else value
 
 
 def parse_prompt_tools(prompt):
@@ -439,7 +440,13 @@ def summarise(results):
     for name, args, text, ok in results:
         shown = ", ".join(f"{k}={v}" for k, v in args.items())
         lines.append(f"- {name}({shown})：{text[:300] if ok else '没有成功，' + text[:300]}")
+        clipped = CLIPPED_NOTE.search(text)
+        if ok and clipped:              # 没看到全部，就要说出来，而不是当成完整的结果来回答
+            lines.append(f"  （这个结果过长被截断了：{clipped.group(1)}。我只看到了前面一部分，可以缩小范围再查。）")
     return "根据工具返回的结果：\n" + "\n".join(lines)
+
+
+CLIPPED_NOTE = re.compile(r"…（结果过长已截断：(.*?)）\s*$")
 
 
 # ---------------------------------------------------------------- 三种写法 + 故意犯错

@@ -31,6 +31,7 @@ LABELS = {
     "memory_limit": "内存超限",
     "recursion": "递归太深",
     "blocked": "操作被拦截",
+    "forbidden": "业务规则不允许",     # 参数合法，但这次调用不被允许（限额、名单、受保护的对象）
     "worker_crashed": "运行崩溃",
     # 工作区里的文件工具（atomic_tools.py）
     "path_outside": "路径越界",

@@ -162,6 +162,10 @@ class ToolRegistry:
             return outcome(False, error_text("tool_exception", f"{name} 执行出错：{_describe(exc)}",
                                              "请检查参数是否合理后重试，或换一种做法"),
                            "tool_exception", check.arguments, (), check.coercions)
+        if isinstance(result, ToolOutcome):  # 工具自己判定了结果，通常是 failure("forbidden", ...)：业务规则不允许
+            content, clipped_from = clip(result.content, self.max_result_chars)
+            return outcome(result.ok, content, result.error_code, check.arguments, result.problems, check.coercions,
+                           clipped_from)
         try:                                 # 返回值也可能转不成文本：str() 抛异常、循环引用、超长整数……
             content, clipped_from = format_result(result, self.max_result_chars)
         except Exception as exc:
