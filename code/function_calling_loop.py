@@ -50,12 +50,12 @@ def run_function_calling(client: Any, messages: str | list[dict], tools: list[di
             return
         message = completion.message
         history.append(message)
-        calls = message.get("tool_calls") or []
-        if not calls:
+        requested = message.get("tool_calls") or []
+        if not requested:
             yield events.final(turn, message.get("content") or "", history)
             return
         calls = [ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
-                 for raw in calls]
+                 for raw in requested]
         if len(calls) > 1 and parallel_tool_calls is not False and limit > 1:
             results = yield from run_concurrently(calls, execute, names, limit)
         else:                                                # 一个调用（或不许并行）：一个接一个

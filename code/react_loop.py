@@ -184,6 +184,11 @@ if __name__ == "__main__":
         "name": "get_weather", "description": "查询指定城市的当前天气",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
     print(build_react_prompt(weather), "\n")
+    for reply in ["Action: get_weather[{\"city\": \"北京\"}]", "**Action:** get_weather[{\"city\": \"北京\"}]",
+                  "Action: get_weather[{\"city\": \"北京\"}]\nObservation: 晴\nFinal Answer: 晴"]:
+        parsed, _ = parse_react(reply)           # 同一段回复，正式解析和朴素解析各读出什么
+        print(repr(reply), "->", parsed["kind"], parsed["groups"], "|", parsed["naive"]["verdict"])
+    print()
     for event in run_react(make_client("offline", mistake="bold_action"), "北京的天气怎么样？", weather,
                            lambda name, args: {"ok": True, "content": f"{args['city']}：晴，25℃"}):
         print(event["type"], {k: v for k, v in event.items() if k in ("kind", "notes", "name", "arguments", "content")})
