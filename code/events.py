@@ -43,7 +43,11 @@ class ResponseEvent(TypedDict):
     accents: list[dict]           # 端点的“口音”：[{"code", "message": 中文说明}]，见 accents.py
 
 
-class ParseEvent(TypedDict):
+class ParseExtras(TypedDict, total=False):
+    naive: dict                   # 只有 ReAct：朴素正则读同一段回复的结果（react_loop.compare_naive）
+
+
+class ParseEvent(ParseExtras):
     """文本协议（ReAct / JSON）从回复里解析出了什么。kind: action / final / none。"""
     type: Literal["parse"]
     turn: int
@@ -66,7 +70,15 @@ class ToolCallEvent(TypedDict):
     problems: list[str]           # 解析时的问题和备注
 
 
-class ToolResultEvent(TypedDict):
+class ConcurrentTiming(TypedDict, total=False):
+    """只有同时执行的几个调用才有（function_calling_loop.run_concurrently）：时间都从这一批开始算。"""
+    started_ms: float
+    finished_ms: float
+    round_ms: float               # 整批的耗时
+    concurrent: int               # 最多几个同时跑
+
+
+class ToolResultEvent(ConcurrentTiming):
     type: Literal["tool_result"]
     turn: int
     id: str

@@ -11,22 +11,33 @@
   - 工具结果太长就截断（一处上限：tool_outcome.RESULT_LIMIT）；
   - 连续 MAX_FAILURES 轮全失败、或者用完 max_turns 轮，就停下并说明原因；
   - 在 tool_call 事件之后可以 send() 改参数或手写结果（单步模式，见 loop_parts.py）；
-  - stream=True 时模型的回复边生成边 yield delta 事件。
+  - stream=True 时模型的回复边生成边 yield delta 事件；
+  - 一次回复里有好几个调用时，同时执行它们（run_concurrently）：三个城市的天气各要 1 秒，一起查只要 1 秒；
+  - envelope=True 时，工具结果装进固定形状的 JSON 信封再交给模型（tool_outcome.as_envelope）。
 """
 from __future__ import annotations
 
-from typing import Any
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Generator
 
 import events
-from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, out_of_turns, run_tool, start_history,
-                        too_many_failures, tool_names, tools_and_executor)
+from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, enveloping, out_of_turns, run_tool,
+                        start_history, too_many_failures, tool_names, tools_and_executor)
+
+# 一轮最多同时执行几个调用。执行端的名额是有限的（页面里的沙箱每个人同时只能跑两个），
+# 执行函数可以用 max_parallel 属性说明自己的上限，循环取两者中小的那个。
+MAX_PARALLEL = 4
 
 
 def run_function_calling(client: Any, messages: str | list[dict], tools: list[dict] | None,
                          execute: Executor | Any | None, *, max_turns: int = 6, tool_choice: Any = None,
                          parallel_tool_calls: bool | None = None, temperature: float | None = None,
-                         stream: bool = False) -> Steps:
+                         stream: bool = False, envelope: bool = False) -> Steps:
     tools, execute = tools_and_executor(tools, execute)     # execute 也可以直接是一个 ToolRegistry
+    limit = min(MAX_PARALLEL, getattr(execute, "max_parallel", MAX_PARALLEL))
+    if envelope:
+        execute = enveloping(execute)
     history = start_history(messages)
     names = tool_names(tools)
     failures = 0
@@ -39,23 +50,70 @@ def run_function_calling(client: Any, messages: str | list[dict], tools: list[di
             return
         message = completion.message
         history.append(message)
-        calls = message.get("tool_calls") or []
-        if not calls:
+        requested = message.get("tool_calls") or []
+        if not requested:
             yield events.final(turn, message.get("content") or "", history)
             return
-        results = []
-        for raw in calls:
-            call = ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
-            result = yield from run_tool(call, execute, names, wrap=lambda content, call_id=raw["id"]: {
-                "role": "tool", "tool_call_id": call_id, "content": content})
-            history.append(result["message"])
-            results.append(result)
+        calls = [ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
+                 for raw in requested]
+        if len(calls) > 1 and parallel_tool_calls is not False and limit > 1:
+            results = yield from run_concurrently(calls, execute, names, limit)
+        else:                                                # 一个调用（或不许并行）：一个接一个
+            results = []
+            for call in calls:
+                results.append((yield from run_tool(call, execute, names, wrap=tool_message(call.id))))
+        history.extend(result["message"] for result in results)   # 按调用的顺序放回历史
         # 这一轮只要有一个调用成功就不算失败：并行调用里错一个很常见，模型下一轮会补
         failures = 0 if any(r["ok"] for r in results) else failures + 1
         if failures >= MAX_FAILURES:
             yield too_many_failures(turn, results[-1]["content"])
             return
     yield out_of_turns(max_turns)
+
+
+def tool_message(call_id: str):
+    """工具结果以 role "tool" 回到历史，tool_call_id 对上是哪一个调用。"""
+    return lambda content: {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+def run_concurrently(calls: list[ToolCall], execute: Executor | None, names: list[str],
+                     limit: int) -> Generator[events.Event, Any, list[events.ToolResultEvent]]:
+    """模型一次要了几个调用（"并行调用"），就同时执行它们。分三步：
+      1. 按顺序 yield 每个调用的 tool_call 事件。每个调用都是一个 run_tool，它停在 tool_call 之后，
+         等我们把干预 send 回去（单步模式在这里逐个暂停，可以改参数、手写结果）；
+      2. 全部问完以后，在线程池里同时让这些 run_tool 继续：执行工具，产出 tool_result；
+      3. 按调用的顺序 yield tool_result，每个都带上它在这一批里的起止时刻（started_ms / finished_ms，
+         从这一批开始算），加上整批的耗时 round_ms：时间线据此画出几个调用是不是重叠着跑的。
+    工具要是慢（查接口、查数据库），几个一起跑，总耗时接近最慢的那一个，而不是全部相加。"""
+    steps, overrides = [], []
+    for call in calls:
+        step = run_tool(call, execute, names, wrap=tool_message(call.id))
+        overrides.append((yield next(step)))     # tool_call 事件；send 回来的干预先存着
+        steps.append(step)
+    start = time.perf_counter()
+
+    def finish(step: Generator, override: Any) -> list[dict]:
+        started = elapsed_ms(start)
+        produced = [step.send(override), *step]   # 执行工具；run_tool 之后 yield 的事件一个不落
+        finished = elapsed_ms(start)
+        return [{**event, "started_ms": started, "finished_ms": finished} if event["type"] == "tool_result"
+                else event for event in produced]
+
+    with ThreadPoolExecutor(max_workers=min(limit, len(calls))) as pool:
+        batches = list(pool.map(finish, steps, overrides))
+    round_ms = elapsed_ms(start)
+    results = []
+    for produced in batches:
+        for event in produced:
+            if event["type"] == "tool_result":
+                event = {**event, "round_ms": round_ms, "concurrent": min(limit, len(calls))}
+                results.append(event)
+            yield event
+    return results
+
+
+def elapsed_ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
 
 
 if __name__ == "__main__":

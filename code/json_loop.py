@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from loop_parts import Executor, Steps, describe_tools
+from loop_parts import Executor, Steps, describe_tools, enveloping, tools_and_executor
 from text_protocol_loop import TextProtocol, run_text_protocol
 
 OPEN_BRACE = re.compile(r"\{")
@@ -88,7 +88,10 @@ JSON_PROTOCOL = TextProtocol("json", build_json_prompt, lambda text: (parse_json
 
 def run_json_from_text(client: Any, messages: str | list[dict], tools: list[dict] | None,
                        execute: Executor | Any | None, *, max_turns: int = 6, temperature: float | None = None,
-                       stream: bool = False) -> Steps:
+                       stream: bool = False, envelope: bool = False) -> Steps:
+    tools, execute = tools_and_executor(tools, execute)
+    if envelope:                 # Observation: 后面是 {"status", "data", "error_code", "message"} 信封
+        execute = enveloping(execute)
     return run_text_protocol(JSON_PROTOCOL, client, messages, tools, execute, max_turns=max_turns,
                              temperature=temperature, stream=stream)
 

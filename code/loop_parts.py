@@ -17,7 +17,7 @@ from typing import Any, Callable, Generator
 import events
 from llm_clients import Completion, LLMError
 from tool_arguments import JSON_HINT, parse_arguments
-from tool_outcome import ToolOutcome, as_outcome, failure, success
+from tool_outcome import ToolOutcome, as_envelope, as_outcome, failure, success
 from tool_registry import unknown_tool
 
 MAX_FAILURES = 3         # 连续这么多轮失败（解析不了、工具全失败）就停，免得模型原地打转
@@ -42,6 +42,19 @@ def tools_and_executor(tools: list[dict] | None, execute: Any) -> tuple[list[dic
     if hasattr(execute, "call") and hasattr(execute, "to_schemas"):
         return (execute.to_schemas() if tools is None else tools), execute.call
     return tools or [], execute
+
+
+def enveloping(execute: Executor | None) -> Executor | None:
+    """envelope=True 时循环用它包一层执行函数：结果先变成 ToolOutcome，再把回填的文本换成
+    tool_outcome.as_envelope 写的 {"status", "data", "error_code", "message"} JSON。ok、error_code 等字段不变，
+    界面照样按它们上色。循环自己写的失败（没有执行函数、执行函数抛了异常）和单步时手写的结果不装信封。"""
+    if execute is None:
+        return None
+
+    def run(name: str, arguments: Any) -> ToolOutcome:
+        outcome = as_outcome(execute(name, arguments))
+        return dataclasses.replace(outcome, content=as_envelope(outcome))
+    return run
 
 
 def tool_names(tools: list[dict]) -> list[str]:

@@ -164,6 +164,41 @@ def analyse(question, tools, tool_choice=None):
     return calls, gaps
 
 
+def plan_for(question, tools, tool_choice, history):
+    """这一轮的计划。模型每轮都从头分析问题，可 tool_choice 只在第一轮强制：
+    第一轮被强制调用了计划外的工具（比如问"今天天气"却被指定 get_forecast），
+    之后几轮就接着那个工具的计划做，最终回答说的也是它的结果——而不是换成自己本来想调用的工具再来一遍。"""
+    plan = plan_calls(question, tools, tool_choice)
+    if isinstance(tool_choice, dict) or tool_choice == "none":
+        return plan
+    started = first_called(history, tools)
+    if started and started not in {name for name, _ in plan}:
+        return plan_calls(question, tools, {"type": "function", "function": {"name": started}})
+    return plan
+
+
+def first_called(history, tools):
+    """这个问题第一轮原生调用的第一个（真实存在的）工具名；没有就是 None。"""
+    names = {t["function"]["name"] for t in tools}
+    for message in history:
+        if message.get("role") == "assistant":
+            called = [(c.get("function") or {}).get("name") for c in message.get("tool_calls") or []]
+            return next((name for name in called if name in names), None)
+    return None
+
+
+def no_tool_answer(question, tools, tool_choice):
+    """不调用工具时的回答：说清楚是设置不让调用，还是问题里找不到能用的工具。"""
+    names = "、".join(t["function"]["name"] for t in tools) or "（没有工具）"
+    if tool_choice == "none":
+        wanted = "、".join(dict.fromkeys(name for name, _ in plan_calls(question, tools, None)))
+        would = f"本来会调用 {wanted}；" if wanted else ""
+        return (f"这次请求设置了 tool_choice=\"none\"，不允许调用工具（可用的工具：{names}），所以我没有调用任何工具。"
+                f"{would}离线规则模型不调用工具就拿不到数据，没法回答。把 tool_choice 改回 auto 再问一次即可。")
+    return (f"我没有找到和问题匹配的工具（可用：{names}），所以不调用工具。"
+            f"请换个说法，或者换成真实模型试试。")
+
+
 def ask_for(gaps, tools):
     """缺参数时的回答：说清楚想用哪个工具、缺什么（参数说明原样给出），请用户补上。"""
     described = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
@@ -202,7 +237,29 @@ def is_observation(message):
 
 
 def is_error(text):
-    return text.lstrip().removeprefix("Observation:").lstrip().startswith("❌")
+    text = text.lstrip().removeprefix("Observation:").lstrip()
+    return text.startswith("❌") or envelope_of(text).get("status") == "error"
+
+
+def envelope_of(text):
+    """结果装在信封里（tool_outcome.as_envelope）时，读出信封：{"status", "data", "error_code", "message"}；否则 {}。"""
+    if not text.startswith('{"status"'):
+        return {}
+    try:
+        found = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return found if isinstance(found, dict) and found.get("status") in ("ok", "error") else {}
+
+
+def readable(text):
+    """引用进回答的结果：信封拆开，成功取 data，失败取 message。"""
+    found = envelope_of(text.strip())
+    if not found:
+        return text
+    value = found.get("data") if found["status"] == "ok" else found.get("message")
+    value = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return f"{value}\n…（{found['message']}）" if found["status"] == "ok" and found.get("message") else value
 
 
 def parse_prompt_tools(prompt):
@@ -243,14 +300,12 @@ class OfflineModel:
         history = messages[asked[-1] + 1:]
         rounds = sum(1 for m in history if m.get("role") == "assistant")     # 这个问题已经答了几轮
         first_turn = rounds == 0
-        plan = plan_calls(question, tools, tool_choice)
+        plan = plan_for(question, tools, tool_choice, history)
         gaps = [] if plan else analyse(question, tools, tool_choice)[1]
         if gaps:
             return self._final(ask_for(gaps, tools), mode), "stop"
         if not plan:
-            names = "、".join(t["function"]["name"] for t in tools) or "（没有工具）"
-            return self._final(f"我没有找到和问题匹配的工具（可用：{names}），所以不调用工具。"
-                               f"请换个说法，或者换成真实模型试试。", mode), "stop"
+            return self._final(no_tool_answer(question, tools, tool_choice), mode), "stop"
         remaining, results, failures = replay(plan, history, mode)
         mistake = self.mistake if (first_turn or self.mistake in EVERY_TURN) else None
         parallel = mode == "native" and parallel_tool_calls is not False
@@ -376,6 +431,7 @@ def sent_as_planned(message, position, call, mode):
 
 
 def summarise(results):
+    results = [(name, args, readable(text), ok) for name, args, text, ok in results]
     good = [(name, args, text) for name, args, text, ok in results if ok]
     if not good:
         last = results[-1][2] if results else "没有结果"
@@ -384,7 +440,13 @@ def summarise(results):
     for name, args, text, ok in results:
         shown = ", ".join(f"{k}={v}" for k, v in args.items())
         lines.append(f"- {name}({shown})：{text[:300] if ok else '没有成功，' + text[:300]}")
+        clipped = CLIPPED_NOTE.search(text)
+        if ok and clipped:              # 没看到全部，就要说出来，而不是当成完整的结果来回答
+            lines.append(f"  （这个结果过长被截断了：{clipped.group(1)}。我只看到了前面一部分，可以缩小范围再查。）")
     return "根据工具返回的结果：\n" + "\n".join(lines)
+
+
+CLIPPED_NOTE = re.compile(r"…（结果过长已截断：(.*?)）\s*$")
 
 
 # ---------------------------------------------------------------- 三种写法 + 故意犯错

@@ -31,6 +31,7 @@ LABELS = {
     "memory_limit": "内存超限",
     "recursion": "递归太深",
     "blocked": "操作被拦截",
+    "forbidden": "业务规则不允许",     # 参数合法，但这次调用不被允许（限额、名单、受保护的对象）
     "worker_crashed": "运行崩溃",
     # 工作区里的文件工具（atomic_tools.py）
     "path_outside": "路径越界",
@@ -128,7 +129,37 @@ def as_outcome(value: Any, **defaults: Any) -> ToolOutcome:
     return outcome
 
 
+def as_envelope(outcome: ToolOutcome) -> str:
+    """把结果装进一个固定形状的"信封"，交给模型的是这段 JSON 文本：
+
+        {"status": "ok" 或 "error", "data": 结果, "error_code": null 或 LABELS 里的键, "message": 给模型的话}
+
+    纯文本结果要模型自己读出"成没成功"；信封把它写成字段，模型（和写提示词的人）只看 status 就知道。
+    成功时 data 是结果本身（是 JSON 就还原成对象），截断的说明放进 message；
+    失败时 data 是 null，message 是 error_text 写的那句"❌ [标签] 结论。下一步。"。"""
+    if not outcome.ok:
+        return json.dumps({"status": "error", "data": None, "error_code": outcome.error_code or "tool_exception",
+                           "message": outcome.content}, ensure_ascii=False)
+    text, total = outcome.content, len(outcome.content)
+    marked = _CLIPPED.search(text)
+    if outcome.clipped_from is not None and marked:
+        text, total = text[:marked.start()], outcome.clipped_from
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = text
+    while True:          # 信封本身也守 RESULT_LIMIT：装不下就把 data 当文本再截短一些
+        message = None if len(text) == total else f"结果过长已截断：共 {total} 个字符，只保留了前 {len(text)} 个"
+        envelope = json.dumps({"status": "ok", "data": data, "error_code": None, "message": message},
+                              ensure_ascii=False)
+        if len(envelope) <= RESULT_LIMIT:
+            return envelope
+        text = data = text[:max(len(text) * RESULT_LIMIT // len(envelope) - 100, 0)]
+
+
 if __name__ == "__main__":
     print(error_text("invalid_arguments", "参数 count 应为整数，收到字符串 \"abc\"", "请改为整数后重试"))
     print(success("晴，25℃", arguments={"city": "北京"}))
     print(success("很长的结果" * 2000).clipped_from)
+    print(as_envelope(success('{"city": "北京", "temp": 25}')))
+    print(as_envelope(failure("timeout", "get_weather 超过 2 秒没有返回", "请稍后重试")))

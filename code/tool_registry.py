@@ -162,6 +162,10 @@ class ToolRegistry:
             return outcome(False, error_text("tool_exception", f"{name} 执行出错：{_describe(exc)}",
                                              "请检查参数是否合理后重试，或换一种做法"),
                            "tool_exception", check.arguments, (), check.coercions)
+        if isinstance(result, ToolOutcome):  # 工具自己判定了结果，通常是 failure("forbidden", ...)：业务规则不允许
+            content, clipped_from = clip(result.content, self.max_result_chars)
+            return outcome(result.ok, content, result.error_code, check.arguments, result.problems, check.coercions,
+                           clipped_from)
         try:                                 # 返回值也可能转不成文本：str() 抛异常、循环引用、超长整数……
             content, clipped_from = format_result(result, self.max_result_chars)
         except Exception as exc:
@@ -181,8 +185,8 @@ def build_tool(func: Callable, description: str | None = None, name: str | None 
     if not _TOOL_NAME.match(name):
         raise ValueError(f"工具名 {name!r} 不合法：只能用 1~64 个英文字母、数字、_ 或 -。请用 name= 指定一个。")
     where = f"工具 {name}（函数 {func.__qualname__}）"
-    summary, param_docs = read_docstring(func.__doc__)
-    warnings = []
+    warnings: list[str] = []
+    summary, param_docs = read_docstring(func.__doc__, warnings)
     description = description if description is not None else summary
     if not description.strip():
         warnings.append("没有描述：模型只能凭工具名猜用途。请在 @registry.tool(\"...\") 里写一句给模型看的说明。")

@@ -53,8 +53,10 @@ _GOOGLE = re.compile(r"^\s*(Args|Arguments|Parameters|Params|Keyword Args|Keywor
 _PARSERS: dict[str, Callable] = {}
 
 
-def read_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """返回 (摘要, {参数名: 说明})。摘要是第一段文字。"""
+def read_docstring(doc: str | None, warnings: list[str] | None = None) -> tuple[str, dict[str, str]]:
+    """返回 (摘要, {参数名: 说明})。摘要是第一段文字。
+    参数段读不懂时不抛异常（一个写坏的文档字符串不该让整个模块导入失败）：没有参数说明，
+    并在 warnings 里说一句。"""
     if not doc or not doc.strip():
         return "", {}
     first = doc.strip().split("\n\n", 1)[0]
@@ -75,8 +77,26 @@ def read_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         numpy_params = [numpydoc.ParamSection(t, "param") for t in ("Parameters", "Other Parameters")]
         _PARSERS.update(rest=rest.parse, numpy=numpydoc.NumpydocParser(sections=numpy_params).parse,
                         google=google.GoogleParser(sections=google_params).parse)
-    params = _PARSERS[style](doc).params
+    from docstring_parser import ParseError
+    try:
+        params = _PARSERS[style](doc).params
+    except ParseError:
+        try:                             # 常见的坑：文档字符串第一行就是 Args:，它没有缩进而下面几行有
+            params = _PARSERS[style](_indent_first_line(doc)).params
+        except ParseError as exc:
+            if warnings is not None:
+                warnings.append(f"文档字符串的参数段读不懂（{exc}），参数说明没有写进 schema。"
+                                f"请让 Args: 下每个参数各占一行、比 Args: 多缩进一级，写成“参数名: 说明”。")
+            return summary, {}
     return summary, {p.arg_name: " ".join(p.description.split()) for p in params if p.description}
+
+
+def _indent_first_line(doc: str) -> str:
+    """文档字符串开头的三个引号后面紧跟 Args: 时，第一行没有缩进，下面几行却有，解析器就对不齐了。
+    把第一行挪到第二行，缩进比下面的参数行少一级（4 个空格）。"""
+    first, _, rest = doc.lstrip().partition("\n")
+    indents = [len(line) - len(line.lstrip()) for line in rest.splitlines() if line.strip()]
+    return f"\n{' ' * max(min(indents, default=0) - 4, 0)}{first}\n{rest}"
 
 
 # ═══════════════════════════════════════════════════════════════ 3. 类型 → JSON Schema

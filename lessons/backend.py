@@ -95,6 +95,7 @@ def executor(source: str, session_id: str | None = None) -> Callable[[str, Any],
     """The `execute(name, args)` a loop is given: tools always run in the sandbox."""
     def execute(name: str, args: Any) -> dict:
         return call_tool(source, name, args, session_id)
+    execute.max_parallel = sandbox.current_settings().per_session_concurrent   # parallel calls beyond it are refused
     return execute
 
 
@@ -118,7 +119,7 @@ class Run:
     events: list = dataclasses.field(default_factory=list)
     error: dict | None = None
     source_error: bool = False
-    hand_written: bool = False
+    hand_written: set = dataclasses.field(default_factory=set)   # (turn, id) of calls given a hand-written result
 
     @property
     def running(self) -> bool:
@@ -166,7 +167,8 @@ def advance(run: Run, override: Any = NEXT) -> dict | None:
     if run.loop is None:
         return None
     if isinstance(override, dict) and "result" in override:
-        run.hand_written = True
+        paused = next((e for e in reversed(run.events) if e.get("type") == "tool_call"), {})
+        run.hand_written.add((paused.get("turn"), paused.get("id")))   # parallel calls: results come after all calls
     try:
         event = next(run.loop) if override is NEXT else run.loop.send(override)
     except StopIteration:
@@ -177,9 +179,9 @@ def advance(run: Run, override: Any = NEXT) -> dict | None:
         event = {"type": "error", "turn": None, "code": getattr(exc, "code", "exception"),
                  "message": str(exc) or exc.__class__.__name__}
     event = jsonable(event)
-    if event.get("type") == "tool_result" and run.hand_written:
+    if event.get("type") == "tool_result" and (event.get("turn"), event.get("id")) in run.hand_written:
         event["overridden"] = "结果由学生手写，没有执行工具"
-        run.hand_written = False
+        run.hand_written.discard((event.get("turn"), event.get("id")))
     run.events.append(event)
     return event
 

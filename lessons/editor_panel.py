@@ -13,6 +13,10 @@ EXAMPLE_SETS = {
     "计算器": "examples_calculator.py",
     "工资/员工档案": "examples_employees.py",
     "员工档案与税后收入（8.4）": "examples_payroll.py",
+    "转账与删除用户（Schema ≠ 授权）": "examples_authorization.py",
+    "异步工具（async def）": "examples_async.py",
+    "会超时的工具（timeout）": "examples_timeout.py",
+    "超长结果（截断）": "examples_long_result.py",
 }
 FUTURE_TRAP = "examples_future_trap.py"
 

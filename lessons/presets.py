@@ -5,7 +5,8 @@ from __future__ import annotations
 WALKTHROUGH = "帮我查询员工 101 的档案，并计算基本工资 30000 加上奖金 8000 的税后收入（税率 20%）"
 
 # The first question of each set is the default in the run panel. Every preset is one the offline
-# model answers correctly (tests/models/test_natural_questions.py runs them all through the loops).
+# model answers correctly (tests/models/test_natural_questions.py and test_example_sets.py run them
+# all through the loops); in the last four sets some presets are meant to end in a refusal or a timeout.
 PRESETS = {
     "天气": ["广州冷不冷？", "北京今天天气怎么样？", "北京和上海今天天气怎么样？", "用华氏度告诉我广州今天的天气",
              "杭州未来 5 天的天气预报"],
@@ -14,6 +15,10 @@ PRESETS = {
     "员工档案与税后收入（8.4）": [WALKTHROUGH, "查一下工号 102 的员工档案",
                             "底薪 25000，奖金 5000，税率 15%，税后收入是多少？",
                             "员工 103 的档案给我看看；另外基本工资 1.2万，奖金 3000，税率 10%，税后能拿多少？"],
+    "转账与删除用户（Schema ≠ 授权）": ["给张三转账 8000 元", "给王五转账 100 元", "删除用户 1", "给张三转账 800 元", "删除用户 42"],
+    "异步工具（async def）": ["北京和上海的空气质量怎么样？", "成都今天雾霾严重吗", "美元汇率是多少"],
+    "会超时的工具（timeout）": ["北京现在的路况怎么样？", "上海现在堵不堵？", "上海和北京的路况"],
+    "超长结果（截断）": ["列出上海的全部门店", "上海的前 5 家门店"],
 }
 
 

@@ -10,7 +10,7 @@ from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from lessons.presets import mistake_choices
 from llm_clients import make_client
-from loop_events import MAX_FAILURES
+from loop_parts import MAX_FAILURES
 from offline_model import (EVERY_MODE, MISTAKE_KINDS, MISTAKES, MISTAKES_BY_MODE, OfflineModel, mistakes_for)
 from react_loop import run_react
 

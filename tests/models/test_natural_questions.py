@@ -211,7 +211,9 @@ from llm_clients import make_client  # noqa: E402
 from react_loop import run_react  # noqa: E402
 
 SETS = {"天气": WEATHER, "计算器": CALC, "工资/员工档案": STAFF, "员工档案与税后收入（8.4）": PAYROLL}
-PRESET_CASES = [(label, question) for label, questions in PRESETS.items() for question in questions]
+# The sets whose presets all succeed; the sets built to show a refusal, a timeout or a clipped result are run
+# with their own expectations in test_example_sets.py.
+PRESET_CASES = [(label, question) for label, questions in PRESETS.items() for question in questions if label in SETS]
 
 
 @pytest.mark.parametrize("loop", [run_function_calling, run_react, run_json_from_text],
