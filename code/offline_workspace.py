@@ -86,7 +86,7 @@ def is_denied(result: str) -> bool:
 
 # ── 听懂问题：几条正则，按顺序试
 
-PATH = r"[A-Za-z0-9_\-./]*[A-Za-z0-9_\-]\.[A-Za-z0-9]+"      # 带扩展名的相对路径：notes.md、src/calc.py
+PATH = r"[A-Za-z0-9_\-./]*[A-Za-z0-9_\-]\.[A-Za-z][A-Za-z0-9]*"   # 带扩展名的相对路径：notes.md、src/calc.py
 PAIRS = [('"', '"'), ("“", "”"), ("「", "」"), ("'", "'"), ("`", "`")]
 
 
@@ -100,7 +100,7 @@ def group(match: re.Match, name: str) -> str:
 
 
 EDIT = re.compile(rf"(?:把|在)\s*(?P<path>{PATH})\s*(?:文件)?(?:里|中)?的?\s*把?\s*{quoted('old')}\s*"
-                  rf"(?:改成|改为|换成|替换成|替换为)\s*{quoted('new')}\s*[。.!！]?\s*$", re.S)
+                  rf"(?:修改成|修改为|改成|改为|换成|替换成|替换为)\s*{quoted('new')}\s*[。.!！]?\s*$", re.S)
 CREATE = re.compile(rf"(?:新建|创建|新增|写)(?:一个)?(?:文件)?\s*(?P<path>{PATH})\s*[，,：:]?\s*"
                     rf"(?:内容是|内容为|内容|写入|写上)\s*[：:]?\s*(?P<content>.+)$", re.S)
 BACKTICKS = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
@@ -166,7 +166,7 @@ def create_file(path: str, content: str) -> Script:
 def run_commands(commands: list[str]) -> Script:
     outputs = []
     for command in commands:
-        result = yield Call("bash", {"command": command}, f"问题里用反引号写了命令，原样交给 bash 运行：{command}")
+        result = yield Call("bash", {"command": command}, "问题里用反引号写了一条命令，原样交给 bash 运行。")
         outputs.append(f"$ {command}\n{result}")
     return "命令的运行结果：\n\n" + "\n\n".join(outputs)
 
@@ -392,7 +392,7 @@ def fix_failing_test() -> Script:
 
 def after_denial(call: Call, result: str) -> str:
     """不原样重试：说清楚本来想做什么，把决定交还给用户。"""
-    reason = re.search(r"用户拒绝了这次调用：(.*?)。", result)
+    reason = re.search(r"用户拒绝了这次调用：(.+?)。(?:不要|$)", result)
     said = f"（理由：{reason.group(1)}）" if reason else ""
     head = f"你拒绝了这次 {call.name} 调用{said}，我不会原样再试一次。"
     args: dict[str, Any] = call.args
