@@ -234,18 +234,20 @@ class TestRun:
         return "\n".join(f"- {f.kind}: {f.test}：{f.message}" for f in self.failures)
 
 
-def locate(failure: Failure) -> tuple[str | None, str | None]:
-    """(测试文件的相对路径, 出错的源码文件的相对路径)。traceback 里是绝对路径，工作区在哪我们不知道：
-    拿测试的点号名 tests.test_calc.CalcTest.test_average 去对 traceback 里的文件，对上了就知道工作区的根。"""
+def locate(failure: Failure) -> tuple[str | None, str | None, str | None]:
+    """(测试文件, 出错的源码文件, 出错的函数)，路径相对于工作区；源码不在 traceback 里时后两个是 None。
+    traceback 里是绝对路径，工作区在哪我们不知道：拿测试的点号名 tests.test_calc.CalcTest.test_average
+    去对 traceback 里的文件，对上了就知道工作区的根在哪，根下面、又不是测试文件的帧就是源码。"""
     parts = failure.dotted.split(".")
     for size in range(len(parts), 0, -1):
         candidate = "/".join(parts[:size]) + ".py"
         for path, *_ in failure.frames:
             if path == candidate or path.endswith("/" + candidate):
                 root = path[: len(path) - len(candidate)]
-                inside = [p[len(root):] for p, *_ in failure.frames if p.startswith(root) and p != path]
-                return candidate, (inside[-1] if inside else None)      # 最里面那一帧最接近出错的地方
-    return None, None
+                inside = [(p[len(root):], function) for p, _, function, _ in failure.frames
+                          if p.startswith(root) and p != path]
+                return (candidate, *inside[-1]) if inside else (candidate, None, None)   # 最里面那帧离出错最近
+    return None, None, None
 
 
 # ── 读 read 的结果和源码
@@ -349,11 +351,10 @@ def fix_failing_test() -> Script:
     if not run.failures:
         return f"测试没有通过，但输出里找不到失败的测试（FAIL / ERROR）：\n{result}"
     failure = run.failures[0]
-    test_path, source_path = locate(failure)
+    test_path, source_path, function = locate(failure)
     if test_path is None:
         return f"看不出失败的测试 {failure.test} 在哪个文件里：\n{result}"
     steps = [f"运行 {TEST_COMMAND}：{failure.test} 没有通过（{failure.message}）。"]
-    function = failure.frames[-1][2] if source_path else None
     if source_path is None:     # 断言没通过：traceback 里只有测试文件，被测的函数要看测试文件从哪里 import
         line, code = next((f[1], f[3]) for f in failure.frames if f[0].endswith(test_path))
         test = yield Call("read", {"path": test_path},
