@@ -135,6 +135,7 @@ def unwrap(content: str) -> str:
         for a, b in PAIRS:
             if len(content) >= 2 and content.startswith(a) and content.endswith(b) and a not in content[1:-1]:
                 content = content[1:-1]
+                break
     return content if content.endswith("\n") else content + "\n"
 
 
