@@ -2,7 +2,8 @@
 
 循环是生成器，每一步都 yield 一个事件（见 events.py）。在 tool_call 事件之后可以
 generator.send(override)，人工干预这次调用（"单步模式"）：
-  None 照常执行；{"arguments": {...}} 换参数执行；{"result": "文字"} 不执行，直接把文字当结果喂回去。
+  None 照常执行；{"arguments": {...}} 换参数执行；{"result": "文字"} 不执行，直接把文字当结果喂回去；
+  {"deny": "理由"} 不执行，告诉模型这次调用被用户拒绝了（人类在环：见 permissions.py）。
 工具的结果永远是一个 ToolOutcome（见 tool_outcome.py）：执行函数交回什么都先变成它，再回填给模型。
 """
 from __future__ import annotations
@@ -137,7 +138,9 @@ def run_tool(call: ToolCall, execute: Executor | None, names: list[str],
     wrap(content) 决定结果以什么消息回到历史里：原生是 role "tool"，文本协议是 "Observation: ..."。"""
     override = yield events.tool_call(call.turn, call.id, call.name, call.raw_arguments, call.arguments,
                                       call.problems)
-    if override and "result" in override:
+    if override and "deny" in override:
+        outcome = denied(call, str(override["deny"] or "").strip())
+    elif override and "result" in override:
         outcome = success(str(override["result"]), arguments=call.arguments)
     else:
         if override and isinstance(override.get("arguments"), dict):
@@ -146,6 +149,14 @@ def run_tool(call: ToolCall, execute: Executor | None, names: list[str],
     result = events.tool_result(call.turn, call.id, call.name, outcome, wrap(outcome.content))
     yield result
     return result
+
+
+def denied(call: ToolCall, reason: str) -> ToolOutcome:
+    """用户拒绝了这次调用：工具不运行。结果照样回填给模型——它得知道没做成，还得知道别原样再要一次，
+    否则它会以为是偶然失败，把同一个调用重发一遍，用户就得一遍遍点“拒绝”。"""
+    return failure("denied", f"用户拒绝了这次调用：{reason or '没有说明理由'}",
+                   f"不要重复同样的 {call.name} 调用；请先问用户想怎么做，或者换一种做法",
+                   arguments=call.arguments)
 
 
 def execute_call(call: ToolCall, execute: Executor | None, names: list[str]) -> ToolOutcome:

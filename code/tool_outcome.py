@@ -50,6 +50,8 @@ LABELS = {
     "busy": "请稍后再试",
     "rate_limited": "请稍后再试",
     "no_executor": "无法执行",
+    # 人类在环：用户在确认框里点了“拒绝”（loop_parts.run_tool）
+    "denied": "用户拒绝",
 }
 
 
