@@ -341,7 +341,8 @@ class OfflineModel:
     def _workspace_step(self, question, history, mode):
         """工具是 read、write、edit、bash 四个原子工具：下一步由 offline_workspace.py 的剧本决定，
         这里只把它写成三种方言之一。（故意犯错的开关在这里不起作用。）"""
-        step = offline_workspace.next_step(question, offline_workspace.results_of(history, mode))
+        results = [readable(r) for r in offline_workspace.results_of(history, mode)]     # 结果信封也拆开读
+        step = offline_workspace.next_step(question, results)
         if isinstance(step, str):
             return self._final(step, mode), "stop"
         call = (step.name, step.args)
