@@ -237,9 +237,9 @@ class SettingsPanel:
         def on_address(provider, session_key, base_url, preset):
             return key_status(provider, session_key, secrets, base_url, preset)
 
-        for event in (self.base_url.submit, self.base_url.blur):
-            event(on_address, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
-                  api_visibility="private", show_progress="hidden")
+        # Enter only (not blur): a blur racing the key box's own update could show a stale line.
+        self.base_url.submit(on_address, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
+                             api_visibility="private", show_progress="hidden")
 
 
 def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base_url: str = "",
