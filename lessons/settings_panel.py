@@ -6,6 +6,10 @@ sealing) is used but never shown; a key typed by a student goes into that sessio
 gr.State on the server, the password box is emptied, and nothing ever sends it back.
 A server key is only ever sent to the server's own endpoint, never to a base URL
 typed in the page.
+
+预设 (code/provider_presets.py) fills provider, base URL and model and shows a card of
+what that endpoint supports; it never brings a key. A local preset (Ollama, vLLM,
+LM Studio) runs with its placeholder key when no other key applies.
 """
 from __future__ import annotations
 

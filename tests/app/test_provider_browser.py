@@ -188,6 +188,7 @@ def test_a_refused_tool_choice_offers_the_retry_and_it_succeeds(page, local_serv
     assert "服务端不支持这个参数：tool_choice=\"required\"" in text and "思考模式" in text
     retry = panel.locator(".tw-retry")
     retry.filter(has_text="去掉 tool_choice 重试").wait_for(timeout=WAIT)
+    retry.scroll_into_view_if_needed()
     screenshot(page, "retry-without-tool-choice-1280x800")
     assert [r["body"].get("tool_choice") for r in local_server.requests] == ["required"]
     text = click_and_wait(panel, retry)
