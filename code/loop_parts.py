@@ -189,7 +189,9 @@ def observation(content: str) -> dict:
 
 def model_failed(turn: int, error: Exception) -> events.ErrorEvent:
     if isinstance(error, LLMError):
-        return events.error(turn, error.code, str(error))
+        event = events.error(turn, error.code, str(error))
+        # 服务端不认某个参数时（retry_without），界面据此给出"去掉它重试"的按钮
+        return {**event, "retry_without": error.retry_without} if error.retry_without else event
     return events.error(turn, "bad_response", f"调用模型时出现意外错误：{type(error).__name__}: {error}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from function_calling_loop import run_function_calling
+from llm_clients import without_parameter
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from lessons.presets import PRESETS, mistake_choices
@@ -26,11 +27,13 @@ def tool_choice_value(choice: str | None):
 
 
 def start(client, question, tools, execute, settings, options):
+    tool_choice, parallel = tool_choice_value(options.get("tool_choice")), bool(options.get("parallel_tool_calls"))
+    for parameter in options.get("without") or ():   # 「去掉 … 重试」: what the endpoint refused is not sent
+        tools, tool_choice, parallel = without_parameter(tools, tool_choice, parallel, parameter)
     return run_function_calling(
         client, question, tools, execute,
         max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
-        tool_choice=tool_choice_value(options.get("tool_choice")),
-        parallel_tool_calls=bool(options.get("parallel_tool_calls")),
+        tool_choice=tool_choice, parallel_tool_calls=parallel,
     )
 
 

@@ -160,3 +160,42 @@ def walk(state: RunState | None, to_end: bool) -> tuple[RunState, str]:
     events = state.replay
     state.pos = len(events) if to_end else session_io.next_position(events, state.pos)
     return state, session_io.step_label(events, state.pos)
+
+
+# ------------------------------------------------------------------ 去掉 … 重试
+
+RETRY_LABELS = {"tool_choice": "🔁 去掉 tool_choice 重试", "parallel_tool_calls": "🔁 去掉 parallel_tool_calls 重试",
+                "strict": "🔁 关掉 strict 重试"}
+
+
+def refused_parameter(state: RunState | None) -> str | None:
+    """The request parameter the endpoint refused (LLMError.retry_without, carried by the
+    error event) when the run shown ended that way; otherwise None."""
+    if state is None or state.replay is not None or state.run.running or not state.run.events:
+        return None
+    last = state.run.events[-1]
+    return last.get("retry_without") if last.get("type") == "error" else None
+
+
+def retry(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: Mapping[str, str],
+          session_id: str | None, request: Any = None) -> Iterator[tuple[RunState, str]]:
+    """The failed run's source and question again, without the refused parameter: strict is
+    switched off; tool_choice / parallel_tool_calls go into options["without"], which the
+    lesson's start leaves out of the request (llm_clients.without_parameter)."""
+    parameter = refused_parameter(old)
+    if parameter is None:
+        yield old or RunState(), "没有可以去掉参数重试的失败运行。"
+        return
+    without = [*old.options.get("without", []), parameter] if parameter != "strict" else old.options.get("without", [])
+    again = dataclasses.replace(inputs, source=old.source, question=old.question,
+                                strict=inputs.strict and parameter != "strict",
+                                options={**old.options, "without": without})
+    for state, note in begin(lesson, again, old, secrets=secrets, session_id=session_id, step=False, request=request):
+        yield state, note or f"🔁 已去掉 {parameter} 重新运行（只这一次；页面上的设置没有改）。{summary_of(state)}"
+
+
+def summary_of(state: RunState) -> str:
+    answer = next((e for e in reversed(state.run.events) if e.get("type") in ("final", "error")), None)
+    if answer is None:
+        return ""
+    return "这次成功得到了回答。" if answer["type"] == "final" else "这次也失败了，原因见时间线。"

@@ -65,6 +65,13 @@ class RunPanel:
             return start
 
         views.run_btn.click(starter(False), run_inputs, outputs, api_visibility="private")
+
+        def retry(values: dict, request: gr.Request):
+            for state, note in run_driver.retry(lesson, self.read(values), values[self.state], secrets=secrets,
+                                                session_id=_session(request), request=request):
+                yield self.show(state, note)
+
+        views.retry_btn.click(retry, run_inputs, outputs, api_visibility="private")
         views.step_btn.click(starter(True), run_inputs, outputs, api_visibility="private")
         views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility="private",
                             show_progress="hidden")

@@ -7,7 +7,7 @@ import json
 
 import gradio as gr
 
-from lessons import code_view, timeline
+from lessons import code_view, run_driver, timeline
 from lessons.run_driver import RunState
 
 
@@ -35,6 +35,7 @@ class RunViews:
             self.run_btn = gr.Button("▶ 运行", variant="primary", elem_classes=["tw-run"], min_width=100)
             self.step_btn = gr.Button("⏯ 单步", elem_classes=["tw-step-btn"], min_width=100)
         self.status = gr.Markdown(elem_classes=["tw-status"])
+        self.retry_btn = gr.Button("🔁 去掉参数重试", visible=False, size="sm", elem_classes=["tw-retry"])
         with gr.Row(visible=False, elem_classes=["tw-replay"]) as self.replay_row:
             self.next_btn = gr.Button("下一步 ⏭", variant="primary", elem_classes=["tw-next"], min_width=100)
             self.all_btn = gr.Button("全部显示", elem_classes=["tw-all"], min_width=100)
@@ -67,7 +68,7 @@ class RunViews:
                                            elem_classes=["tw-import"])
         # Everything render() writes (the tab's gr.State is added by the panel).
         self.outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
-                        self.step_box, self.step_args, self.step_result, self.replay_row]
+                        self.step_box, self.step_args, self.step_result, self.replay_row, self.retry_btn]
 
     def render(self, state: RunState, note: str = "") -> dict:
         """{component: value} for every view of the run."""
@@ -88,4 +89,13 @@ class RunViews:
             self.step_args: gr.update(value=shown_args) if pending is not None else gr.update(),
             self.step_result: gr.update(value="") if pending is not None else gr.update(),
             self.replay_row: gr.update(visible=state.replay is not None),
+            self.retry_btn: retry_button(state),
         }
+
+
+def retry_button(state: RunState) -> dict:
+    """「去掉 tool_choice 重试」 etc., shown only when the endpoint refused a parameter."""
+    parameter = run_driver.refused_parameter(state)
+    if parameter is None:
+        return gr.update(visible=False)
+    return gr.update(visible=True, value=run_driver.RETRY_LABELS.get(parameter, f"🔁 去掉 {parameter} 重试"))

@@ -6,17 +6,24 @@ sealing) is used but never shown; a key typed by a student goes into that sessio
 gr.State on the server, the password box is emptied, and nothing ever sends it back.
 A server key is only ever sent to the server's own endpoint, never to a base URL
 typed in the page.
+
+预设 (code/provider_presets.py) fills provider, base URL and model and shows a card of
+what that endpoint supports; it never brings a key. A local preset (Ollama, vLLM,
+LM Studio) runs with its placeholder key when no other key applies.
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 import gradio as gr
 
 from lessons.server_key_panel import ServerKeyPanel
 from llm_clients import MODEL_SUGGESTIONS
+from provider_presets import PRESETS, Preset, settings_for
 
 PROVIDERS = [("离线演示模型", "offline"), ("智谱 GLM", "glm"), ("OpenAI 兼容接口", "openai")]
 # A model chosen on the server (GLM_MODEL / OPENAI_MODEL) is offered first.
@@ -37,6 +44,7 @@ class Settings:
     temperature: float = 0.0
     max_turns: int = 6
     stream: bool = False
+    preset: str = ""          # provider_presets key chosen in 预设 ("" = none); decides the local placeholder key
 
     def public(self) -> dict:
         """What may be shown or exported: everything except keys."""
@@ -52,6 +60,12 @@ def model_choices(provider: str, secrets: Mapping[str, str] | None = None) -> li
 
 def default_model(provider: str, secrets: Mapping[str, str] | None = None) -> str:
     return (model_choices(provider, secrets) or [""])[0]
+
+
+def preset_models(preset: str, provider: str) -> list[str]:
+    """The chosen preset's suggested models (tool-capable first), if it is for this provider."""
+    chosen = PRESETS.get(preset or "")
+    return list(chosen.models) if chosen and chosen.provider == provider else []
 
 
 def server_has_key(provider: str, secrets: Mapping[str, str]) -> bool:
@@ -72,6 +86,28 @@ def resolve_credentials(settings: Settings, session_key: str, secrets: Mapping[s
     return secrets.get(KEY_ENV[settings.provider]) or None, server_url
 
 
+def local_placeholder(settings: Settings, base_url: str | None) -> str:
+    """The placeholder key of a local preset (Ollama, vLLM, LM Studio: not a secret) for a
+    typed base URL; "" otherwise. Only used when no other key applies, so it never stands
+    in for, or displaces, a server key."""
+    preset = PRESETS.get(settings.preset)
+    if preset is None or not preset.local or preset.provider != settings.provider:
+        return ""
+    return preset.placeholder_key if (settings.base_url or "").strip() and base_url else ""
+
+
+def missing_key_message(settings: Settings, secrets: Mapping[str, str]) -> str:
+    """Why there is no key for this run, and what to do (a server key configured for
+    another address is named as such: it does not follow a preset or a typed URL)."""
+    preset = PRESETS.get(settings.preset)
+    where = f"你自己的 {preset.name} API Key（{preset.key_from}）" if preset else "你自己的 API Key"
+    if server_has_key(settings.provider, secrets) and settings.base_url:
+        host = urlsplit(settings.base_url).hostname or settings.base_url
+        return (f"没有可用的 API Key：服务器配置的密钥只发往服务器为它设定的地址，不会发往 {host}。"
+                f"请在「模型设置」里填写{where}后按回车，或改用「离线演示模型」。")
+    return f"没有可用的 API Key：请在「模型设置」里填写{where}（服务器没有为这个地址配置密钥）。"
+
+
 def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str], mistake: str | None = None,
                 request: Any = None, class_code: str | None = None):
     """A client for the chosen provider (llm_clients.make_client); raises LLMError /
@@ -81,11 +117,13 @@ def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str]
     from access import outbound, server_keys
 
     api_key, base_url = resolve_credentials(settings, session_key, secrets)
+    placeholder = "" if api_key else local_placeholder(settings, base_url)
+    api_key = api_key or placeholder or None
     if settings.provider != "offline" and not api_key:
-        raise ValueError("没有可用的 API Key：请在「模型设置」里填写密钥（服务器没有为这个地址配置密钥）。")
+        raise ValueError(missing_key_message(settings, secrets))
     if settings.provider == "openai" and not base_url:
         base_url = None  # the SDK's default endpoint
-    on_server_key = settings.provider != "offline" and not session_key
+    on_server_key = settings.provider != "offline" and not session_key and not placeholder
     if on_server_key:
         server_keys.policy_for(secrets).admit(request, class_code)
     typed = base_url and base_url.rstrip("/") != (secrets.get(BASE_URL_ENV.get(settings.provider, "")) or "").rstrip("/")
@@ -109,6 +147,10 @@ class SettingsPanel:
         self.secrets = MappingProxyType(dict(secrets or {}))
         with gr.Accordion("⚙️ 模型设置", open=False, elem_id="settings-panel") as accordion:
             with gr.Row():
+                self.preset = gr.Dropdown(preset_choices(), value=NO_PRESET, label="预设（常用平台：填好提供方、地址和模型）",
+                                          elem_id="preset", min_width=260)
+            self.preset_card = gr.Markdown(visible=False, elem_id="preset-card")
+            with gr.Row():
                 self.provider = gr.Dropdown(PROVIDERS, value="offline", label="提供方", elem_id="provider", min_width=180)
                 self.model = gr.Dropdown(model_choices("offline"), value=default_model("offline"), label="模型（可直接输入）",
                                          allow_custom_value=True, elem_id="model", min_width=180)
@@ -130,58 +172,142 @@ class SettingsPanel:
         self.fields = MappingProxyType({"provider": self.provider, "model": self.model, "base_url": self.base_url,
                                         "temperature": self.temperature, "max_turns": self.max_turns,
                                         "stream": self.stream})
-        self.components = (*self.fields.values(), self.key_state)
+        self.components = (*self.fields.values(), self.preset, self.key_state)
         self._wire()
 
     def read(self, values: Mapping) -> tuple[Settings, str]:
         """Handler side: {component: value} (of an event whose inputs include `components`)
         -> (Settings, the session's typed key)."""
-        return settings_from({name: values[component] for name, component in self.fields.items()},
-                             values[self.key_state])
+        named = {name: values[component] for name, component in self.fields.items()}
+        return settings_from({**named, "preset": values.get(self.preset, NO_PRESET)}, values[self.key_state])
 
     def _wire(self):
         secrets = self.secrets
 
-        def on_provider(provider, session_key):
-            models = model_choices(provider, secrets)
+        def on_provider(provider, session_key, preset, base_url):
+            models = preset_models(preset, provider) or model_choices(provider, secrets)
             offline = provider == "offline"
             hint = SERVER_KEY_HINT if server_has_key(provider, secrets) else NO_KEY_HINT
             return (gr.update(choices=models, value=models[0] if models else ""),
                     gr.update(visible=provider == "openai",
                               placeholder="使用服务器配置的地址" if secrets.get(BASE_URL_ENV.get(provider, "")) else "https://api.openai.com/v1"),
                     gr.update(interactive=not offline, placeholder="离线模型不需要密钥" if offline else hint, value=""),
-                    key_status(provider, session_key, secrets),
+                    key_status(provider, session_key, secrets, base_url, preset),
                     gr.update(visible=bool(session_key)))
 
-        self.provider.change(on_provider, [self.provider, self.key_state],
+        self.provider.change(on_provider, [self.provider, self.key_state, self.preset, self.base_url],
                              [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
                              api_visibility="private", show_progress="hidden")
+        self._wire_presets()
 
-        def store_key(typed, session_key, provider):
+        def store_key(typed, session_key, provider, base_url, preset):
             # The box is emptied at once; only the status line goes back to the browser.
             new_key = (typed or "").strip() or session_key
-            return "", new_key, key_status(provider, new_key, secrets), gr.update(visible=bool(new_key))
+            return "", new_key, key_status(provider, new_key, secrets, base_url, preset), gr.update(visible=bool(new_key))
 
         for event in (self.api_key.submit, self.api_key.blur):
-            event(store_key, [self.api_key, self.key_state, self.provider],
+            event(store_key, [self.api_key, self.key_state, self.provider, self.base_url, self.preset],
                   [self.api_key, self.key_state, self.key_status, self.clear_key],
                   api_visibility="private", show_progress="hidden")
 
-        def forget_key(provider):
-            return "", key_status(provider, "", secrets), gr.update(visible=False)
+        def forget_key(provider, base_url, preset):
+            return "", key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
 
-        self.clear_key.click(forget_key, [self.provider], [self.key_state, self.key_status, self.clear_key],
-                             api_visibility="private")
+        self.clear_key.click(forget_key, [self.provider, self.base_url, self.preset],
+                             [self.key_state, self.key_status, self.clear_key], api_visibility="private")
+
+    def _wire_presets(self):
+        """预设: choosing one fills provider, base URL and model and shows its card; choosing a
+        provider by hand leaves the preset. No key moves: the run's key is decided by
+        resolve_credentials from the address, whatever the preset."""
+        secrets = self.secrets
+
+        def on_preset(key, session_key):
+            if key not in PRESETS:
+                return {self.preset_card: gr.update(value="", visible=False)}
+            values = settings_for(key)
+            return {self.provider: values["provider"],
+                    self.model: gr.update(choices=list(PRESETS[key].models), value=values["model"]),
+                    self.base_url: gr.update(value=values["base_url"], visible=values["provider"] == "openai"),
+                    self.preset_card: gr.update(value=preset_card(key, secrets), visible=True),
+                    self.key_status: key_status(values["provider"], session_key, secrets, values["base_url"], key)}
+
+        self.preset.input(on_preset, [self.preset, self.key_state],
+                          [self.provider, self.model, self.base_url, self.preset_card, self.key_status],
+                          api_visibility="private", show_progress="hidden")
+        self.provider.input(lambda: (NO_PRESET, gr.update(visible=False)), None, [self.preset, self.preset_card],
+                            api_visibility="private", show_progress="hidden")
+
+        def on_address(provider, session_key, base_url, preset):
+            return key_status(provider, session_key, secrets, base_url, preset)
+
+        # Enter only (not blur): a blur racing the key box's own update could show a stale line.
+        self.base_url.submit(on_address, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
+                             api_visibility="private", show_progress="hidden")
 
 
-def key_status(provider: str, session_key: str, secrets: Mapping[str, str]) -> str:
+def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base_url: str = "",
+               preset: str = "") -> str:
+    """The line next to the key box: which key a run would use for this provider, base URL and preset."""
     if provider == "offline":
         return "离线演示模型不需要密钥。"
     if session_key:
         return "🔑 已保存你输入的密钥（只在服务器端本会话内存中，页面上不会再显示）。"
-    if server_has_key(provider, secrets):
+    settings = Settings(provider=provider, base_url=(base_url or "").strip(), preset=preset or "")
+    server_key, address = resolve_credentials(settings, "", secrets)
+    if server_key:
         return "🔑 " + SERVER_KEY_HINT + "（不会显示）。"
+    placeholder = local_placeholder(settings, address)
+    if placeholder:
+        return f"本机服务不需要密钥：运行时用占位 Key「{placeholder}」（不是秘密）。服务启动时要求了 Key 就填在上面。"
+    if server_has_key(provider, secrets):
+        return "需要你自己的密钥：服务器配置的密钥只发往服务器设定的地址，不会发往这里。在上面的框里输入后按回车。"
     return "需要密钥：在上面的框里输入后按回车。"
+
+
+# ---------------------------------------------------------------- 预设 (provider_presets)
+
+NO_PRESET = ""
+SUPPORT = {True: "支持", False: "不支持", None: "未确认"}
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    """The 预设 dropdown: cloud endpoints first, then the ones that run on your own machine."""
+    ordered = sorted(PRESETS.values(), key=lambda p: p.local)
+    return [("不用预设（自己选提供方、填地址）", NO_PRESET)] + [
+        (f"{'本机' if p.local else '云端'} · {p.name.replace('（本机）', '')}", p.key) for p in ordered]
+
+
+def _support(preset: Preset, field: str) -> str:
+    value = getattr(preset, field)
+    doubt = "（未确认）" if field in preset.unconfirmed and value is not None else ""
+    return SUPPORT[value] + doubt
+
+
+def preset_card(key: str, secrets: Mapping[str, str]) -> str:
+    """The short Chinese card under 预设: SDK, where the key comes from, what the endpoint
+    supports ("未确认" where no official document says so), and the note."""
+    preset = PRESETS[key]
+    choices = " / ".join("指定函数" if c == "function" else c for c in preset.tool_choice)
+    doubt = "（未确认）" if "tool_choice" in preset.unconfirmed else ""
+    address = f"`{preset.base_url}`" if preset.base_url else "SDK 默认地址（服务器为智谱配置了地址时用那个）"
+    settings = Settings(**settings_for(key), preset=key)
+    if preset.local:
+        key_line = (f"可以不填，运行时自动用占位 Key「{preset.placeholder_key}」（不是秘密）；平台说明：{preset.key_from}。"
+                    "端口或机器不同就改 Base URL。")
+    elif resolve_credentials(settings, "", secrets)[0]:
+        key_line = f"服务器为这个地址配置了密钥，可以不填；也可以填自己的（{preset.key_from}）。"
+    else:
+        key_line = f"填你自己的：{preset.key_from}。服务器配置的密钥不会发往这个地址。"
+    return html.escape("\n".join([
+        f"**{preset.name}** · 用 `{preset.sdk}` SDK · Base URL {address}",
+        f"- **Key**：{key_line}",
+        f"- **支持**：tool_choice {choices}{doubt} · parallel_tool_calls {_support(preset, 'parallel_tool_calls')}"
+        f" · strict {_support(preset, 'strict')} · 流式工具调用 {_support(preset, 'streams_tool_calls')}",
+        f"- **提醒**：{preset.note}",
+        f"- 模型名是建议（能调用工具的在前），可以直接改。逐条说明见项目里的 docs/providers.md"
+        f"「各平台」中标着 `{key}` 的一节；没网时可用 `python code/offline_server.py --accent {preset.accent}` 预演。",
+    ]), quote=False)
 
 
 def settings_from(values: Mapping[str, Any], session_key: str = "") -> tuple[Settings, str]:
@@ -189,5 +315,5 @@ def settings_from(values: Mapping[str, Any], session_key: str = "") -> tuple[Set
     settings = Settings(provider=values.get("provider") or "offline", model=(values.get("model") or "").strip(),
                         base_url=(values.get("base_url") or "").strip(),
                         temperature=float(values.get("temperature") or 0), max_turns=int(values.get("max_turns") or 6),
-                        stream=bool(values.get("stream")))
+                        stream=bool(values.get("stream")), preset=values.get("preset") or "")
     return settings, session_key or ""

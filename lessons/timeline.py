@@ -43,7 +43,10 @@ CSS = """
 .tw-g2 { background: rgba(236,72,153,0.28); } .tw-g3 { background: rgba(168,85,247,0.28); }
 .tw-badge { display: inline-block; font-family: var(--font-mono); font-size: 0.8em; padding: 0 6px; border-radius: 4px; margin-right: 4px; }
 .tw-call { border: 1px dashed var(--border-color-primary); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
+.tw-accent { border-left: 4px solid #2563eb; padding: 6px 10px; margin: 4px 0; background: rgba(37,99,235,0.08); border-radius: 4px; font-size: 0.92em; }
+.tw-reasoning { margin: 4px 0; } .tw-reasoning > summary { cursor: pointer; color: var(--body-text-color-subdued); }
 """
+REASONING_TITLE = "模型的思考过程（不放回历史）"
 
 
 # ---------------------------------------------------------------- small helpers
@@ -200,6 +203,35 @@ def render_call(call: dict, result: dict | None, labels: dict) -> str:
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
 
 
+def render_accents(response: dict) -> str:
+    """The endpoint's accents (code/accents.py) of one response, as info notes: what the
+    endpoint did, why it matters and what to change are in each message."""
+    notes = [a for a in response.get("accents") or [] if isinstance(a, dict)]
+    return "".join(f'<div class="tw-accent">ℹ️ <b>端点的口音</b> <code>{esc(a.get("code"))}</code>：'
+                   f'{esc(cut(str(a.get("message") or ""), 2000))}</div>' for a in notes)
+
+
+def render_reasoning(response: dict) -> str:
+    """The model's thinking (reasoning_content / reasoning / <think>), folded: shown, never sent back."""
+    reasoning = response.get("reasoning")
+    if not reasoning:
+        return ""
+    return f'<details class="tw-reasoning"><summary>🧠 {esc(REASONING_TITLE)}（{len(str(reasoning))} 字）</summary>{pre(str(reasoning))}</details>'
+
+
+def chat_notes(event: dict) -> list[dict]:
+    """The chat view's collapsible steps for one response's reasoning and accents."""
+    notes = []
+    if event.get("reasoning"):
+        notes.append({"role": "assistant", "content": cut(str(event["reasoning"]), 4000),
+                      "metadata": {"title": f"🧠 {REASONING_TITLE}", "status": "done"}})
+    for accent in event.get("accents") or []:
+        if isinstance(accent, dict):
+            notes.append({"role": "assistant", "content": cut(str(accent.get("message") or ""), 2000),
+                          "metadata": {"title": f"ℹ️ 端点的口音：{accent.get('code')}", "status": "done"}})
+    return notes
+
+
 def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str:
     request = next((e for e in events if e.get("type") == "request"), None)
     response = next((e for e in events if e.get("type") == "response"), None)
@@ -236,6 +268,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
             body = "<div class='tw-meta'>（空回复）</div>"
         finish = response.get("finish_reason")
         body += f"<div class='tw-meta'>finish_reason = {esc(finish)}</div>" if finish else ""
+        body = render_reasoning(response) + body + render_accents(response)
         body += fold("原始响应体 raw", pre(response.get("raw")))
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["response"])}</div>{body}</div>')
     elif any(e.get("type") == "delta" for e in events):
@@ -298,6 +331,7 @@ def render_chat(events: list[dict], lesson: str = "function_calling") -> list[di
     for event in events:
         kind = event.get("type")
         if kind == "response":
+            chat.extend(chat_notes(event))
             text = event.get("text") if event.get("text") is not None else (event.get("message") or {}).get("content")
             if text and (lesson == "react" or (event.get("message") or {}).get("tool_calls")):
                 chat.append({"role": "assistant", "content": cut(str(text), 4000),
