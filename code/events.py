@@ -101,7 +101,11 @@ class FinalEvent(TypedDict):
     messages: list[dict]          # 整段对话历史
 
 
-class ErrorEvent(TypedDict):
+class ErrorExtras(TypedDict, total=False):
+    retry_without: str            # 端点不认的参数（tool_choice / parallel_tool_calls / strict）：去掉它可以重试
+
+
+class ErrorEvent(ErrorExtras):
     type: Literal["error"]
     turn: int
     code: str                     # 模型端的失败（LLMError.code）或 too_many_failures / max_turns / bad_response
