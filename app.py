@@ -32,6 +32,7 @@ from types import MappingProxyType  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
+from lessons import permissions_tab, workspace_tab  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -79,9 +80,12 @@ def build_demo(secrets=None) -> gr.Blocks:
         api.register(secrets)
         with gr.Tabs():
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
+            workspace_tabs = [workspace_tab.build(settings), permissions_tab.build(settings)]
         for tab in tabs:
             demo.load(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
                       show_progress="hidden")
+        for tab in workspace_tabs:
+            tab.wire_refresh(demo)
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
                   show_progress="hidden")
     return demo

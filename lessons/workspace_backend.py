@@ -82,7 +82,7 @@ def decide(rules: Mapping | None, event: dict) -> permissions.Decision:
 
 def denial(decision: permissions.Decision) -> dict:
     """What the loop is sent for a call a rule refuses."""
-    return {"deny": f"规则 {decision.rule} 禁止这次调用（{decision.reason}）" if decision.rule else decision.reason}
+    return {"deny": f"权限规则不允许（{decision.reason}）"}
 
 
 def preview(session_id: str, event: dict) -> str:
@@ -97,13 +97,14 @@ def preview(session_id: str, event: dict) -> str:
 def run_unattended(session_id: str, question: str, settings: Settings, rules: Mapping | None,
                    approach: str = "function_calling", *, secrets: Mapping[str, str] | None = None,
                    request: Any = None, class_code: str = "") -> WorkspaceRun:
-    """A whole run with nobody to ask: "ask" is answered as a denial (fails closed)."""
+    """A whole run with nobody to ask: "ask" is answered as a denial (fails closed).
+    `rules` None: no gate, every call runs (the 原子工具 lesson)."""
     run = start_run(session_id, question, settings, approach, secrets=secrets, request=request,
                     class_code=class_code)
     override: Any = backend.NEXT
     while (event := advance(run, override)) is not None:
         override = backend.NEXT
-        if event.get("type") == "tool_call":
+        if event.get("type") == "tool_call" and rules is not None:
             decision = decide(rules, event)
             if decision.verdict == "deny":
                 override = denial(decision)

@@ -23,9 +23,9 @@ DEFAULT_DENIAL = "用户没有说明理由"
 @dataclasses.dataclass
 class WorkspaceRunState(RunState):
     """A RunState whose run works on the workspace; `asking` is the call a rule's "ask" holds
-    back: {"call": tool_call event, "rule", "reason", "preview"}."""
+    back: {"call": tool_call event, "rule", "reason", "preview"}. `rules` None: no gate."""
     run: workspace_backend.WorkspaceRun = dataclasses.field(default_factory=workspace_backend.WorkspaceRun)
-    rules: dict = dataclasses.field(default_factory=dict)
+    rules: dict | None = None
     asking: dict | None = None
 
     @property
@@ -43,7 +43,7 @@ def drive(state: WorkspaceRunState, override: Any = backend.NEXT) -> Iterator[tu
                 last_shown = time.monotonic()
                 yield state, "⏳ 正在接收流式输出…"
             continue
-        if event.get("type") == "tool_call":
+        if event.get("type") == "tool_call" and state.rules is not None:
             decision = workspace_backend.decide(state.rules, event)
             if decision.verdict == "deny":
                 override = workspace_backend.denial(decision)
@@ -63,7 +63,7 @@ def begin(question: str, settings: Settings, approach: str, rules: Mapping | Non
     if old is not None:
         old.close()
     state = WorkspaceRunState(question=(question or "").strip(), settings=settings.public(),
-                              options={"approach": approach}, rules=dict(rules or {}))
+                              options={"approach": approach}, rules=None if rules is None else dict(rules))
     if not state.question:
         yield state, "请先输入一个问题，或从预设问题里选一个。"
         return

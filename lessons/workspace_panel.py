@@ -4,6 +4,7 @@ approach, and for the permission lesson the box where a rule's "ask" waits for �
 修改参数后批准 / 拒绝). Both tabs show the same workspace: the browser session's."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -294,3 +295,17 @@ class WorkspaceRunPanel:
     def refresh(self, values: dict, request: gr.Request) -> dict:
         """The workspace as it is now (page load, tab selected)."""
         return self.view.render(session_of(request), values[self.view.tree])
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkspaceTab:
+    """A built workspace tab: app.py refreshes its workspace view when the page loads
+    and when the tab is selected (the other workspace tab may have changed the files)."""
+    name: str
+    run: WorkspaceRunPanel
+    tab: gr.Tab
+
+    def wire_refresh(self, demo: gr.Blocks) -> None:
+        view = self.run.view
+        for event in (demo.load, self.tab.select):
+            event(self.run.refresh, {view.tree}, view.outputs, api_visibility="private", show_progress="hidden")
