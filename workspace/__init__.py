@@ -11,20 +11,24 @@
     export_files(session_id) -> {path: text};  import_files(session_id, files)
     forget(session_id)                                    when the session expires
     shell_status() -> {"mode", "layers", "notice", "public"}   whether bash may run here
+    preview(session_id, name, args) -> str               what a call would do, before it runs:
+                                                          the diff of a write / edit, a bash command
 
 Requests that cannot be done raise WorkspaceError with a Chinese message (run_workspace_tool
-never raises).  Layout: store.py (folders and locks), changes.py (tree, snapshot, diff,
-restore), archive.py (zip and dict, validated), tools.py (the tools on a session).
+and preview never raise).  Layout: store.py (folders and locks), changes.py (tree, snapshot, diff,
+restore), archive.py (zip and dict, validated), tools.py (the tools on a session), preview.py
+(a write or edit rehearsed on a copy).
 """
 import atomic_tools
 
 from . import archive, changes, store
+from .preview import preview
 from .store import WorkspaceError, forget, known_sessions
 from .tools import TOOL_NAMES, run_workspace_tool, tool_schemas
 
 __all__ = ["run_workspace_tool", "tool_schemas", "tree", "read_file", "snapshot", "diff", "reset",
            "export_zip", "import_zip", "export_files", "import_files", "forget", "shell_status",
-           "WorkspaceError", "TOOL_NAMES", "known_sessions"]
+           "WorkspaceError", "TOOL_NAMES", "known_sessions", "preview"]
 
 _SNAPSHOT_LIMIT = 4 * atomic_tools.MAX_WORKSPACE_BYTES
 
