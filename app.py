@@ -58,6 +58,8 @@ CSS = """
 #header h1 { margin-bottom: 0.1em; }
 #sandbox-notice { font-size: 0.85em; color: var(--body-text-color-subdued); }
 .tw-status p { margin: 0.2em 0; }
+.tw-ws-tree .wrap { flex-direction: column; align-items: stretch; gap: 2px !important; }
+.tw-ws-tree label { font-family: var(--font-mono); font-size: 0.88em; padding: 3px 8px !important; }
 @media (max-width: 640px) {
   .gradio-container { padding: 4px !important; }
   #header h1 { font-size: 1.4em; }

@@ -22,7 +22,8 @@ from lessons.settings_panel import SettingsPanel
 from lessons.workspace_backend import APPROACHES
 from lessons.workspace_driver import WorkspaceRunState
 
-NO_FILE = "（在左边的文件树里选一个文件）"
+NO_FILE = "（在上面的文件树里选一个文件）"
+NOT_RUN = '<div class="tw-protocol"><div class="tw-empty">还没有运行。选一个预设问题，点「运行」。</div></div>'
 
 
 def session_of(request: gr.Request | None) -> str | None:
@@ -67,7 +68,8 @@ class WorkspaceView:
     """The workspace of the browser session: tree, selected file, the run's changes."""
 
     def __init__(self):
-        gr.Markdown(f"**工作区**（每个浏览器会话一份，{workspace_note()}）")
+        gr.Markdown("**工作区**（每个浏览器会话一份，只有你看得到；两课共用同一个工作区）")
+        self.shell = gr.Markdown(elem_classes=["tw-ws-shell"])
         with gr.Row():
             self.reset_btn = gr.Button("↺ 重置工作区", size="sm", elem_classes=["tw-ws-reset"], min_width=100)
             self.zip_btn = gr.Button("⬇ 打包下载 zip", size="sm", elem_classes=["tw-ws-zip-btn"], min_width=100)
@@ -139,16 +141,15 @@ class WorkspaceView:
         self.upload_btn.upload(upload, [self.upload_btn], outputs + [self.note], api_visibility="private")
 
 
-def workspace_note() -> str:
+def shell_note() -> str:
+    """Which of bash's layers hold on this server, said as the sandbox says it."""
     status = workspace.shell_status()
-    return "bash 在沙箱里运行" if status.get("mode") == "sandboxed" else "bash 现在不可用：" + status.get("notice", "")
+    mark = {"sandboxed": "🛡️", "unsandboxed": "⚠️"}.get(status.get("mode"), "⛔")
+    return f"{mark} **bash 的隔离：** {status.get('notice', '')}"
 
 
 def tree_label(entry: dict) -> str:
-    depth = entry["path"].count("/")
-    name = entry["path"].rsplit("/", 1)[-1]
-    folder = entry["path"].rsplit("/", 1)[0] + "/" if depth else ""
-    return f"{'　' * depth}📄 {name}" + (f"  ({folder})" if folder else "") + f" · {entry.get('size', 0)} B"
+    return f"📄 {entry['path']}  ·  {entry.get('size', 0)} B"
 
 
 def file_text(session_id: str | None, path: str | None) -> Any:
@@ -209,10 +210,12 @@ class WorkspaceRunPanel:
         self.approach = gr.Radio(APPROACHES, value="function_calling", label="循环", elem_classes=["tw-ws-approach"])
         self.views = RunViews(lesson, presets)
         self.views.step_btn.visible = False    # the pause here is the permission gate's
+        self.views.protocol.value = NOT_RUN
         self.ask = AskBox() if ask else None
 
     def show(self, state: RunState, note: str = "", session_id: str | None = None, selected: str | None = None) -> dict:
         shown = {**self.views.render(state, note), self.state: state,
+                 **({self.views.protocol: NOT_RUN} if not state.shown_events and not note else {}),
                  **self.view.render(session_id, selected, state.shown_events)}
         if self.ask is not None:
             shown.update(self.ask.render(state))
@@ -293,8 +296,8 @@ class WorkspaceRunPanel:
         view.wire(extra_outputs=[views.status], on_replace=lambda: {views.status: ""})
 
     def refresh(self, values: dict, request: gr.Request) -> dict:
-        """The workspace as it is now (page load, tab selected)."""
-        return self.view.render(session_of(request), values[self.view.tree])
+        """The workspace as it is now (page load, tab selected), and bash's layers."""
+        return {**self.view.render(session_of(request), values[self.view.tree]), self.view.shell: shell_note()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -308,4 +311,5 @@ class WorkspaceTab:
     def wire_refresh(self, demo: gr.Blocks) -> None:
         view = self.run.view
         for event in (demo.load, self.tab.select):
-            event(self.run.refresh, {view.tree}, view.outputs, api_visibility="private", show_progress="hidden")
+            event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility="private",
+                  show_progress="hidden")
