@@ -16,8 +16,9 @@ WAIT = 60_000
 PANELS = {"原子工具": "#tab-workspace", "权限与确认": "#tab-permissions"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def page(browser, app_url):
+    """A page of its own per test: a new browser session, so a fresh starter workspace."""
     watched = open_page(browser, app_url)
     yield watched
     assert watched.foreign_requests() == []
@@ -25,13 +26,11 @@ def page(browser, app_url):
 
 
 def lesson(page, title: str):
-    """The tab, selected, with its workspace back at the starter project and no run shown."""
+    """The tab, selected, once its workspace is shown."""
     page.get_by_role("tab", name=title, exact=True).first.click()
     panel = page.locator(PANELS[title])
     panel.wait_for(state="visible")
-    panel.locator(".tw-ws-reset").click()
-    panel.locator(".tw-ws-note").filter(has_text="已重置").wait_for(timeout=WAIT)
-    panel.locator(".tw-ws-tree").filter(has_text="notes.md").wait_for(timeout=WAIT)
+    panel.locator(".tw-ws-tree").filter(has_text="notes.md").first.wait_for(timeout=WAIT)
     return panel
 
 
@@ -44,14 +43,14 @@ def ask(panel, question: str):
 
 def wait_final(panel) -> str:
     final = panel.locator(".tw-protocol .tw-final:not([data-old])").first
-    final.wait_for(timeout=WAIT)
+    final.first.wait_for(timeout=WAIT)
     return final.inner_text()
 
 
-def show_file(panel, path: str) -> str:
+def show_file(panel, path: str, expected: str) -> None:
+    """Selects a file in the tree and waits for `expected` in the content shown."""
     panel.locator(".tw-ws-tree label").filter(has_text=path).first.click()
-    panel.locator(".tw-ws-file").filter(has_text=path.rsplit("/", 1)[-1].split(".")[0]).first.wait_for(timeout=WAIT)
-    return code_text(panel.locator(".tw-ws-file"))
+    panel.locator(".tw-ws-file .cm-content").filter(has_text=expected).first.wait_for(timeout=WAIT)
 
 
 def calls(panel) -> list[str]:
@@ -66,7 +65,7 @@ def test_reading_a_file(page):
     answer = wait_final(panel)
     assert "read" in panel.locator(".tw-protocol").text_content()
     assert "python3 -m unittest" in answer or "修一个 bug" in answer
-    assert "练习：修一个 bug" in show_file(panel, "notes.md")
+    show_file(panel, "notes.md", "练习：修一个 bug")
 
 
 def test_the_fix_cycle_ends_with_passing_tests_and_its_diff(page):
@@ -84,15 +83,15 @@ def test_the_fix_cycle_ends_with_passing_tests_and_its_diff(page):
     assert "/ len(numbers)" in code_text(panel.locator(".tw-ws-file"))   # the changed file is shown
     screenshot(page.page, "tab-workspace-fix-1280x800")
     panel.locator(".tw-ws-reset").click()
-    panel.locator(".tw-ws-diff").filter(has_text="还没有改动").wait_for(timeout=WAIT)
-    assert "(len(numbers) - 1)" in show_file(panel, "src/calc.py")
+    panel.locator(".tw-ws-diff").filter(has_text="还没有改动").first.wait_for(timeout=WAIT)
+    show_file(panel, "src/calc.py", "(len(numbers) - 1)")
 
 
 def test_zip_download_and_upload(page, tmp_path):
     panel = lesson(page.page, "原子工具")
     panel.locator(".tw-ws-zip-btn").click()
     link = panel.locator(".tw-ws-zip a").first
-    link.wait_for(timeout=WAIT)
+    link.first.wait_for(timeout=WAIT)
     with page.page.expect_download() as download:
         link.click()
     saved = tmp_path / "workspace.zip"
@@ -108,14 +107,14 @@ def test_zip_download_and_upload(page, tmp_path):
     upload = tmp_path / "mine.zip"
     upload.write_bytes(changed.getvalue())
     panel.locator(".tw-ws-upload").locator("xpath=..").locator("input[type=file]").set_input_files(str(upload))
-    panel.locator(".tw-ws-tree").filter(has_text="docs/mine.md").wait_for(timeout=WAIT)
-    assert "我自己的文件" in show_file(panel, "docs/mine.md")
+    panel.locator(".tw-ws-tree").filter(has_text="docs/mine.md").first.wait_for(timeout=WAIT)
+    show_file(panel, "docs/mine.md", "我自己的文件")
 
 
 # ------------------------------------------------------------------ lesson 5 · 权限与确认
 
 def wait_ask(panel) -> str:
-    box = panel.locator(".tw-ask")
+    box = panel.locator(".tw-ask").first
     box.wait_for(state="visible", timeout=WAIT)
     return code_text(panel.locator(".tw-ask-preview"))
 
@@ -124,11 +123,11 @@ def test_approve_runs_exactly_what_was_shown(page):
     panel = lesson(page.page, "权限与确认")
     ask(panel, "运行测试")
     assert "python3 -m unittest" in wait_ask(panel)
-    assert "bash" in panel.locator(".tw-ask-title").inner_text()
+    assert "bash" in panel.locator(".tw-ask-title").first.inner_text()
     screenshot(page.page, "tab-permissions-ask-1280x800")
     panel.locator(".tw-approve").click()
     wait_final(panel)
-    assert not panel.locator(".tw-ask").is_visible()
+    assert not panel.locator(".tw-ask").first.is_visible()
     assert "FAILED" in panel.locator(".tw-protocol").text_content()
 
 
@@ -162,22 +161,22 @@ def test_a_rule_refuses_a_call_that_passes_the_schema(page):
     wait_final(panel)
     protocol = panel.locator(".tw-protocol").text_content()
     assert "rm notes.md" in protocol and "bash:rm *" in protocol and "denied" in protocol
-    assert not panel.locator(".tw-ask").is_visible()
-    assert "练习" in show_file(panel, "notes.md")       # still there
+    assert not panel.locator(".tw-ask").first.is_visible()
+    show_file(panel, "notes.md", "练习")               # still there
 
 
 def test_presets_and_rule_validation(page):
     panel = lesson(page.page, "权限与确认")
     panel.locator(".tw-rules-preset label").filter(has_text="只读").click()
-    panel.locator(".tw-rules").filter(has_text="bash:ls*").wait_for(timeout=WAIT)
-    assert "✅" in panel.locator(".tw-rules-status").inner_text()
+    panel.locator(".tw-rules").filter(has_text="bash:ls*").first.wait_for(timeout=WAIT)
+    assert "✅" in panel.locator(".tw-rules-status").first.inner_text()
     set_code(page.page, panel.locator(".tw-rules"), '{"bash": "allwo"}')
-    panel.locator(".tw-rules-status").filter(has_text="是不是想写 allow").wait_for(timeout=WAIT)
+    panel.locator(".tw-rules-status").filter(has_text="是不是想写 allow").first.wait_for(timeout=WAIT)
     ask(panel, "运行测试")
-    panel.locator(".tw-status").filter(has_text="规则有问题").wait_for(timeout=WAIT)
+    panel.locator(".tw-status").filter(has_text="规则有问题").first.wait_for(timeout=WAIT)
     panel.locator(".tw-rules-preset label").filter(has_text="全部信任").click()
-    panel.locator(".tw-rules-status").filter(has_text="✅").wait_for(timeout=WAIT)
+    panel.locator(".tw-rules-status").filter(has_text="✅").first.wait_for(timeout=WAIT)
     ask(panel, "运行测试")
     wait_final(panel)                                 # everything trusted: no question asked
-    assert not panel.locator(".tw-ask").is_visible()
+    assert not panel.locator(".tw-ask").first.is_visible()
     assert "FAILED" in panel.locator(".tw-protocol").text_content()
