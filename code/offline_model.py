@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 
+import offline_workspace
 from offline_arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid,
                                keywords, tool_words)
 
@@ -241,6 +242,8 @@ class OfflineModel:
             return self._final("我是离线规则模型，没有看到用户的问题。", mode), "stop"
         question = text_of(messages[asked[-1]].get("content"))
         history = messages[asked[-1] + 1:]
+        if offline_workspace.handles(tools) and tool_choice != "none":
+            return self._workspace_step(question, history, mode)
         rounds = sum(1 for m in history if m.get("role") == "assistant")     # 这个问题已经答了几轮
         first_turn = rounds == 0
         plan = plan_calls(question, tools, tool_choice)
@@ -279,6 +282,21 @@ class OfflineModel:
         elif mode == "json":
             answer = json.dumps({"answer": answer}, ensure_ascii=False)
         return {"role": "assistant", "content": answer}
+
+    def _workspace_step(self, question, history, mode):
+        """工具是 read、write、edit、bash 四个原子工具：下一步由 offline_workspace.py 的剧本决定，
+        这里只把它写成三种方言之一。（故意犯错的开关在这里不起作用。）"""
+        step = offline_workspace.next_step(question, offline_workspace.results_of(history, mode))
+        if isinstance(step, str):
+            return self._final(step, mode), "stop"
+        call = (step.name, step.args)
+        if mode == "native":
+            rounds = sum(1 for m in history if m.get("role") == "assistant")
+            return native_message([call], None, {}, rounds), "tool_calls"
+        if mode == "react":
+            action = json.dumps(step.args, ensure_ascii=False)
+            return {"role": "assistant", "content": f"Thought: {step.thought}\nAction: {step.name}[{action}]"}, "stop"
+        return {"role": "assistant", "content": json_text(call, [0], [call], None, {})}, "stop"
 
     # ---- HTTP 形状：和 OpenAI 的 /chat/completions 一样
     def completion_body(self, request):
