@@ -87,7 +87,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """在一个临时工作区里用 read / write / edit / bash 跑完一个问题（调用结束后工作区即删除）。
         files：{相对路径: 文本}，运行前的工作区（不给就是初始练习项目）；返回的 files 是运行后的工作区。
         rules：权限规则（同「权限与确认」课，如 {"bash:rm *": "deny"}）；不给则所有调用直接执行。
-        规则为 ask 时没有人可以批准，按拒绝处理。"""
+        规则为 ask 时没有人可以批准，按拒绝处理。
+        用 gradio_client 调用时请设 Client(..., download_files=False)：事件里的 {"path": ...} 参数会被它当成文件去下载。"""
         return workspace_api.run(question, files, rules, Settings(provider=provider or "offline", model=model or ""),
                                  secrets=secrets, request=request, class_code=class_code or "")
 

@@ -26,6 +26,11 @@ UNATTENDED = "需要用户批准，但这是无人值守的 API 调用，没有�
 STEP_KEYS = ("diff", "changed", "layers")
 
 
+def changed(value: Any) -> bool:
+    """A step's diff / changed paths / layers worth attaching (a read changes nothing)."""
+    return any(value.values()) if isinstance(value, dict) and "added" in value else bool(value)
+
+
 @dataclasses.dataclass
 class WorkspaceRun(backend.Run):
     """A backend.Run plus what the executor's last step changed (until its tool_result)."""
@@ -48,7 +53,7 @@ def start_run(session_id: str, question: str, settings: Settings, approach: str 
 
     def execute(name: str, args: Any) -> dict:
         step = workspace.run_workspace_tool(session_id, name, args)
-        run.last_step = {key: step[key] for key in STEP_KEYS if key in step}
+        run.last_step = {key: step[key] for key in STEP_KEYS if changed(step.get(key))}
         return step
 
     try:

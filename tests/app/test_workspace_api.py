@@ -20,7 +20,9 @@ BROKEN = {"notes.md": "# 我的笔记\n",
 @pytest.fixture(scope="module")
 def client():
     demo, url = start_app()
-    yield Client(url, verbose=False)
+    # The events hold tool arguments like {"path": "notes.md"}: by default gradio_client takes
+    # any {"path": ...} for a file to download.
+    yield Client(url, verbose=False, download_files=False)
     demo.close()
 
 
