@@ -54,7 +54,8 @@ def show_file(panel, path: str, expected: str) -> None:
 
 
 def calls(panel) -> list[str]:
-    return [c.inner_text() for c in panel.locator(".tw-protocol .tw-call").all()]
+    """The name of each tool call in the timeline (earlier rounds are folded: text_content)."""
+    return [c.locator("b").first.text_content() for c in panel.locator(".tw-protocol .tw-call").all()]
 
 
 # ------------------------------------------------------------------ lesson 4 · 原子工具
@@ -74,9 +75,8 @@ def test_the_fix_cycle_ends_with_passing_tests_and_its_diff(page):
     wait_final(panel)
     protocol = panel.locator(".tw-protocol").text_content()
     assert "FAILED" in protocol and "OK" in protocol
-    names = " ".join(text.split("\n", 1)[0] for text in calls(panel))
-    assert "bash" in names and "read" in names and "edit" in names
-    diff = panel.locator(".tw-ws-diff")
+    assert calls(panel) == ["bash", "read", "read", "edit", "bash"]
+    diff = panel.locator(".tw-ws-diff").first
     assert "-    return sum(numbers) / (len(numbers) - 1)" in diff.inner_text()
     assert "+    return sum(numbers) / len(numbers)" in diff.inner_text()
     assert panel.locator(".tw-protocol .tw-diff .tw-add").count() >= 1   # the step's own diff in the timeline

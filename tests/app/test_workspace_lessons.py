@@ -57,7 +57,7 @@ def test_a_deny_rule_refuses_a_schema_valid_call(session_id):
 
 def test_ask_pauses_with_what_would_run_then_approve(session_id):
     state, note = start(session_id, "运行测试", DEFAULT)
-    assert state.waiting is not None and state.run.running and note == ""
+    assert state.waiting is not None and state.run.running and "等待你的确认" in note
     assert state.waiting["rule"] == "bash" and state.waiting["preview"].startswith("python3 -m unittest")
     assert not of_type(state, "tool_result")               # nothing ran yet
     state, _ = list(workspace_driver.answer(state, workspace_driver.APPROVE))[-1]
