@@ -215,11 +215,19 @@ class WorkspaceRunPanel:
 
     def show(self, state: RunState, note: str = "", session_id: str | None = None, selected: str | None = None) -> dict:
         shown = {**self.views.render(state, note), self.state: state,
+                 **self.text_protocol(state, note),
                  **({self.views.protocol: NOT_RUN} if not state.shown_events and not note else {}),
                  **self.view.render(session_id, selected, state.shown_events)}
         if self.ask is not None:
             shown.update(self.ask.render(state))
         return shown
+
+    def text_protocol(self, state: RunState, note: str) -> dict:
+        """A ReAct run is labelled as a text protocol, not as the native handshake."""
+        if state.options.get("approach") != "react":
+            return {}
+        return {self.views.protocol: timeline.render_protocol(state.shown_events, "react", note),
+                self.views.chat: timeline.render_chat(state.shown_events, "react")}
 
     def wire(self):
         views, view, secrets = self.views, self.view, self.settings.secrets
