@@ -86,7 +86,7 @@ def is_denied(result: str) -> bool:
 
 # ── 听懂问题：几条正则，按顺序试
 
-PATH = r"[A-Za-z0-9_\-./]*[A-Za-z0-9_\-]\.[A-Za-z0-9]+"      # 带扩展名的相对路径：notes.md、src/calc.py
+PATH = r"[A-Za-z0-9_\-./]*[A-Za-z0-9_\-]\.[A-Za-z][A-Za-z0-9]*"   # 带扩展名的相对路径：notes.md、src/calc.py
 PAIRS = [('"', '"'), ("“", "”"), ("「", "」"), ("'", "'"), ("`", "`")]
 
 
@@ -100,7 +100,7 @@ def group(match: re.Match, name: str) -> str:
 
 
 EDIT = re.compile(rf"(?:把|在)\s*(?P<path>{PATH})\s*(?:文件)?(?:里|中)?的?\s*把?\s*{quoted('old')}\s*"
-                  rf"(?:改成|改为|换成|替换成|替换为)\s*{quoted('new')}\s*[。.!！]?\s*$", re.S)
+                  rf"(?:修改成|修改为|改成|改为|换成|替换成|替换为)\s*{quoted('new')}\s*[。.!！]?\s*$", re.S)
 CREATE = re.compile(rf"(?:新建|创建|新增|写)(?:一个)?(?:文件)?\s*(?P<path>{PATH})\s*[，,：:]?\s*"
                     rf"(?:内容是|内容为|内容|写入|写上)\s*[：:]?\s*(?P<content>.+)$", re.S)
 BACKTICKS = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
@@ -135,6 +135,7 @@ def unwrap(content: str) -> str:
         for a, b in PAIRS:
             if len(content) >= 2 and content.startswith(a) and content.endswith(b) and a not in content[1:-1]:
                 content = content[1:-1]
+                break
     return content if content.endswith("\n") else content + "\n"
 
 
@@ -166,7 +167,7 @@ def create_file(path: str, content: str) -> Script:
 def run_commands(commands: list[str]) -> Script:
     outputs = []
     for command in commands:
-        result = yield Call("bash", {"command": command}, f"问题里用反引号写了命令，原样交给 bash 运行：{command}")
+        result = yield Call("bash", {"command": command}, "问题里用反引号写了一条命令，原样交给 bash 运行。")
         outputs.append(f"$ {command}\n{result}")
     return "命令的运行结果：\n\n" + "\n\n".join(outputs)
 
@@ -234,18 +235,20 @@ class TestRun:
         return "\n".join(f"- {f.kind}: {f.test}：{f.message}" for f in self.failures)
 
 
-def locate(failure: Failure) -> tuple[str | None, str | None]:
-    """(测试文件的相对路径, 出错的源码文件的相对路径)。traceback 里是绝对路径，工作区在哪我们不知道：
-    拿测试的点号名 tests.test_calc.CalcTest.test_average 去对 traceback 里的文件，对上了就知道工作区的根。"""
+def locate(failure: Failure) -> tuple[str | None, str | None, str | None]:
+    """(测试文件, 出错的源码文件, 出错的函数)，路径相对于工作区；源码不在 traceback 里时后两个是 None。
+    traceback 里是绝对路径，工作区在哪我们不知道：拿测试的点号名 tests.test_calc.CalcTest.test_average
+    去对 traceback 里的文件，对上了就知道工作区的根在哪，根下面、又不是测试文件的帧就是源码。"""
     parts = failure.dotted.split(".")
     for size in range(len(parts), 0, -1):
         candidate = "/".join(parts[:size]) + ".py"
         for path, *_ in failure.frames:
             if path == candidate or path.endswith("/" + candidate):
                 root = path[: len(path) - len(candidate)]
-                inside = [p[len(root):] for p, *_ in failure.frames if p.startswith(root) and p != path]
-                return candidate, (inside[-1] if inside else None)      # 最里面那一帧最接近出错的地方
-    return None, None
+                inside = [(p[len(root):], function) for p, _, function, _ in failure.frames
+                          if p.startswith(root) and p != path]
+                return (candidate, *inside[-1]) if inside else (candidate, None, None)   # 最里面那帧离出错最近
+    return None, None, None
 
 
 # ── 读 read 的结果和源码
@@ -349,11 +352,10 @@ def fix_failing_test() -> Script:
     if not run.failures:
         return f"测试没有通过，但输出里找不到失败的测试（FAIL / ERROR）：\n{result}"
     failure = run.failures[0]
-    test_path, source_path = locate(failure)
+    test_path, source_path, function = locate(failure)
     if test_path is None:
         return f"看不出失败的测试 {failure.test} 在哪个文件里：\n{result}"
     steps = [f"运行 {TEST_COMMAND}：{failure.test} 没有通过（{failure.message}）。"]
-    function = failure.frames[-1][2] if source_path else None
     if source_path is None:     # 断言没通过：traceback 里只有测试文件，被测的函数要看测试文件从哪里 import
         line, code = next((f[1], f[3]) for f in failure.frames if f[0].endswith(test_path))
         test = yield Call("read", {"path": test_path},
@@ -392,7 +394,7 @@ def fix_failing_test() -> Script:
 
 def after_denial(call: Call, result: str) -> str:
     """不原样重试：说清楚本来想做什么，把决定交还给用户。"""
-    reason = re.search(r"用户拒绝了这次调用：(.*?)。", result)
+    reason = re.search(r"用户拒绝了这次调用：(.+?)。(?:不要|$)", result)
     said = f"（理由：{reason.group(1)}）" if reason else ""
     head = f"你拒绝了这次 {call.name} 调用{said}，我不会原样再试一次。"
     args: dict[str, Any] = call.args

@@ -5,6 +5,7 @@ import secrets
 
 import pytest
 
+import offline_workspace
 import permissions
 import workspace
 from function_calling_loop import run_function_calling
@@ -98,9 +99,10 @@ def test_a_command_in_backticks_runs_exactly_as_written(connect, session):
     assert f"$ {command}" in final(seen) and "$ pwd" in final(seen)
 
 
-@pytest.mark.parametrize("loop", list(LOOPS))
-def test_finds_and_fixes_the_failing_test(connect, session, loop):
-    seen = run(connect, loop, session, "找出失败的测试并修好它")     # within the loops' default max_turns
+@pytest.mark.parametrize("loop, stream", [("native", False), ("native", True), ("react", False), ("react", True),
+                                          ("json", False)])
+def test_finds_and_fixes_the_failing_test(connect, session, loop, stream):
+    seen = run(connect, loop, session, "找出失败的测试并修好它", stream=stream)   # within the default max_turns
     assert [name for name, _ in calls(seen)] == ["bash", "read", "read", "edit", "bash"]
     assert calls(seen)[1:4] == [("read", {"path": "tests/test_calc.py"}), ("read", {"path": "src/calc.py"}),
                                 ("edit", {"path": "src/calc.py", "old": BUG, "new": FIXED})]
@@ -171,6 +173,17 @@ def test_permission_rules_decide_and_the_model_respects_a_denial(connect, sessio
     assert "工具规则 bash" in results(seen)[0]["content"] and "python3 -m unittest" in final(seen)
 
 
+def test_a_denial_reason_with_a_full_stop_is_quoted_whole(connect, session):
+    seen = run(connect, "native", session, "跑一下测试", decide=lambda event: {"deny": "先别跑。我要先看代码"})
+    assert "理由：先别跑。我要先看代码" in final(seen)
+
+
+def test_reads_every_named_file_and_is_not_fooled_by_version_numbers(connect, session):
+    seen = run(connect, "react", session, "看看 notes.md 和 src/calc.py，我用的是 Python 3.11")
+    assert calls(seen) == [("read", {"path": "notes.md"}), ("read", {"path": "src/calc.py"})]
+    assert "练习" in final(seen) and "def average" in final(seen)
+
+
 def test_an_unknown_request_lists_what_it_understands(connect, session):
     seen = run(connect, "native", session, "今天过得怎么样？")
     assert calls(seen) == [] and "跑一下测试" in final(seen) and "反引号" in final(seen)
@@ -181,3 +194,21 @@ def test_other_tools_still_get_the_keyword_model(connect):
     seen = list(run_function_calling(connect("openai"), "北京天气怎么样？", examples_weather.registry.to_schemas(),
                                      lambda n, a: examples_weather.registry.call(n, a)))
     assert [e["name"] for e in seen if e["type"] == "tool_call"] == ["get_weather"]
+
+
+@pytest.mark.parametrize("question, name, args", [
+    ("把 src/calc.py 里的“a + b”改成“b + a”", "edit", {"path": "src/calc.py", "old": "a + b", "new": "b + a"}),
+    ("在 src/calc.py 里把「a + b」替换为「a - b」。", "edit", {"path": "src/calc.py", "old": "a + b", "new": "a - b"}),
+    ('把 a.py 里的 "print("x")" 改成 "print("y")"', "edit", {"path": "a.py", "old": 'print("x")', "new": 'print("y")'}),
+    ("把 a.py 中的 `x = 1` 修改为 `x = 2`", "edit", {"path": "a.py", "old": "x = 1", "new": "x = 2"}),
+    ("新建 hello.py，内容是 print('hi')", "write", {"path": "hello.py", "content": "print('hi')\n"}),
+    ("创建文件 src/util.py，内容：\n```python\ndef one():\n    return 1\n```", "write",
+     {"path": "src/util.py", "content": "def one():\n    return 1\n"}),
+    ('写一个 a.txt，内容为 "你好"', "write", {"path": "a.txt", "content": "你好\n"}),
+    ("新建 run.sh，内容是 `ls`", "write", {"path": "run.sh", "content": "ls\n"}),
+    ("run the tests", "bash", {"command": "python3 -m unittest"}),
+    ("read notes.md please", "read", {"path": "notes.md"}),
+])
+def test_phrasings_it_understands(question, name, args):
+    step = offline_workspace.next_step(question, [])
+    assert (step.name, step.args) == (name, args) and step.thought
