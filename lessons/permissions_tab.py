@@ -61,8 +61,8 @@ def build(settings: SettingsPanel) -> WorkspaceTab:
                 status = gr.Markdown(rules_status(rules_text(DEFAULT_PRESET)), elem_classes=["tw-rules-status"])
                 view = WorkspaceView()
             with gr.Column(scale=6, min_width=320):
-                run = WorkspaceRunPanel(LESSON, settings, PRESETS, view, rules=lambda values: parse_rules(values[rules]),
-                                        rule_inputs=[rules], ask=True)
+                run = WorkspaceRunPanel(LESSON, settings, PRESETS, view, ask=True, rule_inputs=[rules],
+                                        rules=lambda values: parse_rules(values[rules]))
         preset.input(lambda name: (rules_text(name), rules_status(rules_text(name))), [preset], [rules, status],
                      api_visibility="private", show_progress="hidden")
         rules.change(rules_status, [rules], [status], api_visibility="private", show_progress="hidden")

@@ -110,7 +110,8 @@ class WorkspaceView:
         self.tree.input(select, [self.tree], [self.file], api_visibility="private", show_progress="hidden")
 
         def replaced(note, request):
-            return {**self.render(session_of(request), events=[]), self.note: note, **(on_replace() if on_replace else {})}
+            extra = on_replace() if on_replace else {}
+            return {**self.render(session_of(request), events=[]), self.note: note, **extra}
 
         def reset(request: gr.Request):
             try:
