@@ -4,6 +4,7 @@ a rule refusing a schema-valid call, the presets). Runs use the offline model.""
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import pytest
@@ -109,6 +110,30 @@ def test_zip_download_and_upload(page, tmp_path):
     panel.locator(".tw-ws-upload").locator("xpath=..").locator("input[type=file]").set_input_files(str(upload))
     panel.locator(".tw-ws-tree").filter(has_text="docs/mine.md").first.wait_for(timeout=WAIT)
     show_file(panel, "docs/mine.md", "我自己的文件")
+
+
+def test_export_and_import_carry_the_workspace(page, tmp_path):
+    panel = lesson(page.page, "原子工具")
+    ask(panel, "找到失败的测试并修好它")
+    wait_final(panel)
+    panel.get_by_role("tab", name="导出/导入").click()
+    panel.locator(".tw-export").click()
+    link = panel.locator(".tw-export-file a").first
+    link.wait_for(timeout=WAIT)
+    with page.page.expect_download() as download:
+        link.click()
+    saved = tmp_path / "session.json"
+    download.value.save_as(saved)
+    document = json.loads(saved.read_text(encoding="utf-8"))
+    assert document["lesson"] == "workspace" and "/ len(numbers)" in document["workspace"]["src/calc.py"]
+    panel.locator(".tw-ws-reset").click()
+    panel.locator(".tw-ws-diff").filter(has_text="还没有改动").first.wait_for(timeout=WAIT)
+    show_file(panel, "src/calc.py", "(len(numbers) - 1)")
+    panel.locator(".tw-import input[type=file]").set_input_files(str(saved))
+    panel.locator(".tw-status").filter(has_text="工作区已换成导出时的文件").first.wait_for(timeout=WAIT)
+    show_file(panel, "src/calc.py", "/ len(numbers)")
+    panel.locator(".tw-all").click()
+    wait_final(panel)
 
 
 # ------------------------------------------------------------------ lesson 5 · 权限与确认
