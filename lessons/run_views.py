@@ -25,8 +25,8 @@ def summary(events: list[dict]) -> str:
 class RunViews:
     """The components of one tab's run area (built where the constructor is called)."""
 
-    def __init__(self, lesson: str, presets: list[str], below_status: Callable[[], Any] | None = None):
-        """`below_status` builds a tab's own controls right under the status line (a pause box)."""
+    def __init__(self, lesson: str, presets: list[str], below_buttons: Callable[[], Any] | None = None):
+        """`below_buttons` builds a tab's own controls right under 运行 (a pause box)."""
         self.lesson = lesson
         with gr.Group():
             self.presets = gr.Dropdown(presets, value=presets[0] if presets else None, label="预设问题",
@@ -36,8 +36,8 @@ class RunViews:
         with gr.Row():
             self.run_btn = gr.Button("▶ 运行", variant="primary", elem_classes=["tw-run"], min_width=100)
             self.step_btn = gr.Button("⏯ 单步", elem_classes=["tw-step-btn"], min_width=100)
+        self.below_buttons = below_buttons() if below_buttons is not None else None
         self.status = gr.Markdown(elem_classes=["tw-status"])
-        self.below_status = below_status() if below_status is not None else None
         with gr.Row(visible=False, elem_classes=["tw-replay"]) as self.replay_row:
             self.next_btn = gr.Button("下一步 ⏭", variant="primary", elem_classes=["tw-next"], min_width=100)
             self.all_btn = gr.Button("全部显示", elem_classes=["tw-all"], min_width=100)

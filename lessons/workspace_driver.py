@@ -50,7 +50,7 @@ def drive(state: WorkspaceRunState, override: Any = backend.NEXT) -> Iterator[tu
             elif decision.verdict == "ask":
                 state.asking = {"call": event, "rule": decision.rule, "reason": decision.reason,
                                 "preview": workspace_backend.preview(state.run.session_id, event)}
-                yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见下面的确认框）。"
+                yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见确认框）。"
                 return
         yield state, "⏳ 运行中…"
     state.asking = None

@@ -209,10 +209,10 @@ class WorkspaceRunPanel:
         self.state = gr.State(WorkspaceRunState(), time_to_live=expiry.session_ttl(),
                               delete_callback=expiry.close_run)
         self.approach = gr.Radio(APPROACHES, value="function_calling", label="循环", elem_classes=["tw-ws-approach"])
-        self.views = RunViews(lesson, presets, below_status=AskBox if ask else None)
+        self.views = RunViews(lesson, presets, below_buttons=AskBox if ask else None)
         self.views.step_btn.visible = False    # the pause here is the permission gate's
         self.views.protocol.value = NOT_RUN
-        self.ask = self.views.below_status
+        self.ask = self.views.below_buttons
 
     def show(self, state: RunState, note: str = "", session_id: str | None = None, selected: str | None = None) -> dict:
         shown = {**self.views.render(state, note), self.state: state,
