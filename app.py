@@ -32,6 +32,7 @@ from types import MappingProxyType  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
+from lessons import permissions_tab, workspace_tab  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -57,6 +58,8 @@ CSS = """
 #header h1 { margin-bottom: 0.1em; }
 #sandbox-notice { font-size: 0.85em; color: var(--body-text-color-subdued); }
 .tw-status p { margin: 0.2em 0; }
+.tw-ws-tree .wrap { flex-direction: column; align-items: stretch; gap: 2px !important; }
+.tw-ws-tree label { font-family: var(--font-mono); font-size: 0.88em; padding: 3px 8px !important; }
 @media (max-width: 640px) {
   .gradio-container { padding: 4px !important; }
   #header h1 { font-size: 1.4em; }
@@ -79,9 +82,12 @@ def build_demo(secrets=None) -> gr.Blocks:
         api.register(secrets)
         with gr.Tabs():
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
+            workspace_tabs = [workspace_tab.build(settings), permissions_tab.build(settings)]
         for tab in tabs:
             demo.load(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
                       show_progress="hidden")
+        for tab in workspace_tabs:
+            tab.wire_refresh(demo)
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
                   show_progress="hidden")
     return demo

@@ -8,7 +8,7 @@ from typing import Mapping
 
 import gradio as gr
 
-from lessons import backend, function_calling_tab, react_tab, session_io
+from lessons import backend, function_calling_tab, react_tab, session_io, workspace_api
 from lessons.settings_panel import Settings
 
 MAX_EVENTS = 2_000
@@ -81,6 +81,17 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return session_io.session_document(lesson, source or "", backend.jsonable(tools), question or "",
                                            [backend.jsonable(e) for e in events[:MAX_EVENTS]], settings)
 
+    def run_workspace(question: str, files: dict | None = None, rules: dict | None = None,
+                      provider: str = "offline", model: str = "", class_code: str = "",
+                      request: gr.Request = None) -> dict:
+        """在一个临时工作区里用 read / write / edit / bash 跑完一个问题（调用结束后工作区即删除）。
+        files：{相对路径: 文本}，运行前的工作区（不给就是初始练习项目）；返回的 files 是运行后的工作区。
+        rules：权限规则（同「权限与确认」课，如 {"bash:rm *": "deny"}）；不给则所有调用直接执行。
+        规则为 ask 时没有人可以批准，按拒绝处理。
+        用 gradio_client 调用时请设 Client(..., download_files=False)：事件里的 {"path": ...} 参数会被它当成文件去下载。"""
+        return workspace_api.run(question, files, rules, Settings(provider=provider or "offline", model=model or ""),
+                                 secrets=secrets, request=request, class_code=class_code or "")
+
     def status() -> dict:
         """沙箱是否可用：mode（sandboxed / unsandboxed / refused）、各隔离层是否开启、给学生看的说明。"""
         current = backend.sandbox_status()
@@ -93,7 +104,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return (text or "")[:MAX_ECHO_CHARS]
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
-                 "run_react": run_react, "export": export, "status": status, "echo": echo}
+                 "run_react": run_react, "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")

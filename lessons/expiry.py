@@ -3,8 +3,9 @@
 A day of classes brings hundreds of tabs. Each one costs the server memory in four
 places: the tab's gr.State values (runs, a paused loop, a typed key), Gradio's own
 per-tab record (kept even for API clients and only dropped when 10 000 tabs are full;
-session_records.py keeps it small), the queue's message box of the tab, and the
-sandbox's usage ledger. Exported session files also stay in the temp folder.
+session_records.py keeps it small), the queue's message box of the tab, the
+sandbox's usage ledger, and the tab's workspace folder on disk (workspace/).
+Exported session files and workspace zips also stay in the temp folder.
 Everything here is dropped once a tab has been idle for TOOL_WORKSHOP_SESSION_TTL
 seconds (default 2 hours), so memory returns to where it started after each class.
 """
@@ -19,11 +20,14 @@ import tempfile
 import threading
 import time
 
+import workspace
+
 from lessons import backend
 
 DEFAULT_TTL_SECONDS = 2 * 3600
 DEFAULT_MAX_SESSIONS = 500
 EXPORT_PATTERN = os.path.join("tool-workshop-*", "session-*.json")   # what session_io.export_file writes
+ZIP_PATTERN = os.path.join("tool-workshop-*", "workspace-*.zip")     # what workspace_panel.write_zip writes
 EXPORTS_EVERY_SECONDS = 600
 log = logging.getLogger(__name__)
 
@@ -58,7 +62,8 @@ def remove_old_exports(age_seconds: float, now: float | None = None, folder: str
     """Deletes exported session files (and their folders) older than `age_seconds`."""
     now = time.time() if now is None else now
     removed = 0
-    for path in glob.glob(os.path.join(folder or tempfile.gettempdir(), EXPORT_PATTERN)):
+    base = folder or tempfile.gettempdir()
+    for path in glob.glob(os.path.join(base, EXPORT_PATTERN)) + glob.glob(os.path.join(base, ZIP_PATTERN)):
         try:
             if now - os.path.getmtime(path) > age_seconds:
                 os.remove(path)
@@ -71,7 +76,7 @@ def remove_old_exports(age_seconds: float, now: float | None = None, folder: str
 
 def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
     """Drops Gradio's record of every tab idle for more than `ttl` seconds (its State
-    delete callbacks run first) and the sandbox's ledger of it. Returns their ids."""
+    delete callbacks run first), the sandbox's ledger of it and its workspace. Returns their ids."""
     import datetime
 
     now_dt = datetime.datetime.now() if now is None else datetime.datetime.fromtimestamp(now)
@@ -87,6 +92,7 @@ def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
             holder.session_data.pop(sid, None)
             holder.time_last_used.pop(sid, None)
         backend.forget_session(sid)
+        forget_workspace(sid)
     queue = getattr(getattr(holder, "blocks", None), "_queue", None)
     if queue is not None and idle:
         # The queue's message box of each tab (kept for up to 2 000 tabs); none of these
@@ -97,6 +103,14 @@ def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
                 waiting.pop(sid, None)
                 queue.pending_messages_per_session.pop(sid, None)
     return idle
+
+
+def forget_workspace(session_id: str) -> None:
+    """The tab's workspace folder goes with it (the workspace lessons' files)."""
+    try:
+        workspace.forget(session_id)
+    except Exception:  # a folder that cannot be removed must not keep the sweep from the rest
+        log.exception("workspace of an expired session not removed")
 
 
 def _return_memory_to_the_system() -> None:

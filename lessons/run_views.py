@@ -4,6 +4,7 @@ export/import). `render(state, note)` draws a RunState into all of them at once.
 from __future__ import annotations
 
 import json
+from typing import Any, Callable
 
 import gradio as gr
 
@@ -24,7 +25,8 @@ def summary(events: list[dict]) -> str:
 class RunViews:
     """The components of one tab's run area (built where the constructor is called)."""
 
-    def __init__(self, lesson: str, presets: list[str]):
+    def __init__(self, lesson: str, presets: list[str], below_buttons: Callable[[], Any] | None = None):
+        """`below_buttons` builds a tab's own controls right under 运行 (a pause box)."""
         self.lesson = lesson
         with gr.Group():
             self.presets = gr.Dropdown(presets, value=presets[0] if presets else None, label="预设问题",
@@ -34,6 +36,7 @@ class RunViews:
         with gr.Row():
             self.run_btn = gr.Button("▶ 运行", variant="primary", elem_classes=["tw-run"], min_width=100)
             self.step_btn = gr.Button("⏯ 单步", elem_classes=["tw-step-btn"], min_width=100)
+        self.below_buttons = below_buttons() if below_buttons is not None else None
         self.status = gr.Markdown(elem_classes=["tw-status"])
         self.retry_btn = gr.Button("🔁 去掉参数重试", visible=False, size="sm", elem_classes=["tw-retry"])
         with gr.Row(visible=False, elem_classes=["tw-replay"]) as self.replay_row:

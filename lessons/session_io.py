@@ -17,12 +17,15 @@ STEP_TYPES = {"request", "response", "parse", "tool_call", "tool_result", "final
 
 
 def session_document(lesson: str, source: str, tools: list | None, question: str,
-                     events: list[dict], settings: dict | None, options: dict | None = None) -> dict:
+                     events: list[dict], settings: dict | None, options: dict | None = None,
+                     workspace: dict | None = None) -> dict:
+    """The session file's content; `workspace` ({relative path: text}) is the workspace
+    lessons' files, left out for the other lessons."""
     messages = next((e.get("messages") for e in reversed(events) if e.get("type") == "final"), None)
     if messages is None:
         last = next((e for e in reversed(events) if e.get("type") == "request"), None)
         messages = (last or {}).get("messages") or []
-    return {
+    document = {
         "format": FORMAT,
         "version": VERSION,
         "lesson": lesson,
@@ -36,6 +39,9 @@ def session_document(lesson: str, source: str, tools: list | None, question: str
         "messages": messages,
         "raw_responses": [e.get("raw") for e in events if e.get("type") == "response"],
     }
+    if workspace is not None:
+        document["workspace"] = workspace
+    return document
 
 
 def export_file(document: dict, secret: str = "") -> str:
@@ -77,6 +83,10 @@ def load_document(path_or_text: Any) -> dict:
     events = document.get("events")
     if not isinstance(events, list) or not all(isinstance(e, dict) and "type" in e for e in events):
         raise ImportProblem("会话文件里的 events 应是事件列表，每个事件都有 type 字段。")
+    files = document.get("workspace")
+    if files is not None and not (isinstance(files, dict)
+                                  and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
+        raise ImportProblem("会话文件里的 workspace 应是 {\"相对路径\": \"文件内容\"} 的对象。")
     return document
 
 

@@ -42,6 +42,9 @@ CSS = """
 .tw-g0 { background: rgba(59,130,246,0.30); } .tw-g1 { background: rgba(16,185,129,0.30); }
 .tw-g2 { background: rgba(236,72,153,0.28); } .tw-g3 { background: rgba(168,85,247,0.28); }
 .tw-badge { display: inline-block; font-family: var(--font-mono); font-size: 0.8em; padding: 0 6px; border-radius: 4px; margin-right: 4px; }
+.tw-diff .tw-add { color: #15803d; background: rgba(22,163,74,0.10); display: block; }
+.tw-diff .tw-del { color: #b91c1c; background: rgba(220,38,38,0.10); display: block; }
+.tw-diff .tw-hunk { color: var(--body-text-color-subdued); display: block; }
 .tw-call { border: 1px dashed var(--border-color-primary); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .tw-accent { border-left: 4px solid #2563eb; padding: 6px 10px; margin: 4px 0; background: rgba(37,99,235,0.08); border-radius: 4px; font-size: 0.92em; }
 .tw-reasoning { margin: 4px 0; } .tw-reasoning > summary { cursor: pointer; color: var(--body-text-color-subdued); }
@@ -140,6 +143,16 @@ def streamed_so_far(events: list[dict]) -> str:
     return shown
 
 
+def diff_html(diff: str) -> str:
+    """A unified diff (a workspace step's changes) with added and removed lines coloured."""
+    lines = []
+    for line in cut(diff or "").splitlines():
+        kind = ("tw-hunk" if line.startswith(("@@", "---", "+++")) else "tw-add" if line.startswith("+")
+                else "tw-del" if line.startswith("-") else "")
+        lines.append(f'<span class="{kind}">{esc(line)}</span>' if kind else esc(line) + "\n")
+    return f'<pre class="tw-diff">{"".join(lines)}</pre>'
+
+
 # ---------------------------------------------------------------- the protocol view
 
 def highlight_match(text: str, event: dict) -> str:
@@ -198,6 +211,8 @@ def render_call(call: dict, result: dict | None, labels: dict) -> str:
     if result.get("overridden"):
         body.append(f"<div class='tw-meta'>（{esc(result['overridden'])}）</div>")
     body.append(f"<div>结果 {status} · {seconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
+    if result.get("diff"):
+        body.append(f"<div>工作区的改动（diff）：</div>{diff_html(result['diff'])}")
     if result.get("message") is not None:
         body.append(f"<div>回填给模型的消息：</div>{pre(result.get('message'))}")
     return f'<div class="tw-call">{head}{"".join(body)}</div>'

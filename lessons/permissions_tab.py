@@ -1,0 +1,70 @@
+"""Lesson 5 · 权限与确认: rules (allow / ask / deny) between the model's call and the tool.
+An "ask" pauses the run and shows exactly what would run; the student approves, edits the
+arguments and approves, or denies with a reason the model is told. Same workspace as lesson 4."""
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+import permissions
+
+from lessons.editor_panel import lesson_text
+from lessons.settings_panel import SettingsPanel
+from lessons.workspace_panel import WorkspaceRunPanel, WorkspaceTab, WorkspaceView
+
+LESSON = "permissions"
+DEFAULT_PRESET = "默认"
+PRESETS = [
+    "运行测试",
+    "找到失败的测试并修好它",
+    "新建文件 hello.py，内容是 print('你好，工作区')",
+    "运行 `rm notes.md`",
+    "读一下 notes.md，告诉我练习要做什么",
+    "运行 `ls -la src`",
+]
+
+
+def rules_text(preset: str) -> str:
+    return json.dumps(permissions.PRESETS.get(preset, {}), ensure_ascii=False, indent=2)
+
+
+def parse_rules(text: str) -> tuple[dict | None, str]:
+    """(rules, "") or (None, what is wrong, in Chinese)."""
+    try:
+        rules = json.loads(text or "")
+    except json.JSONDecodeError as exc:
+        return None, f"规则不是合法 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}）"
+    problems = permissions.validate_rules(rules)
+    return (None, "；".join(problems)) if problems else (rules, "")
+
+
+def rules_status(text: str) -> str:
+    rules, problem = parse_rules(text)
+    if problem:
+        return f"❌ {problem}"
+    counts = {verdict: sum(1 for v in rules.values() if v == verdict) for verdict in permissions.VERDICTS}
+    return (f"✅ 规则有效：{len(rules)} 条（allow {counts['allow']} · ask {counts['ask']} · deny {counts['deny']}）。"
+            "没有规则匹配的调用先问你。")
+
+
+def build(settings: SettingsPanel) -> WorkspaceTab:
+    with gr.Tab("权限与确认", id=LESSON, elem_id="tab-permissions") as tab:
+        with gr.Accordion("📖 课文：合法的调用不等于被允许的调用", open=False):
+            gr.Markdown(lesson_text("permissions.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=320):
+                preset = gr.Radio(list(permissions.PRESETS), value=DEFAULT_PRESET, label="规则预设",
+                                  elem_classes=["tw-rules-preset"])
+                rules = gr.Code(rules_text(DEFAULT_PRESET), language="json", interactive=True, lines=10,
+                                label="规则（键：工具名，或 bash:命令模式 / write:路径模式 / edit:路径模式；值：allow / ask / deny）",
+                                elem_classes=["tw-rules"])
+                status = gr.Markdown(rules_status(rules_text(DEFAULT_PRESET)), elem_classes=["tw-rules-status"])
+                view = WorkspaceView()
+            with gr.Column(scale=6, min_width=320):
+                run = WorkspaceRunPanel(LESSON, settings, PRESETS, view, ask=True, rule_inputs=[rules],
+                                        rules=lambda values: parse_rules(values[rules]))
+        preset.input(lambda name: (rules_text(name), rules_status(rules_text(name))), [preset], [rules, status],
+                     api_visibility="private", show_progress="hidden")
+        rules.change(rules_status, [rules], [status], api_visibility="private", show_progress="hidden")
+        run.wire()
+    return WorkspaceTab(LESSON, run, tab)

@@ -1,0 +1,324 @@
+"""The workspace tabs' page parts: the session's workspace (file tree, the selected file,
+what the run changed, 重置 / zip download / zip upload) and the run area (RunViews, the
+approach, and for the permission lesson the box where a rule's "ask" waits for 批准 /
+修改参数后批准 / 拒绝). Both tabs show the same workspace: the browser session's."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+import time
+from typing import Any, Callable
+
+import gradio as gr
+
+import workspace
+
+from lessons import expiry, run_driver, session_io, timeline, workspace_driver
+from lessons.run_driver import RunState
+from lessons.run_views import RunViews
+from lessons.settings_panel import SettingsPanel
+from lessons.workspace_backend import APPROACHES
+from lessons.workspace_driver import WorkspaceRunState
+
+NO_FILE = "（在上面的文件树里选一个文件）"
+NOT_RUN = '<div class="tw-protocol"><div class="tw-empty">还没有运行。选一个预设问题，点「运行」。</div></div>'
+
+
+def session_of(request: gr.Request | None) -> str | None:
+    return getattr(request, "session_hash", None) or None
+
+
+def changes_html(events: list[dict]) -> str:
+    """Every change the run's steps made, one diff per step, in order."""
+    steps = [e for e in events if e.get("type") == "tool_result" and e.get("diff")]
+    if not steps:
+        return '<div class="tw-empty">这次运行还没有改动工作区里的文件。</div>'
+    parts = []
+    for step in steps:
+        args = step.get("arguments") if isinstance(step.get("arguments"), dict) else {}
+        what = args.get("path") or args.get("command") or ""
+        parts.append(f'<div class="tw-label">第 {timeline.esc(step.get("turn"))} 轮 · {timeline.esc(step.get("name"))} '
+                     f'{timeline.esc(what)}</div>{timeline.diff_html(step["diff"])}')
+    return '<div class="tw-ws-changes">' + "".join(parts) + "</div>"
+
+
+def last_changed(events: list[dict]) -> str | None:
+    """The file the run changed last (to show it), if any."""
+    for event in reversed(events):
+        changed = event.get("changed") if event.get("type") == "tool_result" else None
+        if isinstance(changed, dict):
+            paths = (changed.get("modified") or []) + (changed.get("added") or [])
+            if paths:
+                return paths[-1]
+    return None
+
+
+def write_zip(session_id: str) -> str:
+    data = workspace.export_zip(session_id)
+    folder = tempfile.mkdtemp(prefix="tool-workshop-")
+    path = os.path.join(folder, f"workspace-{time.strftime('%Y%m%d-%H%M%S')}.zip")
+    with open(path, "wb") as handle:
+        handle.write(data)
+    return path
+
+
+class WorkspaceView:
+    """The workspace of the browser session: tree, selected file, the run's changes."""
+
+    def __init__(self):
+        gr.Markdown("**工作区**（每个浏览器会话一份，只有你看得到；两课共用同一个工作区）")
+        self.shell = gr.Markdown(elem_classes=["tw-ws-shell"])
+        with gr.Row():
+            self.reset_btn = gr.Button("↺ 重置工作区", size="sm", elem_classes=["tw-ws-reset"], min_width=100)
+            self.zip_btn = gr.Button("⬇ 打包下载 zip", size="sm", elem_classes=["tw-ws-zip-btn"], min_width=100)
+            self.upload_btn = gr.UploadButton("⬆ 上传 zip", size="sm", file_types=[".zip"], type="filepath",
+                                              elem_classes=["tw-ws-upload"], min_width=100)
+        self.zip_file = gr.File(label="工作区 zip", interactive=False, visible=False, elem_classes=["tw-ws-zip"])
+        self.note = gr.Markdown(elem_classes=["tw-ws-note"])
+        self.tree = gr.Radio([], label="文件树", elem_classes=["tw-ws-tree"])
+        self.file = gr.Code(NO_FILE, label="文件内容", language="python", interactive=False, lines=10, max_lines=30,
+                            elem_classes=["tw-ws-file"])
+        with gr.Accordion("这次运行改了什么（diff）", open=True):
+            self.changes = gr.HTML(changes_html([]), css_template=timeline.CSS, elem_classes=["tw-ws-diff"])
+        self.outputs = [self.tree, self.file, self.changes]
+
+    def render(self, session_id: str | None, selected: str | None = None, events: list[dict] | None = None) -> dict:
+        """{component: value} of the workspace as it is now."""
+        shown = {self.changes: changes_html(events)} if events is not None else {}
+        if not session_id:
+            return {self.tree: gr.update(choices=[]), self.file: "（没有会话标识：请刷新页面）", **shown}
+        try:
+            entries = workspace.tree(session_id)
+        except workspace.WorkspaceError as exc:
+            return {self.tree: gr.update(choices=[]), self.file: f"（{exc}）", **shown}
+        files = [e["path"] for e in entries if e.get("type") == "file"]
+        choices = [(tree_label(e), e["path"]) for e in entries if e.get("type") == "file"]
+        pick = last_changed(events or []) if events else None
+        selected = pick if pick in files else selected if selected in files else None
+        return {self.tree: gr.update(choices=choices, value=selected),
+                self.file: file_text(session_id, selected), **shown}
+
+    def wire(self, extra_outputs: list | None = None, on_replace: Callable[[], dict] | None = None):
+        """Selecting a file, 重置, zip out and in. `on_replace` adds values when the files were replaced."""
+        outputs = self.outputs + list(extra_outputs or [])
+
+        def select(path, request: gr.Request):
+            return file_text(session_of(request), path)
+
+        self.tree.input(select, [self.tree], [self.file], api_visibility="private", show_progress="hidden")
+
+        def replaced(note, request):
+            extra = on_replace() if on_replace else {}
+            return {**self.render(session_of(request), events=[]), self.note: note, **extra}
+
+        def reset(request: gr.Request):
+            try:
+                workspace.reset(session_of(request) or "")
+            except workspace.WorkspaceError as exc:
+                return {self.note: f"❌ {exc}"}
+            return replaced("已重置为初始练习项目。", request)
+
+        self.reset_btn.click(reset, None, outputs + [self.note], api_visibility="private")
+
+        def download(request: gr.Request):
+            try:
+                path = write_zip(session_of(request) or "")
+            except workspace.WorkspaceError as exc:
+                return {self.note: f"❌ {exc}", self.zip_file: gr.update(visible=False)}
+            return {self.zip_file: gr.update(value=path, visible=True), self.note: "已打包，点文件名下载。"}
+
+        self.zip_btn.click(download, None, [self.zip_file, self.note], api_visibility="private")
+
+        def upload(path, request: gr.Request):
+            try:
+                with open(path, "rb") as handle:
+                    workspace.import_zip(session_of(request) or "", handle.read())
+            except (workspace.WorkspaceError, OSError, TypeError) as exc:
+                return {self.note: f"❌ zip 没有导入：{exc}"}
+            return replaced("已用上传的 zip 替换工作区。", request)
+
+        self.upload_btn.upload(upload, [self.upload_btn], outputs + [self.note], api_visibility="private")
+
+
+def shell_note() -> str:
+    """Which of bash's layers hold on this server, said as the sandbox says it."""
+    status = workspace.shell_status()
+    mark = {"sandboxed": "🛡️", "unsandboxed": "⚠️"}.get(status.get("mode"), "⛔")
+    return f"{mark} **bash 的隔离：** {status.get('notice', '')}"
+
+
+def tree_label(entry: dict) -> str:
+    return f"📄 {entry['path']}  ·  {entry.get('size', 0)} B"
+
+
+def file_text(session_id: str | None, path: str | None) -> Any:
+    if not session_id or not path:
+        return gr.update(value=NO_FILE, language="markdown")
+    try:
+        text = workspace.read_file(session_id, path)
+    except workspace.WorkspaceError as exc:
+        return gr.update(value=f"（{exc}）", language="markdown")
+    language = "python" if path.endswith(".py") else "markdown" if path.endswith(".md") else None
+    return gr.update(value=text, language=language)
+
+
+class AskBox:
+    """Where a rule's "ask" waits: exactly what will run, and the student's three answers."""
+
+    def __init__(self):
+        with gr.Group(visible=False, elem_classes=["tw-ask"]) as self.box:
+            self.title = gr.Markdown(elem_classes=["tw-ask-title"])
+            self.preview = gr.Code(label="批准后将执行（bash 命令，或 write / edit 对文件的改动）", language=None,
+                                   interactive=False, lines=4, max_lines=20, elem_classes=["tw-ask-preview"])
+            self.args = gr.Code(label="参数（可修改后点「修改参数后批准」）", language="json", interactive=True,
+                                lines=3, elem_classes=["tw-ask-args"])
+            self.reason = gr.Textbox(label="拒绝的理由（会告诉模型）", lines=1, elem_classes=["tw-ask-reason"])
+            with gr.Row():
+                self.approve = gr.Button("✅ 批准", variant="primary", elem_classes=["tw-approve"], min_width=90)
+                self.approve_edited = gr.Button("✏️ 修改参数后批准", elem_classes=["tw-approve-edited"], min_width=120)
+                self.deny = gr.Button("🚫 拒绝", variant="stop", elem_classes=["tw-deny"], min_width=90)
+        self.outputs = [self.box, self.title, self.preview, self.args, self.reason]
+
+    def render(self, state: WorkspaceRunState) -> dict:
+        asking = state.waiting if isinstance(state, WorkspaceRunState) else None
+        if asking is None:
+            return {self.box: gr.update(visible=False)}
+        call = asking["call"]
+        args = call.get("arguments")
+        return {
+            self.box: gr.update(visible=True),
+            self.title: (f"**⏸ 等待你的确认：** 模型要调用 `{call.get('name')}`，规则 `{asking['rule']}` 要求先问你"
+                         f"（{asking['reason']}）。"),
+            self.preview: asking["preview"],
+            self.args: json.dumps(args, ensure_ascii=False, indent=2) if args is not None
+            else str(call.get("raw_arguments") or ""),
+            self.reason: "",
+        }
+
+
+class WorkspaceRunPanel:
+    """The run area of a workspace tab. `rules` reads the tab's rules from its inputs (None: no gate)."""
+
+    def __init__(self, lesson: str, settings: SettingsPanel, presets: list[str], view: WorkspaceView,
+                 rules: Callable[[dict], tuple[dict | None, str]] | None = None,
+                 rule_inputs: list | None = None, ask: bool = False):
+        self.lesson, self.settings, self.view = lesson, settings, view
+        self.rules, self.rule_inputs = rules, list(rule_inputs or [])
+        self.state = gr.State(WorkspaceRunState(), time_to_live=expiry.session_ttl(),
+                              delete_callback=expiry.close_run)
+        self.approach = gr.Radio(APPROACHES, value="function_calling", label="循环", elem_classes=["tw-ws-approach"])
+        self.views = RunViews(lesson, presets, below_buttons=AskBox if ask else None)
+        self.views.step_btn.visible = False    # the pause here is the permission gate's
+        self.views.protocol.value = NOT_RUN
+        self.ask = self.views.below_buttons
+
+    def show(self, state: RunState, note: str = "", session_id: str | None = None, selected: str | None = None) -> dict:
+        shown = {**self.views.render(state, note), self.state: state,
+                 **self.text_protocol(state, note),
+                 **({self.views.protocol: NOT_RUN} if not state.shown_events and not note else {}),
+                 **self.view.render(session_id, selected, state.shown_events)}
+        if self.ask is not None:
+            shown.update(self.ask.render(state))
+        return shown
+
+    def text_protocol(self, state: RunState, note: str) -> dict:
+        """A ReAct run is labelled as a text protocol, not as the native handshake."""
+        if state.options.get("approach") != "react":
+            return {}
+        return {self.views.protocol: timeline.render_protocol(state.shown_events, "react", note),
+                self.views.chat: timeline.render_chat(state.shown_events, "react")}
+
+    def wire(self):
+        views, view, secrets = self.views, self.view, self.settings.secrets
+        outputs = views.outputs + [self.state] + view.outputs + (self.ask.outputs if self.ask else [])
+        run_inputs = {views.question, self.state, self.approach, view.tree, *self.settings.components,
+                      *self.rule_inputs}
+
+        def start(values: dict, request: gr.Request):
+            session_id = session_of(request)
+            rules, problem = self.rules(values) if self.rules else (None, "")
+            if problem:
+                yield self.show(values[self.state] or WorkspaceRunState(), f"❌ 规则有问题，先改好再运行：{problem}",
+                                session_id, values[view.tree])
+                return
+            settings, session_key = self.settings.read(values)
+            for state, note in workspace_driver.begin(values[views.question], settings, values[self.approach], rules,
+                                                      values[self.state], session_key=session_key, secrets=secrets,
+                                                      session_id=session_id, request=request):
+                yield self.show(state, note, session_id, values[view.tree])
+
+        views.run_btn.click(start, run_inputs, outputs, api_visibility="private")
+        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility="private",
+                            show_progress="hidden")
+
+        if self.ask is not None:
+            ask = self.ask
+
+            def answerer(choice: str):
+                def answer(values: dict, request: gr.Request):
+                    for state, note in workspace_driver.answer(values[self.state], choice, values[ask.args],
+                                                               values[ask.reason]):
+                        yield self.show(state, note, session_of(request), values[view.tree])
+                return answer
+
+            answer_inputs = {self.state, ask.args, ask.reason, view.tree}
+            ask.approve.click(answerer(workspace_driver.APPROVE), answer_inputs, outputs, api_visibility="private")
+            ask.approve_edited.click(answerer(workspace_driver.EDIT), answer_inputs, outputs, api_visibility="private")
+            ask.deny.click(answerer(workspace_driver.DENY), answer_inputs, outputs, api_visibility="private")
+
+        def export(values: dict, request: gr.Request):
+            path, note = workspace_driver.export(self.lesson, values[self.state], values[self.settings.key_state],
+                                                 session_of(request))
+            return {views.export_file: gr.update(value=path), views.status: note}
+
+        views.export_btn.click(export, {self.state, self.settings.key_state}, [views.export_file, views.status],
+                               api_visibility="private")
+
+        def load(values: dict, request: gr.Request):
+            path, state = values[views.import_file], values[self.state] or WorkspaceRunState()
+            session_id = session_of(request)
+            if not path:
+                return self.show(state, "", session_id, values[view.tree])
+            try:
+                fresh, note = workspace_driver.load(self.lesson, path, session_id)
+            except session_io.ImportProblem as exc:
+                return self.show(state, f"❌ 导入失败：{exc}", session_id, values[view.tree])
+            state.close()
+            return {views.question: fresh.question, views.views_tabs: gr.Tabs(selected="protocol"),
+                    **self.show(fresh, note, session_id)}
+
+        views.import_file.upload(load, {views.import_file, self.state, view.tree},
+                                 [views.question, views.views_tabs] + outputs, api_visibility="private")
+
+        def walker(to_end: bool):
+            def walk(values: dict, request: gr.Request):
+                state, note = run_driver.walk(values[self.state], to_end)
+                return self.show(state, note, session_of(request), values[view.tree])
+            return walk
+
+        views.next_btn.click(walker(False), {self.state, view.tree}, outputs, api_visibility="private")
+        views.all_btn.click(walker(True), {self.state, view.tree}, outputs, api_visibility="private")
+
+        # The workspace's files may have changed in the other tab, or been replaced here.
+        view.wire(extra_outputs=[views.status], on_replace=lambda: {views.status: ""})
+
+    def refresh(self, values: dict, request: gr.Request) -> dict:
+        """The workspace as it is now (page load, tab selected), and bash's layers."""
+        return {**self.view.render(session_of(request), values[self.view.tree]), self.view.shell: shell_note()}
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkspaceTab:
+    """A built workspace tab: app.py refreshes its workspace view when the page loads
+    and when the tab is selected (the other workspace tab may have changed the files)."""
+    name: str
+    run: WorkspaceRunPanel
+    tab: gr.Tab
+
+    def wire_refresh(self, demo: gr.Blocks) -> None:
+        view = self.run.view
+        for event in (demo.load, self.tab.select):
+            event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility="private",
+                  show_progress="hidden")

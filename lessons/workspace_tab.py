@@ -1,0 +1,32 @@
+"""Lesson 4 · 原子工具: the four tools (read, write, edit, bash) on a private workspace per
+browser session; the run's steps, and after each one the diff of what it changed."""
+from __future__ import annotations
+
+import gradio as gr
+
+from lessons.editor_panel import lesson_text
+from lessons.settings_panel import SettingsPanel
+from lessons.workspace_panel import WorkspaceRunPanel, WorkspaceTab, WorkspaceView
+
+LESSON = "workspace"
+PRESETS = [
+    "读一下 notes.md，告诉我练习要做什么",
+    "运行测试",
+    "找到失败的测试并修好它",
+    "把 notes.md 里的“修一个 bug”改成“修好一个 bug”",
+    "新建文件 hello.py，内容是 print('你好，工作区')",
+    "运行 `ls -la src`",
+]
+
+
+def build(settings: SettingsPanel) -> WorkspaceTab:
+    with gr.Tab("原子工具", id=LESSON, elem_id="tab-workspace") as tab:
+        with gr.Accordion("📖 课文：四个原子工具", open=False):
+            gr.Markdown(lesson_text("workspace.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=320):
+                view = WorkspaceView()
+            with gr.Column(scale=6, min_width=320):
+                run = WorkspaceRunPanel(LESSON, settings, PRESETS, view)
+        run.wire()
+    return WorkspaceTab(LESSON, run, tab)

@@ -1,0 +1,119 @@
+"""The workspace lessons without a browser: the permission gate between the offline model's
+calls and the workspace, the answers to an "ask", the diff on each tool_result, session
+files that carry the workspace, and an expired tab's workspace removed."""
+from __future__ import annotations
+
+import secrets
+import time
+
+import pytest
+from gradio_client import Client
+
+import workspace
+from lessons import expiry, session_io, workspace_driver
+from lessons.settings_panel import Settings
+from tests.app.harness import start_app
+
+DEFAULT = {"read": "allow", "write": "ask", "edit": "ask", "write:src/*": "allow", "edit:src/*": "allow",
+           "bash": "ask", "bash:rm *": "deny"}
+
+
+@pytest.fixture
+def session_id():
+    sid = "test-" + secrets.token_hex(8)
+    yield sid
+    workspace.forget(sid)
+
+
+def start(session_id, question, rules=None):
+    steps = list(workspace_driver.begin(question, Settings(), "function_calling", rules, None, session_key="",
+                                        secrets={}, session_id=session_id))
+    return steps[-1]
+
+
+def of_type(state, kind):
+    return [e for e in state.run.events if e.get("type") == kind]
+
+
+def test_without_rules_every_call_runs_and_carries_its_diff(session_id):
+    state, note = start(session_id, "找到失败的测试并修好它")
+    assert state.waiting is None and not state.run.running
+    edits = [e for e in of_type(state, "tool_result") if e["name"] == "edit"]
+    assert edits and edits[0]["ok"] and "+    return sum(numbers) / len(numbers)" in edits[0]["diff"]
+    assert edits[0]["changed"]["modified"] == ["src/calc.py"]
+    assert "/ len(numbers)" in workspace.read_file(session_id, "src/calc.py")
+    reads = [e for e in of_type(state, "tool_result") if e["name"] == "read"]
+    assert reads and "diff" not in reads[0]                 # a read changes nothing
+
+
+def test_a_deny_rule_refuses_a_schema_valid_call(session_id):
+    state, _ = start(session_id, "运行 `rm notes.md`", DEFAULT)
+    call, result = of_type(state, "tool_call")[0], of_type(state, "tool_result")[0]
+    assert call["arguments"]["command"] == "rm notes.md" and not call["problems"]   # the schema is satisfied
+    assert result["error_code"] == "denied" and "bash:rm *" in result["content"]
+    assert state.waiting is None and of_type(state, "final")
+    assert "练习" in workspace.read_file(session_id, "notes.md")
+
+
+def test_ask_pauses_with_what_would_run_then_approve(session_id):
+    state, note = start(session_id, "运行测试", DEFAULT)
+    assert state.waiting is not None and state.run.running and "等待你的确认" in note
+    assert state.waiting["rule"] == "bash" and state.waiting["preview"].startswith("python3 -m unittest")
+    assert not of_type(state, "tool_result")               # nothing ran yet
+    state, _ = list(workspace_driver.answer(state, workspace_driver.APPROVE))[-1]
+    result = of_type(state, "tool_result")[0]
+    assert result["ok"] and "FAILED" in result["content"] and not state.run.running
+
+
+def test_a_write_outside_src_previews_its_diff(session_id):
+    state, _ = start(session_id, "新建文件 hello.py，内容是 print('你好，工作区')", DEFAULT)
+    assert state.waiting["rule"] == "write" and "+print('你好，工作区')" in state.waiting["preview"]
+    with pytest.raises(workspace.WorkspaceError):
+        workspace.read_file(session_id, "hello.py")       # previewed, not written
+
+
+def test_edited_arguments_and_a_bad_edit(session_id):
+    state, _ = start(session_id, "运行测试", DEFAULT)
+    state, note = list(workspace_driver.answer(state, workspace_driver.EDIT, '{"command": "ls src"'))[-1]
+    assert "不是合法 JSON" in note and state.waiting is not None          # still waiting
+    state, note = list(workspace_driver.answer(state, workspace_driver.EDIT, '["ls"]'))[-1]
+    assert "JSON 对象" in note and state.waiting is not None
+    state, _ = list(workspace_driver.answer(state, workspace_driver.EDIT, '{"command": "ls src"}'))[-1]
+    result = of_type(state, "tool_result")[0]
+    assert result["arguments"]["command"] == "ls src" and "calc.py" in result["content"]
+
+
+def test_deny_with_a_reason_reaches_the_model_which_does_not_retry(session_id):
+    state, _ = start(session_id, "运行测试", DEFAULT)
+    state, _ = list(workspace_driver.answer(state, workspace_driver.DENY, reason="先别跑测试"))[-1]
+    result = of_type(state, "tool_result")[0]
+    assert result["error_code"] == "denied" and "先别跑测试" in result["content"]
+    assert len(of_type(state, "tool_call")) == 1 and of_type(state, "final")
+    assert "先别跑测试" in of_type(state, "final")[0]["content"] or "拒绝" in of_type(state, "final")[0]["content"]
+
+
+def test_the_session_file_carries_the_workspace(session_id, tmp_path):
+    state, _ = start(session_id, "找到失败的测试并修好它")
+    path, _ = workspace_driver.export("workspace", state, "", session_id)
+    document = session_io.load_document(path)
+    assert "/ len(numbers)" in document["workspace"]["src/calc.py"]
+    workspace.reset(session_id)
+    replay, note = workspace_driver.load("workspace", path, session_id)
+    assert "工作区已换成导出时的文件" in note and replay.replay == document["events"]
+    assert "/ len(numbers)" in workspace.read_file(session_id, "src/calc.py")
+    with pytest.raises(session_io.ImportProblem, match="workspace"):
+        session_io.load_document({**document, "workspace": ["src/calc.py"]})
+
+
+def test_an_expired_tab_loses_its_workspace():
+    demo, url = start_app()
+    try:
+        client = Client(url, verbose=False)
+        client.predict("你好", api_name="/echo")
+        sid = client.session_hash
+        workspace.tree(sid)                                   # the page made its workspace
+        count = workspace.known_sessions()
+        gone = expiry.forget_idle(demo.state_holder, ttl=3600, now=time.time() + 7200)
+        assert sid in gone and workspace.known_sessions() == count - 1
+    finally:
+        demo.close()
