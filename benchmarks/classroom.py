@@ -12,6 +12,9 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
   schema   the tools JSON from an edited tool source (the sandbox runs the source)
   fc       a function-calling question answered with two tool calls on the offline model
   react    a ReAct question (one tool call, regex-parsed text)
+  bash     (every fifth student, instead of react: lesson 4) `/run_workspace` "跑一下测试": the
+           offline model runs `python3 -m unittest` through `bash` in a private workspace, in
+           the shell's own sandbox (a fresh jail, a PID namespace, the workspace copied in and out)
   export   the session document of the last run
   echo     `/echo`, which returns its input: the floor Gradio itself sets
 
@@ -64,6 +67,8 @@ with open(os.path.join(ROOT, "code", "examples_calculator.py"), encoding="utf-8"
 
 FC_QUESTION = "北京和上海今天天气怎么样？"
 REACT_QUESTION = "帮我算一下 (3+4)*5 等于多少"
+WORKSPACE_QUESTION = "跑一下测试"
+WORKSPACE_EVERY = 5          # one student in five is on lesson 4 (the four atomic tools)
 
 ABUSIVE_TOOLS = {
     "infinite_loop": "while True:\n        pass",
@@ -276,6 +281,16 @@ def check_run(result: dict, want_tool_results: int) -> str | None:
     return None if len(done) >= want_tool_results else f"{len(done)} tool results, wanted {want_tool_results}"
 
 
+def check_bash(result: dict) -> str | None:
+    """The run answered, and its one bash step ran (the starter's test fails on purpose: exit code 1 is fine)."""
+    if not isinstance(result, dict) or not result.get("ok"):
+        return "run failed: " + str(((result or {}).get("error") or {}).get("code"))
+    steps = [e for e in result.get("events", []) if e.get("type") == "tool_result" and e.get("name") == "bash"]
+    if not steps:
+        return "no bash step"
+    return None if all(e.get("ok") for e in steps) else "bash failed: " + str(steps[-1].get("error_code"))
+
+
 def check_schema(result: dict) -> str | None:
     if not isinstance(result, dict) or not result.get("ok"):
         return "schema failed: " + str(((result or {}).get("error") or {}).get("code"))
@@ -318,7 +333,8 @@ def connect(url: str, results: Results, group: str):
     for attempt in range(2):
         started = time.monotonic()
         try:
-            client = Client(url, verbose=False, ssl_verify=SHARED_TLS)
+            # Tool arguments such as {"path": "src/calc.py"} look like files to gradio_client: keep results as data.
+            client = Client(url, verbose=False, ssl_verify=SHARED_TLS, download_files=False)
             results.record(group, "connect", started)
             return client
         except Exception as exc:  # counted; the second failure ends this student
@@ -344,9 +360,13 @@ def student(url: str, seed: int, results: Results, think: float):
                     lambda: client.predict(WEATHER_SOURCE, FC_QUESTION, api_name="/run_function_calling"),
                     lambda r: check_run(r, 2))
         time.sleep(rng.uniform(0.5, 1.5) * think)
-        timed(results, group, "react",
-              lambda: client.predict(CALCULATOR_SOURCE, REACT_QUESTION, api_name="/run_react"),
-              lambda r: check_run(r, 1))
+        if seed % WORKSPACE_EVERY == 0:
+            timed(results, group, "bash",
+                  lambda: client.predict(WORKSPACE_QUESTION, None, None, api_name="/run_workspace"), check_bash)
+        else:
+            timed(results, group, "react",
+                  lambda: client.predict(CALCULATOR_SOURCE, REACT_QUESTION, api_name="/run_react"),
+                  lambda r: check_run(r, 1))
         if run:
             timed(results, group, "export",
                   lambda: client.predict(run, "function_calling", WEATHER_SOURCE, FC_QUESTION, api_name="/export"),
@@ -540,7 +560,7 @@ def report_fairness(results: Results, outcome: dict):
     base, abuse = outcome["baseline"]["figures"], outcome["abuse"]["figures"]
     print(f"(the abuse part ran {results.settled_from() - results.clock.span('after')[0]:.1f} s over its window, "
           f"until the abusers' last calls ended: {results.overtime} students' actions began then and count in it)")
-    for action in ("fc", "schema", "react", "export", "echo"):
+    for action in ("fc", "schema", "react", "bash", "export", "echo"):
         if ("students", action) not in base or ("students", action) not in abuse:
             continue
         quiet, busy = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
