@@ -7,18 +7,13 @@ import json
 
 import gradio as gr
 
-from lessons import code_view, timeline
+from lessons import code_view, headline, timeline
 from lessons.run_driver import RunState
 
 
 def summary(events: list[dict]) -> str:
-    """The status line once a run has its answer: rounds, tool calls, the answer's start."""
-    answer = timeline.final_answer(events)
-    if not answer:
-        return ""
-    calls = sum(1 for e in events if e.get("type") == "tool_call")
-    turns = len({e.get("turn") for e in events if e.get("type") == "response"})
-    return f"**{'❌' if answer.startswith('出错') else '✅'} {turns} 轮，{calls} 次工具调用。** {timeline.esc(answer[:300])}"
+    """The status line once a run has ended (lessons/headline.py decides what it says)."""
+    return headline.headline(events, timeline.esc)
 
 
 class RunViews:
