@@ -7,7 +7,7 @@ import json
 
 import gradio as gr
 
-from lessons import code_view, headline, timeline
+from lessons import code_view, cost_view, headline, timeline
 from lessons.run_driver import RunState
 
 
@@ -45,6 +45,8 @@ class RunViews:
             with gr.Tab("协议时间线", id="protocol"):
                 self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.CSS,
                                         elem_classes=["tw-timeline"])
+            with gr.Tab("模型收到什么 · tokens", id="costs"):
+                self.costs = gr.HTML(cost_view.render([]), css_template=cost_view.CSS, elem_classes=["tw-costs-view"])
             with gr.Tab("对话视图"):
                 self.chat = gr.Chatbot(label="对话（工具步骤可折叠）", height=460, elem_classes=["tw-chat"])
             with gr.Tab("原始 JSON"):
@@ -62,7 +64,7 @@ class RunViews:
                                            elem_classes=["tw-import"])
         # Everything render() writes (the tab's gr.State is added by the panel).
         self.outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
-                        self.step_box, self.step_args, self.step_result, self.replay_row]
+                        self.step_box, self.step_args, self.step_result, self.replay_row, self.costs]
 
     def render(self, state: RunState, note: str = "") -> dict:
         """{component: value} for every view of the run."""
@@ -83,4 +85,5 @@ class RunViews:
             self.step_args: gr.update(value=shown_args) if pending is not None else gr.update(),
             self.step_result: gr.update(value="") if pending is not None else gr.update(),
             self.replay_row: gr.update(visible=state.replay is not None),
+            self.costs: cost_view.render(events, (state.settings or {}).get("provider")),
         }
