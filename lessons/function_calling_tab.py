@@ -13,16 +13,16 @@ from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
 
-TOOL_CHOICES = [("auto（模型自己决定）", "auto"), ("none（这次请求不许调用工具）", "none"),
+TOOL_CHOICES = [("auto（模型自己决定）", "auto"), ("none（不许调用工具）", "none"),
                 ("required（第一轮必须调用）", "required")]
 CHOICE_NOTES = {
     "auto": "`auto`：每一轮由模型自己决定调不调用工具、调用哪个。",
-    "none": ("`none`：请求里照样带着 tools，但告诉模型这次不许调用，只能直接用文字回答。"
+    "none": ("`none`：每次请求照样带着 tools，但告诉模型不许调用，只能直接用文字回答。"
              "它是一个设置，不是菜单被拿走：模型知道有哪些工具，只是不能用。"),
-    "required": ("`required`：第一次请求必须调用某个工具。**强制只用在第一轮**：之后的请求改回默认（auto），"
+    "required": ("`required`：第一次请求必须调用某个工具。**强制只用在第一次请求**：之后的请求不再带 tool_choice（即默认的 auto），"
                  "否则模型每一轮都被迫调用工具，永远给不出最终回答，只会一直调用到 max_turns。"),
 }
-FORCED_NOTE = ("强制调用 `{name}`：第一次请求必须调用它。**强制只用在第一轮**：之后的请求改回默认（auto），"
+FORCED_NOTE = ("强制调用 `{name}`：第一次请求必须调用它。**强制只用在第一次请求**：之后的请求不再带 tool_choice（即默认的 auto），"
                "否则模型每一轮都被迫再调用它，永远给不出最终回答，只会一直调用到 max_turns。")
 GLM_NOTE = ("⚠️ 智谱 GLM 的接口只支持 `tool_choice=\"auto\"`：选 none、required 或强制某个工具，"
             "据报告会被当成 auto，效果可能和说明不一样。")
