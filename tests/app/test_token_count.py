@@ -51,6 +51,12 @@ def test_function_calling_counts_the_tools_json_and_is_comparable_to_react():
     assert fc["share"] > 0.5 and react["share"] > 0.5
 
 
+def test_the_tools_are_sent_again_every_round():
+    rows = token_count.per_turn(events_of(fc_start, {}))
+    assert len(rows) >= 2 and len({row["tools"] for row in rows}) == 1
+    assert rows[-1]["input"] > rows[0]["input"]     # the conversation grows, the tools stay
+
+
 def test_the_offline_usage_is_marked_as_an_estimate():
     rows = token_count.per_turn(events_of(fc_start, {}))
     assert rows[0]["usage"]["estimate"] is True
