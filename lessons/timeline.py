@@ -236,8 +236,9 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
     meta = []
     if response:
         meta.append(f"模型 {seconds(response.get('duration_ms'))}")
-    if cost_view.round_meta(request, response):
-        meta.append(cost_view.round_meta(request, response))
+    tokens = cost_view.round_meta(request, response)
+    if tokens:
+        meta.append(tokens)
     if calls:
         meta.append("调用 " + ", ".join(str(c.get("name")) for c in calls))
     title = "开始前" if turn is None else f"第 {turn} 轮"
