@@ -14,7 +14,27 @@ from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
 
-TOOL_CHOICES = [("auto（模型自己决定）", "auto"), ("none（禁止调用）", "none"), ("required（必须调用）", "required")]
+TOOL_CHOICES = [("auto（模型自己决定）", "auto"), ("none（不许调用工具）", "none"),
+                ("required（第一轮必须调用）", "required")]
+CHOICE_NOTES = {
+    "auto": "`auto`：每一轮由模型自己决定调不调用工具、调用哪个。",
+    "none": ("`none`：每次请求照样带着 tools，但告诉模型不许调用，只能直接用文字回答。"
+             "它是一个设置，不是菜单被拿走：模型知道有哪些工具，只是不能用。"),
+    "required": ("`required`：第一次请求必须调用某个工具。**强制只用在第一次请求**：之后的请求不再带 tool_choice（即默认的 auto），"
+                 "否则模型每一轮都被迫调用工具，永远给不出最终回答，只会一直调用到 max_turns。"),
+}
+FORCED_NOTE = ("强制调用 `{name}`：第一次请求必须调用它。**强制只用在第一次请求**：之后的请求不再带 tool_choice（即默认的 auto），"
+               "否则模型每一轮都被迫再调用它，永远给不出最终回答，只会一直调用到 max_turns。")
+GLM_NOTE = ("⚠️ 智谱 GLM 的接口只支持 `tool_choice=\"auto\"`：选 none、required 或强制某个工具，"
+            "据报告会被当成 auto，效果可能和说明不一样。")
+
+
+def choice_note(choice: str | None, provider: str | None) -> str:
+    """What the chosen tool_choice does, and the GLM warning when GLM is the provider."""
+    text = CHOICE_NOTES.get(choice or "auto") or FORCED_NOTE.format(name=choice)
+    if provider == "glm":
+        text += "\n\n" + GLM_NOTE
+    return text
 
 
 def tool_choice_value(choice: str | None):
@@ -53,8 +73,9 @@ def build(settings: SettingsPanel) -> LessonTab:
                     tool_choice = gr.Dropdown(TOOL_CHOICES, value="auto", label="tool_choice", allow_custom_value=True,
                                               elem_classes=["tw-tool-choice"], min_width=150)
                     parallel = gr.Checkbox(value=True, label="允许并行调用 parallel_tool_calls", min_width=150)
-                    mistake = gr.Dropdown(mistake_choices(), value="", label="模拟模型失误（离线模型）",
+                    mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label="模拟模型失误（离线模型）",
                                           elem_classes=["tw-mistake"], min_width=150)
+                choice_help = gr.Markdown(choice_note("auto", "offline"), elem_classes=["tw-choice-note"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
                                options={"tool_choice": tool_choice, "parallel_tool_calls": parallel,
                                         "mistake": mistake})
@@ -64,6 +85,9 @@ def build(settings: SettingsPanel) -> LessonTab:
             return {tool_choice: gr.update(choices=TOOL_CHOICES + [(f"强制调用 {n}", n) for n in names if n])}
 
         schema.wire(editor.editor, extra=choices_for, extra_outputs=[tool_choice])
+        for trigger in (tool_choice.change, settings.provider.change):
+            trigger(choice_note, [tool_choice, settings.provider], [choice_help], api_visibility="private",
+                    show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
     return LessonTab("function_calling", editor, schema, run)

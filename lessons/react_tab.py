@@ -31,6 +31,13 @@ def system_prompt(approach: str, tools: list) -> str:
         return f"（无法生成系统提示词：{exc}）"
 
 
+def mistakes_for_approach(approach: str, current: str | None):
+    """Only the mistakes that can happen in this approach; a choice that cannot is reset to none."""
+    choices = mistake_choices("json" if approach == "json" else "react")
+    keep = current if current in {code for _, code in choices} else ""
+    return gr.update(choices=choices, value=keep)
+
+
 LESSON = Lesson("react", start, mistake_option="mistake")
 
 
@@ -41,14 +48,14 @@ def build(settings: SettingsPanel) -> LessonTab:
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=PRESETS)
-                schema = SchemaPanel()
-                prompt = gr.Code(label="生成的系统提示词（由上面的 schema 自动生成）", language="markdown",
+                schema = SchemaPanel(label="工具 schema（自动生成；ReAct 不发送 tools，下面的系统提示词由它写成）")
+                prompt = gr.Code(label="生成的系统提示词（模型收到的工具说明，由上面的 schema 写成）", language="markdown",
                                  interactive=False, lines=8, max_lines=24, elem_classes=["tw-system-prompt"])
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
                     approach = gr.Radio(APPROACHES, value="react", label="解析方式", elem_classes=["tw-approach"],
                                         min_width=200)
-                    mistake = gr.Dropdown(mistake_choices(), value="", label="模拟模型失误（离线模型）",
+                    mistake = gr.Dropdown(mistake_choices("react"), value="", label="模拟模型失误（离线模型）",
                                           elem_classes=["tw-mistake"], min_width=160)
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
                                options={"approach": approach, "mistake": mistake})
@@ -59,6 +66,8 @@ def build(settings: SettingsPanel) -> LessonTab:
         schema.wire(editor.editor, extra=prompt_for, extra_inputs=[approach], extra_outputs=[prompt])
         approach.change(lambda tools, a: system_prompt(a, tools or []), [schema.tools_state, approach], [prompt],
                         api_visibility="private", show_progress="hidden")
+        approach.change(mistakes_for_approach, [approach, mistake], [mistake], api_visibility="private",
+                        show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
     return LessonTab("react", editor, schema, run)

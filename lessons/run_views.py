@@ -8,18 +8,13 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from lessons import code_view, run_driver, timeline
+from lessons import code_view, cost_view, headline, run_driver, timeline
 from lessons.run_driver import RunState
 
 
 def summary(events: list[dict]) -> str:
-    """The status line once a run has its answer: rounds, tool calls, the answer's start."""
-    answer = timeline.final_answer(events)
-    if not answer:
-        return ""
-    calls = sum(1 for e in events if e.get("type") == "tool_call")
-    turns = len({e.get("turn") for e in events if e.get("type") == "response"})
-    return f"**{'❌' if answer.startswith('出错') else '✅'} {turns} 轮，{calls} 次工具调用。** {timeline.esc(answer[:300])}"
+    """The status line once a run has ended (lessons/headline.py decides what it says)."""
+    return headline.headline(events, timeline.esc)
 
 
 class RunViews:
@@ -54,6 +49,8 @@ class RunViews:
             with gr.Tab("协议时间线", id="protocol"):
                 self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.CSS,
                                         elem_classes=["tw-timeline"])
+            with gr.Tab("模型收到什么 · tokens", id="costs"):
+                self.costs = gr.HTML(cost_view.render([]), css_template=cost_view.CSS, elem_classes=["tw-costs-view"])
             with gr.Tab("对话视图"):
                 self.chat = gr.Chatbot(label="对话（工具步骤可折叠）", height=460, elem_classes=["tw-chat"])
             with gr.Tab("原始 JSON"):
@@ -71,7 +68,8 @@ class RunViews:
                                            elem_classes=["tw-import"])
         # Everything render() writes (the tab's gr.State is added by the panel).
         self.outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
-                        self.step_box, self.step_args, self.step_result, self.replay_row, self.retry_btn]
+                        self.step_box, self.step_args, self.step_result, self.replay_row, self.retry_btn,
+                        self.costs]
 
     def render(self, state: RunState, note: str = "") -> dict:
         """{component: value} for every view of the run."""
@@ -93,6 +91,7 @@ class RunViews:
             self.step_result: gr.update(value="") if pending is not None else gr.update(),
             self.replay_row: gr.update(visible=state.replay is not None),
             self.retry_btn: retry_button(state),
+            self.costs: cost_view.render(events, (state.settings or {}).get("provider")),
         }
 
 

@@ -11,6 +11,8 @@ import html
 import json
 from typing import Any, Iterable
 
+from lessons import cost_view
+
 SHOW_LIMIT = 12_000  # characters per block; more would only slow the page down
 
 # Labels per lesson: the function-calling tabs name the three-step handshake.
@@ -34,7 +36,7 @@ CSS = """
 .tw-label { font-weight: 600; font-size: 0.92em; margin-bottom: 3px; }
 .tw-step pre, .tw-pre { font-family: var(--font-mono); font-size: 0.82em; white-space: pre-wrap; word-break: break-word; background: var(--background-fill-secondary); border-radius: 6px; padding: 8px; margin: 2px 0; max-height: 420px; overflow: auto; }
 .tw-step details > summary { cursor: pointer; font-size: 0.9em; }
-.tw-ok { color: #15803d; } .tw-bad { color: #b91c1c; }
+.tw-ok { color: #15803d; } .tw-bad { color: #b91c1c; } .tw-note { color: var(--body-text-color-subdued); }
 .tw-error { border-left: 4px solid #dc2626; padding: 6px 10px; background: rgba(220,38,38,0.08); border-radius: 4px; }
 .tw-final { border-left: 4px solid #16a34a; padding: 6px 10px; background: rgba(22,163,74,0.08); border-radius: 4px; white-space: pre-wrap; }
 .tw-pause { border-left: 4px solid #d97706; padding: 6px 10px; background: rgba(217,119,6,0.10); border-radius: 4px; }
@@ -177,11 +179,27 @@ def highlight_match(text: str, event: dict) -> str:
     return esc(cut(text[:start], 4000)) + '<span class="tw-match">' + "".join(pieces) + "</span>" + esc(cut(text[end:], 4000))
 
 
+def parsed_as_json(event: dict) -> bool:
+    """JSON-from-text finds a JSON object (json_loop.OPEN_BRACE, then json.JSONDecoder); ReAct uses a regex."""
+    try:
+        from json_loop import OPEN_BRACE
+    except ImportError:
+        return False
+    return event.get("pattern") == OPEN_BRACE.pattern
+
+
 def render_parse(event: dict, raw_text: str) -> str:
-    kind = {"action": "调用工具 (Action)", "final": "最终答案 (Final Answer)", "none": "无匹配"}.get(event.get("kind"), event.get("kind"))
-    parts = [f'<div class="tw-label">正则解析：{"<span class=tw-ok>匹配成功</span>" if event.get("ok") else "<span class=tw-bad>没有匹配</span>"} · {esc(kind)}</div>']
+    as_json = parsed_as_json(event)
+    kinds = ({"action": "调用工具（tool + arguments）", "final": "最终答案（answer）", "none": "没有可用的 JSON"} if as_json
+             else {"action": "调用工具 (Action)", "final": "最终答案 (Final Answer)", "none": "无匹配"})
+    kind = kinds.get(event.get("kind"), event.get("kind"))
+    how = "从文本中找 JSON" if as_json else "正则解析"
+    found = ("<span class=tw-ok>找到了</span>" if as_json else "<span class=tw-ok>匹配成功</span>") if event.get("ok") \
+        else ("<span class=tw-bad>没有找到</span>" if as_json else "<span class=tw-bad>没有匹配</span>")
+    parts = [f'<div class="tw-label tw-parse-label">{how}：{found} · {esc(kind)}</div>']
     if event.get("pattern"):
-        parts.append(f'<div>正则：<code>{esc(event["pattern"])}</code></div>')
+        where = "找 JSON 起点用的正则（之后交给 json.JSONDecoder 解析）" if as_json else "正则"
+        parts.append(f'<div>{where}：<code>{esc(event["pattern"])}</code></div>')
     if event.get("ok"):
         parts.append(f'<div class="tw-pre">{highlight_match(raw_text, event)}</div>')
         badges = "".join(
@@ -190,17 +208,27 @@ def render_parse(event: dict, raw_text: str) -> str:
         )
         parts.append(badges)
     else:
-        parts.append(f'<div class="tw-error">为什么没有匹配：{esc(event.get("reason") or "模型输出不符合约定格式")}</div>')
+        why = "为什么没有找到" if as_json else "为什么没有匹配"
+        parts.append(f'<div class="tw-error">{why}：{esc(event.get("reason") or "模型输出不符合约定格式")}</div>')
     for note in event.get("notes") or []:
-        parts.append(f"<div>· {esc(note)}</div>")
+        parts.append(f"<div class='tw-note tw-parse-note'>ℹ️ 解析备注：{esc(note)}</div>")
     return '<div class="tw-step">' + "".join(parts) + "</div>"
+
+
+def call_notes(call: dict) -> str:
+    """What reading the arguments said. Arguments that could not be read are a problem (red);
+    when they were read, the lines are notes on what the parser tolerated (a quirk: neutral)."""
+    text = "；".join(esc(p) for p in call["problems"])
+    if call.get("arguments") is None:
+        return f"<div class='tw-bad tw-call-problem'>解析问题：{text}</div>"
+    return f"<div class='tw-note tw-call-note'>ℹ️ 解析备注（已容错，照常执行）：{text}</div>"
 
 
 def render_call(call: dict, result: dict | None, labels: dict) -> str:
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
     body = [f"<div>模型给出的参数（原文）：</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
-        body.append("<div class='tw-bad'>解析问题：" + "；".join(esc(p) for p in call["problems"]) + "</div>")
+        body.append(call_notes(call))
     if result is None:
         body.append('<div class="tw-pause">⏸ 尚未执行</div>')
         return f'<div class="tw-call">{head}{"".join(body)}</div>'
@@ -255,8 +283,9 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
     meta = []
     if response:
         meta.append(f"模型 {seconds(response.get('duration_ms'))}")
-        if tokens_text(response.get("usage")):
-            meta.append(tokens_text(response.get("usage")))
+    tokens = cost_view.round_meta(request, response)
+    if tokens:
+        meta.append(tokens)
     if calls:
         meta.append("调用 " + ", ".join(str(c.get("name")) for c in calls))
     title = "开始前" if turn is None else f"第 {turn} 轮"

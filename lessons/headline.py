@@ -1,0 +1,92 @@
+"""The one-line verdict over a finished run. It never shows ✅ over a failed tool call
+that the model did not recover from: a failed call counts as recovered only when a later
+call to the same tool succeeds (a text the regex could not read, when a later reply is read).
+
+States, in the order they are checked:
+  ❌ provider or client error (an error event other than the two guards)
+  🛑 stopped by the loop's guard (too_many_failures)
+  ⏹ stopped by max_turns
+  ⚠️ answered, but after a failed call that was never recovered (the model gave up)
+  ✅ answered after recovering from failed calls (with a note: which round, how many)
+  ✅ answered
+"""
+from __future__ import annotations
+
+from typing import Any
+
+GUARDS = {"too_many_failures", "max_turns"}
+
+
+def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(recovered, unrecovered) failures, each {"turn", "name", "fixed_in"}: failed tool results,
+    and replies a text protocol could not read (name None)."""
+    recovered, unrecovered = [], []
+    for index, event in enumerate(events):
+        if event.get("type") == "tool_result" and not event.get("ok"):
+            name = event.get("name")
+            fixed = next((e for e in events[index + 1:] if e.get("type") == "tool_result" and e.get("ok")
+                          and e.get("name") == name), None)
+        elif event.get("type") == "parse" and not event.get("ok"):
+            name = None
+            fixed = next((e for e in events[index + 1:] if e.get("type") == "parse" and e.get("ok")), None)
+        else:
+            continue
+        entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn")}
+        (recovered if fixed else unrecovered).append(entry)
+    return recovered, unrecovered
+
+
+def _counts(events: list[dict]) -> str:
+    calls = sum(1 for e in events if e.get("type") == "tool_call")
+    turns = len({e.get("turn") for e in events if e.get("type") == "response"})
+    return f"{turns} 轮，{calls} 次工具调用"
+
+
+def _what(entries: list[dict]) -> str:
+    names = []
+    for entry in entries:
+        label = entry["name"] or "格式无法解析的回复"
+        if label not in names:
+            names.append(label)
+    return "、".join(names)
+
+
+def verdict(events: list[dict]) -> dict[str, Any] | None:
+    """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
+    state: answered / recovered / gave_up / guard / max_turns / error."""
+    end = next((e for e in reversed(events) if e.get("type") in ("final", "error")), None)
+    if end is None:
+        return None
+    recovered, unrecovered = failures(events)
+    counts = _counts(events)
+    if end.get("type") == "error":
+        code = end.get("code") or ""
+        message = str(end.get("message") or "")
+        if code == "too_many_failures":
+            return {"state": "guard", "icon": "🛑", "title": f"循环的保险停下了运行（too_many_failures）：{counts}",
+                    "detail": message}
+        if code == "max_turns":
+            return {"state": "max_turns", "icon": "⏹", "title": f"用完 max_turns 仍没有最终回答：{counts}",
+                    "detail": message}
+        return {"state": "error", "icon": "❌", "title": f"模型端或客户端出错（{code or '未知'}）：{counts}",
+                "detail": message}
+    answer = str(end.get("content") or "")
+    if unrecovered:
+        return {"state": "gave_up", "icon": "⚠️",
+                "title": f"模型放弃了：{len(unrecovered)} 次失败的调用没有改正（{_what(unrecovered)}），"
+                         f"下面的回答不是工具的结果：{counts}",
+                "detail": answer}
+    if recovered:
+        rounds = sorted({r["fixed_in"] for r in recovered if r["fixed_in"] is not None})
+        where = "、".join(f"第 {r} 轮" for r in rounds)
+        return {"state": "recovered", "icon": "✅",
+                "title": f"{counts}（模型在{where}改正了 {len(recovered)} 次失败的调用）", "detail": answer}
+    return {"state": "answered", "icon": "✅", "title": counts, "detail": answer}
+
+
+def headline(events: list[dict], escape=lambda s: s) -> str:
+    """Markdown status line of a finished run ("" while running)."""
+    found = verdict(events)
+    if found is None:
+        return ""
+    return f"**{found['icon']} {escape(found['title'])}。** {escape(found['detail'][:300])}"

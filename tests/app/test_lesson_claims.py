@@ -1,0 +1,417 @@
+"""Each sentence of the lesson texts (react.md, registry.md, function_calling.md) that says
+what will happen on screen, performed in the real page and checked: one page per lesson,
+one test per claim, in the order the text makes them. Everything runs on the offline model."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from lessons.presets import WALKTHROUGH
+from tests.app.harness import code_text, open_page, set_code, tab
+
+pytestmark = pytest.mark.browser
+WAIT = 30_000
+# The weather example's get_weather alone (Annotated descriptions, a Literal unit).
+EXAMPLE = ("from typing import Annotated, Literal\nfrom tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
+           '@registry.tool("查询天气")\ndef weather_now(city: Annotated[str, "城市名，如 北京"],\n'
+           '                unit: Annotated[Literal["c", "f"], "温度单位"] = "c") -> str:\n    return city\n')
+HEADER = "from typing import Optional\nfrom tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
+
+FEATURES = (HEADER.replace("from typing", "from enum import Enum\nfrom typing")
+            + '@registry.tool("类型表")\ndef kinds(a: str, b: int, c: float, d: bool, e: list, f: dict, g: str = "x") -> str:\n'
+              '    return ""\n\n\n'
+              '@registry.tool("可空")\ndef maybe(n: Optional[int] = None) -> str:\n    return ""\n\n\n'
+              '@registry.tool("加法")\ndef add(a: int, b: int) -> int:\n    return a + b\n\n\n'
+              'class Size(Enum):\n    S = "s"\n    L = "l"\n\n\n'
+              '@registry.tool("尺码")\ndef sizes(size: Size, tags: list[str]) -> str:\n    return ""\n\n\n'
+              'assert add(2, 3) == 5\n')
+DESCRIPTIONS = (HEADER
+                + '@registry.tool\ndef documented(city: str) -> str:\n    """查天气。\n\n    Args:\n'
+                  '        city: 城市名\n    """\n    return ""\n\n\n'
+                  '@registry.tool\ndef bare(city: str) -> str:\n    return ""\n\n\n'
+                  'class Color:\n    def __init__(self, name):\n        self.name = name\n\n\n'
+                  '@registry.tool("颜色")\ndef paint(color: Color) -> str:\n    return ""\n')
+
+
+# ---------------------------------------------------------------- helpers
+
+def run(panel, question: str | None = None):
+    """Runs the panel's question (or `question`) and waits for this run's headline."""
+    if question is not None:
+        panel.locator(".tw-question textarea").fill(question)
+    panel.get_by_role("tab", name="协议时间线").click()
+    panel.locator(".tw-protocol .tw-round").evaluate_all("els => els.forEach(e => e.dataset.old = '1')")
+    panel.locator(".tw-run").click()
+    panel.page.wait_for_function(
+        """root => {
+            const p = root.querySelector('.tw-protocol');
+            const s = root.querySelector('.tw-status');
+            return p && p.querySelector('.tw-round') && !p.querySelector('.tw-round[data-old]')
+                && !p.querySelector(':scope > .tw-pause') && s && s.innerText.includes('轮，')
+                && !s.innerText.includes('⏳');
+        }""", arg=panel.element_handle(), timeout=WAIT)
+    return panel.locator(".tw-status").first.inner_text()
+
+
+def rounds(panel) -> list[str]:
+    """Every round's text, folded ones included."""
+    return panel.locator(".tw-protocol details.tw-round").all_text_contents()
+
+
+def options_of(page, dropdown) -> list[str]:
+    dropdown.locator("input").click()
+    page.get_by_role("option").first.wait_for(timeout=WAIT)
+    texts = page.get_by_role("option").all_inner_texts()
+    page.keyboard.press("Escape")
+    dropdown.locator("input").blur()
+    return texts
+
+
+def choose(page, dropdown, name):
+    dropdown.locator("input").blur()
+    dropdown.locator("input").click()
+    option = page.get_by_role("option", name=name).first
+    option.wait_for(timeout=WAIT)
+    option.dispatch_event("mousedown")   # Gradio's dropdown picks on mousedown; the list may still be moving
+    page.get_by_role("option").first.wait_for(state="detached", timeout=WAIT)
+
+
+def params_of(round_text: str) -> str:
+    return round_text[round_text.index("参数"):]
+
+
+def cost_numbers(panel) -> dict:
+    panel.get_by_role("tab", name="模型收到什么 · tokens").click()
+    view = panel.locator(".tw-costs")
+    view.locator(".tw-cost-tools").wait_for(timeout=WAIT)
+    numbers = {name: view.locator(f".tw-cost-{name}").inner_text() for name in ("tools", "input", "share")}
+    numbers["text"] = view.inner_text()
+    panel.get_by_role("tab", name="协议时间线").click()
+    return numbers
+
+
+@pytest.fixture(scope="class")
+def page(browser, app_url):
+    # Tall, so CodeMirror (which draws only the lines near the viewport) draws whole small schemas.
+    watched = open_page(browser, app_url, height=2400)
+    yield watched.page
+    assert watched.foreign_requests() == []
+    watched.context.close()
+
+
+# ---------------------------------------------------------------- react.md
+
+class TestReactLesson:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def panel(cls, page):
+        panel = tab(page, "正则 ReAct")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        return panel
+
+    def test_the_prompt_asks_for_the_bracket_format_and_sits_left_below_the_schema(self, panel):
+        prompt = panel.locator(".tw-system-prompt")
+        prompt.filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        assert "Action: 工具名[" in code_text(prompt)
+        box, schema, run_button = (x.bounding_box() for x in
+                                   (prompt, panel.locator(".tw-schema-json"), panel.locator(".tw-run")))
+        assert box["x"] < run_button["x"] and box["y"] > schema["y"]
+
+    def test_a_react_request_carries_no_tools_and_the_model_writes_the_bracket_format(self, panel):
+        status = run(panel, "北京今天天气怎么样？")
+        assert status.startswith("✅")
+        first = rounds(panel)[0]
+        assert "tools（" not in first and 'Action: get_weather[{"city": "北京"}]' in first
+        assert "Observation:" in rounds(panel)[-1]
+        assert panel.locator(".tw-protocol .tw-match .tw-g0").count() >= 1
+        assert "系统提示词（ReAct / JSON 模式不发送 tools" in cost_numbers(panel)["text"]
+
+    def test_the_request_stops_before_an_observation(self, panel):
+        assert '"stop": [\n    "Observation:"\n  ]' in params_of(rounds(panel)[0])
+
+    def test_the_mistake_list_holds_only_what_the_approach_can_show(self, page, panel):
+        react = options_of(page, panel.locator(".tw-mistake"))
+        assert any("粗体" in o for o in react) and any("方括号写成圆括号" in o for o in react)
+        panel.get_by_text("从文本中解析 JSON").click()
+        panel.locator(".tw-system-prompt").filter(has_text='"tool": "工具名"').first.wait_for(timeout=WAIT)
+        page.wait_for_timeout(300)  # the choices update right after the prompt
+        json_mode = options_of(page, panel.locator(".tw-mistake"))
+        assert not any("粗体" in o or "方括号" in o for o in json_mode)
+        assert any("编造 Observation" in o for o in json_mode)
+
+    def test_json_from_text_finds_the_json_object(self, panel):
+        status = run(panel, "北京今天天气怎么样？")
+        assert status.startswith("✅")
+        text = "".join(rounds(panel))
+        assert "从文本中找 JSON：找到了" in text and "正则解析" not in text
+        panel.get_by_text("正则 ReAct（Thought / Action / Observation）").click()
+        panel.locator(".tw-system-prompt").filter(has_text="Action: 工具名[").first.wait_for(timeout=WAIT)
+
+    def test_a_tolerated_bold_action_is_a_grey_note_not_a_failure(self, page, panel):
+        page.wait_for_timeout(300)
+        choose(page, panel.locator(".tw-mistake"), re.compile("粗体"))
+        status = run(panel, "北京今天天气怎么样？")
+        assert status.startswith("✅") and "改正" not in status
+        notes = panel.locator(".tw-protocol .tw-parse-note")
+        assert notes.count() >= 1 and "粗体" in " ".join(notes.all_text_contents())
+        assert "没有匹配" not in "".join(rounds(panel))
+
+    def test_a_missing_action_line_says_why_and_the_model_rewrites(self, page, panel):
+        choose(page, panel.locator(".tw-mistake"), re.compile("只有 Thought"))
+        status = run(panel, "北京今天天气怎么样？")
+        text = rounds(panel)
+        assert "没有匹配" in text[0] and "为什么没有匹配" in text[0]
+        assert "匹配成功" in text[1]
+        assert status.startswith("✅") and "第 2 轮改正了 1 次" in status
+
+    def test_max_turns_stops_an_endless_model(self, page, panel):
+        choose(page, panel.locator(".tw-mistake"), re.compile("停不下来"))
+        status = run(panel, "北京今天天气怎么样？")
+        assert status.startswith("⏹") and "max_turns" in status
+        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+
+    def test_the_token_view_counts_the_system_prompt(self, panel):
+        run(panel, "北京今天天气怎么样？")
+        numbers = cost_numbers(panel)
+        assert int(numbers["tools"]) > 100 and int(numbers["input"]) > int(numbers["tools"])
+        assert "OpenAI cl100k_base" in numbers["text"] and "离线模型按字数粗估" in numbers["text"]
+
+
+# ---------------------------------------------------------------- registry.md
+
+class TestRegistryLesson:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def panel(cls, page):
+        panel = tab(page, "工具注册")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        return panel
+
+    def schema_for(self, page, panel, source: str, *names: str) -> dict:
+        """{name: tool} once the schema panel shows exactly the tools `names` (small sources: every line is drawn)."""
+        set_code(page, panel.locator(".tw-editor"), source)
+        schema = panel.locator(".tw-schema-json")
+        schema.filter(has_text=f'"name": "{names[-1]}"').first.wait_for(timeout=WAIT)
+        for _ in range(100):
+            try:
+                tools = json.loads(code_text(schema))
+            except json.JSONDecodeError:   # drawn while CodeMirror was still updating
+                tools = []
+            if [t["function"]["name"] for t in tools] == list(names):
+                return {t["function"]["name"]: t["function"] for t in tools}
+            page.wait_for_timeout(100)
+        raise AssertionError(f"the schema panel never showed {names}: "
+                             f"{panel.locator('.tw-schema-status').first.inner_text()}")
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def features(cls, page, panel):
+        """One source for the claims about types (one extraction, not one per claim)."""
+        return cls.schema_for(cls, page, panel, FEATURES, "kinds", "maybe", "add", "sizes")
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def descriptions(cls, page, panel):
+        """One source for the claims about descriptions and unknown types."""
+        tools = cls.schema_for(cls, page, panel, DESCRIPTIONS, "documented", "bare", "paint")
+        return tools, panel.locator(".tw-schema-status").first.inner_text()
+
+    def test_the_default_examples_already_differ_from_the_naive_generator(self, panel):
+        diff = panel.locator(".tw-diff-view")
+        diff.filter(has_text="朴素 → 正确").first.wait_for(timeout=WAIT)
+        summary = diff.locator(".tw-diff-summary").inner_text()
+        assert "unit: string → string{c,f}" in summary and "days: string → integer" in summary
+        assert "enum" not in code_text(panel.locator(".tw-naive"))
+        # 左边是朴素做法，右边是 ToolRegistry.
+        assert panel.locator(".tw-naive").bounding_box()["x"] < panel.locator(".tw-schema-json").bounding_box()["x"]
+
+    def test_literal_becomes_an_enum_and_annotated_a_description(self, page, panel):
+        weather = self.schema_for(page, panel, EXAMPLE, "weather_now")["weather_now"]["parameters"]
+        assert weather["properties"]["unit"]["enum"] == ["c", "f"]
+        assert weather["properties"]["city"]["description"].startswith("城市名")
+
+    def test_the_type_map_and_required(self, features):
+        params = features["kinds"]["parameters"]
+        types = {name: prop["type"] for name, prop in params["properties"].items()}
+        assert types == {"a": "string", "b": "integer", "c": "number", "d": "boolean", "e": "array",
+                         "f": "object", "g": "string"}
+        assert params["required"] == ["a", "b", "c", "d", "e", "f"]
+
+    def test_optional_keeps_null(self, features):
+        assert features["maybe"]["parameters"]["properties"]["n"]["type"] == ["integer", "null"]
+
+    def test_the_decorated_function_is_returned_unchanged(self, features, panel):
+        # The source ends with `assert add(2, 3) == 5`: had the decorator replaced add, importing it would fail.
+        assert "add" in features and "✅" in panel.locator(".tw-schema-status").first.inner_text()
+
+    def test_the_future_trap_turns_int_into_string_for_the_naive_generator(self, panel):
+        panel.locator(".tw-trap").click()
+        panel.locator(".tw-diff-view").filter(has_text="count: string → integer").first.wait_for(timeout=WAIT)
+
+    def test_try_call_converts_and_reports(self, page, panel):
+        panel.locator(".tw-reset").click()
+        panel.locator(".tw-schema-json").filter(has_text="get_forecast").first.wait_for(timeout=WAIT)
+        choose(page, panel.locator(".tw-try-tool"), "get_forecast")
+        set_code(page, panel.locator(".tw-try-args"), '{"city": "北京", "days": "5"}')
+        panel.locator(".tw-try-btn").click()
+        report = panel.locator(".tw-try-report").first
+        report.filter(has_text="类型转换").first.wait_for(timeout=WAIT)
+        assert "days" in report.inner_text() and "5" in report.inner_text()
+        set_code(page, panel.locator(".tw-try-args"), '{"days": 3}')
+        panel.locator(".tw-try-btn").click()
+        report.filter(has_text="调用失败").first.wait_for(timeout=WAIT)
+        content = panel.locator(".tw-try-content textarea").input_value()
+        # 状态 + 结论 + 下一步: a label, what went wrong, what to do about it.
+        assert content.startswith("❌ [") and "city" in content and "请" in content
+
+    def test_strict_makes_every_parameter_required_and_defaults_nullable(self, page, panel):
+        self.schema_for(page, panel, EXAMPLE, "weather_now")
+        panel.locator(".tw-strict input").check()
+        panel.locator(".tw-schema-json").filter(has_text='"strict": true').first.wait_for(timeout=WAIT)
+        weather = json.loads(code_text(panel.locator(".tw-schema-json")))[0]["function"]["parameters"]
+        assert set(weather["required"]) == set(weather["properties"])
+        assert "null" in weather["properties"]["unit"]["type"]
+        panel.locator(".tw-strict input").uncheck()
+        panel.locator(".tw-schema-json").filter(has_not_text='"strict": true').first.wait_for(timeout=WAIT)
+
+    def test_a_duplicate_name_is_an_error(self, page, panel):
+        source = HEADER + ('@registry.tool("a")\ndef twice(x: int) -> str:\n    return ""\n\n\n'
+                           '@registry.tool("b", name="twice")\ndef other(x: int) -> str:\n    return ""\n')
+        set_code(page, panel.locator(".tw-editor"), source)
+        panel.locator(".tw-schema-status").filter(has_text="不能重复注册").first.wait_for(timeout=WAIT)
+
+    def test_a_bare_decorator_uses_the_docstring_and_warns_without_one(self, descriptions):
+        tools, status = descriptions
+        assert tools["documented"]["description"] == "查天气。"
+        assert tools["documented"]["parameters"]["properties"]["city"]["description"] == "城市名"
+        assert "bare：没有描述" in status and "bare：参数 city 没有说明" in status
+
+    def test_an_unknown_type_is_a_string_with_a_warning(self, descriptions):
+        tools, status = descriptions
+        assert tools["paint"]["parameters"]["properties"]["color"]["type"] == "string"
+        assert "paint：参数 color 的类型 Color 没有对应的 JSON 类型" in status
+
+    def test_list_items_enum_and_tool_names(self, page, panel, features):
+        props = features["sizes"]["parameters"]["properties"]
+        assert props["size"]["enum"] == ["s", "l"] and props["tags"]["items"] == {"type": "string"}
+        set_code(page, panel.locator(".tw-editor"), HEADER + '@registry.tool("x", name="查 天气")\n'
+                                                             'def f(x: int) -> str:\n    return ""\n')
+        panel.locator(".tw-schema-status").filter(has_text="不合法").first.wait_for(timeout=WAIT)
+        panel.locator(".tw-reset").click()
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+
+
+# ---------------------------------------------------------------- function_calling.md
+
+class TestFunctionCallingLesson:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def panel(cls, page):
+        panel = tab(page, "Function Calling")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        return panel
+
+    def test_the_handshake_is_labelled_and_the_raw_tool_calls_shown(self, panel):
+        assert run(panel, "北京今天天气怎么样？").startswith("✅")
+        text = "".join(rounds(panel))
+        assert "握手第一步" in text and "握手第二步" in text and "握手第三步" in text and "tool_call_id" in text
+        panel.get_by_role("tab", name="原始 JSON").click()
+        second_step = text[text.index("握手第二步"):text.index("握手第三步")]
+        assert "tool_calls（1 个）" in second_step and '"arguments": "{' in second_step
+        assert "原始响应体 raw" in second_step and '"finish_reason": "tool_calls"' in second_step
+        assert '"type": "request"' in panel.locator(".tw-raw .cm-content").first.inner_text()
+        panel.get_by_role("tab", name="查看代码").click()
+        panel.locator(".tw-code").filter(has_text="from openai import OpenAI").first.wait_for(timeout=WAIT)
+
+    def test_parallel_calls_in_one_round_or_one_per_round(self, panel):
+        run(panel, "北京和上海今天天气怎么样？")
+        first = rounds(panel)
+        assert len(first) == 2 and "调用 get_weather, get_weather" in first[0]
+        parallel = panel.get_by_label("允许并行调用 parallel_tool_calls")
+        parallel.uncheck()
+        run(panel)
+        split = rounds(panel)
+        assert len(split) == 3 and all("调用 get_weather" in r and "get_weather, get_weather" not in r
+                                       for r in split[:2])
+        parallel.check()
+
+    def test_none_keeps_the_tools_but_no_call_is_made(self, page, panel):
+        choose(page, panel.locator(".tw-tool-choice"), "none（不许调用工具）")
+        panel.locator(".tw-choice-note").filter(has_text="它是一个设置").first.wait_for(timeout=WAIT)
+        run(panel, "北京今天天气怎么样？")
+        text = rounds(panel)
+        assert len(text) == 1 and "tools（2 个）" in text[0] and '"tool_choice": "none"' in params_of(text[0])
+        assert "握手第三步" not in text[0]
+
+    def test_a_forced_tool_is_forced_on_the_first_request_only(self, page, panel):
+        choose(page, panel.locator(".tw-tool-choice"), "强制调用 get_forecast")
+        panel.locator(".tw-choice-note").filter(has_text="强制只用在第一次请求").first.wait_for(timeout=WAIT)
+        run(panel, "北京今天天气怎么样？")
+        first, second = rounds(panel)[:2]
+        assert "调用 get_forecast" in first and '"name": "get_forecast"' in params_of(first)
+        assert '"tool_choice": null' in params_of(second)
+
+    def test_required_forces_a_call_in_the_first_round(self, page, panel):
+        choose(page, panel.locator(".tw-tool-choice"), "required（第一轮必须调用）")
+        run(panel, "北京今天天气怎么样？")
+        first, second = rounds(panel)[:2]
+        assert '"tool_choice": "required"' in params_of(first) and "调用 get_weather" in first
+        assert '"tool_choice": null' in params_of(second)
+        choose(page, panel.locator(".tw-tool-choice"), "auto（模型自己决定）")
+
+    def test_glm_is_warned_about(self, page, panel):
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#provider").wait_for(state="visible")
+        choose(page, page.locator("#provider"), "智谱 GLM")
+        panel.locator(".tw-choice-note").filter(has_text="只支持").first.wait_for(timeout=WAIT)
+        choose(page, page.locator("#provider"), "离线演示模型")
+        panel.locator(".tw-choice-note").filter(has_not_text="只支持").first.wait_for(timeout=WAIT)
+        page.get_by_text("⚙️ 模型设置").click()
+
+    def test_only_native_mistakes_are_offered(self, page, panel):
+        offered = options_of(page, panel.locator(".tw-mistake"))
+        assert any("参数类型写错" in o for o in offered)
+        assert not any("Observation" in o or "粗体" in o or "Action" in o for o in offered)
+
+    def test_an_error_travels_back_and_the_model_corrects_it(self, page, panel):
+        choose(page, panel.locator(".tw-mistake"), re.compile("参数类型写错"))
+        status = run(panel, "北京今天天气怎么样？")
+        first = rounds(panel)[0]
+        assert "❌ [参数错误]" in first and '"role": "tool"' in first
+        assert status.startswith("✅") and "模型在第 2 轮改正了 1 次失败的调用" in status
+
+    def test_a_tolerated_quirk_is_not_a_red_problem(self, page, panel):
+        choose(page, panel.locator(".tw-mistake"), re.compile("代码块"))
+        status = run(panel, "北京今天天气怎么样？")
+        assert status.startswith("✅") and "改正" not in status
+        assert panel.locator(".tw-protocol .tw-call-note").count() >= 1
+        assert panel.locator(".tw-protocol .tw-call-problem").count() == 0
+        choose(page, panel.locator(".tw-mistake"), re.compile("数字写成字符串"))
+        run(panel, "杭州未来 5 天的天气预报")
+        assert "类型转换" in "".join(rounds(panel))
+        assert panel.locator(".tw-protocol .tw-call-problem").count() == 0
+        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+
+    def test_a_failed_result_answered_anyway_is_a_warning(self, page, panel):
+        choose(page, panel.locator(".tw-example-set"), "工资/员工档案")
+        panel.locator(".tw-schema-json").filter(has_text="calculate_salary").first.wait_for(timeout=WAIT)
+        status = run(panel, WALKTHROUGH)
+        assert status.startswith("⚠️") and "✅" not in status
+        choose(page, panel.locator(".tw-example-set"), "天气")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+
+    def test_step_mode_pauses_before_the_tool(self, panel):
+        panel.locator(".tw-question textarea").fill("北京今天天气怎么样？")
+        panel.locator(".tw-step-btn").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
+        assert "北京" in code_text(panel.locator(".tw-step-args"))
+        panel.locator(".tw-finish").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
+
+    def test_the_tools_json_is_counted_and_takes_most_of_the_input(self, panel):
+        run(panel, "北京今天天气怎么样？")
+        numbers = cost_numbers(panel)
+        assert "请求里的 tools 参数" in numbers["text"] and '"name":"get_weather"' in numbers["text"]
+        assert int(numbers["tools"]) > 100 and int(numbers["share"].rstrip("%")) > 50

@@ -1,0 +1,73 @@
+"""Token counts beside a run: a real tokenizer that works with no network, the tools' text
+counted in both protocols, and the provider's usage kept apart from the count."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from lessons import backend, cost_view, token_count
+from lessons.editor_panel import EXAMPLE_SETS, example_text
+from lessons.function_calling_tab import start as fc_start
+from lessons.react_tab import start as react_start
+from lessons.settings_panel import Settings
+
+WEATHER = example_text(EXAMPLE_SETS["天气"])
+QUESTION = "北京今天天气怎么样？"
+
+
+def events_of(start, options):
+    return backend.run_to_end(backend.start_run(start, WEATHER, QUESTION, Settings(), options)).events
+
+
+def test_the_tokenizer_loads_without_network_or_cache(tmp_path):
+    # A fresh cache directory and a proxy that refuses everything: a download would fail.
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path / "cache"), "HTTPS_PROXY": "http://127.0.0.1:9",
+           "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    script = ("import sys; sys.path.insert(0, '.');"
+              "from lessons import token_count as t; print(t.count('Action: get_weather[{\"city\": \"北京\"}]'))")
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120,
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout.strip()) == 12
+
+
+def test_counts_are_the_real_tokenizers():
+    assert token_count.available()
+    assert token_count.count("hello world") == 2       # cl100k_base: "hello", " world"
+    assert token_count.count("<|endoftext|>") > 1      # special-token text counted as plain text
+
+
+def test_function_calling_counts_the_tools_json_and_is_comparable_to_react():
+    fc = token_count.per_turn(events_of(fc_start, {}))[0]
+    react = token_count.per_turn(events_of(react_start, {"approach": "react"}))[0]
+    assert fc["tools_kind"] == "tools" and react["tools_kind"] == "system"
+    assert fc["tools"] == token_count.count(fc["tools_text"]) and '"name":"get_weather"' in fc["tools_text"]
+    assert react["tools_text"].startswith("你是一个会使用工具的助手")
+    # Same tools, same question: the inputs are of the same order (the offline usage said 10 vs 1011).
+    assert 0.3 < fc["input"] / react["input"] < 3
+    assert fc["share"] > 0.5 and react["share"] > 0.5
+
+
+def test_the_tools_are_sent_again_every_round():
+    rows = token_count.per_turn(events_of(fc_start, {}))
+    assert len(rows) >= 2 and len({row["tools"] for row in rows}) == 1
+    assert rows[-1]["input"] > rows[0]["input"]     # the conversation grows, the tools stay
+
+
+def test_the_offline_usage_is_marked_as_an_estimate():
+    rows = token_count.per_turn(events_of(fc_start, {}))
+    assert rows[0]["usage"]["estimate"] is True
+    page = cost_view.render(events_of(fc_start, {}), "offline")
+    assert "离线模型按字数粗估" in page and "OpenAI 分词器的计数" in page
+    assert "与 gpt-4" in cost_view.render(events_of(fc_start, {}), "openai")
+
+
+@pytest.mark.parametrize("usage, shown", [(None, "未报告"), ({"prompt_tokens": 50, "completion_tokens": 7}, "50 / 7")])
+def test_a_real_providers_usage_is_shown_as_reported(usage, shown):
+    events = [{"type": "request", "turn": 1, "messages": [{"role": "user", "content": "hi"}], "tools": None},
+              {"type": "response", "turn": 1, "usage": usage, "raw": {"model": "gpt-4o-mini"}}]
+    page = cost_view.render(events, "openai")
+    assert shown in page and "粗估" not in page
