@@ -107,6 +107,11 @@ def jail(request, out_w, err_w, report_w, supervisor_pid):
         for sig in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         hardening.lower_priority(request["nice"])
+        if request.get("idle"):   # a session on probation: its shell runs only when a CPU is idle
+            try:
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            except OSError:
+                pass
         limits = request["limits"]
         try:
             import resource
