@@ -97,6 +97,9 @@ class Settings:
     shell_probation_concurrent: int = 1
     shell_probation_wall_seconds: float = 3.0
     shell_probation_seconds_per_minute: float = 6.0
+    # Like demote_after_seconds for tools: a command still running after this long goes
+    # to SCHED_IDLE with everything it started (the starter's tests take well under it).
+    shell_demote_after_seconds: float = 1.0
     limits: Limits = Limits()
     # Extra ways to describe a registry's tools, besides the registry's own: method name ->
     # "module:function", a function (func, description) -> schema applied to every tool.

@@ -110,10 +110,10 @@ def _environment(project_dir, tmp_dir):
             "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _launch(command, project_dir, tmp_dir, timeout, required, idle=False):
+def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote_after=None):
     request = {
         "command": command, "cwd": project_dir, "timeout": timeout,
-        "nice": PROBATION_NICE if idle else NICE, "idle": idle,
+        "nice": PROBATION_NICE if idle else NICE, "idle": idle, "demote_after": demote_after,
         "env": _environment(project_dir, tmp_dir), "limits": LIMITS, "required": list(required),
         "read_only": read_only_paths(), "writable": [project_dir, tmp_dir, "/dev/null"],
         "watch": [project_dir, tmp_dir], "pid_namespace": USE_PID_NAMESPACE,
@@ -210,7 +210,8 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
             timeout, cut = _time_limit(timeout, admission)
             try:
                 result = _launch(command, project_dir, tmp_dir, timeout, REQUIRED if public else (),
-                                 idle=admission.on_probation)
+                                 idle=admission.on_probation,
+                                 demote_after=admission.settings.shell_demote_after_seconds)
             except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
                 return dict(reply, error=_error("sandbox", f"无法启动命令的沙箱：{exc}", "请稍后再试"))
             if result.get("stopped") in ("timeout", "memory"):

@@ -17,7 +17,9 @@ result.  It never runs the student's command itself:
    namespaces, no mounts...), reports the layers through a pipe, and execs /bin/bash.
 3. It watches: the wall-clock deadline, the output (a cap per stream), the memory of all
    the shell's processes together, and the size and file count of the workspace.  Any
-   breach stops the whole run.
+   breach stops the whole run.  A command still running after `demote_after` seconds is
+   moved, every process and thread of it, to SCHED_IDLE: a loop or a long wait then takes
+   CPU from nobody (a test run answers well before).
 """
 import ctypes
 import errno
@@ -236,6 +238,20 @@ def workspace_usage(paths, max_entries):
     return size, entries
 
 
+def run_when_idle(pids):
+    """Every thread of `pids` to SCHED_IDLE (what they fork from now on inherits it)."""
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                os.sched_setscheduler(int(task), os.SCHED_IDLE, os.sched_param(0))
+            except (OSError, ValueError):
+                pass
+
+
 def kill_everything(child, namespace):
     """PID namespace: killing its process 1 kills the rest. Subreaper: every descendant."""
     if child is not None:
@@ -281,6 +297,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
     limits = request["limits"]
     cap = limits["output_bytes"]
     deadline = time.monotonic() + request["timeout"]
+    demote_at = None if request.get("demote_after") is None else time.monotonic() + request["demote_after"]
     streams = {out_r: bytearray(), err_r: bytearray()}
     report = bytearray()
     stopped, detail, status = None, "", None
@@ -310,7 +327,10 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             break
         if time.monotonic() >= next_check:
             next_check = time.monotonic() + TICK_SECONDS
-            used = resident_bytes(descendants(os.getpid())[1:])
+            running = descendants(os.getpid())[1:]
+            if demote_at is not None and time.monotonic() >= demote_at:
+                run_when_idle(running)      # again at every tick: catches what was forked meanwhile
+            used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
                 stopped, detail = "memory", str(used)
                 break

@@ -83,6 +83,15 @@ def test_a_wall_limit_hit_puts_the_session_on_probation_on_idle_cpu(configured, 
     assert "\n10\n" in unaffected["content"] and "SCHED_OTHER" in unaffected["content"]
 
 
+def test_a_command_still_running_after_a_moment_moves_to_idle_cpu(configured, sessions):
+    configured(**dict(QUICK, shell_seconds_per_minute=30.0, shell_demote_after_seconds=0.3))
+    quick, slow = sessions(), sessions()
+    assert "SCHED_OTHER" in bash(quick, "chrt -p $$")["content"]
+    demoted = bash(slow, "sleep 1.5; chrt -p $$; sh -c 'chrt -p $$'")
+    assert demoted["ok"] and demoted["content"].count("SCHED_IDLE") == 2, demoted
+    assert sandbox.session_usage(slow, "shell")["on_probation"] is False      # no limit was hit
+
+
 def test_probation_has_a_slot_of_its_own(configured, sessions):
     # One shared slot, and a short wait for it: if the probation command held it, the
     # other session's command would be refused as busy.
