@@ -18,8 +18,9 @@ result.  It never runs the student's command itself:
 3. It watches: the wall-clock deadline, the output (a cap per stream), the memory of all
    the shell's processes together, and the size and file count of the workspace.  Any
    breach stops the whole run.  A command still running after `demote_after` seconds is
-   moved, every process and thread of it, to SCHED_IDLE: a loop or a long wait then takes
-   CPU from nobody (a test run answers well before).
+   moved, every process and thread of it, to SCHED_IDLE, and its scheduling group (the
+   launcher's session, with autogroup) to nice 19: a loop then takes next to no CPU from
+   anyone else (a test run answers well before).
 """
 import ctypes
 import errno
@@ -298,6 +299,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
     cap = limits["output_bytes"]
     deadline = time.monotonic() + request["timeout"]
     demote_at = None if request.get("demote_after") is None else time.monotonic() + request["demote_after"]
+    demoted = False
     streams = {out_r: bytearray(), err_r: bytearray()}
     report = bytearray()
     stopped, detail, status = None, "", None
@@ -329,6 +331,9 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             next_check = time.monotonic() + TICK_SECONDS
             running = descendants(os.getpid())[1:]
             if demote_at is not None and time.monotonic() >= demote_at:
+                if not demoted:             # the whole session's scheduling group, too
+                    hardening.lower_group_priority(19)
+                    demoted = True
                 run_when_idle(running)      # again at every tick: catches what was forked meanwhile
             used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
