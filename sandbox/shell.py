@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 
+from .admission import Refusal
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -204,7 +205,6 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
     public = _public()
     if public and _probe and [name for name in REQUIRED if not _probe.get(name)]:
         return dict(reply, error=_error("sandbox_refused", describe(_probe, public)["notice"]))
-    from .admission import Refusal
     try:
         with _gate().admit(session_id) as admission:
             timeout, cut = _time_limit(timeout, admission)
@@ -235,7 +235,6 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
 
 def status():
     """Which layers hold for the shell on this machine (one probe run of `true`, remembered)."""
-    from .admission import Refusal
     if not _probe:
         probe_dir = tempfile.mkdtemp(prefix="tool-workshop-shell-probe-")
         try:
