@@ -19,7 +19,10 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
   echo     `/echo`, which returns its input: the floor Gradio itself sets
 
 `--abusers` of the students write hostile tools instead: they loop forever, allocate without
-bound or print megabytes, and the student clicks again 0.2 s after each answer. One class:
+bound or print megabytes, and the student clicks again 0.2 s after each answer. Every second
+of them is on lesson 4 instead, and scripts `/run_workspace` with a bash command that waits
+(`sleep 60`) or spins (a CPU loop) until the shell's time limit stops it, again and again, so
+the fairness figure covers the shared bash slots too. One class:
   arrival   all the tabs open over `--ramp` seconds, and everyone's first lesson (10 s more);
   baseline  the well-behaved students work on their own for half of `--seconds`;
   abuse     the abusive students set to it, for `--seconds`;
@@ -378,7 +381,24 @@ def student(url: str, seed: int, results: Results, think: float):
         time.sleep(rng.uniform(0.5, 1.5) * think)
 
 
-def abuser(url: str, seed: int, results: Results, pause: float):
+ABUSIVE_COMMANDS = ("sleep 60", "while :; do :; done")
+
+
+def bash_abuser(client, seed: int, results: Results, pause: float, ends: float):
+    """A lesson-4 student scripting `/run_workspace` with commands that only stop at the time limit."""
+    turn = seed
+    while time.monotonic() < ends:
+        command = ABUSIVE_COMMANDS[turn % len(ABUSIVE_COMMANDS)]
+        turn += 1
+        run = timed(results, "abusers", "bash",
+                    lambda: client.predict(f"运行 `{command}`", None, None, api_name="/run_workspace"))
+        codes = [e.get("error_code") for e in (run or {}).get("events", []) if e.get("type") == "tool_result"]
+        with results.lock:
+            results.contained.update(str(code) for code in codes)
+        time.sleep(pause)
+
+
+def abuser(url: str, seed: int, results: Results, pause: float, lesson: str = "tools"):
     """One of the class: opens the tab with everyone else, then, in the abuse window only,
     runs a hostile tool again and again, clicking as fast as a person can. The app must
     contain it. A contained failure (ok False with a clear error code) is the expected
@@ -391,6 +411,8 @@ def abuser(url: str, seed: int, results: Results, pause: float):
     turn = seed
     starts, ends = results.clock.span("abuse")
     results.clock.wait_until(starts)
+    if lesson == "bash":
+        return bash_abuser(client, seed, results, pause, ends)
     while time.monotonic() < ends:
         source = abusive_source(kinds[turn % len(kinds)])
         turn += 1
@@ -433,12 +455,12 @@ def hostile_tabs(url: str, clock: Clock, plan: list, pause: float, handover, rel
     """The abusive students, in a process of their own as separate browsers are: their long
     waits (gradio_client polls while it waits) and their parsing share no interpreter lock
     with the students being measured (they keep gradio_client's own 50 ms poll). `plan` is
-    (when to open the tab, seed) for each."""
+    (when to open the tab, seed, "tools" or "bash") for each."""
     results = Results(clock)
     threads = []
-    for opens, seed in plan:
+    for opens, seed, lesson in plan:
         clock.wait_until(opens)
-        thread = threading.Thread(target=abuser, args=(url, seed, results, pause), daemon=True)
+        thread = threading.Thread(target=abuser, args=(url, seed, results, pause, lesson), daemon=True)
         thread.start()
         threads.append(thread)
     for thread in threads:
@@ -463,7 +485,8 @@ def run_class(url: str, students: int, abusers: int, ramp: float, baseline: floa
         context = multiprocessing.get_context("spawn")
         handover, release = context.Queue(), context.Event()
         apart = context.Process(target=hostile_tabs, daemon=True, args=(
-            url, clock, [(opens[i], seed + 1000 + i) for i in sorted(hostile)], pause, handover, release))
+            url, clock, [(opens[i], seed + 1000 + i, "bash" if rank % 2 else "tools")
+                               for rank, i in enumerate(sorted(hostile))], pause, handover, release))
         apart.start()
     meter = CpuMeter(app_pid, (apart.pid,) if apart else ()) if app_pid else None
     cpu = defaultdict(Counter)

@@ -37,6 +37,9 @@ def run(question: str, files: Mapping | None, rules: Mapping | None, settings: S
             if not isinstance(files, Mapping):
                 return refused("files 应是 {\"相对路径\": \"文件内容\"} 的对象。")
             workspace.import_files(session_id, dict(files))
+        # The workspace is the call's own, the bash budget is the caller's: a script that
+        # calls again and again still shares one budget (anonymous callers share one too).
+        workspace.charge_to(session_id, getattr(request, "session_hash", None) or "api-anonymous")
         run = workspace_backend.run_unattended(session_id, question.strip(), settings, rules, secrets=secrets,
                                                request=request, class_code=class_code)
         if run.error is not None:

@@ -9,7 +9,7 @@
     configure(settings=None, **changes) -> the settings replaced;  current_settings() -> those in force
     seal_secrets(names) -> dict
     start(wait=True), shutdown(), serving_publicly()
-    session_usage(session_id), forget_session(session_id), known_sessions()
+    session_usage(session_id, kind="tool"), forget_session(session_id), known_sessions()
 
 Behind this face: settings.py (what may be configured), admission.py (who may run a job
 now), pool.py (the zygote and the warm workers), worker.py and hardening.py (the worker
@@ -80,18 +80,20 @@ def shutdown():
     _sandbox.shutdown()
 
 
-def session_usage(session_id):
-    """What the sandbox currently remembers about a session (for tests and the status line)."""
-    return _sandbox.gate.usage(session_id)
+def session_usage(session_id, kind="tool"):
+    """What the sandbox currently remembers about a session's "tool" runs or "shell" commands
+    (for tests and the status line)."""
+    return (_sandbox.shell_gate if kind == "shell" else _sandbox.gate).usage(session_id)
 
 
 def forget_session(session_id):
     """Called when the app lets a session go; a running job keeps its ledger until it ends."""
     _sandbox.gate.forget(session_id)
+    _sandbox.shell_gate.forget(session_id)
 
 
 def known_sessions():
-    return _sandbox.gate.known()
+    return _sandbox.gate.known() + _sandbox.shell_gate.known()
 
 
 atexit.register(shutdown)

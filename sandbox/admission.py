@@ -4,10 +4,17 @@ refusal pauses and the slots that bound how many jobs run at once.
 `Gate.admit(session_id)` is a context manager: it refuses quickly (raising `Refusal`)
 when the session is over its limits, runs the admitted job in the pool within the
 limits that apply to it, and charges the session for the time when the job ends.
+
+One gate serves one kind of job, whose rules are `settings().budget(kind)`: "tool" (tool
+runs and schema extraction, run in the pool by `Admission.run`) or "shell" (bash commands:
+sandbox/shell.py runs them itself, reading `on_probation` and `seconds_left` and calling
+`note_limit_hit()`). Each kind has its own ledgers and slots.
 """
 import collections
 import threading
 import time
+
+from . import messages
 
 WINDOW_SECONDS = 60.0          # the budgets are per minute
 PRUNE_EVERY_SECONDS = 30.0
@@ -58,9 +65,10 @@ class Gate:
     """The ledgers of every session and the slots; `settings()` and `pool()` are read at
     each admission, so a new configuration applies to the next job."""
 
-    def __init__(self, settings, pool):
+    def __init__(self, settings, pool=None, kind="tool"):
         self.settings = settings
         self.pool = pool
+        self.kind = kind
         self._lock = threading.Lock()
         self._ledgers = {}                     # session id -> Ledger, forgotten once idle
         self._last_prune = 0.0
@@ -71,14 +79,17 @@ class Gate:
     def slots(self, lane):
         """The semaphore of a lane ("quick", "probation", "slow"), rebuilt when its size changes;
         a job releases the one it took."""
-        settings = self.settings()
-        size = {"quick": settings.max_concurrent, "probation": settings.probation_concurrent,
-                "slow": settings.slow_concurrent}[lane]
+        budget = self.budget()
+        size = {"quick": budget.concurrent, "probation": budget.probation_concurrent,
+                "slow": budget.slow_concurrent}[lane]
         with self._lock:
             built = self._slots.get(lane)
             if built is None or built[0] != size:
                 built = self._slots[lane] = (size, threading.BoundedSemaphore(size) if size > 0 else None)
             return built[1]
+
+    def budget(self):
+        return self.settings().budget(self.kind)
 
     # ------------------------------------------------------------ sessions
 
@@ -118,16 +129,16 @@ class Gate:
         if not force and now - self._last_prune < PRUNE_EVERY_SECONDS:
             return
         self._last_prune = now
-        keep_for = max(WINDOW_SECONDS, self.settings().probation_seconds)
+        keep_for = max(WINDOW_SECONDS, self.budget().probation_seconds)
         for sid in [sid for sid, ledger in self._ledgers.items()
                     if ledger.running == 0 and now - ledger.last_seen > keep_for]:
             del self._ledgers[sid]
 
     def refusal_pause(self, in_a_row):
         """Seconds before the n-th refusal in a row is answered: 1.5, 3, 6, 6, ..."""
-        settings = self.settings()
-        base = settings.refusal_pause_seconds
-        return min(base * 2 ** max(0, in_a_row - 1), max(base, settings.refusal_pause_max_seconds))
+        budget = self.budget()
+        base = budget.refusal_pause_seconds
+        return min(base * 2 ** max(0, in_a_row - 1), max(base, budget.refusal_pause_max_seconds))
 
     def admit(self, session_id, counts_as_run=True):
         return Admission(self, session_id, counts_as_run)
@@ -139,6 +150,7 @@ class Admission:
     def __init__(self, gate, session_id, counts_as_run=True):
         self.gate = gate
         self.settings = gate.settings()        # one job, one configuration
+        self.budget = self.settings.budget(gate.kind)
         self.session_id = session_id
         self.counts_as_run = counts_as_run
         self.slot = None
@@ -146,6 +158,7 @@ class Admission:
         self.entered = False
         self.started = 0.0
         self.hit_limit = False
+        self.seconds_left = None               # of the session's budget when admitted (None: no session)
 
     @property
     def wall_seconds(self):
@@ -163,7 +176,7 @@ class Admission:
         return self.settings.probation_nice if self.on_probation else self.settings.job_nice
 
     def __enter__(self):
-        gate, settings, sid = self.gate, self.settings, self.session_id
+        gate, budget, sid = self.gate, self.budget, self.session_id
         if sid is not None:
             now = time.monotonic()
             with gate._lock:
@@ -174,42 +187,43 @@ class Admission:
                 ledger.last_seen = now
                 ledger.forget_old(now)
                 self.on_probation = now < ledger.probation_until
-                budget = (settings.probation_seconds_per_minute if self.on_probation
-                          else settings.per_session_seconds_per_minute)
+                allowed = (budget.probation_seconds_per_minute if self.on_probation
+                           else budget.seconds_per_minute)
                 used = ledger.seconds_used()
-                over_budget = used >= budget
-                if over_budget:
-                    ledger.refused += 1
-                    in_a_row = ledger.refused
-                    refusal = Refusal("rate_limited", (
-                        f"运行太频繁：你的工具在最近一分钟里累计运行了 {used:.1f} 秒（上限 {budget:g} 秒），"
-                        f"请修好死循环或耗时的代码后，约 {ledger.seconds_until_under(budget, now)} 秒后再试。"))
+                refusal = None
+                if used >= allowed:
+                    refusal = Refusal("rate_limited", messages.over_budget(
+                        budget.what, used, allowed, ledger.seconds_until_under(allowed, now)))
                 # Schema refreshes (one per tab on page load) may overlap; they still count
                 # against the budget above and queue for the global slots below.
-                elif self.counts_as_run and ledger.running >= settings.per_session_concurrent:
-                    raise Refusal("busy", f"你已经有 {ledger.running} 个工具任务在运行，"
-                                          "请等它们结束后再试。")
-                elif self.counts_as_run and len(ledger.starts) >= settings.per_session_per_minute:
-                    raise Refusal("rate_limited", "一分钟内运行次数太多，请稍等片刻再试。")
+                elif self.counts_as_run and ledger.running >= budget.per_session_concurrent:
+                    refusal = Refusal("busy", messages.session_busy(budget.what, ledger.running))
+                elif self.counts_as_run and len(ledger.starts) >= budget.per_session_per_minute:
+                    refusal = Refusal("rate_limited", messages.too_many_runs(budget.what))
+                if refusal is not None:
+                    ledger.refused += 1
+                    in_a_row = ledger.refused
                 else:
                     if self.counts_as_run:
                         ledger.starts.append(now)
                     ledger.running += 1
                     ledger.refused = 0
                     self.entered = True
-            if over_budget:
+                    self.seconds_left = allowed - used
+            if refusal is not None:
+                # Every refusal the session brought on itself is answered after a pause that
+                # grows while they come in a row: a script cannot turn them into a flood.
                 time.sleep(gate.refusal_pause(in_a_row))
                 raise refusal
         try:
             if self.on_probation:   # probation jobs have their own slot: never one the others need
                 slot = gate.slots("probation")
-                if not slot.acquire(timeout=settings.queue_wait_seconds / 2):
-                    raise Refusal("busy", "你的工具最近超时或超出了资源上限，这类任务需要排队，"
-                                          "现在排队的太多了。请修好代码后几秒再试。")
+                if not slot.acquire(timeout=budget.queue_wait_seconds / 2):
+                    raise Refusal("busy", messages.probation_queue_full(budget.what))
             else:
                 slot = gate.slots("quick")
-                if slot is None or not slot.acquire(timeout=settings.queue_wait_seconds):
-                    raise Refusal("busy", "服务器正忙（同时运行的工具任务太多），请几秒后再试。")
+                if slot is None or not slot.acquire(timeout=budget.queue_wait_seconds):
+                    raise Refusal("busy", messages.server_busy(budget.what))
             self.slot = slot
             self._count_slot(+1)
         except BaseException:
@@ -241,6 +255,10 @@ class Admission:
         """The job is over: a job that ran into a limit puts its session on probation."""
         self.hit_limit = outcome is None or outcome.result is None or bool(outcome.too_large)
 
+    def note_limit_hit(self):
+        """A job run outside the pool (a shell command) ran into its time or memory limit."""
+        self.hit_limit = True
+
     def _count_slot(self, step):
         if self.session_id is None:
             return
@@ -269,7 +287,7 @@ class Admission:
             if charge:
                 ledger.spent.append((now, now - self.started))
                 if self.hit_limit:
-                    ledger.probation_until = now + self.settings.probation_seconds
+                    ledger.probation_until = now + self.budget.probation_seconds
 
     def __exit__(self, exc_type, *exc):
         self._release()

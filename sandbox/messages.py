@@ -29,6 +29,41 @@ def machine_failure(outcome, limits, wall_seconds, memory_bytes):
     return "worker_crashed", "工具进程意外退出。请检查代码后重试。"
 
 
+# Refusals of the admission gate; `what` is the kind of job as a student calls it ("工具", "bash 命令").
+
+def _spaced(what):
+    return f" {what}" if what[:1].isascii() else what     # 你的 bash 命令, 你的工具
+
+
+def over_budget(what, used, allowed, retry_in):
+    fix = "死循环或耗时的代码" if what == "工具" else "一直等待、死循环或耗时的命令"
+    return (f"运行太频繁：你的{_spaced(what)}在最近一分钟里累计运行了 {used:.1f} 秒（上限 {allowed:g} 秒），"
+            f"请修好{fix}后，约 {retry_in} 秒后再试。")
+
+
+def session_busy(what, running):
+    if what == "工具":
+        return f"你已经有 {running} 个工具任务在运行，请等它们结束后再试。"
+    return f"你已经有 {running} 条{_spaced(what)}在运行（每人同时只能运行一条），请等它结束后再试。"
+
+
+def too_many_runs(what):
+    if what == "工具":
+        return "一分钟内运行次数太多，请稍等片刻再试。"
+    return f"一分钟内运行{_spaced(what)}的次数太多，请稍等片刻再试。"
+
+
+def probation_queue_full(what):
+    return (f"你的{_spaced(what)}最近超时或超出了资源上限，这类任务需要排队，"
+            "现在排队的太多了。请修好代码后几秒再试。")
+
+
+def server_busy(what):
+    if what == "工具":
+        return "服务器正忙（同时运行的工具任务太多），请几秒后再试。"
+    return f"服务器正忙（全班同时运行的{_spaced(what)}太多），请几秒后再试。"
+
+
 def worker_unavailable(exc):
     return "worker_crashed", f"无法启动工作进程：{exc}"
 

@@ -26,6 +26,7 @@ class Sandbox:
         self._pool = None
         self._pool_built = None           # the shape the current pool was started with
         self.gate = Gate(self.settings, self.pool)
+        self.shell_gate = Gate(self.settings, kind="shell")     # bash commands (sandbox/shell.py)
 
     # ------------------------------------------------------------ settings and the pool
 

@@ -26,6 +26,24 @@ class Limits:
 
 
 @dataclasses.dataclass(frozen=True)
+class Budget:
+    """What the admission gate reads for one kind of job: how many run at once, how much
+    wall time one session may use per minute, and how probation and refusals work."""
+    what: str                          # the job as a student calls it: "工具" or "bash 命令"
+    concurrent: int                    # the shared slots ("quick" lane)
+    per_session_concurrent: int
+    per_session_per_minute: int
+    seconds_per_minute: float
+    probation_seconds: float
+    probation_concurrent: int
+    probation_seconds_per_minute: float
+    slow_concurrent: int               # 0: no slow lane for this kind
+    queue_wait_seconds: float
+    refusal_pause_seconds: float
+    refusal_pause_max_seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     public: bool | None = None         # None: decide from SPACE_ID / the bound address
     server_name: str | None = None
@@ -64,6 +82,24 @@ class Settings:
     refusal_pause_seconds: float = 1.5
     refusal_pause_max_seconds: float = 6.0
     queue_wait_seconds: float = 10.0
+    # bash (sandbox/shell.py) goes through a gate of its own, with the same rules: its own
+    # ledgers and slots, the pauses above. Two shells at once for the whole class (two
+    # CPUs); one command at a time per session; a budget of shell wall-seconds per minute,
+    # and a command's time limit is cut to what is left of it, so `sleep 30` in a loop
+    # holds a slot for at most that long a minute. A command that hits its time or memory
+    # limit puts the session on probation (probation_seconds): its commands then run one
+    # at a time with the other probation sessions' in a slot of their own, on idle CPU
+    # (SCHED_IDLE), with a shorter time limit and a smaller budget.
+    shell_concurrent: int = 2
+    shell_per_session_concurrent: int = 1
+    shell_per_session_per_minute: int = 30
+    shell_seconds_per_minute: float = 20.0
+    shell_probation_concurrent: int = 1
+    shell_probation_wall_seconds: float = 3.0
+    shell_probation_seconds_per_minute: float = 6.0
+    # Like demote_after_seconds for tools: a command still running after this long goes
+    # to SCHED_IDLE with everything it started (the starter's tests take well under it).
+    shell_demote_after_seconds: float = 1.0
     limits: Limits = Limits()
     # Extra ways to describe a registry's tools, besides the registry's own: method name ->
     # "module:function", a function (func, description) -> schema applied to every tool.
@@ -88,11 +124,32 @@ class Settings:
         for name in ("probation_nice", "job_nice"):
             if name in values:
                 values[name] = min(19, max(0, values[name]))    # what the kernel allows
-        if "probation_concurrent" in values:
-            values["probation_concurrent"] = max(1, values["probation_concurrent"])
+        for name in ("probation_concurrent", "shell_probation_concurrent"):
+            if name in values:
+                values[name] = max(1, values[name])
         if "schema_methods" in values:
             values["schema_methods"] = MappingProxyType(_checked_methods(values["schema_methods"]))
         return dataclasses.replace(self, limits=limits, **values)
+
+    def budget(self, kind):
+        """The gate's rules for "tool" jobs (tool runs, schema extraction) or "shell" ones (bash)."""
+        shared = {"probation_seconds": self.probation_seconds, "queue_wait_seconds": self.queue_wait_seconds,
+                  "refusal_pause_seconds": self.refusal_pause_seconds,
+                  "refusal_pause_max_seconds": self.refusal_pause_max_seconds}
+        if kind == "shell":
+            return Budget(what="bash 命令", concurrent=self.shell_concurrent,
+                          per_session_concurrent=self.shell_per_session_concurrent,
+                          per_session_per_minute=self.shell_per_session_per_minute,
+                          seconds_per_minute=self.shell_seconds_per_minute,
+                          probation_concurrent=self.shell_probation_concurrent,
+                          probation_seconds_per_minute=self.shell_probation_seconds_per_minute,
+                          slow_concurrent=0, **shared)
+        return Budget(what="工具", concurrent=self.max_concurrent, per_session_concurrent=self.per_session_concurrent,
+                      per_session_per_minute=self.per_session_per_minute,
+                      seconds_per_minute=self.per_session_seconds_per_minute,
+                      probation_concurrent=self.probation_concurrent,
+                      probation_seconds_per_minute=self.probation_seconds_per_minute,
+                      slow_concurrent=self.slow_concurrent, **shared)
 
     def serving_publicly(self):
         """True on a Hugging Face Space or a non-loopback address: then no seccomp, no runs."""

@@ -15,6 +15,12 @@ process it started is gone when `run` returns.
 On a public server a run is refused when a required layer is missing (Landlock, seccomp,
 rlimits, and signal isolation: a PID namespace or Landlock ABI >= 6); on a loopback
 address it runs with what holds and the notice says so plainly, like the tool sandbox.
+
+Who may run a command now is decided by the sandbox's admission gate for "shell" jobs
+(sandbox/admission.py, rules in Settings.shell_*): shared slots for the whole class, one
+command at a time per session, a budget of wall-seconds per minute (a command's time
+limit is cut to what is left of it), probation on idle CPU in a slot of its own after a
+command hit its time or memory limit, and refusals answered after a growing pause.
 """
 import atexit
 import glob
@@ -28,6 +34,7 @@ import tempfile
 import threading
 import time
 
+from .admission import Refusal
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,13 +52,11 @@ LIMITS = {
     "max_entries": 600,
 }
 REQUIRED = ("rlimits", "landlock", "seccomp", "isolated_signals")
-MAX_CONCURRENT = 2                      # shells at once, all sessions together (2 CPUs)
-QUEUE_WAIT_SECONDS = 10.0
 NICE = 10
+PROBATION_NICE = 19
 USE_PID_NAMESPACE = True                # False: the subreaper fallback (tests run both)
 
 _lock = threading.Lock()
-_slots = threading.BoundedSemaphore(MAX_CONCURRENT)
 _runtime = [None]
 _probe = {}                             # layers seen by the first run (or the status probe)
 
@@ -94,6 +99,11 @@ def _public():
     return serving_publicly()
 
 
+def _gate():
+    from . import _sandbox           # the gate's settings are the sandbox's
+    return _sandbox.shell_gate
+
+
 def _environment(project_dir, tmp_dir):
     """All the shell gets: no key, no proxy, nothing of the app's environment."""
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": project_dir, "PWD": project_dir,
@@ -101,9 +111,10 @@ def _environment(project_dir, tmp_dir):
             "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def _launch(command, project_dir, tmp_dir, timeout, required):
+def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote_after=None):
     request = {
-        "command": command, "cwd": project_dir, "timeout": timeout, "nice": NICE,
+        "command": command, "cwd": project_dir, "timeout": timeout,
+        "nice": PROBATION_NICE if idle else NICE, "idle": idle, "demote_after": demote_after,
         "env": _environment(project_dir, tmp_dir), "limits": LIMITS, "required": list(required),
         "read_only": read_only_paths(), "writable": [project_dir, tmp_dir, "/dev/null"],
         "watch": [project_dir, tmp_dir], "pid_namespace": USE_PID_NAMESPACE,
@@ -147,10 +158,10 @@ def _error(code, conclusion, hint=""):
     return {"code": code, "conclusion": conclusion, "hint": hint}
 
 
-def _stopped_error(result, timeout):
+def _stopped_error(result, timeout, cut=""):
     stopped = result.get("stopped")
     if stopped == "timeout":
-        return _error("timeout", f"命令运行超过 {timeout:g} 秒，已被终止（连同它启动的所有进程）",
+        return _error("timeout", f"命令运行超过 {timeout:g} 秒，已被终止（连同它启动的所有进程）{cut}",
                       "如果命令在等待输入，请改成不需要输入的写法；如果是死循环，请修好后再试")
     if stopped == "output":
         return _error("output_too_large", f"输出超过 {LIMITS['output_bytes'] >> 10} KB，命令已被停止",
@@ -166,8 +177,24 @@ def _stopped_error(result, timeout):
     return None
 
 
-def run(command, project_dir, tmp_dir, timeout=10.0):
-    """Runs `bash -c command` in the jail, with `project_dir` as the current folder."""
+def _time_limit(timeout, admission):
+    """The command's time limit within its session's budget and probation -> (seconds, why it was cut)."""
+    cut = ""
+    if admission.on_probation and timeout > admission.settings.shell_probation_wall_seconds:
+        timeout = max(1.0, admission.settings.shell_probation_wall_seconds)
+        cut = (f"。你的 bash 命令最近超时或超出了内存上限，{admission.budget.probation_seconds:g} 秒内"
+               f"每条命令最多运行 {timeout:g} 秒，并且只在 CPU 空闲时运行")
+    if admission.seconds_left is not None and admission.seconds_left < timeout:
+        timeout = max(1.0, round(admission.seconds_left, 1))
+        cut = (f"。每分钟 bash 命令最多累计运行 "
+               f"{admission.budget.probation_seconds_per_minute if admission.on_probation else admission.budget.seconds_per_minute:g}"
+               f" 秒，这一分钟你只剩 {timeout:g} 秒")
+    return timeout, cut
+
+
+def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
+    """Runs `bash -c command` in the jail, with `project_dir` as the current folder; the
+    time is charged to `session_id` (None: the server's own command, no budget)."""
     started = time.perf_counter()
     reply = {"exit_code": None, "stdout": "", "stderr": "", "error": None, "layers": {},
              "duration_ms": 0.0}
@@ -178,14 +205,19 @@ def run(command, project_dir, tmp_dir, timeout=10.0):
     public = _public()
     if public and _probe and [name for name in REQUIRED if not _probe.get(name)]:
         return dict(reply, error=_error("sandbox_refused", describe(_probe, public)["notice"]))
-    if not _slots.acquire(timeout=QUEUE_WAIT_SECONDS):
-        return dict(reply, error=_error("busy", "同时运行的命令太多", "请几秒后再试"))
     try:
-        result = _launch(command, project_dir, tmp_dir, timeout, REQUIRED if public else ())
-    except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
-        return dict(reply, error=_error("sandbox", f"无法启动命令的沙箱：{exc}", "请稍后再试"))
-    finally:
-        _slots.release()
+        with _gate().admit(session_id) as admission:
+            timeout, cut = _time_limit(timeout, admission)
+            try:
+                result = _launch(command, project_dir, tmp_dir, timeout, REQUIRED if public else (),
+                                 idle=admission.on_probation,
+                                 demote_after=admission.settings.shell_demote_after_seconds)
+            except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
+                return dict(reply, error=_error("sandbox", f"无法启动命令的沙箱：{exc}", "请稍后再试"))
+            if result.get("stopped") in ("timeout", "memory"):
+                admission.note_limit_hit()
+    except Refusal as refusal:
+        return dict(reply, error=_error(refusal.code, refusal.message))
     layers = result.get("layers") or {}
     if layers:
         _probe.clear()
@@ -197,7 +229,7 @@ def run(command, project_dir, tmp_dir, timeout=10.0):
         reply.update(exit_code=None, stdout="", stderr="",
                      error=_error("sandbox_refused", describe(layers, public)["notice"]))
     else:
-        reply["error"] = _stopped_error(result, timeout)
+        reply["error"] = _stopped_error(result, timeout, cut)
     return reply
 
 
@@ -207,13 +239,10 @@ def status():
         probe_dir = tempfile.mkdtemp(prefix="tool-workshop-shell-probe-")
         try:
             os.chmod(probe_dir, 0o777)
-            _slots.acquire()
-            try:
+            with _gate().admit(None):
                 result = _launch("true", probe_dir, probe_dir, 5.0, ())
-            finally:
-                _slots.release()
             _probe.update(result.get("layers") or {})
-        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
+        except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired, Refusal) as exc:
             return {"mode": "refused", "layers": {}, "public": _public(),
                     "notice": f"无法启动运行命令的沙箱，暂时不能运行 bash（{exc}）。"}
         finally:

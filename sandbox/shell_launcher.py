@@ -17,7 +17,10 @@ result.  It never runs the student's command itself:
    namespaces, no mounts...), reports the layers through a pipe, and execs /bin/bash.
 3. It watches: the wall-clock deadline, the output (a cap per stream), the memory of all
    the shell's processes together, and the size and file count of the workspace.  Any
-   breach stops the whole run.
+   breach stops the whole run.  A command still running after `demote_after` seconds is
+   moved, every process and thread of it, to SCHED_IDLE, and its scheduling group (the
+   launcher's session, with autogroup) to nice 19: a loop then takes next to no CPU from
+   anyone else (a test run answers well before).
 """
 import ctypes
 import errno
@@ -107,6 +110,11 @@ def jail(request, out_w, err_w, report_w, supervisor_pid):
         for sig in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         hardening.lower_priority(request["nice"])
+        if request.get("idle"):   # a session on probation: its shell runs only when a CPU is idle
+            try:
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            except OSError:
+                pass
         limits = request["limits"]
         try:
             import resource
@@ -231,6 +239,20 @@ def workspace_usage(paths, max_entries):
     return size, entries
 
 
+def run_when_idle(pids):
+    """Every thread of `pids` to SCHED_IDLE (what they fork from now on inherits it)."""
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                os.sched_setscheduler(int(task), os.SCHED_IDLE, os.sched_param(0))
+            except (OSError, ValueError):
+                pass
+
+
 def kill_everything(child, namespace):
     """PID namespace: killing its process 1 kills the rest. Subreaper: every descendant."""
     if child is not None:
@@ -276,6 +298,8 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
     limits = request["limits"]
     cap = limits["output_bytes"]
     deadline = time.monotonic() + request["timeout"]
+    demote_at = None if request.get("demote_after") is None else time.monotonic() + request["demote_after"]
+    demoted = False
     streams = {out_r: bytearray(), err_r: bytearray()}
     report = bytearray()
     stopped, detail, status = None, "", None
@@ -305,7 +329,13 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             break
         if time.monotonic() >= next_check:
             next_check = time.monotonic() + TICK_SECONDS
-            used = resident_bytes(descendants(os.getpid())[1:])
+            running = descendants(os.getpid())[1:]
+            if demote_at is not None and time.monotonic() >= demote_at:
+                if not demoted:             # the whole session's scheduling group, too
+                    hardening.lower_group_priority(19)
+                    demoted = True
+                run_when_idle(running)      # again at every tick: catches what was forked meanwhile
+            used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
                 stopped, detail = "memory", str(used)
                 break

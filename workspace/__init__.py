@@ -10,6 +10,9 @@
     export_zip(session_id) -> bytes;  import_zip(session_id, data)
     export_files(session_id) -> {path: text};  import_files(session_id, files)
     forget(session_id)                                    when the session expires
+    charge_to(session_id, payer)                          whose bash budget the workspace's commands
+                                                          use (a private workspace of an API call: the
+                                                          caller's session); by default its own id
     shell_status() -> {"mode", "layers", "notice", "public"}   whether bash may run here
     preview(session_id, name, args) -> str               what a call would do, before it runs:
                                                           the diff of a write / edit, a bash command
@@ -27,7 +30,7 @@ from .store import WorkspaceError, forget, known_sessions
 from .tools import TOOL_NAMES, run_workspace_tool, tool_schemas
 
 __all__ = ["run_workspace_tool", "tool_schemas", "tree", "read_file", "snapshot", "diff", "reset",
-           "export_zip", "import_zip", "export_files", "import_files", "forget", "shell_status",
+           "export_zip", "import_zip", "export_files", "import_files", "forget", "shell_status", "charge_to",
            "WorkspaceError", "TOOL_NAMES", "known_sessions", "preview"]
 
 _SNAPSHOT_LIMIT = 4 * atomic_tools.MAX_WORKSPACE_BYTES
@@ -90,6 +93,15 @@ def export_zip(session_id):
 def export_files(session_id):
     """{relative path: text} of the text files (binary files and links are left out)."""
     return archive.to_dict(snapshot(session_id))
+
+
+def charge_to(session_id, payer):
+    """The workspace's bash commands are charged to `payer`'s budget in the sandbox."""
+    if not isinstance(payer, str) or not payer:
+        raise WorkspaceError("会话标识无效。")
+    workspace = store.get(session_id)
+    with workspace.lock:
+        workspace.charged_to = payer
 
 
 def shell_status():

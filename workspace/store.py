@@ -25,7 +25,7 @@ class WorkspaceError(ValueError):
 
 
 class Workspace:
-    __slots__ = ("session_id", "home", "project", "tmp", "lock", "tools", "shell_layers")
+    __slots__ = ("session_id", "home", "project", "tmp", "lock", "tools", "shell_layers", "charged_to")
 
     def __init__(self, session_id, home):
         self.session_id = session_id
@@ -35,6 +35,7 @@ class Workspace:
         self.lock = threading.RLock()
         self.tools = None           # the session's ToolRegistry, made on first use
         self.shell_layers = {}      # the sandbox layers that held for its last bash command
+        self.charged_to = session_id    # whose bash budget its commands use (see charge_to)
 
 
 _lock = threading.Lock()

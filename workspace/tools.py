@@ -24,7 +24,7 @@ def _shell_for(workspace):
 
     def run_shell(command, cwd, timeout):
         try:
-            reply = shell.run(command, cwd, workspace.tmp, timeout)
+            reply = shell.run(command, cwd, workspace.tmp, timeout, session_id=workspace.charged_to)
             workspace.shell_layers = reply.get("layers") or {}
             return reply
         finally:

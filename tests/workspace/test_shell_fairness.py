@@ -1,0 +1,189 @@
+"""bash is shared fairly: a per-session budget of shell wall-seconds, probation on idle CPU
+in a slot of its own after a command hit its limit, refusals after a growing pause, and
+/run_workspace charged to the caller's session, not to the call's private workspace."""
+import secrets
+import threading
+import time
+
+import pytest
+
+import sandbox
+import workspace
+
+# Short limits: a command that waits costs a second or two, never a minute.
+QUICK = {"shell_seconds_per_minute": 2.0, "shell_probation_seconds_per_minute": 30.0,
+         "shell_probation_wall_seconds": 2.0, "refusal_pause_seconds": 0.2, "refusal_pause_max_seconds": 0.8}
+
+
+@pytest.fixture
+def configured():
+    """configure(**changes) for this test; the settings before it come back afterwards."""
+    before = sandbox.current_settings()
+    yield lambda **changes: sandbox.configure(**changes)
+    sandbox.configure(before)
+
+
+@pytest.fixture
+def sessions():
+    """new() -> a fresh session id; its workspace and ledgers are forgotten after the test."""
+    made = []
+
+    def new():
+        made.append("fair-" + secrets.token_hex(6))
+        return made[-1]
+
+    yield new
+    for sid in made:
+        workspace.forget(sid)
+        sandbox.forget_session(sid)
+
+
+def bash(session_id, command, timeout=10):
+    return workspace.run_workspace_tool(session_id, "bash", {"command": command, "timeout": timeout})
+
+
+def exhaust(session_id):
+    """A command that waits past what is left of the budget: cut short, a wall-limit hit."""
+    waited = bash(session_id, "sleep 20")
+    assert waited["error_code"] == "timeout", waited
+    return waited
+
+
+def test_a_session_over_its_budget_is_refused_while_another_sessions_bash_runs(configured, sessions):
+    configured(**dict(QUICK, shell_probation_seconds_per_minute=1.0))
+    greedy, other = sessions(), sessions()
+    waited = exhaust(greedy)
+    assert "每分钟 bash 命令最多累计运行 2 秒" in waited["content"]          # why it was cut short
+    refused = bash(greedy, "echo hi")
+    assert refused["ok"] is False and refused["error_code"] == "rate_limited"
+    assert refused["content"].startswith("❌ [请稍后再试] 运行太频繁：你的 bash 命令在最近一分钟里累计运行了")
+    assert "上限 1 秒" in refused["content"] and "秒后再试" in refused["content"]   # on probation: its budget
+    assert "hi" not in refused["content"]
+    usage = sandbox.session_usage(greedy, "shell")
+    assert usage["seconds_last_minute"] >= 1.0 and usage["running"] == 0
+    assert sandbox.session_usage(greedy)["known"] is False          # the tool runs' ledger is another one
+    fine = bash(other, "echo 另一个同学")
+    assert fine["ok"] is True and "另一个同学" in fine["content"], fine
+
+
+def test_a_wall_limit_hit_puts_the_session_on_probation_on_idle_cpu(configured, sessions):
+    configured(**QUICK)
+    looping, other = sessions(), sessions()
+    normal = bash(looping, "nice; chrt -p $$")
+    assert normal["ok"] and "\n10\n" in normal["content"] and "SCHED_OTHER" in normal["content"], normal
+    assert sandbox.session_usage(looping, "shell")["on_probation"] is False
+    exhaust(looping)
+    assert sandbox.session_usage(looping, "shell")["on_probation"] is True
+    idle = bash(looping, "nice; chrt -p $$")
+    assert idle["ok"] and "\n19\n" in idle["content"] and "SCHED_IDLE" in idle["content"], idle
+    shorter = bash(looping, "sleep 20", timeout=10)
+    assert shorter["error_code"] == "timeout" and "运行超过 2 秒" in shorter["content"], shorter
+    assert "每条命令最多运行 2 秒，并且只在 CPU 空闲时运行" in shorter["content"]
+    unaffected = bash(other, "nice; chrt -p $$")
+    assert "\n10\n" in unaffected["content"] and "SCHED_OTHER" in unaffected["content"]
+
+
+def test_a_command_still_running_after_a_moment_moves_to_idle_cpu(configured, sessions):
+    configured(**dict(QUICK, shell_seconds_per_minute=30.0, shell_demote_after_seconds=0.3))
+    quick, slow = sessions(), sessions()
+    assert "SCHED_OTHER" in bash(quick, "chrt -p $$")["content"]
+    demoted = bash(slow, "sleep 1.5; chrt -p $$; sh -c 'chrt -p $$'")
+    assert demoted["ok"] and demoted["content"].count("SCHED_IDLE") == 2, demoted
+    assert sandbox.session_usage(slow, "shell")["on_probation"] is False      # no limit was hit
+
+
+def test_probation_has_a_slot_of_its_own(configured, sessions):
+    # One shared slot, and a short wait for it: if the probation command held it, the
+    # other session's command would be refused as busy.
+    configured(**dict(QUICK, shell_concurrent=1, queue_wait_seconds=0.5, shell_probation_wall_seconds=5.0))
+    looping, other = sessions(), sessions()
+    exhaust(looping)
+    outcome = {}
+    waiting = threading.Thread(target=lambda: outcome.update(bash(looping, "sleep 20")))
+    waiting.start()
+    deadline = time.monotonic() + 20
+    while not sandbox.session_usage(looping, "shell")["holding_slot"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        assert sandbox.session_usage(looping, "shell")["holding_slot"] == 1
+        fine = bash(other, "echo 没有被挤掉")
+        still_waiting = waiting.is_alive()
+    finally:
+        waiting.join()
+    assert fine["ok"] and "没有被挤掉" in fine["content"], fine
+    assert still_waiting and outcome["error_code"] == "timeout"
+
+
+def test_one_command_at_a_time_per_session(configured, sessions):
+    configured(**dict(QUICK, shell_seconds_per_minute=30.0))
+    sid = sessions()
+    other_workspace = sessions()
+    workspace.charge_to(other_workspace, sid)       # two workspaces, one budget
+    outcome = {}
+    first = threading.Thread(target=lambda: outcome.update(bash(sid, "sleep 3", timeout=10)))
+    first.start()
+    deadline = time.monotonic() + 20
+    while not sandbox.session_usage(sid, "shell")["running"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        second = bash(other_workspace, "echo 第二条")
+    finally:
+        first.join()
+    assert second["error_code"] == "busy" and "每人同时只能运行一条" in second["content"], second
+    assert outcome["ok"] is True
+
+
+def test_the_refusal_pause_grows_while_refusals_come_in_a_row(configured, sessions):
+    configured(**dict(QUICK, shell_probation_seconds_per_minute=1.0))
+    sid = sessions()
+    exhaust(sid)
+    pauses = []
+    for in_a_row in (1, 2, 3, 4):
+        started = time.monotonic()
+        refused = bash(sid, "echo hi")
+        pauses.append(time.monotonic() - started)
+        assert refused["error_code"] == "rate_limited"
+        assert sandbox.session_usage(sid, "shell")["refused_in_a_row"] == in_a_row
+    # 0.2, 0.4, 0.8, then no longer than the maximum: lower bounds only (a busy machine adds).
+    assert pauses[0] >= 0.2 and pauses[1] >= 0.4 and pauses[2] >= 0.8 and pauses[3] >= 0.8
+
+
+# ---------------------------------------------------------------- /run_workspace
+
+@pytest.fixture(scope="module")
+def app_url():
+    from tests.app.harness import start_app
+
+    demo, url = start_app()
+    yield url
+    demo.close()
+
+
+def _run_workspace(client, command):
+    result = client.predict(f"运行 `{command}`", None, None, "offline", "", "", api_name="/run_workspace")
+    steps = [e for e in result["events"] if e["type"] == "tool_result" and e["name"] == "bash"]
+    assert len(steps) == 1, result
+    return steps[0]
+
+
+def test_run_workspace_is_charged_to_the_callers_session(app_url, configured):
+    from gradio_client import Client
+
+    configured(**dict(QUICK, shell_probation_seconds_per_minute=1.0))
+    script = Client(app_url, verbose=False, download_files=False)
+    classmate = Client(app_url, verbose=False, download_files=False)
+    try:
+        assert _run_workspace(script, "echo 第一次")["ok"] is True
+        waited = _run_workspace(script, "sleep 20")          # a private workspace, the same budget
+        assert waited["error_code"] == "timeout" and "这一分钟你只剩" in waited["content"], waited
+        refused = _run_workspace(script, "echo 第三次")
+        assert refused["error_code"] == "rate_limited" and "你的 bash 命令在最近一分钟里" in refused["content"]
+        usage = sandbox.session_usage(script.session_hash, "shell")
+        assert usage["on_probation"] and usage["runs_last_minute"] == 2 and usage["refused_in_a_row"] == 1
+        fine = _run_workspace(classmate, "echo 另一个同学")
+        assert fine["ok"] is True and "另一个同学" in fine["content"], fine
+        assert sandbox.session_usage(classmate.session_hash, "shell")["on_probation"] is False
+    finally:
+        for client in (script, classmate):
+            sandbox.forget_session(client.session_hash)
+            client.close()
