@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 import gradio as gr
 
+from lessons.browser_memory import SettingsControls
 from lessons.server_key_panel import ServerKeyPanel
 from llm_clients import MODEL_SUGGESTIONS
 
@@ -124,6 +125,8 @@ class SettingsPanel:
                 self.max_turns = gr.Slider(1, 12, value=6, step=1, label="最多轮数 max_turns", min_width=160)
                 self.stream = gr.Checkbox(value=False, label="流式输出（逐段显示）", elem_id="stream", min_width=140)
             self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider)
+            # Remember the key in this browser / forget it / clear what this page keeps (browser_memory.py).
+            self.memory = SettingsControls()
         # The typed key: server-side only, one per browser session.
         self.key_state = gr.State("")
         # Settings field -> the control that sets it; handlers read them by name (read()).
@@ -153,7 +156,8 @@ class SettingsPanel:
                     key_status(provider, session_key, secrets),
                     gr.update(visible=bool(session_key)))
 
-        self.provider.change(on_provider, [self.provider, self.key_state],
+        # Kept: browser_memory puts a restored model back after this handler resets it.
+        self.provider_changed = self.provider.change(on_provider, [self.provider, self.key_state],
                              [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
                              api_visibility="private", show_progress="hidden")
 
