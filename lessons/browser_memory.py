@@ -116,6 +116,10 @@ def put(part: str, record: Record | None = None, text: str | None = None) -> str
     return json.dumps({"key": storage_key(part), "value": value}, ensure_ascii=False)
 
 
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def events_digest(events: list | None) -> str:
     return hashlib.sha256(json.dumps(events or [], ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
@@ -332,32 +336,39 @@ class BrowserMemory:
                        trigger_mode="always_last", **SILENT)
         self._writer(part, note, saving)
 
+        # Which key the browser holds (a hash): the key is sent back to be stored only when it changed.
+        key_kept = gr.State(None)
+
         def save_key(values: dict) -> dict:
             key = values[settings.key_state] or ""
             if values[controls.remember] and key and len(key) <= KEY_LIMIT:
+                if values[key_kept] == key_digest(key):
+                    return {key_part.outbox: gr.skip()}
                 record = Record(key_part.name, {"key": key}, saved_at=time.time(),
                                 writer=client_of(values[client])["tab"])
-                return {key_part.outbox: put(key_part.name, record), note: "🔑 你的密钥已记在本浏览器。"}
+                return {key_part.outbox: put(key_part.name, record), key_kept: key_digest(key),
+                        note: "🔑 你的密钥已记在本浏览器。"}
+            forgotten = {key_part.outbox: put(key_part.name), key_kept: None}
             if values[controls.remember]:
-                return {key_part.outbox: put(key_part.name), note: "🔑 输入密钥并按回车后，会记在本浏览器。"}
-            return {key_part.outbox: put(key_part.name)}
+                return {**forgotten, note: "🔑 输入密钥并按回车后，会记在本浏览器。"}
+            return forgotten
 
         keying = gr.on([settings.key_state.change, controls.remember.change], save_key,
-                       {settings.key_state, controls.remember, client}, [key_part.outbox, note],
+                       {settings.key_state, controls.remember, client, key_kept}, [key_part.outbox, key_kept, note],
                        trigger_mode="always_last", **SILENT)
         self._writer(key_part, note, keying)
 
         def forget() -> dict:
-            return {controls.remember: False, key_part.outbox: put(key_part.name),
+            return {controls.remember: False, key_part.outbox: put(key_part.name), key_kept: None,
                     note: "🔑 已从本浏览器删除记住的密钥（本次会话里已输入的密钥仍可用，点「清除本会话密钥」可一并清除）。"}
 
-        self._writer(key_part, note, controls.forget.click(forget, None, [controls.remember, key_part.outbox, note],
+        self._writer(key_part, note, controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note],
                                                             **SILENT))
         controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **SILENT).then(
-            lambda: {controls.remember: False,
+            lambda: {controls.remember: False, key_kept: None,
                      note: "🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、设置和记住的密钥）。"
                            "页面上现在的内容不变；继续编辑会重新开始保存。"},
-            None, [controls.remember, note], **SILENT)
+            None, [controls.remember, key_kept, note], **SILENT)
 
         provider, model = settings.provider, settings.model
 
@@ -395,7 +406,7 @@ class BrowserMemory:
                 notes.append(f"⚠️ 本浏览器里记住的密钥{why}，已忽略。")
             key = (remembered.fields.get("key") if remembered is not None else None)
             if isinstance(key, str) and key and len(key) <= KEY_LIMIT:
-                out.update({settings.key_state: key, controls.remember: True,
+                out.update({settings.key_state: key, controls.remember: True, key_kept: key_digest(key),
                             settings.key_status: "🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
                             settings.clear_key: gr.update(visible=True)})
                 notes.append("🔑 用的是本浏览器记住的密钥；点「忘记」可删除。")
@@ -404,5 +415,5 @@ class BrowserMemory:
             return out
 
         return (restore, {client, part.inbox, key_part.inbox, provider, model},
-                [*fields.values(), key_part.inbox, pending, settings.key_state, controls.remember,
+                [*fields.values(), key_part.inbox, pending, key_kept, settings.key_state, controls.remember,
                  settings.key_status, settings.clear_key, note])
