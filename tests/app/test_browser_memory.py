@@ -203,7 +203,8 @@ def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
         page.reload()
         page.wait_for_selector("[role=tab]", timeout=WAIT)
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#key-status").filter(has_text="本浏览器记住的密钥").wait_for(timeout=WAIT)
+        page.locator("#memory-note").filter(has_text="用的是本浏览器记住的密钥").wait_for(timeout=WAIT)
+        page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)
         assert page.locator("#api-key input").input_value() == ""
         assert page.locator("#remember-key input").is_checked()
         assert page.locator("#model input").input_value() == "offline-rule-model"
