@@ -56,9 +56,14 @@ READ_JS = """(...ignored) => {
   let tab = "", storage = true;
   try {
     tab = sessionStorage.getItem(%s) || "";
-    if (!tab) { tab = Date.now().toString(36) + Math.random().toString(36).slice(2, 10); sessionStorage.setItem(%s, tab); }
+    if (!tab) {
+      tab = Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
+      sessionStorage.setItem(%s, tab);
+    }
   } catch (e) { storage = false; }
-  const values = keys.map((key) => { try { return localStorage.getItem(key) || ""; } catch (e) { storage = false; return ""; } });
+  const values = keys.map((key) => {
+    try { return localStorage.getItem(key) || ""; } catch (e) { storage = false; return ""; }
+  });
   return [JSON.stringify({tab: tab, utc_offset_minutes: -new Date().getTimezoneOffset(), storage: storage}), ...values];
 }"""
 WRITE_JS = """(op, note) => {
@@ -308,8 +313,8 @@ class BrowserMemory:
             old = values[run.state]
             if old is not None:
                 old.close()
-            out.update(run.show(state, f"↩ 这是上次的运行（{when(record.saved_at, client_of(values[client])['utc_offset_minutes'])}），"
-                                       "按本浏览器保存的事件重新显示，没有再调用模型。"))
+            saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
+            out.update(run.show(state, f"↩ 这是上次的运行（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。"))
             out[digest] = events_digest(state.replay)
             return ""
 
@@ -362,8 +367,8 @@ class BrowserMemory:
             return {controls.remember: False, key_part.outbox: put(key_part.name), key_kept: None,
                     note: "🔑 已从本浏览器删除记住的密钥（本次会话里已输入的密钥仍可用，点「清除本会话密钥」可一并清除）。"}
 
-        self._writer(key_part, note, controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note],
-                                                            **SILENT))
+        forgetting = controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note], **SILENT)
+        self._writer(key_part, note, forgetting)
         controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **SILENT).then(
             lambda: {controls.remember: False, key_kept: None,
                      note: "🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、设置和记住的密钥）。"

@@ -57,6 +57,7 @@ class EditorPanel:
 
         outputs = [self.editor] + ([presets_dropdown, question] if presets_dropdown is not None else [])
         self.example_set.input(pick, [self.example_set], outputs, api_visibility="private")
+
         def reset(label):
             return texts.get(label, ""), (f"{LESSON_NOTE}\n\n↺ 已把源码恢复为示例「{label}」：你改过的源码已被替换，"
                                           "本浏览器里保存的源码也随之更新。")

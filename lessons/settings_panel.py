@@ -3,7 +3,8 @@ max turns, streaming) and the one place that turns those settings into a client.
 
 Keys: a key configured on the server (Space secrets, handed in by app.py after
 sealing) is used but never shown; a key typed by a student goes into that session's
-gr.State on the server, the password box is emptied, and nothing ever sends it back.
+gr.State on the server, the password box is emptied, and nothing ever sends it back
+(unless the student ticks 在此浏览器记住我的密钥: then browser_memory.py stores it in the browser once).
 A server key is only ever sent to the server's own endpoint, never to a base URL
 typed in the page.
 """
@@ -157,9 +158,10 @@ class SettingsPanel:
                     gr.update(visible=bool(session_key)))
 
         # Kept: browser_memory puts a restored model back after this handler resets it.
-        self.provider_changed = self.provider.change(on_provider, [self.provider, self.key_state],
-                             [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
-                             api_visibility="private", show_progress="hidden")
+        self.provider_changed = self.provider.change(
+            on_provider, [self.provider, self.key_state],
+            [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
+            api_visibility="private", show_progress="hidden")
 
         def store_key(typed, session_key, provider):
             # The box is emptied at once; only the status line goes back to the browser.
