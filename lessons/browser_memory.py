@@ -139,6 +139,10 @@ def key_digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def fields_digest(fields: dict) -> str:
+    return hashlib.sha256(json.dumps(fields, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
 def events_digest(events: list | None) -> str:
     return hashlib.sha256(json.dumps(events or [], ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
@@ -149,6 +153,7 @@ class Part:
     name: str
     inbox: Any = None
     outbox: Any = None
+    written: Any = None     # gr.State: a hash of the fields this page last wrote (no rewrite of the same)
 
 
 class SettingsControls:
@@ -175,7 +180,7 @@ class BrowserMemory:
         self.lessons: dict[str, dict] = {}
 
     def part(self, name: str) -> Part:
-        part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"))
+        part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
         self.parts.append(part)
         return part
 
@@ -267,8 +272,10 @@ class BrowserMemory:
 
         def save(values: dict) -> dict:
             kept, notices = keep_fields({name: values[c] for name, c in fields.items()}, specs)
+            if fields_digest(kept) == values[work.written]:
+                return {work.outbox: gr.skip()}    # a change event without a change: nothing to write
             record = Record(work.name, kept, saved_at=time.time(), writer=client_of(values[client])["tab"])
-            out = {work.outbox: put(work.name, record)}
+            out = {work.outbox: put(work.name, record), work.written: fields_digest(kept)}
             current = values[note] or ""
             if notices:
                 out[note] = LESSON_NOTE + "\n\n⚠️ " + " ".join(notices)
@@ -276,8 +283,8 @@ class BrowserMemory:
                 out[note] = LESSON_NOTE
             return out
 
-        saving = gr.on([c.change for c in fields.values()], save, {client, note, *fields.values()},
-                       [work.outbox, note], trigger_mode="always_last", **SILENT)
+        saving = gr.on([c.change for c in fields.values()], save, {client, note, work.written, *fields.values()},
+                       [work.outbox, work.written, note], trigger_mode="always_last", **SILENT)
         self._writer(work, note, saving)
 
         restore_inputs = {client, work.inbox, *fields.values()}
@@ -377,11 +384,14 @@ class BrowserMemory:
 
         def save(values: dict) -> dict:
             kept, notices = keep_fields({name: values[c] for name, c in fields.items()}, specs)
+            if fields_digest(kept) == values[part.written]:
+                return {part.outbox: gr.skip()}
             record = Record(part.name, kept, saved_at=time.time(), writer=client_of(values[client])["tab"])
-            return {part.outbox: put(part.name, record), **({note: "⚠️ " + " ".join(notices)} if notices else {})}
+            return {part.outbox: put(part.name, record), part.written: fields_digest(kept),
+                    **({note: "⚠️ " + " ".join(notices)} if notices else {})}
 
-        saving = gr.on([c.change for c in fields.values()], save, {client, *fields.values()}, [part.outbox, note],
-                       trigger_mode="always_last", **SILENT)
+        saving = gr.on([c.change for c in fields.values()], save, {client, part.written, *fields.values()},
+                       [part.outbox, part.written, note], trigger_mode="always_last", **SILENT)
         self._writer(part, note, saving)
 
         # Which key the browser holds (a hash): the key is sent back to be stored only when it changed.
