@@ -76,20 +76,6 @@ WRITE_JS = """(op, note) => {
     return ["", "⚠️ 本浏览器没能保存（" + e.name + "）：存储空间可能已满，或浏览器禁止了网页保存数据。"];
   }
 }"""
-# Another tab of this browser wrote (or removed) one of the page's keys: the `storage` event
-# fires in every other tab; its key is handed to the page through a hidden textbox.
-LISTEN_JS = """() => {
-  if (window.toolWorkshopListens) return [];
-  window.toolWorkshopListens = true;
-  window.addEventListener("storage", (event) => {
-    if (event.key !== null && !event.key.startsWith(%s)) return;
-    const box = document.querySelector("#memory-elsewhere textarea, #memory-elsewhere input");
-    if (!box) return;
-    box.value = JSON.stringify({key: event.key, removed: event.newValue === null, at: Date.now()});
-    box.dispatchEvent(new Event("input", {bubbles: true}));
-  });
-  return [];
-}"""
 CLEAR_JS = """() => {
   try {
     for (const key of Object.keys(localStorage)) { if (key.startsWith(%s)) localStorage.removeItem(key); }
@@ -175,7 +161,6 @@ class BrowserMemory:
 
     def __init__(self):
         self.client = gr.Textbox(visible="hidden", elem_id="memory-client")
-        self.elsewhere = gr.Textbox(visible="hidden", elem_id="memory-elsewhere")
         self.parts: list[Part] = []
         self.lessons: dict[str, dict] = {}
 
@@ -229,36 +214,8 @@ class BrowserMemory:
         read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY))
         read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **SILENT)
         read.then(*restore_settings, **SILENT)
-        demo.load(None, None, None, js=LISTEN_JS % json.dumps(PREFIX), **SILENT)
-        self._wire_elsewhere(settings)
         return {name: read.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"], **SILENT)
                 for name, lesson in self.lessons.items()}
-
-    def _wire_elsewhere(self, settings: Any) -> None:
-        """Tells the student at once when another tab of this browser saved over this page's work."""
-        notes = {lesson["note"]: name for name, lesson in self.lessons.items()}
-
-        def elsewhere(values: dict) -> dict:
-            out = {note: gr.skip() for note in notes}
-            try:
-                event = json.loads(values[self.elsewhere] or "{}")
-            except ValueError:
-                return out
-            if not isinstance(event, dict):
-                return out
-            key, removed = event.get("key"), bool(event.get("removed"))
-            at = event.get("at") if isinstance(event.get("at"), (int, float)) else 0
-            saved = when(at / 1000, client_of(values[self.client])["utc_offset_minutes"])
-            for note, name in notes.items():
-                if key is None or (removed and key == storage_key(f"lesson:{name}")):
-                    out[note] = (LESSON_NOTE + f"\n\n⚠️ 另一个标签页在 {saved} 删除了本浏览器为这一课保存的内容；"
-                                 "这里再改动会重新保存。")
-                elif not removed and key in (storage_key(f"lesson:{name}"), storage_key(f"run:{name}")):
-                    out[note] = (LESSON_NOTE + f"\n\n⚠️ 另一个标签页在 {saved} 保存了这一课的内容：这里再改动会覆盖它"
-                                 "（后保存的为准）；刷新本页则载入那边的内容。")
-            return out
-
-        self.elsewhere.change(elsewhere, {self.elsewhere, self.client}, list(notes), **SILENT)
 
     def _writer(self, part: Part, note: Any, trigger_event) -> None:
         trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS, **SILENT)
