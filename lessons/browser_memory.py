@@ -22,6 +22,11 @@ Parts: "settings" (模型设置 except keys), "key" (only when the student ticks
 REMEMBER_LABEL), and per lesson "lesson:<name>" (its controls) and "run:<name>" (its
 last run as a session document, replayed on load, never rerun).
 
+Several tabs of one browser share one copy per part: the last to save wins, and a page that
+loads a copy written by another tab (told apart by an id kept in sessionStorage) says so, with
+the time of the save in the browser's own time zone. A save that would write the same fields
+again writes nothing.
+
 A tab keeps more of its own controls by listing them in LessonTab.kept (name -> component,
 any JSON value up to memory_format.VALUE_LIMIT), or for a tab without the usual parts by
 calling `BrowserMemory.keep_lesson(tab, extra=..., note=...)` before `wire`.
@@ -329,7 +334,7 @@ class BrowserMemory:
 
     def _wire_settings(self, settings: Any, part: Part, key_part: Part) -> tuple:
         """Wires saving the settings and the key; returns the restore handler, its inputs and outputs."""
-        from lessons.settings_panel import key_status, model_choices
+        from lessons.settings_panel import model_choices
 
         controls: SettingsControls = settings.memory
         fields = dict(settings.fields)
