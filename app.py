@@ -33,6 +33,7 @@ import gradio as gr  # noqa: E402
 
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
 from lessons import permissions_tab, workspace_tab  # noqa: E402
+from lessons.browser_memory import BrowserMemory  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -76,6 +77,7 @@ def build_demo(secrets=None) -> gr.Blocks:
     with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         notice = gr.Markdown(elem_id="sandbox-notice")
+        memory = BrowserMemory()
         settings = SettingsPanel(secrets)
         # Named endpoints first: their names must not be taken by the page's own handlers
         # (three tabs each have a private `export`).
@@ -83,9 +85,11 @@ def build_demo(secrets=None) -> gr.Blocks:
         with gr.Tabs():
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
             workspace_tabs = [workspace_tab.build(settings), permissions_tab.build(settings)]
+        # What the browser kept is put back first, so each schema panel shows the student's source.
+        restored = memory.wire(demo, settings, tabs)
         for tab in tabs:
-            demo.load(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
-                      show_progress="hidden")
+            restored[tab.name].then(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
+                                    show_progress="hidden")
         for tab in workspace_tabs:
             tab.wire_refresh(demo)
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",

@@ -7,6 +7,7 @@ from pathlib import Path
 import gradio as gr
 
 from lessons import CODE_DIR
+from lessons.browser_memory import LESSON_NOTE
 
 EXAMPLE_SETS = {
     "天气": "examples_weather.py",
@@ -44,6 +45,8 @@ class EditorPanel:
             self.reset_btn = gr.Button("↺ 重置源码", size="sm", elem_classes=["tw-reset"], min_width=100, scale=1)
         self.editor = gr.Code(self.texts[default], language="python", label="工具源码（可编辑，改动后 schema 自动更新）",
                               interactive=True, lines=18, max_lines=40, elem_classes=["tw-editor"])
+        # What this browser keeps of the tab, and notices about it (browser_memory.py).
+        self.memory_note = gr.Markdown(LESSON_NOTE, elem_classes=["tw-memory-note"])
 
     def wire(self, presets_dropdown: gr.Dropdown | None = None, question: gr.Textbox | None = None):
         texts, presets = self.texts, self.presets
@@ -58,4 +61,9 @@ class EditorPanel:
 
         outputs = [self.editor] + ([presets_dropdown, question] if presets_dropdown is not None else [])
         self.example_set.input(pick, [self.example_set], outputs, api_visibility="private")
-        self.reset_btn.click(lambda label: texts.get(label, ""), [self.example_set], [self.editor], api_visibility="private")
+
+        def reset(label):
+            return texts.get(label, ""), (f"{LESSON_NOTE}\n\n↺ 已把源码恢复为示例「{label}」：你改过的源码已被替换，"
+                                          "本浏览器里保存的源码也随之更新。")
+
+        self.reset_btn.click(reset, [self.example_set], [self.editor, self.memory_note], api_visibility="private")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Mapping
 
 from lessons.editor_panel import EditorPanel
 from lessons.run_panel import RunPanel
@@ -16,3 +17,6 @@ class LessonTab:
     editor: EditorPanel
     schema: SchemaPanel
     run: RunPanel
+    # More controls kept in the browser with the tab's source and question (browser_memory.py):
+    # name -> component, any JSON value.
+    kept: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -3,7 +3,8 @@ max turns, streaming) and the one place that turns those settings into a client.
 
 Keys: a key configured on the server (Space secrets, handed in by app.py after
 sealing) is used but never shown; a key typed by a student goes into that session's
-gr.State on the server, the password box is emptied, and nothing ever sends it back.
+gr.State on the server, the password box is emptied, and nothing ever sends it back
+(unless the student ticks 在此浏览器记住我的密钥: then browser_memory.py stores it in the browser once).
 A server key is only ever sent to the server's own endpoint, never to a base URL
 typed in the page.
 
@@ -21,6 +22,7 @@ from urllib.parse import urlsplit
 
 import gradio as gr
 
+from lessons.browser_memory import SettingsControls
 from lessons.server_key_panel import ServerKeyPanel
 from llm_clients import MODEL_SUGGESTIONS
 from provider_presets import PRESETS, Preset, settings_for
@@ -166,6 +168,8 @@ class SettingsPanel:
                 self.max_turns = gr.Slider(1, 12, value=6, step=1, label="最多轮数 max_turns", min_width=160)
                 self.stream = gr.Checkbox(value=False, label="流式输出（逐段显示）", elem_id="stream", min_width=140)
             self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider)
+            # Remember the key in this browser / forget it / clear what this page keeps (browser_memory.py).
+            self.memory = SettingsControls()
         # The typed key: server-side only, one per browser session.
         self.key_state = gr.State("")
         # Settings field -> the control that sets it; handlers read them by name (read()).
@@ -195,9 +199,11 @@ class SettingsPanel:
                     key_status(provider, session_key, secrets, base_url, preset),
                     gr.update(visible=bool(session_key)))
 
-        self.provider.change(on_provider, [self.provider, self.key_state, self.preset, self.base_url],
-                             [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
-                             api_visibility="private", show_progress="hidden")
+        # Kept: browser_memory puts a restored model back after this handler resets it.
+        self.provider_changed = self.provider.change(
+            on_provider, [self.provider, self.key_state, self.preset, self.base_url],
+            [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
+            api_visibility="private", show_progress="hidden")
         self._wire_presets()
 
         def store_key(typed, session_key, provider, base_url, preset):

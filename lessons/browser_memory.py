@@ -1,0 +1,439 @@
+"""Keeping a student's work in the browser: each lesson's source, example set, question,
+options and last run, and the model settings, are written to the browser's localStorage
+and put back when the page loads (after F5, a restart of the server or an expired session).
+
+The format (records, version, caps, checks) is memory_format.py; this module only wires
+it to the page. Why localStorage through two small scripts rather than gr.BrowserState:
+BrowserState draws a random storage key and secret per server process unless both are
+fixed (a restart would then lose everything), its "encryption" key is sent to every
+browser in the page config (a remembered API key would only look protected), it never
+writes an empty value (clearing needs a stand-in) and it silently falls back to the
+default on a value it cannot read (the student could not be told). Here the browser
+holds plain JSON, every check runs in Python, and the page says what it ignored.
+
+How it flows:
+- page load: one script reads every key into hidden textboxes (plus this browser tab's
+  id from sessionStorage and its time zone); each part's restore handler checks them and
+  fills the controls; app.py refreshes the schema panels only after that (see `wire`);
+- a change of a kept control: the part's save handler builds the record, a second script
+  writes it (or removes the key) and reports a full or refused storage.
+
+Parts: "settings" (模型设置 except keys), "key" (only when the student ticks
+REMEMBER_LABEL), and per lesson "lesson:<name>" (its controls) and "run:<name>" (its
+last run as a session document, replayed on load, never rerun).
+
+Several tabs of one browser share one copy per part: the last to save wins, and a page that
+loads a copy written by another tab (told apart by an id kept in sessionStorage) says so, with
+the time of the save in the browser's own time zone. A save that would write the same fields
+again writes nothing.
+
+A tab keeps more of its own controls by listing them in LessonTab.kept (name -> component,
+any JSON value up to memory_format.VALUE_LIMIT), or for a tab without the usual parts by
+calling `BrowserMemory.keep_lesson(tab, extra=..., note=...)` before `wire`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import time
+from typing import Any, Mapping
+
+import gradio as gr
+
+from lessons import session_io
+from lessons.memory_format import (PREFIX, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
+                                   keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
+
+TAB_KEY = PREFIX + "tab"          # sessionStorage: this browser tab's id (survives F5, not shared)
+LESSON_NOTE = ("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"
+               "同一浏览器的多个标签页共用一份，后保存的为准。")
+SETTINGS_NOTE = "💾 模型设置（不含密钥）自动保存在本浏览器。"
+REMEMBER_LABEL = "在此浏览器记住我的密钥"
+REMEMBER_WARNING = "⚠️ 勾选后密钥以明文存在本浏览器（localStorage），用这台电脑、这个浏览器的人都能读到：公用电脑上不要勾选。"
+CLEAR_LABEL = "清除本页保存的内容"
+NAMES = {"source": "源码", "example_set": "示例工具集", "question": "问题", "preset": "预设问题", "strict": "strict 模式"}
+SILENT = dict(queue=False, show_progress="hidden", api_visibility="private")
+KEY_LIMIT = 1_000                 # characters of a remembered key
+
+READ_JS = """(...ignored) => {
+  const keys = %s;
+  let tab = "", storage = true;
+  try {
+    tab = sessionStorage.getItem(%s) || "";
+    if (!tab) {
+      tab = Date.now().toString(36) + Math.random().toString(36).slice(2, 10);
+      sessionStorage.setItem(%s, tab);
+    }
+  } catch (e) { storage = false; }
+  const values = keys.map((key) => {
+    try { return localStorage.getItem(key) || ""; } catch (e) { storage = false; return ""; }
+  });
+  return [JSON.stringify({tab: tab, utc_offset_minutes: -new Date().getTimezoneOffset(), storage: storage}), ...values];
+}"""
+WRITE_JS = """(op, note) => {
+  if (!op) return ["", note];
+  try {
+    const o = JSON.parse(op);
+    if (o.value === null) localStorage.removeItem(o.key); else localStorage.setItem(o.key, o.value);
+    return ["", note];
+  } catch (e) {
+    return ["", "⚠️ 本浏览器没能保存（" + e.name + "）：存储空间可能已满，或浏览器禁止了网页保存数据。"];
+  }
+}"""
+CLEAR_JS = """() => {
+  try {
+    for (const key of Object.keys(localStorage)) { if (key.startsWith(%s)) localStorage.removeItem(key); }
+  } catch (e) {}
+  return [];
+}"""
+
+
+def spec_for(component: Any, label: str = "") -> FieldSpec:
+    """What a control's kept value may be, read from the control itself."""
+    label = label or getattr(component, "label", "") or ""
+    if isinstance(component, gr.Code):
+        return FieldSpec("text", SOURCE_LIMIT, label=label)
+    if isinstance(component, gr.Checkbox):
+        return FieldSpec("bool", label=label)
+    if isinstance(component, gr.Slider):
+        return FieldSpec("number", minimum=component.minimum, maximum=component.maximum, label=label)
+    if isinstance(component, (gr.Dropdown, gr.Radio)) and not getattr(component, "multiselect", False):
+        free = getattr(component, "allow_custom_value", False)
+        choices = None if free else tuple(value for _, value in component.choices or [])
+        return FieldSpec("choice", TEXT_LIMIT, choices=choices, label=label)
+    if isinstance(component, gr.Textbox):
+        return FieldSpec("text", TEXT_LIMIT, label=label)
+    return FieldSpec("json", VALUE_LIMIT, label=label)
+
+
+def client_of(text: str | None) -> dict:
+    """What the read script said about this browser tab: id, time zone, storage allowed."""
+    try:
+        client = json.loads(text or "{}")
+    except ValueError:
+        client = {}
+    client = client if isinstance(client, dict) else {}
+    offset = client.get("utc_offset_minutes")
+    return {"tab": str(client.get("tab") or "")[:64],
+            "utc_offset_minutes": offset if isinstance(offset, int) and abs(offset) <= 24 * 60 else 0,
+            "storage": client.get("storage", True) is not False}
+
+
+def put(part: str, record: Record | None = None, text: str | None = None) -> str:
+    """The write script's instruction: store this record's text, or remove the key (None)."""
+    value = text if text is not None else (record.to_json() if record is not None else None)
+    return json.dumps({"key": storage_key(part), "value": value}, ensure_ascii=False)
+
+
+def key_digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def fields_digest(fields: dict) -> str:
+    return hashlib.sha256(json.dumps(fields, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def events_digest(events: list | None) -> str:
+    return hashlib.sha256(json.dumps(events or [], ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+@dataclasses.dataclass
+class Part:
+    """One localStorage key: the hidden box its stored text arrives in, the one its write goes out through."""
+    name: str
+    inbox: Any = None
+    outbox: Any = None
+    written: Any = None     # gr.State: a hash of the fields this page last wrote (no rewrite of the same)
+
+
+class SettingsControls:
+    """The rows this module adds to 模型设置 (built where SettingsPanel calls it)."""
+
+    def __init__(self):
+        with gr.Row():
+            self.remember = gr.Checkbox(value=False, label=REMEMBER_LABEL, elem_id="remember-key", min_width=200)
+            self.forget = gr.Button("忘记", size="sm", elem_id="forget-key", min_width=80)
+            gr.Markdown(REMEMBER_WARNING, elem_id="remember-warning")
+        with gr.Row():
+            self.clear = gr.Button("🗑 " + CLEAR_LABEL, size="sm", elem_id="clear-saved", min_width=160)
+            self.note = gr.Markdown(SETTINGS_NOTE, elem_id="memory-note")
+
+
+class BrowserMemory:
+    """Build it inside the page's Blocks before the tabs; call keep_lesson (or let wire do it
+    from the tabs) and then wire(demo, settings, tabs) once, after the tabs are built."""
+
+    def __init__(self):
+        self.client = gr.Textbox(visible="hidden", elem_id="memory-client")
+        self.parts: list[Part] = []
+        self.lessons: dict[str, dict] = {}
+
+    def part(self, name: str) -> Part:
+        part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
+        self.parts.append(part)
+        return part
+
+    def keep_lesson(self, tab: Any, extra: Mapping[str, Any] | None = None, note: Any = None) -> None:
+        """Registers a lesson tab: its editor, example set, question, preset, strict box and
+        options (from tab.run), its LessonTab.kept and `extra` (name -> component)."""
+        if tab.name in self.lessons:
+            return
+        editor, run = getattr(tab, "editor", None), getattr(tab, "run", None)
+        fields: dict[str, Any] = {}
+        if editor is not None:
+            fields.update(source=editor.editor, example_set=editor.example_set)
+        if run is not None:
+            fields.update(question=run.question, preset=run.presets)
+            if run.strict is not None:
+                fields["strict"] = run.strict
+            fields.update({f"option.{name}": component for name, component in run.options.items()})
+        for name, component in {**dict(getattr(tab, "kept", None) or {}), **dict(extra or {})}.items():
+            if name in fields:
+                raise ValueError(f"kept field {name!r} of {tab.name!r} is registered twice")
+            fields[name] = component
+        specs = {name: spec_for(component, NAMES.get(name, "")) for name, component in fields.items()}
+        if "preset" in specs and editor is not None:  # its choices follow the example set
+            every = tuple(q for questions in editor.presets.values() for q in questions)
+            specs["preset"] = FieldSpec("choice", TEXT_LIMIT, choices=every or None, label=NAMES["preset"])
+        note = note if note is not None else getattr(editor, "memory_note", None)
+        if note is None:
+            note = gr.Markdown(LESSON_NOTE, render=True)
+        self.lessons[tab.name] = {"tab": tab, "fields": fields, "specs": specs, "note": note,
+                                  "work": self.part(f"lesson:{tab.name}"),
+                                  "run": self.part(f"run:{tab.name}") if run is not None else None,
+                                  "digest": gr.State(None)}
+
+    # ------------------------------------------------------------ wiring
+
+    def wire(self, demo: gr.Blocks, settings: Any, tabs: list) -> dict[str, Any]:
+        """Saves and restores everything registered. Returns {tab name: the event after which
+        that tab's controls hold what was kept}: chain the tab's first schema refresh on it."""
+        for tab in tabs:
+            self.keep_lesson(tab)
+        settings_part, key_part = self.part("settings"), self.part("key")
+        restore_settings = self._wire_settings(settings, settings_part, key_part)
+        for lesson in self.lessons.values():
+            self._wire_lesson(lesson, settings)
+        keys = [storage_key(part.name) for part in self.parts]
+        read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY))
+        read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **SILENT)
+        read.then(*restore_settings, **SILENT)
+        return {name: read.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"], **SILENT)
+                for name, lesson in self.lessons.items()}
+
+    def _writer(self, part: Part, note: Any, trigger_event) -> None:
+        trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS, **SILENT)
+
+    def _wire_lesson(self, lesson: dict, settings: Any) -> None:
+        tab, fields, specs, note = lesson["tab"], lesson["fields"], lesson["specs"], lesson["note"]
+        work, run_part, digest = lesson["work"], lesson["run"], lesson["digest"]
+        run = getattr(tab, "run", None)
+        editor = getattr(tab, "editor", None)
+        client = self.client
+
+        def save(values: dict) -> dict:
+            kept, notices = keep_fields({name: values[c] for name, c in fields.items()}, specs)
+            if fields_digest(kept) == values[work.written]:
+                return {work.outbox: gr.skip()}    # a change event without a change: nothing to write
+            record = Record(work.name, kept, saved_at=time.time(), writer=client_of(values[client])["tab"])
+            out = {work.outbox: put(work.name, record), work.written: fields_digest(kept)}
+            current = values[note] or ""
+            if notices:
+                out[note] = LESSON_NOTE + "\n\n⚠️ " + " ".join(notices)
+            elif "⚠️" in current and "没有保存" in current:
+                out[note] = LESSON_NOTE
+            return out
+
+        saving = gr.on([c.change for c in fields.values()], save, {client, note, work.written, *fields.values()},
+                       [work.outbox, work.written, note], trigger_mode="always_last", **SILENT)
+        self._writer(work, note, saving)
+
+        restore_inputs = {client, work.inbox, *fields.values()}
+        restore_outputs = [*fields.values(), note]
+        if run is not None:
+            restore_inputs |= {run_part.inbox, run.state}
+            restore_outputs += [*run.views.outputs, run.state, digest]
+
+            def keep_run(values: dict) -> dict:
+                state = values[run.state]
+                unchanged = {run_part.outbox: gr.skip()}
+                if state is None or (state.run.running and state.pending is None):
+                    return unchanged   # still running: kept once it ends or pauses
+                events = state.replay if state.replay is not None else state.run.events
+                if not events:
+                    return {run_part.outbox: put(run_part.name), digest: None} if values[digest] else unchanged
+                fingerprint = events_digest(events)
+                if fingerprint == values[digest]:
+                    return unchanged
+                document = session_io.session_document(tab.name, state.source, state.run.tools, state.question,
+                                                       events, state.settings, state.options)
+                record = Record(run_part.name, run=document, saved_at=time.time(),
+                                writer=client_of(values[client])["tab"])
+                text, notice = run_text(record, secret=values[settings.key_state] or "")
+                if text is None:
+                    return {run_part.outbox: put(run_part.name), digest: None, note: LESSON_NOTE + "\n\n⚠️ " + notice}
+                out = {run_part.outbox: put(run_part.name, text=text), digest: fingerprint}
+                if "⚠️" in (values[note] or "") and "运行的记录" in (values[note] or ""):
+                    out[note] = LESSON_NOTE
+                return out
+
+            keeping = run.views.raw.change(keep_run, {run.state, digest, client, note, settings.key_state},
+                                           [run_part.outbox, digest, note], trigger_mode="always_last", **SILENT)
+            self._writer(run_part, note, keeping)
+
+        def restore(values: dict) -> dict:
+            who = client_of(values[client])
+            notes, out = [], {}
+            if not who["storage"]:
+                return {note: LESSON_NOTE + "\n\n⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。"}
+            record, why = decode(values[work.inbox], work.name)
+            if why:
+                notes.append(f"⚠️ 本浏览器里保存的这一课内容{why}，已忽略：页面显示的是示例。继续编辑会重新保存。")
+            if record is not None:
+                good, bad = restore_fields(record.fields, specs)
+                for name, value in good.items():
+                    out[fields[name]] = value
+                if "preset" in fields and editor is not None:
+                    choices = editor.presets.get(good.get("example_set", values[editor.example_set])) or []
+                    preset = good.get("preset")
+                    out[fields["preset"]] = gr.update(choices=choices, value=preset if preset in choices
+                                                      else (choices[0] if choices else None))
+                notes.append(f"↩ 已恢复本浏览器保存的内容（{when(record.saved_at, who['utc_offset_minutes'])} 保存）。"
+                             "想回到示例：点「↺ 重置源码」。")
+                if bad:
+                    notes.append("⚠️ 这几项保存的值不能用，保留了默认值：" + "、".join(bad) + "。")
+                notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "这份内容"))
+            if run is not None:
+                notes.append(restore_run(values, out))
+            out[note] = LESSON_NOTE + "".join("\n\n" + n for n in notes if n)
+            return out
+
+        def restore_run(values: dict, out: dict) -> str:
+            from lessons import run_driver   # run_driver imports settings_panel, which imports this module
+
+            record, why = decode(values[run_part.inbox], run_part.name)
+            if why:
+                return f"⚠️ 本浏览器里保存的上次运行{why}，已忽略。"
+            if record is None or record.run is None:
+                return ""
+            try:
+                state, _document, _ = run_driver.load(tab.name, record.run)
+            except session_io.ImportProblem as exc:
+                return f"⚠️ 本浏览器里保存的上次运行不能回放（{exc}），已忽略。"
+            state.pos = len(state.replay)
+            old = values[run.state]
+            if old is not None:
+                old.close()
+            saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
+            out.update(run.show(state, f"↩ 这是上次的运行（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。"))
+            out[digest] = events_digest(state.replay)
+            return ""
+
+        lesson.update(restore=restore, restore_inputs=restore_inputs, restore_outputs=restore_outputs)
+
+    def _wire_settings(self, settings: Any, part: Part, key_part: Part) -> tuple:
+        """Wires saving the settings and the key; returns the restore handler, its inputs and outputs."""
+        from lessons.settings_panel import model_choices
+
+        controls: SettingsControls = settings.memory
+        fields = dict(settings.fields)
+        specs = {name: spec_for(component) for name, component in fields.items()}
+        if "model" in specs:
+            specs["model"] = FieldSpec("text", TEXT_LIMIT, label="模型")
+        note, client, secrets = controls.note, self.client, settings.secrets
+        pending = gr.State(None)    # a model to put back once the provider's own handler has reset it
+
+        def save(values: dict) -> dict:
+            kept, notices = keep_fields({name: values[c] for name, c in fields.items()}, specs)
+            if fields_digest(kept) == values[part.written]:
+                return {part.outbox: gr.skip()}
+            record = Record(part.name, kept, saved_at=time.time(), writer=client_of(values[client])["tab"])
+            return {part.outbox: put(part.name, record), part.written: fields_digest(kept),
+                    **({note: "⚠️ " + " ".join(notices)} if notices else {})}
+
+        saving = gr.on([c.change for c in fields.values()], save, {client, part.written, *fields.values()},
+                       [part.outbox, part.written, note], trigger_mode="always_last", **SILENT)
+        self._writer(part, note, saving)
+
+        # Which key the browser holds (a hash): the key is sent back to be stored only when it changed.
+        key_kept = gr.State(None)
+
+        def save_key(values: dict) -> dict:
+            key = values[settings.key_state] or ""
+            if values[controls.remember] and key and len(key) <= KEY_LIMIT:
+                if values[key_kept] == key_digest(key):
+                    return {key_part.outbox: gr.skip()}
+                record = Record(key_part.name, {"key": key}, saved_at=time.time(),
+                                writer=client_of(values[client])["tab"])
+                return {key_part.outbox: put(key_part.name, record), key_kept: key_digest(key),
+                        note: "🔑 你的密钥已记在本浏览器。"}
+            forgotten = {key_part.outbox: put(key_part.name), key_kept: None}
+            if values[controls.remember]:
+                return {**forgotten, note: "🔑 输入密钥并按回车后，会记在本浏览器。"}
+            return forgotten
+
+        keying = gr.on([settings.key_state.change, controls.remember.change], save_key,
+                       {settings.key_state, controls.remember, client, key_kept}, [key_part.outbox, key_kept, note],
+                       trigger_mode="always_last", **SILENT)
+        self._writer(key_part, note, keying)
+
+        def forget() -> dict:
+            return {controls.remember: False, key_part.outbox: put(key_part.name), key_kept: None,
+                    note: "🔑 已从本浏览器删除记住的密钥（本次会话里已输入的密钥仍可用，点「清除本会话密钥」可一并清除）。"}
+
+        forgetting = controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note], **SILENT)
+        self._writer(key_part, note, forgetting)
+        controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **SILENT).then(
+            lambda: {controls.remember: False, key_kept: None,
+                     note: "🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、设置和记住的密钥）。"
+                           "页面上现在的内容不变；继续编辑会重新开始保存。"},
+            None, [controls.remember, key_kept, note], **SILENT)
+
+        provider, model = settings.provider, settings.model
+
+        def reapply_model(values: dict) -> dict:
+            wanted = values[pending]
+            if wanted and wanted.get("provider") == values[provider] and values[model] != wanted.get("model"):
+                return {model: wanted["model"], pending: None}
+            return {pending: None}
+
+        provider_changed = getattr(settings, "provider_changed", None)
+        if provider_changed is not None:
+            provider_changed.then(reapply_model, {pending, provider, model}, [model, pending], **SILENT)
+
+        def restore(values: dict) -> dict:
+            who = client_of(values[client])
+            out: dict = {key_part.inbox: ""}
+            notes = []
+            record, why = decode(values[part.inbox], part.name)
+            if why:
+                notes.append(f"⚠️ 本浏览器里保存的模型设置{why}，已忽略。")
+            if record is not None:
+                good, bad = restore_fields(record.fields, specs)
+                for name, value in good.items():
+                    out[fields[name]] = value
+                chosen = good.get("provider", values[provider])
+                if chosen != values[provider] and good.get("model"):
+                    out[pending] = {"provider": chosen, "model": good["model"]}
+                if "model" in good:
+                    out[model] = gr.update(choices=model_choices(chosen, secrets), value=good["model"])
+                if bad:
+                    notes.append("⚠️ 这几项保存的设置不能用，保留了默认值：" + "、".join(bad) + "。")
+                notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "模型设置"))
+            remembered, why = decode(values[key_part.inbox], key_part.name)
+            if why:
+                notes.append(f"⚠️ 本浏览器里记住的密钥{why}，已忽略。")
+            key = (remembered.fields.get("key") if remembered is not None else None)
+            if isinstance(key, str) and key and len(key) <= KEY_LIMIT:
+                out.update({settings.key_state: key, controls.remember: True, key_kept: key_digest(key),
+                            settings.key_status: "🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
+                            settings.clear_key: gr.update(visible=True)})
+                notes.append("🔑 用的是本浏览器记住的密钥；点「忘记」可删除。")
+            if notes:
+                out[note] = SETTINGS_NOTE + "".join("\n\n" + n for n in notes if n)
+            return out
+
+        return (restore, {client, part.inbox, key_part.inbox, provider, model},
+                [*fields.values(), key_part.inbox, pending, key_kept, settings.key_state, controls.remember,
+                 settings.key_status, settings.clear_key, note])

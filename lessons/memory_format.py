@@ -1,0 +1,206 @@
+"""What the page keeps in the student's browser (localStorage), as plain data: one
+record per part of the page, with a format name, a version, caps and checks.
+
+Each record is one JSON text under one localStorage key:
+
+    {"format": "tool-workshop-browser-memory", "version": 1, "part": "lesson:function_calling",
+     "saved_at": 1764530000.0, "writer": "<browser tab id>", "fields": {...}, "run": {...} | absent}
+
+`fields` holds named values of the page's controls (source, question, options...). A run
+record's `run` is a session document (session_io.session_document), replayed on load.
+Nothing here knows gradio: browser_memory.py turns components into FieldSpecs and back.
+
+A stored value is untrusted: it may be corrupted, from an older or newer version of the
+page, or edited by hand. decode() never raises; it hands back what can be used and a
+Chinese notice for what could not.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from typing import Any, Callable, Mapping
+
+FORMAT = "tool-workshop-browser-memory"
+VERSION = 1
+PREFIX = "tool-workshop:"          # every localStorage key of this page starts with it
+SOURCE_LIMIT = 100_000             # characters of a tool source kept
+TEXT_LIMIT = 4_000                 # characters of any other text (a question, a model name...)
+VALUE_LIMIT = 200_000              # characters of JSON of any other value (registered extras)
+RUN_LIMIT = 600_000                # characters of JSON of a kept run
+# Versions this code can still read, each turned into the next one. Adding version 2:
+# bump VERSION and add MIGRATIONS[1] = a function from a version-1 record to a version-2 one.
+MIGRATIONS: dict[int, Callable[[dict], dict]] = {}
+
+
+class Unreadable(ValueError):
+    """A stored value that cannot be used (message in Chinese, for the page)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldSpec:
+    """What a kept value may be. kind: "text", "bool", "number", "choice" or "json"."""
+    kind: str
+    limit: int = TEXT_LIMIT
+    choices: tuple | None = None          # "choice": the allowed values (None: any text)
+    minimum: float | None = None
+    maximum: float | None = None
+    label: str = ""                       # how the notice names it ("源码", "问题"...)
+
+
+@dataclasses.dataclass
+class Record:
+    part: str
+    fields: dict = dataclasses.field(default_factory=dict)
+    run: dict | None = None
+    saved_at: float = 0.0
+    writer: str = ""
+
+    def to_json(self) -> str:
+        document = {"format": FORMAT, "version": VERSION, "part": self.part, "saved_at": self.saved_at,
+                    "writer": self.writer, "fields": self.fields}
+        if self.run is not None:
+            document["run"] = self.run
+        return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def storage_key(part: str) -> str:
+    return PREFIX + part
+
+
+# ---------------------------------------------------------------- values
+
+def check_value(spec: FieldSpec, value: Any) -> tuple[bool, Any]:
+    """(ok, value made sane) for one kept value against its spec."""
+    if spec.kind == "bool":
+        return (True, value) if isinstance(value, bool) else (False, None)
+    if spec.kind == "number":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            return False, None
+        if (spec.minimum is not None and value < spec.minimum) or (spec.maximum is not None and value > spec.maximum):
+            return False, None
+        return True, value
+    if spec.kind in ("text", "choice"):
+        if value is None and spec.kind == "choice":
+            return (True, None) if spec.choices is None or None in spec.choices else (False, None)
+        if not isinstance(value, str) or len(value) > spec.limit:
+            return False, None
+        if spec.kind == "choice" and spec.choices is not None and value not in spec.choices:
+            return False, None
+        return True, value
+    try:
+        return (len(json.dumps(value, ensure_ascii=False)) <= spec.limit), value
+    except (TypeError, ValueError):
+        return False, None
+
+
+def keep_fields(values: Mapping[str, Any], specs: Mapping[str, FieldSpec]) -> tuple[dict, list[str]]:
+    """Saving: (the values that fit, a notice for each one too big or not storable)."""
+    kept, notices = {}, []
+    for name, spec in specs.items():
+        if name not in values:
+            continue
+        ok, value = check_value(spec, values[name])
+        if ok:
+            kept[name] = value
+        elif isinstance(values[name], str) and len(values[name]) > spec.limit:
+            notices.append(f"{spec.label or name}超过 {spec.limit} 个字符，太长，没有保存在本浏览器里"
+                           f"（刷新后会回到上一次保存的内容）。")
+    return kept, notices
+
+
+def restore_fields(fields: Any, specs: Mapping[str, FieldSpec]) -> tuple[dict, list[str]]:
+    """Loading: (the stored values that pass their spec, the labels of those that did not).
+    Names this page no longer has are dropped without a word (a removed control)."""
+    if not isinstance(fields, dict):
+        return {}, [spec.label or name for name, spec in specs.items()]
+    good, bad = {}, []
+    for name, spec in specs.items():
+        if name not in fields:
+            continue
+        ok, value = check_value(spec, fields[name])
+        if ok:
+            good[name] = value
+        else:
+            bad.append(spec.label or name)
+    return good, bad
+
+
+# ---------------------------------------------------------------- records
+
+def migrate(document: dict) -> dict:
+    """A stored document brought up to VERSION, or Unreadable saying why not."""
+    version = document.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise Unreadable("没有版本号，不是本页保存的格式")
+    if version > VERSION:
+        raise Unreadable(f"来自更新版本的页面（格式 {version}，本页只认识到 {VERSION}）")
+    while version < VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise Unreadable(f"来自旧版本的页面（格式 {version}），这一版已不能读取")
+        document = step(dict(document))
+        new_version = document.get("version")
+        if not isinstance(new_version, int) or new_version <= version:
+            raise Unreadable(f"格式 {version} 的内容没能升级")
+        version = new_version
+    return document
+
+
+def decode(text: str | None, part: str) -> tuple[Record | None, str]:
+    """(the stored record, '') or (None, why it was ignored: '' when nothing was stored).
+    Never raises: whatever is in the browser, the page keeps working."""
+    if not text:
+        return None, ""
+    try:
+        document = json.loads(text)
+    except (TypeError, ValueError):
+        return None, "内容已损坏（不是合法的 JSON）"
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        return None, "内容已损坏（不是本页保存的格式）"
+    try:
+        document = migrate(document)
+    except Unreadable as exc:
+        return None, str(exc)
+    if document.get("part") != part:
+        return None, f"内容属于别的部分（{document.get('part')!r}）"
+    saved_at = document.get("saved_at")
+    run = document.get("run")
+    if run is not None and not isinstance(run, dict):
+        return None, "内容已损坏（run 不是对象）"
+    return Record(part=part, fields=document.get("fields") if isinstance(document.get("fields"), dict) else {},
+                  run=run, saved_at=float(saved_at) if isinstance(saved_at, (int, float)) else 0.0,
+                  writer=str(document.get("writer") or "")), ""
+
+
+def run_text(record: Record, secret: str = "") -> tuple[str | None, str]:
+    """A run record's JSON text if it fits RUN_LIMIT (stream fragments are dropped first
+    when that makes it fit), else (None, a notice). The session key, should an endpoint
+    have echoed it into a response, is blanked as in an exported file."""
+    text = record.to_json()
+    if len(text) > RUN_LIMIT and record.run is not None:
+        events = [e for e in record.run.get("events") or [] if e.get("type") != "delta"]
+        text = Record(record.part, record.fields, {**record.run, "events": events}, record.saved_at,
+                      record.writer).to_json()
+    if len(text) > RUN_LIMIT:
+        return None, (f"这次运行的记录有 {len(text)} 个字符，超过本浏览器保存上限 {RUN_LIMIT}，"
+                      "没有保存（刷新后看不到这次运行；源码、问题和选项照常保存）。需要留下它请用「导出本次运行」。")
+    if secret:
+        text = text.replace(secret, "***")
+    return text, ""
+
+
+def when(saved_at: float, utc_offset_minutes: int = 0) -> str:
+    """HH:MM of a save in the browser's own time zone (the server's clock may be UTC)."""
+    if not saved_at:
+        return "某个时间"
+    return time.strftime("%H:%M", time.gmtime(saved_at + utc_offset_minutes * 60))
+
+
+def origin_notice(record: Record, writer: str, utc_offset_minutes: int = 0, what: str = "这份内容") -> str:
+    """Said on load when the stored record was written by another browser tab: several tabs
+    of the page share one copy per lesson and the last one to save wins."""
+    if not record.writer or record.writer == writer:
+        return ""
+    return (f"{what}在 {when(record.saved_at, utc_offset_minutes)} 由另一个标签页（或之前打开的页面）保存；"
+            "同一浏览器里的多个标签页共用一份，后保存的会覆盖先保存的。")
