@@ -51,8 +51,8 @@ CSS = """
 .tw-call { border: 1px dashed var(--border-color-primary); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .tw-accent { border-left: 4px solid #2563eb; padding: 6px 10px; margin: 4px 0; background: rgba(37,99,235,0.08); border-radius: 4px; font-size: 0.92em; }
 .tw-reasoning { margin: 4px 0; } .tw-reasoning > summary { cursor: pointer; color: var(--body-text-color-subdued); }
-.tw-naive { border-left: 4px solid #7c3aed; padding: 4px 10px; margin: 4px 0; background: rgba(124,58,237,0.07); border-radius: 4px; font-size: 0.92em; }
-.tw-naive.tw-naive-differs { border-left-color: #b91c1c; }
+.tw-naive-regex { border-left: 4px solid #7c3aed; padding: 4px 10px; margin: 4px 0; background: rgba(124,58,237,0.07); border-radius: 4px; font-size: 0.92em; }
+.tw-naive-regex.tw-naive-regex-differs { border-left-color: #b91c1c; }
 .tw-timing { font-size: 0.85em; color: var(--body-text-color-subdued); margin: 2px 0; }
 .tw-lane { position: relative; height: 10px; background: var(--background-fill-secondary); border-radius: 3px; margin: 2px 0 4px 0; }
 .tw-bar { position: absolute; top: 0; bottom: 0; min-width: 2px; background: #2563eb; border-radius: 3px; opacity: 0.75; }
@@ -221,9 +221,9 @@ def render_naive(naive: Any) -> str:
     else:
         read = "没有匹配"
     pattern = naive.get("final_pattern") if naive.get("kind") == "final" else naive.get("pattern")
-    differs = "" if naive.get("agrees") else " tw-naive-differs"
+    differs = "" if naive.get("agrees") else " tw-naive-regex-differs"
     mark = "＝" if naive.get("agrees") else "≠"
-    return (f'<div class="tw-naive{differs}"><b>对照 · 朴素正则</b> <code>{esc(pattern)}</code>：{esc(read)}'
+    return (f'<div class="tw-naive-regex{differs}"><b>对照 · 朴素正则</b> <code>{esc(pattern)}</code>：{esc(read)}'
             f'<div>{mark} {esc(naive.get("verdict"))}</div></div>')
 
 
