@@ -211,19 +211,14 @@ def render_parse(event: dict, raw_text: str) -> str:
 
 
 def render_naive(naive: Any) -> str:
-    """ReAct only: what the naive regex (react_loop.compare_naive) reads from the same reply, beside ours."""
+    """ReAct only: what the naive regex (react_loop.compare_naive) reads from the same reply, beside ours;
+    the verdict is the loop's own sentence (no match / the same / matched the wrong thing)."""
     if not isinstance(naive, dict):
         return ""
-    if naive.get("kind") == "action":
-        read = f"匹配到 Action：工具 {naive.get('tool')}，参数「{cut(str(naive.get('args') or ''), 200)}」"
-    elif naive.get("kind") == "final":
-        read = f"匹配到 Final Answer：「{cut(str(naive.get('answer') or ''), 200)}」"
-    else:
-        read = "没有匹配"
     pattern = naive.get("final_pattern") if naive.get("kind") == "final" else naive.get("pattern")
     differs = "" if naive.get("agrees") else " tw-naive-regex-differs"
     mark = "＝" if naive.get("agrees") else "≠"
-    return (f'<div class="tw-naive-regex{differs}"><b>对照 · 朴素正则</b> <code>{esc(pattern)}</code>：{esc(read)}'
+    return (f'<div class="tw-naive-regex{differs}"><b>对照 · 朴素正则</b> <code>{esc(pattern)}</code>'
             f'<div>{mark} {esc(naive.get("verdict"))}</div></div>')
 
 
