@@ -183,7 +183,7 @@ def test_a_refused_tool_choice_offers_the_retry_and_it_succeeds(page, local_serv
     type_key(page, "sk-student-own-1357")
     panel = tab(page, "Function Calling")
     panel.locator(".tw-tool-choice input").click()
-    page.get_by_role("option", name="required（必须调用）").click()
+    page.get_by_role("option", name="required（第一轮必须调用）").click()
     text = run(panel)
     assert "服务端不支持这个参数：tool_choice=\"required\"" in text and "思考模式" in text
     retry = panel.locator(".tw-retry")
