@@ -55,11 +55,14 @@ LABELS = {
 }
 
 
+SENTENCE_END = "。. \n\t"      # 句末的句号和空白：拼句子前去掉，免得出现“。。”
+
+
 def error_text(code: str, conclusion: str, hint: str = "") -> str:
     """❌ [标签] 结论。下一步。——所有失败文本都由这一个函数写。"""
     label = LABELS.get(code, "运行失败")
-    text = f"❌ [{label}] {conclusion.rstrip('。. ')}。"
-    return f"{text}{hint.rstrip('。. ')}。" if hint else text
+    text = f"❌ [{label}] {conclusion.rstrip(SENTENCE_END)}。"
+    return f"{text}{hint.rstrip(SENTENCE_END)}。" if hint else text
 
 
 CLIPPED = "\n…（结果过长已截断：共 {total} 个字符，只保留了前 {kept} 个）"

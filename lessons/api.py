@@ -54,19 +54,21 @@ def register(secrets: Mapping[str, str]) -> list[str]:
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
                              parallel_tool_calls: bool = True, mistake: str = "",
                              provider: str = "offline", model: str = "", class_code: str = "",
-                             request: gr.Request = None) -> dict:
+                             envelope: bool = False, request: gr.Request = None) -> dict:
         """用 Function Calling 跑完一个问题；返回最终回答和全部事件（不含流式分片）。
-        用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。"""
-        options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls}
+        用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。
+        envelope=True：工具结果装进固定形状的 JSON 信封 {"status", "data", "error_code", "message"} 再回填。"""
+        options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
         return _run(function_calling_tab.start, secrets, source, question, provider, model, options, mistake,
                     _session(request), request, class_code)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
                   provider: str = "offline", model: str = "", class_code: str = "",
-                  request: gr.Request = None) -> dict:
+                  envelope: bool = False, request: gr.Request = None) -> dict:
         """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题。
-        用服务器的密钥且服务器设了课堂口令时，需要 class_code。"""
-        return _run(react_tab.start, secrets, source, question, provider, model, {"approach": approach}, mistake,
+        用服务器的密钥且服务器设了课堂口令时，需要 class_code。envelope=True：Observation 装进 JSON 信封。"""
+        options = {"approach": approach, "envelope": bool(envelope)}
+        return _run(react_tab.start, secrets, source, question, provider, model, options, mistake,
                     _session(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:

@@ -25,6 +25,8 @@ CHOICE_NOTES = {
 }
 FORCED_NOTE = ("强制调用 `{name}`：第一次请求必须调用它。**强制只用在第一次请求**：之后的请求不再带 tool_choice（即默认的 auto），"
                "否则模型每一轮都被迫再调用它，永远给不出最终回答，只会一直调用到 max_turns。")
+# tool_outcome.as_envelope: the result the model gets is a fixed-shape JSON instead of a sentence.
+ENVELOPE_LABEL = "结果信封 status/data/error_code（回填固定形状的 JSON，而不是一段文字）"
 GLM_NOTE = ("⚠️ 智谱 GLM 的接口只支持 `tool_choice=\"auto\"`：选 none、required 或强制某个工具，"
             "据报告会被当成 auto，效果可能和说明不一样。")
 
@@ -53,7 +55,7 @@ def start(client, question, tools, execute, settings, options):
     return run_function_calling(
         client, question, tools, execute,
         max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
-        tool_choice=tool_choice, parallel_tool_calls=parallel,
+        tool_choice=tool_choice, parallel_tool_calls=parallel, envelope=bool(options.get("envelope")),
     )
 
 
@@ -75,10 +77,11 @@ def build(settings: SettingsPanel) -> LessonTab:
                     parallel = gr.Checkbox(value=True, label="允许并行调用 parallel_tool_calls", min_width=150)
                     mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label="模拟模型失误（离线模型）",
                                           elem_classes=["tw-mistake"], min_width=150)
+                envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
                 choice_help = gr.Markdown(choice_note("auto", "offline"), elem_classes=["tw-choice-note"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
                                options={"tool_choice": tool_choice, "parallel_tool_calls": parallel,
-                                        "mistake": mistake})
+                                        "mistake": mistake, "envelope": envelope})
 
         def choices_for(report, inputs, values):
             names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []

@@ -14,13 +14,14 @@ from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
 from react_loop import build_react_prompt, run_react
 
+ENVELOPE_LABEL = "结果信封 status/data/error_code（Observation 后面是固定形状的 JSON，而不是一段文字）"
 APPROACHES = [("正则 ReAct（Thought / Action / Observation）", "react"), ("从文本中解析 JSON", "json")]
 
 
 def start(client, question, tools, execute, settings, options):
     run = run_json_from_text if options.get("approach") == "json" else run_react
-    return run(client, question, tools, execute,
-               max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream)
+    return run(client, question, tools, execute, max_turns=settings.max_turns, temperature=settings.temperature,
+               stream=settings.stream, envelope=bool(options.get("envelope")))
 
 
 def system_prompt(approach: str, tools: list) -> str:
@@ -57,8 +58,9 @@ def build(settings: SettingsPanel) -> LessonTab:
                                         min_width=200)
                     mistake = gr.Dropdown(mistake_choices("react"), value="", label="模拟模型失误（离线模型）",
                                           elem_classes=["tw-mistake"], min_width=160)
+                envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
-                               options={"approach": approach, "mistake": mistake})
+                               options={"approach": approach, "mistake": mistake, "envelope": envelope})
 
         def prompt_for(report, inputs, values):
             return {prompt: system_prompt(values[approach], report["tools"]) if report["ok"] else gr.update()}

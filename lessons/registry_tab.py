@@ -19,6 +19,7 @@ from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel, describe_changes, error_text
 from lessons.settings_panel import SettingsPanel
+from tool_outcome import RESULT_LIMIT
 
 DIFF_CSS = """
 .tw-diff { font-family: var(--font-mono); font-size: 0.8em; white-space: pre-wrap; word-break: break-word;
@@ -83,6 +84,8 @@ def try_call_markdown(result: dict) -> str:
         lines.append(f"**实际执行的参数**：`{json.dumps(result['arguments'], ensure_ascii=False)}`")
     if result.get("stdout"):
         lines.append(f"**工具打印的输出**：\n```\n{str(result['stdout'])[:2000]}\n```")
+    if isinstance(result.get("clipped_from"), int):
+        lines.append(f"✂️ **结果过长已截断**：原来 {result['clipped_from']} 个字符，回填给模型的只有前 {RESULT_LIMIT} 个")
     lines.append(f"用时 {float(result.get('duration_ms') or 0):.1f} ms")
     return "\n\n".join(lines)
 
@@ -123,7 +126,7 @@ def build(settings: SettingsPanel) -> LessonTab:
                     try_btn = gr.Button("试调用", variant="primary", elem_classes=["tw-try-btn"])
                 with gr.Column(scale=1, min_width=260):
                     try_report = gr.Markdown(elem_classes=["tw-try-report"])
-                    try_content = gr.Textbox(label="invoke 返回的原文（会原样回填给模型）", lines=4, interactive=False,
+                    try_content = gr.Textbox(label=f"invoke 返回的文本（回填给模型的就是它；超过 {RESULT_LIMIT} 字的截断并在末尾写明）", lines=4, interactive=False,
                                              elem_classes=["tw-try-content"])
         with gr.Accordion("▶ 用这些工具跑一次 Function Calling", open=False):
             run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"], strict=strict)

@@ -12,6 +12,7 @@ import json
 from typing import Any, Iterable
 
 from lessons import cost_view
+from tool_outcome import RESULT_LIMIT
 
 SHOW_LIMIT = 12_000  # characters per block; more would only slow the page down
 
@@ -50,6 +51,12 @@ CSS = """
 .tw-call { border: 1px dashed var(--border-color-primary); border-radius: 6px; padding: 4px 8px; margin: 6px 0; }
 .tw-accent { border-left: 4px solid #2563eb; padding: 6px 10px; margin: 4px 0; background: rgba(37,99,235,0.08); border-radius: 4px; font-size: 0.92em; }
 .tw-reasoning { margin: 4px 0; } .tw-reasoning > summary { cursor: pointer; color: var(--body-text-color-subdued); }
+.tw-naive-regex { border-left: 4px solid #7c3aed; padding: 4px 10px; margin: 4px 0; background: rgba(124,58,237,0.07); border-radius: 4px; font-size: 0.92em; }
+.tw-naive-regex.tw-naive-regex-differs { border-left-color: #b91c1c; }
+.tw-timing { font-size: 0.85em; color: var(--body-text-color-subdued); margin: 2px 0; }
+.tw-lane { position: relative; height: 10px; background: var(--background-fill-secondary); border-radius: 3px; margin: 2px 0 4px 0; }
+.tw-bar { position: absolute; top: 0; bottom: 0; min-width: 2px; background: #2563eb; border-radius: 3px; opacity: 0.75; }
+.tw-clipped { color: #b45309; font-size: 0.9em; }
 """
 REASONING_TITLE = "模型的思考过程（不放回历史）"
 
@@ -86,19 +93,6 @@ def seconds(ms: Any) -> str:
         return f"{float(ms) / 1000:.2f} s"
     except (TypeError, ValueError):
         return "?"
-
-
-def tokens_text(usage: Any) -> str:
-    if not isinstance(usage, dict):
-        return ""
-    parts = []
-    if usage.get("prompt_tokens") is not None:
-        parts.append(f"输入 {usage['prompt_tokens']}")
-    if usage.get("completion_tokens") is not None:
-        parts.append(f"输出 {usage['completion_tokens']}")
-    if not parts and usage.get("total_tokens") is not None:
-        parts.append(f"合计 {usage['total_tokens']}")
-    return "tokens " + " / ".join(parts) if parts else ""
 
 
 def without_deltas(events: Iterable[dict]) -> list[dict]:
@@ -212,7 +206,43 @@ def render_parse(event: dict, raw_text: str) -> str:
         parts.append(f'<div class="tw-error">{why}：{esc(event.get("reason") or "模型输出不符合约定格式")}</div>')
     for note in event.get("notes") or []:
         parts.append(f"<div class='tw-note tw-parse-note'>ℹ️ 解析备注：{esc(note)}</div>")
+    parts.append(render_naive(event.get("naive")))
     return '<div class="tw-step">' + "".join(parts) + "</div>"
+
+
+def render_naive(naive: Any) -> str:
+    """ReAct only: what the naive regex (react_loop.compare_naive) reads from the same reply, beside ours;
+    the verdict is the loop's own sentence (no match / the same / matched the wrong thing)."""
+    if not isinstance(naive, dict):
+        return ""
+    pattern = naive.get("final_pattern") if naive.get("kind") == "final" else naive.get("pattern")
+    differs = "" if naive.get("agrees") else " tw-naive-regex-differs"
+    mark = "＝" if naive.get("agrees") else "≠"
+    return (f'<div class="tw-naive-regex{differs}"><b>对照 · 朴素正则</b> <code>{esc(pattern)}</code>'
+            f'<div>{mark} {esc(naive.get("verdict"))}</div></div>')
+
+
+def render_timing(result: dict) -> str:
+    """Calls of one response that ran together: when each started and finished within the batch,
+    as text and as a bar on a shared time axis (round_ms wide), so overlapping calls look overlapped."""
+    try:
+        start, finish, whole = (float(result[k]) for k in ("started_ms", "finished_ms", "round_ms"))
+    except (KeyError, TypeError, ValueError):
+        return ""
+    whole = max(whole, finish, 0.001)
+    left, width = 100 * start / whole, max(100 * (finish - start) / whole, 0.5)
+    return (f'<div class="tw-timing">⏱ 同时执行（这一批最多 {esc(result.get("concurrent"))} 个并行）：'
+            f'第 {start:.0f} ms 开始，第 {finish:.0f} ms 结束，用时 {finish - start:.0f} ms；整批 {whole:.0f} ms</div>'
+            f'<div class="tw-lane"><div class="tw-bar" style="left:{left:.1f}%;width:{width:.1f}%"></div></div>')
+
+
+def clipped_note(result: dict) -> str:
+    """Says whether the model got the whole result or a clipped one (tool_result's clipped_from)."""
+    total = result.get("clipped_from")
+    if isinstance(total, int):
+        return (f'<div class="tw-clipped">✂️ 结果过长已截断：原来 {total} 个字符，回填给模型的只有前 {RESULT_LIMIT} 个，'
+                f'末尾写明了截断（不是原样回填）</div>')
+    return ""
 
 
 def call_notes(call: dict) -> str:
@@ -238,7 +268,9 @@ def render_call(call: dict, result: dict | None, labels: dict) -> str:
         body.append(f"<div>类型转换：<code>{esc(note)}</code></div>")
     if result.get("overridden"):
         body.append(f"<div class='tw-meta'>（{esc(result['overridden'])}）</div>")
+    body.append(render_timing(result))
     body.append(f"<div>结果 {status} · {seconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
+    body.append(clipped_note(result))
     if result.get("diff"):
         body.append(f"<div>工作区的改动（diff）：</div>{diff_html(result['diff'])}")
     if result.get("message") is not None:

@@ -219,7 +219,7 @@ def load_module(source):
         code_, sentence = _classify(exc)
         if code_ is None:
             return None, _error("module_exception",
-                                f"源码在导入时出错（{where}）：{sentence}。请修正后再试。", line)
+                                f"源码在导入时出错（{where}）：{sentence.rstrip('。. ')}。请修正后再试。", line)
         return None, _error(code_, f"{where}：{sentence}", line)
     return module, None
 

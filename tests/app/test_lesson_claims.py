@@ -78,6 +78,18 @@ def choose(page, dropdown, name):
     page.get_by_role("option").first.wait_for(state="detached", timeout=WAIT)
 
 
+def use_examples(page, panel, name: str, tool: str):
+    """Picks an example set in the editor and waits for its tools in the schema panel."""
+    choose(page, panel.locator(".tw-example-set"), name)
+    panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=WAIT)
+
+
+def timings(panel) -> list[tuple[int, int]]:
+    """(start, finish) in ms of every call that ran in a batch, as the timeline writes them."""
+    texts = panel.locator(".tw-protocol .tw-timing").all_text_contents()
+    return [tuple(int(n) for n in re.search(r"第 (\d+) ms 开始，第 (\d+) ms 结束", t).groups()) for t in texts]
+
+
 def params_of(round_text: str) -> str:
     return round_text[round_text.index("参数"):]
 
@@ -156,7 +168,39 @@ class TestReactLesson:
         assert status.startswith("✅") and "改正" not in status
         notes = panel.locator(".tw-protocol .tw-parse-note")
         assert notes.count() >= 1 and "粗体" in " ".join(notes.all_text_contents())
-        assert "没有匹配" not in "".join(rounds(panel))
+        assert panel.locator(".tw-protocol .tw-error").count() == 0
+        assert all("匹配成功" in t for t in panel.locator(".tw-protocol .tw-parse-label").all_text_contents())
+
+    def test_beside_ours_the_naive_regex_misses_or_misreads(self, page, panel):
+        # The mistake chosen above (bold **Action:**): ours reads the action, the naive regex has no match.
+        first = panel.locator(".tw-protocol details.tw-round").first
+        assert "正则解析：匹配成功 · 调用工具 (Action)" in first.locator(".tw-parse-label").text_content()
+        naive = first.locator(".tw-naive-regex")
+        assert "^Action: (\\w+)\\[(.*)\\]$" in naive.text_content() and "没有匹配" in naive.text_content()
+        assert "tw-naive-regex-differs" in naive.get_attribute("class")
+        for mistake, misread in (("编造 Observation", "当成了最终回答"), ("好几步", "参数读成了")):
+            choose(page, panel.locator(".tw-mistake"), re.compile(mistake))
+            assert run(panel, "北京今天天气怎么样？").startswith("✅")
+            first = panel.locator(".tw-protocol details.tw-round").first
+            assert "匹配成功 · 调用工具 (Action)" in first.locator(".tw-parse-label").text_content()
+            assert "匹配到了错误的内容" in first.locator(".tw-naive-regex").text_content()
+            assert misread in first.locator(".tw-naive-regex").text_content()
+        # A well-formed reply: both read the same.
+        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+        run(panel, "北京今天天气怎么样？")
+        assert "朴素正则读出的结果相同" in panel.locator(".tw-protocol .tw-naive-regex").first.text_content()
+
+    def test_broken_formats_match_neither_and_the_reason_goes_back_verbatim(self, page, panel):
+        for mistake in ("Action Input", "圆括号"):
+            choose(page, panel.locator(".tw-mistake"), re.compile(mistake))
+            status = run(panel, "北京今天天气怎么样？")
+            first_round = panel.locator(".tw-protocol details.tw-round").first
+            assert "正则解析：没有匹配" in first_round.locator(".tw-parse-label").text_content()
+            assert "朴素正则也没有匹配" in first_round.locator(".tw-naive-regex").text_content()
+            reason = first_round.locator(".tw-error").text_content().split("为什么没有匹配：", 1)[1]
+            said = reason.split('"', 1)[0]       # up to the first quote (escaped inside the JSON messages)
+            assert len(said) > 20 and f"Observation: ❌ [格式错误] {said}" in rounds(panel)[1]
+            assert status.startswith("✅") and "第 2 轮改正了 1 次" in status
 
     def test_a_missing_action_line_says_why_and_the_model_rewrites(self, page, panel):
         choose(page, panel.locator(".tw-mistake"), re.compile("只有 Thought"))
@@ -171,6 +215,15 @@ class TestReactLesson:
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("⏹") and "max_turns" in status
         choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+
+    def test_the_envelope_makes_the_observation_a_fixed_json(self, page, panel):
+        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+        panel.locator(".tw-envelope input").check()
+        assert run(panel, "北京今天天气怎么样？").startswith("✅")
+        observation = rounds(panel)[1]
+        assert 'Observation: {\\"status\\": \\"ok\\", \\"data\\": \\"北京' in observation
+        assert '\\"error_code\\": null, \\"message\\": null}' in observation
+        panel.locator(".tw-envelope input").uncheck()
 
     def test_the_token_view_counts_the_system_prompt(self, panel):
         run(panel, "北京今天天气怎么样？")
@@ -266,6 +319,33 @@ class TestRegistryLesson:
         # 状态 + 结论 + 下一步: a label, what went wrong, what to do about it.
         assert content.startswith("❌ [") and "city" in content and "请" in content
 
+    def try_call(self, page, panel, example_set: str, tool: str, arguments: str, answer: str) -> tuple[str, str]:
+        """Try-calls `tool` of an example set; waits for the result that starts with `answer`."""
+        use_examples(page, panel, example_set, tool)
+        choose(page, panel.locator(".tw-try-tool"), tool)
+        set_code(page, panel.locator(".tw-try-args"), arguments)
+        panel.locator(".tw-try-btn").click()
+        content = panel.locator(".tw-try-content textarea")
+        page.wait_for_function("([e, a]) => e.value.startsWith(a)", arg=[content.element_handle(), answer],
+                               timeout=WAIT)
+        return panel.locator(".tw-try-report").first.inner_text(), content.input_value()
+
+    def test_valid_arguments_are_not_permission_and_the_new_sets_behave(self, page, panel):
+        report, content = self.try_call(page, panel, "转账与删除用户（Schema ≠ 授权）", "transfer_money",
+                                        '{"payee": "张三", "amount": 8000}', "❌ [业务规则不允许]")
+        assert "error_code = forbidden" in report and '"amount": 8000' in report     # the arguments were valid
+        assert "单笔转账上限是 5000 元" in content
+        report, content = self.try_call(page, panel, "异步工具（async def）", "get_air_quality", '{"city": "北京"}',
+                                        "北京当前 AQI")
+        assert report.startswith("✅ 调用成功")
+        report, content = self.try_call(page, panel, "会超时的工具（timeout）", "get_traffic", '{"city": "北京"}',
+                                        "❌ [超时]")
+        assert "error_code = timeout" in report and "超过 0.8 秒没有返回" in content
+        report, content = self.try_call(page, panel, "超长结果（截断）", "list_stores", '{"city": "上海"}', "[{")
+        assert "结果过长已截断" in report and content.endswith("只保留了前 4000 个）")
+        assert "原样回填" not in panel.locator(".tw-try-content").inner_text()
+        use_examples(page, panel, "天气", "get_weather")
+
     def test_strict_makes_every_parameter_required_and_defaults_nullable(self, page, panel):
         self.schema_for(page, panel, EXAMPLE, "weather_now")
         panel.locator(".tw-strict input").check()
@@ -337,6 +417,33 @@ class TestFunctionCallingLesson:
                                        for r in split[:2])
         parallel.check()
 
+    def test_parallel_calls_run_together_and_show_when(self, page, panel):
+        use_examples(page, panel, "异步工具（async def）", "get_air_quality")
+        assert run(panel, "北京和上海的空气质量怎么样？").startswith("✅")
+        first = rounds(panel)[0]
+        assert "调用 get_air_quality, get_air_quality" in first and first.count("同时执行") == 2
+        (a_start, a_end), (b_start, b_end) = timings(panel)
+        assert a_start < b_end and b_start < a_end          # the two intervals overlap
+        assert panel.locator(".tw-protocol .tw-lane .tw-bar").count() == 2
+        parallel = panel.get_by_label("允许并行调用 parallel_tool_calls")
+        parallel.uncheck()
+        run(panel)
+        assert timings(panel) == [] and len(rounds(panel)) == 3
+        parallel.check()
+
+    def test_the_envelope_hands_the_model_a_fixed_json(self, page, panel):
+        use_examples(page, panel, "天气", "get_weather")
+        panel.locator(".tw-envelope input").check()
+        assert run(panel, "北京今天天气怎么样？").startswith("✅")
+        back = rounds(panel)[0].split("回填给模型的消息", 1)[1]
+        assert '"content": "{\\"status\\": \\"ok\\", \\"data\\": \\"北京' in back
+        use_examples(page, panel, "转账与删除用户（Schema ≠ 授权）", "transfer_money")
+        assert run(panel, "给张三转账 8000 元").startswith("⚠️")
+        back = rounds(panel)[0].split("回填给模型的消息", 1)[1]
+        assert '{\\"status\\": \\"error\\", \\"data\\": null, \\"error_code\\": \\"forbidden\\"' in back
+        panel.locator(".tw-envelope input").uncheck()
+        use_examples(page, panel, "天气", "get_weather")
+
     def test_none_keeps_the_tools_but_no_call_is_made(self, page, panel):
         choose(page, panel.locator(".tw-tool-choice"), "none（不许调用工具）")
         panel.locator(".tw-choice-note").filter(has_text="它是一个设置").first.wait_for(timeout=WAIT)
@@ -344,6 +451,8 @@ class TestFunctionCallingLesson:
         text = rounds(panel)
         assert len(text) == 1 and "tools（2 个）" in text[0] and '"tool_choice": "none"' in params_of(text[0])
         assert "握手第三步" not in text[0]
+        final = panel.locator(".tw-protocol .tw-final").text_content()
+        assert 'tool_choice="none"，不允许调用工具' in final and "没有调用任何工具" in final
 
     def test_a_forced_tool_is_forced_on_the_first_request_only(self, page, panel):
         choose(page, panel.locator(".tw-tool-choice"), "强制调用 get_forecast")
@@ -352,6 +461,8 @@ class TestFunctionCallingLesson:
         first, second = rounds(panel)[:2]
         assert "调用 get_forecast" in first and '"name": "get_forecast"' in params_of(first)
         assert '"tool_choice": null' in params_of(second)
+        final = panel.locator(".tw-protocol .tw-final").text_content()
+        assert "get_forecast(city=北京)" in final and "get_weather" not in final
 
     def test_required_forces_a_call_in_the_first_round(self, page, panel):
         choose(page, panel.locator(".tw-tool-choice"), "required（第一轮必须调用）")
@@ -409,6 +520,37 @@ class TestFunctionCallingLesson:
         assert "北京" in code_text(panel.locator(".tw-step-args"))
         panel.locator(".tw-finish").click()
         panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
+
+    def test_step_mode_with_parallel_calls_pauses_for_each_then_runs_them_together(self, panel):
+        panel.locator(".tw-question textarea").fill("北京和上海今天天气怎么样？")
+        panel.locator(".tw-step-btn").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
+        assert "北京" in code_text(panel.locator(".tw-step-args"))
+        panel.locator(".tw-continue").click()
+        panel.locator(".tw-step-args").filter(has_text="上海").first.wait_for(timeout=WAIT)
+        # Second pause: the first call has not run yet either.
+        assert panel.locator(".tw-protocol .tw-call .tw-pause").count() == 2
+        panel.locator(".tw-continue").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
+        panel.locator(".tw-status").filter(has_text="✅").first.wait_for(timeout=WAIT)
+        assert len(timings(panel)) == 2
+
+    def test_the_new_example_sets_refuse_time_out_and_clip(self, page, panel):
+        use_examples(page, panel, "转账与删除用户（Schema ≠ 授权）", "transfer_money")
+        status = run(panel, "给张三转账 8000 元")
+        assert status.startswith("⚠️") and "✅" not in status
+        assert "❌ [业务规则不允许] 单笔转账上限是 5000 元" in rounds(panel)[0]
+        use_examples(page, panel, "会超时的工具（timeout）", "get_traffic")
+        status = run(panel, "北京现在的路况怎么样？")
+        assert status.startswith("⚠️") and "❌ [超时] get_traffic 超过 0.8 秒没有返回" in rounds(panel)[0]
+        use_examples(page, panel, "超长结果（截断）", "list_stores")
+        assert run(panel, "列出上海的全部门店").startswith("✅")
+        clipped = panel.locator(".tw-protocol .tw-clipped")
+        assert clipped.count() == 1 and "结果过长已截断" in clipped.text_content() and "前 4000 个" in clipped.text_content()
+        assert "只保留了前 4000 个）" in rounds(panel)[0]
+        run(panel, "上海的前 5 家门店")
+        assert panel.locator(".tw-protocol .tw-clipped").count() == 0
+        use_examples(page, panel, "天气", "get_weather")
 
     def test_the_tools_json_is_counted_and_takes_most_of_the_input(self, panel):
         run(panel, "北京今天天气怎么样？")
