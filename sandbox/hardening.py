@@ -250,9 +250,11 @@ _DENIED = (
 )
 
 
-def _build_filter(own_pid):
+def deny_list_filter(denied):
+    """A seccomp filter that allows everything but `denied` (EPERM), and `rule(action, name,
+    *args)` to add more. Shared by the tool workers and the shell's jail; a call unknown on
+    this architecture is skipped, not an error."""
     sc = pyseccomp
-    deny = sc.ERRNO(errno.EPERM)
     f = sc.SyscallFilter(sc.ALLOW)
 
     def rule(action, name, *args):
@@ -261,8 +263,15 @@ def _build_filter(own_pid):
         except (OSError, ValueError, RuntimeError):
             pass  # unknown on this architecture
 
-    for name in _DENIED:
-        rule(deny, name)
+    for name in denied:
+        rule(sc.ERRNO(errno.EPERM), name)
+    return f, rule
+
+
+def _build_filter(own_pid):
+    sc = pyseccomp
+    deny = sc.ERRNO(errno.EPERM)
+    f, rule = deny_list_filter(_DENIED)
     # Sockets: only AF_UNIX (asyncio's self-pipe uses socketpair).
     rule(deny, "socket", sc.Arg(0, sc.NE, _AF_UNIX))
     rule(deny, "socketpair", sc.Arg(0, sc.NE, _AF_UNIX))

@@ -98,8 +98,11 @@ class Settings:
     shell_probation_wall_seconds: float = 3.0
     shell_probation_seconds_per_minute: float = 6.0
     # Like demote_after_seconds for tools: a command still running after this long goes
-    # to SCHED_IDLE with everything it started (the starter's tests take well under it).
+    # to SCHED_IDLE with everything it started (the starter's tests take well under it),
+    # and trades its shared slot for one of the slow lane's when one is free, so that a
+    # `sleep` or a loop does not keep the other students' quick commands waiting.
     shell_demote_after_seconds: float = 1.0
+    shell_slow_concurrent: int = 4
     limits: Limits = Limits()
     # Extra ways to describe a registry's tools, besides the registry's own: method name ->
     # "module:function", a function (func, description) -> schema applied to every tool.
@@ -143,7 +146,7 @@ class Settings:
                           seconds_per_minute=self.shell_seconds_per_minute,
                           probation_concurrent=self.shell_probation_concurrent,
                           probation_seconds_per_minute=self.shell_probation_seconds_per_minute,
-                          slow_concurrent=0, **shared)
+                          slow_concurrent=self.shell_slow_concurrent, **shared)
         return Budget(what="工具", concurrent=self.max_concurrent, per_session_concurrent=self.per_session_concurrent,
                       per_session_per_minute=self.per_session_per_minute,
                       seconds_per_minute=self.per_session_seconds_per_minute,

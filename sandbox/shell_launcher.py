@@ -67,16 +67,7 @@ DENIED = (
 def _seccomp_filter():
     sc = hardening.pyseccomp
     deny = sc.ERRNO(errno.EPERM)
-    f = sc.SyscallFilter(sc.ALLOW)
-
-    def rule(action, name, *args):
-        try:
-            f.add_rule(action, name, *args)
-        except (OSError, ValueError, RuntimeError):
-            pass  # not a system call on this architecture
-
-    for name in DENIED:
-        rule(deny, name)
+    f, rule = hardening.deny_list_filter(DENIED)
     rule(deny, "socketpair", sc.Arg(0, sc.NE, AF_UNIX))          # pipes between processes only
     rule(deny, "sendto", sc.Arg(4, sc.NE, 0))                    # no destination address
     for flag in CLONE_NEW_FLAGS:

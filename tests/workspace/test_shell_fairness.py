@@ -92,6 +92,28 @@ def test_a_command_still_running_after_a_moment_moves_to_idle_cpu(configured, se
     assert sandbox.session_usage(slow, "shell")["on_probation"] is False      # no limit was hit
 
 
+def test_a_long_command_trades_its_shared_slot_for_the_slow_lane(configured, sessions):
+    # One shared slot and a short wait for it: if the sleeping command still held it once it
+    # was moved to idle CPU, the other session's quick command would be refused as busy.
+    configured(**dict(QUICK, shell_seconds_per_minute=30.0, shell_concurrent=1, shell_slow_concurrent=1,
+                      queue_wait_seconds=0.5, shell_demote_after_seconds=0.3))
+    sleeper, other = sessions(), sessions()
+    outcome = {}
+    sleeping = threading.Thread(target=lambda: outcome.update(bash(sleeper, "sleep 4; echo 醒了", timeout=10)))
+    sleeping.start()
+    deadline = time.monotonic() + 20
+    while not sandbox.session_usage(sleeper, "shell")["running"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    try:
+        time.sleep(1.0)                                   # past the demotion
+        fine = bash(other, "echo 没有被挤掉")
+        still_sleeping = sleeping.is_alive()
+    finally:
+        sleeping.join()
+    assert fine["ok"] and "没有被挤掉" in fine["content"], fine
+    assert still_sleeping and outcome["ok"] and "醒了" in outcome["content"], outcome
+
+
 def test_probation_has_a_slot_of_its_own(configured, sessions):
     # One shared slot, and a short wait for it: if the probation command held it, the
     # other session's command would be refused as busy.
