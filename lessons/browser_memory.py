@@ -81,6 +81,8 @@ WRITE_JS = """(op, note) => {
     return ["", "⚠️ 本浏览器没能保存（" + e.name + "）：存储空间可能已满，或浏览器禁止了网页保存数据。"];
   }
 }"""
+# Resolves once the browser has drawn the current frame: work chained after it does not delay what it shows.
+AFTER_PAINT_JS = "() => new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)))"
 CLEAR_JS = """() => {
   try {
     for (const key of Object.keys(localStorage)) { if (key.startsWith(%s)) localStorage.removeItem(key); }
@@ -245,9 +247,18 @@ class BrowserMemory:
                 out[note] = LESSON_NOTE
             return out
 
-        saving = gr.on([c.change for c in fields.values()], save, {client, note, work.written, *fields.values()},
-                       [work.outbox, work.written, note], trigger_mode="always_last", **SILENT)
-        self._writer(work, note, saving)
+        save_inputs, save_outputs = {client, note, work.written, *fields.values()}, [work.outbox, work.written, note]
+        # The source is saved after the schema panel's refresh, not beside it: fired together,
+        # the save held the new schema back from the screen by about 0.3 s on every edit.
+        edited = getattr(getattr(tab, "schema", None), "edited", None)
+        source = fields.get("source") if edited is not None else None
+        triggers = [c.change for c in fields.values() if c is not source]
+        if triggers:
+            self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, trigger_mode="always_last",
+                                           **SILENT))
+        if source is not None:
+            painted = edited.then(None, None, None, js=AFTER_PAINT_JS, **SILENT)
+            self._writer(work, note, painted.then(save, save_inputs, save_outputs, **SILENT))
 
         restore_inputs = {client, work.inbox, *fields.values()}
         restore_outputs = [*fields.values(), note]

@@ -148,8 +148,13 @@ class SchemaPanel:
                      self.status: status_markdown(report, inputs.previous is not None), self.tools_state: tools}
             return {**shown, **(extra(report, inputs, values) if extra else {})}
 
-        for trigger in [editor.change] + ([strict.change] if strict is not None else []):
-            # A few milliseconds of work: answered directly rather than through the queue.
-            trigger(refresh, self.inputs, self.outputs, api_visibility="private", show_progress="hidden", queue=False)
+        # A few milliseconds of work: answered directly rather than through the queue. `edited`
+        # is the refresh after an edit: what else an edit triggers (keeping the source in the
+        # browser) is chained after it, so the student sees the new schema first.
+        self.edited = editor.change(refresh, self.inputs, self.outputs, api_visibility="private",
+                                    show_progress="hidden", queue=False)
+        if strict is not None:
+            strict.change(refresh, self.inputs, self.outputs, api_visibility="private", show_progress="hidden",
+                          queue=False)
         self.refresh = refresh
         return refresh
