@@ -32,7 +32,7 @@ any JSON value up to memory_format.VALUE_LIMIT), or for a tab without the usual 
 calling `BrowserMemory.keep_lesson(tab, extra=..., note=...)` before `wire`.
 
 What lives on the server rather than in controls (the workspace's files, one copy for both
-workspace tabs) is a shared part: `keep_shared(name, base, read, apply, triggers)` saves
+workspace tabs) is a shared part: `keep_shared(name, label, base, read, apply, triggers)` saves
 `read(session id)` after each trigger event and, on load, hands the kept fields to
 `apply(fields, session id)` before the lessons registered with `after=name` are restored,
 one after the other (see workspace_memory.py). A run panel whose replay needs the session
@@ -63,6 +63,8 @@ NAMES = {"source": "源码", "example_set": "示例工具集", "question": "问�
          "option.approach": "循环", "rules": "权限规则", "rules_preset": "规则预设"}
 SILENT = dict(queue=False, show_progress="hidden", api_visibility="private")
 KEY_LIMIT = 1_000                 # characters of a remembered key
+FORGOTTEN = ("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
+             "本浏览器保存的{label}没有被覆盖，刷新页面即可恢复。")
 
 READ_JS = """(...ignored) => {
   const keys = %s;
@@ -219,16 +221,21 @@ class BrowserMemory:
                                   "run": self.part(f"run:{tab.name}") if run is not None else None,
                                   "digest": gr.State(None)}
 
-    def keep_shared(self, name: str, base: str, read: Callable[[str | None], tuple[dict | None, list[str]]],
+    def keep_shared(self, name: str, label: str, base: str,
+                    read: Callable[[str | None], tuple[dict | None, list[str]]],
                     apply: Callable[[dict, str | None], list[str]], triggers: list[tuple[Any, Any]]) -> None:
         """Registers a part kept once for several tabs, read from and put back into the server's
         state of the session by Python. read(session id) -> (fields to keep or None: nothing, notices);
         apply(kept fields, session id) -> notices. `triggers`: (event, note) pairs: after each event
-        the part is saved, and that note tells what could not be kept."""
+        the part is saved, and that note tells what could not be kept. `label` names it in notices."""
         if name in self.shared:
             raise ValueError(f"shared part {name!r} is registered twice")
-        self.shared[name] = {"part": self.part(name), "base": base, "read": read, "apply": apply,
-                             "triggers": list(triggers), "said": gr.State("")}
+        self.shared[name] = {"part": self.part(name), "label": label, "base": base, "read": read, "apply": apply,
+                             "triggers": list(triggers), "said": gr.State(""),
+                             # True once this page's session has been given what was kept: a page whose
+                             # session the server has since forgotten (expired, restarted) must not save
+                             # the fresh starter over the student's kept files.
+                             "held": gr.State(None)}
 
     # ------------------------------------------------------------ wiring
 
@@ -259,10 +266,12 @@ class BrowserMemory:
 
     def _wire_shared(self, shared: dict) -> tuple:
         """Wires saving a shared part after each trigger; returns its restore handler, inputs and outputs."""
-        part, base, said, client = shared["part"], shared["base"], shared["said"], self.client
+        part, base, said, held, client = shared["part"], shared["base"], shared["said"], shared["held"], self.client
 
         def saver(note: Any):
             def save(values: dict, request: gr.Request) -> dict:
+                if not values[held]:
+                    return {part.outbox: gr.skip(), note: base + "\n\n⚠️ " + FORGOTTEN.format(label=shared["label"])}
                 fields, notices = shared["read"](getattr(request, "session_hash", None))
                 if fields is None:
                     return {part.outbox: gr.skip()}
@@ -270,7 +279,7 @@ class BrowserMemory:
                 out: dict = {}
                 if notices:
                     out[note] = base + "\n\n⚠️ " + " ".join(notices)
-                elif "⚠️" in current and "没有保存" in current:
+                elif "⚠️" in current and "没有存进本浏览器" in current:   # the read's notice, now stale
                     out[note] = base
                 if fields_digest(fields) == values[part.written]:
                     return {part.outbox: gr.skip(), **out}
@@ -279,26 +288,27 @@ class BrowserMemory:
             return save
 
         for event, note in shared["triggers"]:
-            saving = event.then(saver(note), {client, note, part.written}, [part.outbox, part.written, note],
+            saving = event.then(saver(note), {client, note, part.written, held}, [part.outbox, part.written, note],
                                 **SILENT)
             self._writer(part, note, saving)
 
         def restore(values: dict, request: gr.Request) -> dict:
-            who = client_of(values[client])
+            who, session_id = client_of(values[client]), getattr(request, "session_hash", None)
+            out = {said: "", held: bool(session_id)}
             if not who["storage"]:
-                return {said: ""}
+                return out
             record, why = decode(values[part.inbox], part.name)
             if why:
-                return {said: f"⚠️ 本浏览器里保存的工作区文件{why}，已忽略：工作区是初始练习项目。"}
+                return {**out, said: f"⚠️ 本浏览器里保存的{shared['label']}{why}，已忽略。"}
             if record is None:
-                return {said: ""}
-            notes = shared["apply"](record.fields, getattr(request, "session_hash", None))
-            notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "工作区文件"))
-            fields, _ = shared["read"](getattr(request, "session_hash", None))
-            return {said: "\n\n".join(n for n in notes if n),
+                return out
+            notes = shared["apply"](record.fields, session_id)
+            notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], shared["label"]))
+            fields, _ = shared["read"](session_id)
+            return {**out, said: "\n\n".join(n for n in notes if n),
                     part.written: fields_digest(fields) if fields is not None else None}
 
-        return restore, {client, part.inbox}, [said, part.written]
+        return restore, {client, part.inbox}, [said, held, part.written]
 
     def _writer(self, part: Part, note: Any, trigger_event) -> None:
         trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS, **SILENT)
@@ -320,7 +330,7 @@ class BrowserMemory:
             current = values[note] or ""
             if notices:
                 out[note] = base + "\n\n⚠️ " + " ".join(notices)
-            elif "⚠️" in current and "没有保存" in current:
+            elif "⚠️" in current and "没有保存在本浏览器" in current:   # keep_fields' notice, now stale
                 out[note] = base
             return out
 

@@ -213,7 +213,7 @@ def files_notice(left_out: list[str], limit: int = FILES_LIMIT) -> str:
     if not left_out:
         return ""
     shown = "、".join(left_out[:5]) + (f" 等 {len(left_out)} 个" if len(left_out) > 5 else "")
-    return (f"工作区太大（本浏览器最多保存约 {limit} 个字符的文件），这些文件没有保存：{shown}；"
+    return (f"工作区太大（本浏览器最多保存约 {limit} 个字符的文件），这些文件没有存进本浏览器：{shown}；"
             "其余文件照常保存，刷新后工作区里没有这几个。需要留下它们请用「打包下载 zip」。")
 
 

@@ -34,7 +34,7 @@ def read(session_id: str | None) -> tuple[dict | None, list[str]]:
     notices = [files_notice(left_out)] if left_out else []
     binary = sorted(set(shown) - set(files))
     if binary:
-        notices.append("这些不是文本的文件不保存在本浏览器：" + "、".join(binary[:5])
+        notices.append("这些不是文本的文件没有存进本浏览器：" + "、".join(binary[:5])
                        + (f" 等 {len(binary)} 个" if len(binary) > 5 else "") + "。")
     return {"files": kept, "left_out": left_out}, notices
 
@@ -59,6 +59,6 @@ def apply(fields: dict, session_id: str | None) -> list[str]:
 def keep(memory: BrowserMemory, tabs: list) -> None:
     """Registers the shared files and then each workspace tab, in this order (call before memory.wire)."""
     triggers = [(event, tab.run.view.memory_note) for tab in tabs for event in tab.run.changed_files]
-    memory.keep_shared(PART, MEMORY_NOTE, read, apply, triggers)
+    memory.keep_shared(PART, "工作区文件", MEMORY_NOTE, read, apply, triggers)
     for tab in tabs:
         memory.keep_lesson(tab, note=tab.run.view.memory_note, base=MEMORY_NOTE, after=PART)

@@ -155,7 +155,7 @@ def test_a_workspace_over_the_cap_keeps_the_small_files_and_names_the_rest():
     assert left_out == ["big.txt", "huge.log"]
     assert len(json.dumps(kept, ensure_ascii=False, separators=(",", ":"))) <= 200
     notice = mf.files_notice(left_out, limit=200)
-    assert "big.txt、huge.log" in notice and "没有保存" in notice and "其余文件照常保存" in notice
+    assert "big.txt、huge.log" in notice and "没有存进本浏览器" in notice and "其余文件照常保存" in notice
     # Exactly what fits is accepted back; one character more is not.
     assert mf.restore_files({"files": kept, "left_out": left_out}, limit=200)[0] == kept
     size = len(json.dumps(kept, ensure_ascii=False, separators=(",", ":")))

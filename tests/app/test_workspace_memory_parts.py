@@ -38,7 +38,7 @@ def test_a_too_big_workspace_keeps_the_rest_and_says_which_files_are_missing(ses
     workspace.run_workspace_tool(first, "write", {"path": "data/big.txt", "content": "数据\n" * 2_000})
     fields, notices = workspace_memory.read(first)
     assert fields["left_out"] == ["data/big.txt"] and "data/big.txt" not in fields["files"]
-    assert len(notices) == 1 and "data/big.txt" in notices[0] and "没有保存" in notices[0]
+    assert len(notices) == 1 and "data/big.txt" in notices[0] and "没有存进本浏览器" in notices[0]
     notes = workspace_memory.apply(fields, second)
     assert any("data/big.txt" in note for note in notes)
     assert "data/big.txt" not in workspace.export_files(second)
