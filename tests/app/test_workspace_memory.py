@@ -130,7 +130,8 @@ def test_reset_keeps_the_starter_project(browser, app_url):
         panel.locator(".tw-ws-reset").click()
         panel.locator(".tw-ws-note").filter(has_text="已重置为初始练习项目").first.wait_for(timeout=WAIT)
         wait_stored(page, "hello.py", FILES_KEY, present=False)
-        starter = {str(p.relative_to(STARTER)): p.read_text(encoding="utf-8") for p in STARTER.rglob("*") if p.is_file()}
+        starter = {str(p.relative_to(STARTER)): p.read_text(encoding="utf-8") for p in STARTER.rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts}
         assert kept_files(page) == starter
         panel = reload(page)
         memory_note(panel).filter(has_text="工作区已恢复").wait_for(timeout=WAIT)
@@ -148,7 +149,7 @@ def test_a_workspace_too_big_to_keep_says_so_and_the_page_works(browser, app_url
         upload = tmp_path / "big.zip"
         with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in STARTER.rglob("*"):
-                if path.is_file():
+                if path.is_file() and "__pycache__" not in path.parts:
                     archive.writestr(str(path.relative_to(STARTER)), path.read_bytes())
             archive.writestr("data/big.txt", "x" * 600_000)
             archive.writestr("docs/mine.md", "# 我自己的文件\n")
