@@ -106,6 +106,8 @@ def test_the_files_and_the_rules_survive_a_restart_of_the_server(browser):
         rules.locator(".tw-rules-preset label").filter(has_text="只读").click()
         rules.locator(".tw-rules .cm-content").filter(has_text='"bash": "deny"').first.wait_for(timeout=WAIT)
         wait_stored(page, '"rules_preset":"只读"', "tool-workshop:lesson:permissions")
+        page.wait_for_function("() => (JSON.parse(localStorage.getItem('tool-workshop:lesson:permissions'))"
+                               ".fields.rules || '').includes('\"bash\": \"deny\"')", timeout=WAIT)
         demo.close()
         demo = app.build_demo()
         app.launch(demo, server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
