@@ -32,7 +32,7 @@ from types import MappingProxyType  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
-from lessons import permissions_tab, workspace_tab  # noqa: E402
+from lessons import permissions_tab, workspace_memory, workspace_tab  # noqa: E402
 from lessons.browser_memory import BrowserMemory  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
@@ -85,13 +85,15 @@ def build_demo(secrets=None) -> gr.Blocks:
         with gr.Tabs():
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
             workspace_tabs = [workspace_tab.build(settings), permissions_tab.build(settings)]
-        # What the browser kept is put back first, so each schema panel shows the student's source.
+        # What the browser kept is put back first, so each schema panel shows the student's source
+        # and each workspace tree the student's files.
+        workspace_memory.keep(memory, workspace_tabs)
         restored = memory.wire(demo, settings, tabs)
         for tab in tabs:
             restored[tab.name].then(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
                                     show_progress="hidden")
         for tab in workspace_tabs:
-            tab.wire_refresh(demo)
+            tab.wire_refresh(demo, after=restored[tab.name])
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
                   show_progress="hidden")
     return demo

@@ -30,6 +30,13 @@ again writes nothing.
 A tab keeps more of its own controls by listing them in LessonTab.kept (name -> component,
 any JSON value up to memory_format.VALUE_LIMIT), or for a tab without the usual parts by
 calling `BrowserMemory.keep_lesson(tab, extra=..., note=...)` before `wire`.
+
+What lives on the server rather than in controls (the workspace's files, one copy for both
+workspace tabs) is a shared part: `keep_shared(name, label, base, read, apply, triggers)` saves
+`read(session id)` after each trigger event and, on load, hands the kept fields to
+`apply(fields, session id)` before the lessons registered with `after=name` are restored,
+one after the other (see workspace_memory.py). A run panel whose replay needs the session
+(the workspace tabs) offers `kept_run(document, request) -> (state, show)` and `outputs`.
 """
 from __future__ import annotations
 
@@ -37,7 +44,7 @@ import dataclasses
 import hashlib
 import json
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import gradio as gr
 
@@ -52,9 +59,12 @@ SETTINGS_NOTE = "💾 模型设置（不含密钥）自动保存在本浏览器�
 REMEMBER_LABEL = "在此浏览器记住我的密钥"
 REMEMBER_WARNING = "⚠️ 勾选后密钥以明文存在本浏览器（localStorage），用这台电脑、这个浏览器的人都能读到：公用电脑上不要勾选。"
 CLEAR_LABEL = "清除本页保存的内容"
-NAMES = {"source": "源码", "example_set": "示例工具集", "question": "问题", "preset": "预设问题", "strict": "strict 模式"}
+NAMES = {"source": "源码", "example_set": "示例工具集", "question": "问题", "preset": "预设问题", "strict": "strict 模式",
+         "option.approach": "循环", "rules": "权限规则", "rules_preset": "规则预设"}
 SILENT = dict(queue=False, show_progress="hidden", api_visibility="private")
 KEY_LIMIT = 1_000                 # characters of a remembered key
+FORGOTTEN = ("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
+             "本浏览器保存的{label}没有被覆盖，刷新页面即可恢复。")
 
 READ_JS = """(...ignored) => {
   const keys = %s;
@@ -170,15 +180,19 @@ class BrowserMemory:
         self.client = gr.Textbox(visible="hidden", elem_id="memory-client")
         self.parts: list[Part] = []
         self.lessons: dict[str, dict] = {}
+        self.shared: dict[str, dict] = {}
 
     def part(self, name: str) -> Part:
         part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
         self.parts.append(part)
         return part
 
-    def keep_lesson(self, tab: Any, extra: Mapping[str, Any] | None = None, note: Any = None) -> None:
+    def keep_lesson(self, tab: Any, extra: Mapping[str, Any] | None = None, note: Any = None,
+                    base: str = LESSON_NOTE, after: str | None = None) -> None:
         """Registers a lesson tab: its editor, example set, question, preset, strict box and
-        options (from tab.run), its LessonTab.kept and `extra` (name -> component)."""
+        options (from tab.run), its LessonTab.kept and `extra` (name -> component). `base` is
+        what its note says when there is nothing to tell; `after` names a shared part that is
+        put back before this tab is restored."""
         if tab.name in self.lessons:
             return
         editor, run = getattr(tab, "editor", None), getattr(tab, "run", None)
@@ -201,10 +215,29 @@ class BrowserMemory:
         note = note if note is not None else getattr(editor, "memory_note", None)
         if note is None:
             note = gr.Markdown(LESSON_NOTE, render=True)
-        self.lessons[tab.name] = {"tab": tab, "fields": fields, "specs": specs, "note": note,
+        if after is not None and after not in self.shared:
+            raise ValueError(f"{tab.name!r} is kept after {after!r}, which is not registered (keep_shared first)")
+        self.lessons[tab.name] = {"tab": tab, "fields": fields, "specs": specs, "note": note, "base": base,
+                                  "after": after,
                                   "work": self.part(f"lesson:{tab.name}"),
                                   "run": self.part(f"run:{tab.name}") if run is not None else None,
                                   "digest": gr.State(None)}
+
+    def keep_shared(self, name: str, label: str, base: str,
+                    read: Callable[[str | None], tuple[dict | None, list[str]]],
+                    apply: Callable[[dict, str | None], list[str]], triggers: list[tuple[Any, Any]]) -> None:
+        """Registers a part kept once for several tabs, read from and put back into the server's
+        state of the session by Python. read(session id) -> (fields to keep or None: nothing, notices);
+        apply(kept fields, session id) -> notices. `triggers`: (event, note) pairs: after each event
+        the part is saved, and that note tells what could not be kept. `label` names it in notices."""
+        if name in self.shared:
+            raise ValueError(f"shared part {name!r} is registered twice")
+        self.shared[name] = {"part": self.part(name), "label": label, "base": base, "read": read, "apply": apply,
+                             "triggers": list(triggers), "said": gr.State(""),
+                             # True once this page's session has been given what was kept: a page whose
+                             # session the server has since forgotten (expired, restarted) must not save
+                             # the fresh starter over the student's kept files.
+                             "held": gr.State(None)}
 
     # ------------------------------------------------------------ wiring
 
@@ -221,14 +254,70 @@ class BrowserMemory:
         read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY))
         read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **SILENT)
         read.then(*restore_settings, **SILENT)
-        return {name: read.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"], **SILENT)
-                for name, lesson in self.lessons.items()}
+        # A shared part is put back first; the lessons kept after it follow one by one, in the order
+        # they were registered, so what they show (a workspace's tree) is always the restored one.
+        chains = {name: read.then(*self._wire_shared(shared), **SILENT) for name, shared in self.shared.items()}
+        restored = {}
+        for name, lesson in self.lessons.items():
+            start = chains[lesson["after"]] if lesson["after"] else read
+            restored[name] = start.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"],
+                                        **SILENT)
+            if lesson["after"]:
+                chains[lesson["after"]] = restored[name]
+        return restored
+
+    def _wire_shared(self, shared: dict) -> tuple:
+        """Wires saving a shared part after each trigger; returns its restore handler, inputs and outputs."""
+        part, base, said, held, client = shared["part"], shared["base"], shared["said"], shared["held"], self.client
+
+        def saver(note: Any):
+            def save(values: dict, request: gr.Request) -> dict:
+                if not values[held]:
+                    return {part.outbox: gr.skip(), note: base + "\n\n⚠️ " + FORGOTTEN.format(label=shared["label"])}
+                fields, notices = shared["read"](getattr(request, "session_hash", None))
+                if fields is None:
+                    return {part.outbox: gr.skip()}
+                current = values[note] or ""
+                out: dict = {}
+                if notices:
+                    out[note] = base + "\n\n⚠️ " + " ".join(notices)
+                elif "⚠️" in current and "没有存进本浏览器" in current:   # the read's notice, now stale
+                    out[note] = base
+                if fields_digest(fields) == values[part.written]:
+                    return {part.outbox: gr.skip(), **out}
+                record = Record(part.name, fields, saved_at=time.time(), writer=client_of(values[client])["tab"])
+                return {part.outbox: put(part.name, record), part.written: fields_digest(fields), **out}
+            return save
+
+        for event, note in shared["triggers"]:
+            saving = event.then(saver(note), {client, note, part.written, held}, [part.outbox, part.written, note],
+                                **SILENT)
+            self._writer(part, note, saving)
+
+        def restore(values: dict, request: gr.Request) -> dict:
+            who, session_id = client_of(values[client]), getattr(request, "session_hash", None)
+            out = {said: "", held: bool(session_id)}
+            if not who["storage"]:
+                return out
+            record, why = decode(values[part.inbox], part.name)
+            if why:
+                return {**out, said: f"⚠️ 本浏览器里保存的{shared['label']}{why}，已忽略。"}
+            if record is None:
+                return out
+            notes = shared["apply"](record.fields, session_id)
+            notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], shared["label"]))
+            fields, _ = shared["read"](session_id)
+            return {**out, said: "\n\n".join(n for n in notes if n),
+                    part.written: fields_digest(fields) if fields is not None else None}
+
+        return restore, {client, part.inbox}, [said, held, part.written]
 
     def _writer(self, part: Part, note: Any, trigger_event) -> None:
         trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS, **SILENT)
 
     def _wire_lesson(self, lesson: dict, settings: Any) -> None:
-        tab, fields, specs, note = lesson["tab"], lesson["fields"], lesson["specs"], lesson["note"]
+        tab, fields, specs, note, base = lesson["tab"], lesson["fields"], lesson["specs"], lesson["note"], lesson["base"]
+        said = self.shared[lesson["after"]]["said"] if lesson["after"] else None
         work, run_part, digest = lesson["work"], lesson["run"], lesson["digest"]
         run = getattr(tab, "run", None)
         editor = getattr(tab, "editor", None)
@@ -242,9 +331,9 @@ class BrowserMemory:
             out = {work.outbox: put(work.name, record), work.written: fields_digest(kept)}
             current = values[note] or ""
             if notices:
-                out[note] = LESSON_NOTE + "\n\n⚠️ " + " ".join(notices)
-            elif "⚠️" in current and "没有保存" in current:
-                out[note] = LESSON_NOTE
+                out[note] = base + "\n\n⚠️ " + " ".join(notices)
+            elif "⚠️" in current and "没有保存在本浏览器" in current:   # keep_fields' notice, now stale
+                out[note] = base
             return out
 
         save_inputs, save_outputs = {client, note, work.written, *fields.values()}, [work.outbox, work.written, note]
@@ -260,11 +349,12 @@ class BrowserMemory:
             painted = edited.then(None, None, None, js=AFTER_PAINT_JS, **SILENT)
             self._writer(work, note, painted.then(save, save_inputs, save_outputs, **SILENT))
 
-        restore_inputs = {client, work.inbox, *fields.values()}
+        restore_inputs = {client, work.inbox, *fields.values(), *([said] if said is not None else [])}
         restore_outputs = [*fields.values(), note]
         if run is not None:
             restore_inputs |= {run_part.inbox, run.state}
-            restore_outputs += [*run.views.outputs, run.state, digest]
+            shown = getattr(run, "outputs", None) or [*run.views.outputs, run.state]
+            restore_outputs += [c for c in shown if c not in restore_outputs] + [digest]
 
             def keep_run(values: dict) -> dict:
                 state = values[run.state]
@@ -283,21 +373,21 @@ class BrowserMemory:
                                 writer=client_of(values[client])["tab"])
                 text, notice = run_text(record, secret=values[settings.key_state] or "")
                 if text is None:
-                    return {run_part.outbox: put(run_part.name), digest: None, note: LESSON_NOTE + "\n\n⚠️ " + notice}
+                    return {run_part.outbox: put(run_part.name), digest: None, note: base + "\n\n⚠️ " + notice}
                 out = {run_part.outbox: put(run_part.name, text=text), digest: fingerprint}
                 if "⚠️" in (values[note] or "") and "运行的记录" in (values[note] or ""):
-                    out[note] = LESSON_NOTE
+                    out[note] = base
                 return out
 
             keeping = run.views.raw.change(keep_run, {run.state, digest, client, note, settings.key_state},
                                            [run_part.outbox, digest, note], trigger_mode="always_last", **SILENT)
             self._writer(run_part, note, keeping)
 
-        def restore(values: dict) -> dict:
+        def restore(values: dict, request: gr.Request) -> dict:
             who = client_of(values[client])
-            notes, out = [], {}
+            notes, out = [values[said] if said is not None else ""], {}
             if not who["storage"]:
-                return {note: LESSON_NOTE + "\n\n⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。"}
+                return {note: base + "\n\n⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。"}
             record, why = decode(values[work.inbox], work.name)
             if why:
                 notes.append(f"⚠️ 本浏览器里保存的这一课内容{why}，已忽略：页面显示的是示例。继续编辑会重新保存。")
@@ -311,16 +401,16 @@ class BrowserMemory:
                     out[fields["preset"]] = gr.update(choices=choices, value=preset if preset in choices
                                                       else (choices[0] if choices else None))
                 notes.append(f"↩ 已恢复本浏览器保存的内容（{when(record.saved_at, who['utc_offset_minutes'])} 保存）。"
-                             "想回到示例：点「↺ 重置源码」。")
+                             + ("想回到示例：点「↺ 重置源码」。" if editor is not None else ""))
                 if bad:
                     notes.append("⚠️ 这几项保存的值不能用，保留了默认值：" + "、".join(bad) + "。")
                 notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "这份内容"))
             if run is not None:
-                notes.append(restore_run(values, out))
-            out[note] = LESSON_NOTE + "".join("\n\n" + n for n in notes if n)
+                notes.append(restore_run(values, out, request))
+            out[note] = base + "".join("\n\n" + n for n in notes if n)
             return out
 
-        def restore_run(values: dict, out: dict) -> str:
+        def restore_run(values: dict, out: dict, request: gr.Request) -> str:
             from lessons import run_driver   # run_driver imports settings_panel, which imports this module
 
             record, why = decode(values[run_part.inbox], run_part.name)
@@ -329,7 +419,11 @@ class BrowserMemory:
             if record is None or record.run is None:
                 return ""
             try:
-                state, _document, _ = run_driver.load(tab.name, record.run)
+                kept_run = getattr(run, "kept_run", None)
+                if kept_run is not None:
+                    state, show = kept_run(record.run, request)
+                else:
+                    (state, _document, _), show = run_driver.load(tab.name, record.run), run.show
             except session_io.ImportProblem as exc:
                 return f"⚠️ 本浏览器里保存的上次运行不能回放（{exc}），已忽略。"
             state.pos = len(state.replay)
@@ -337,7 +431,7 @@ class BrowserMemory:
             if old is not None:
                 old.close()
             saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
-            out.update(run.show(state, f"↩ 这是上次的运行（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。"))
+            out.update(show(state, f"↩ 这是上次的运行（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。"))
             out[digest] = events_digest(state.replay)
             return ""
 
@@ -397,7 +491,7 @@ class BrowserMemory:
         self._writer(key_part, note, forgetting)
         controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **SILENT).then(
             lambda: {controls.remember: False, key_kept: None,
-                     note: "🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、设置和记住的密钥）。"
+                     note: "🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、工作区文件、设置和记住的密钥）。"
                            "页面上现在的内容不变；继续编辑会重新开始保存。"},
             None, [controls.remember, key_kept, note], **SILENT)
 

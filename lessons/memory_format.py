@@ -8,6 +8,8 @@ Each record is one JSON text under one localStorage key:
 
 `fields` holds named values of the page's controls (source, question, options...). A run
 record's `run` is a session document (session_io.session_document), replayed on load.
+The "workspace" record's fields are {"files": {relative path: text}, "left_out": [path...]}:
+the files that fit FILES_LIMIT, and the ones that did not (said again when they come back).
 Nothing here knows gradio: browser_memory.py turns components into FieldSpecs and back.
 
 A stored value is untrusted: it may be corrupted, from an older or newer version of the
@@ -28,6 +30,7 @@ SOURCE_LIMIT = 100_000             # characters of a tool source kept
 TEXT_LIMIT = 4_000                 # characters of any other text (a question, a model name...)
 VALUE_LIMIT = 200_000              # characters of JSON of any other value (registered extras)
 RUN_LIMIT = 600_000                # characters of JSON of a kept run
+FILES_LIMIT = 500_000              # characters of JSON of a workspace's kept files (both workspace tabs share them)
 # Versions this code can still read, each turned into the next one. Adding version 2:
 # bump VERSION and add MIGRATIONS[1] = a function from a version-1 record to a version-2 one.
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {}
@@ -188,6 +191,45 @@ def run_text(record: Record, secret: str = "") -> tuple[str | None, str]:
     if secret:
         text = text.replace(secret, "***")
     return text, ""
+
+
+def keep_files(files: Mapping[str, str], limit: int = FILES_LIMIT) -> tuple[dict, list[str]]:
+    """Saving a workspace: (the files that fit `limit`, the paths left out). The smallest files
+    are kept first, so one big file cannot push out the student's sources; ties go by path."""
+    def size(path: str) -> int:
+        return len(json.dumps(path, ensure_ascii=False)) + len(json.dumps(files[path], ensure_ascii=False)) + 2
+    kept, left_out, used = {}, [], 1    # "{" and "}", less the comma the last entry does not have
+    for path in sorted(files, key=lambda p: (size(p), p)):
+        if used + size(path) <= limit:
+            kept[path] = files[path]
+            used += size(path)
+        else:
+            left_out.append(path)
+    return dict(sorted(kept.items())), sorted(left_out)
+
+
+def files_notice(left_out: list[str], limit: int = FILES_LIMIT) -> str:
+    """Said when some of the workspace's files are not kept (on the save, and again on the restore)."""
+    if not left_out:
+        return ""
+    shown = "、".join(left_out[:5]) + (f" 等 {len(left_out)} 个" if len(left_out) > 5 else "")
+    return (f"工作区太大（本浏览器最多保存约 {limit} 个字符的文件），这些文件没有存进本浏览器：{shown}；"
+            "其余文件照常保存，刷新后工作区里没有这几个。需要留下它们请用「打包下载 zip」。")
+
+
+def restore_files(fields: Any, limit: int = FILES_LIMIT) -> tuple[dict | None, list[str], str]:
+    """Loading a workspace record: (files, paths left out when saved, '') or (None, [], why not).
+    Paths themselves are checked by workspace.import_files, which refuses the whole set."""
+    if not isinstance(fields, dict):
+        return None, [], "内容已损坏（不是对象）"
+    files, left_out = fields.get("files"), fields.get("left_out") or []
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return None, [], "内容已损坏（files 应是 {相对路径: 文本}）"
+    if len(json.dumps(files, ensure_ascii=False, separators=(",", ":"))) > limit:
+        return None, [], f"超过保存上限 {limit} 个字符"
+    if not isinstance(left_out, list):
+        left_out = []
+    return files, [str(path)[:300] for path in left_out[:300]], ""
 
 
 def when(saved_at: float, utc_offset_minutes: int = 0) -> str:

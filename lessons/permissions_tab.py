@@ -67,4 +67,4 @@ def build(settings: SettingsPanel) -> WorkspaceTab:
                      api_visibility="private", show_progress="hidden")
         rules.change(rules_status, [rules], [status], api_visibility="private", show_progress="hidden")
         run.wire()
-    return WorkspaceTab(LESSON, run, tab)
+    return WorkspaceTab(LESSON, run, tab, kept={"rules": rules, "rules_preset": preset})

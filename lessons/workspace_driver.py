@@ -128,8 +128,15 @@ def load(lesson: str, path: str, session_id: str | None) -> tuple[WorkspaceRunSt
         except workspace.WorkspaceError as exc:
             raise session_io.ImportProblem(f"工作区文件没有导入：{exc}") from None
         restored = "工作区已换成导出时的文件；"
-    state = WorkspaceRunState(run=workspace_backend.WorkspaceRun(tools=document.get("tools", [])),
-                              replay=document["events"], pos=0, question=document.get("question", ""),
-                              settings=document.get("settings", {}), options=document.get("options", {}))
+    state = replay(document)
     other = "" if document.get("lesson") == lesson else f"（这是「{document.get('lesson')}」课的记录）"
     return state, f"已导入录制的运行{other}：{restored}点「下一步」逐步回放，不调用模型。"
+
+
+def replay(document: Any) -> WorkspaceRunState:
+    """The replay state of a session document (checked here), leaving the workspace's files alone:
+    a run kept in the browser comes back this way, its files having been put back once for both tabs."""
+    document = session_io.load_document(document)
+    return WorkspaceRunState(run=workspace_backend.WorkspaceRun(tools=document.get("tools", [])),
+                             replay=document["events"], pos=0, question=document.get("question", ""),
+                             settings=document.get("settings", {}), options=document.get("options", {}))

@@ -9,6 +9,7 @@ import json
 import os
 import tempfile
 import time
+from types import MappingProxyType
 from typing import Any, Callable
 
 import gradio as gr
@@ -23,6 +24,9 @@ from lessons.workspace_backend import APPROACHES
 from lessons.workspace_driver import WorkspaceRunState
 
 NO_FILE = "（在上面的文件树里选一个文件）"
+# What this browser keeps of the workspace lessons (workspace_memory.py saves and restores it).
+MEMORY_NOTE = ("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
+               "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。")
 NOT_RUN = '<div class="tw-protocol"><div class="tw-empty">还没有运行。选一个预设问题，点「运行」。</div></div>'
 
 
@@ -80,6 +84,8 @@ class WorkspaceView:
         self.tree = gr.Radio([], label="文件树", elem_classes=["tw-ws-tree"])
         self.file = gr.Code(NO_FILE, label="文件内容", language="python", interactive=False, lines=10, max_lines=30,
                             elem_classes=["tw-ws-file"])
+        self.memory_note = gr.Markdown(MEMORY_NOTE, elem_classes=["tw-memory-note", "tw-ws-memory"])
+        self.replaced: list = []     # the events after which the files were replaced (重置, zip upload)
         with gr.Accordion("这次运行改了什么（diff）", open=True):
             self.changes = gr.HTML(changes_html([]), css_template=timeline.CSS, elem_classes=["tw-ws-diff"])
         self.outputs = [self.tree, self.file, self.changes]
@@ -118,9 +124,9 @@ class WorkspaceView:
                 workspace.reset(session_of(request) or "")
             except workspace.WorkspaceError as exc:
                 return {self.note: f"❌ {exc}"}
-            return replaced("已重置为初始练习项目。", request)
+            return replaced("已重置为初始练习项目（本浏览器保存的工作区文件随之换成初始项目）。", request)
 
-        self.reset_btn.click(reset, None, outputs + [self.note], api_visibility="private")
+        self.replaced.append(self.reset_btn.click(reset, None, outputs + [self.note], api_visibility="private"))
 
         def download(request: gr.Request):
             try:
@@ -139,7 +145,8 @@ class WorkspaceView:
                 return {self.note: f"❌ zip 没有导入：{exc}"}
             return replaced("已用上传的 zip 替换工作区。", request)
 
-        self.upload_btn.upload(upload, [self.upload_btn], outputs + [self.note], api_visibility="private")
+        self.replaced.append(self.upload_btn.upload(upload, [self.upload_btn], outputs + [self.note],
+                                                    api_visibility="private"))
 
 
 def shell_note() -> str:
@@ -213,6 +220,12 @@ class WorkspaceRunPanel:
         self.views.step_btn.visible = False    # the pause here is the permission gate's
         self.views.protocol.value = NOT_RUN
         self.ask = self.views.below_buttons
+        # What browser_memory.py reads and restores (the names RunPanel has); `outputs` is all show() returns.
+        self.question, self.presets, self.strict = self.views.question, self.views.presets, None
+        self.options = MappingProxyType({"approach": self.approach})
+        self.outputs = (self.views.outputs + [self.state] + view.outputs
+                        + (self.ask.outputs if self.ask is not None else []))
+        self.changed_files: list = []   # the events after which the workspace's files may differ
 
     def show(self, state: RunState, note: str = "", session_id: str | None = None, selected: str | None = None) -> dict:
         shown = {**self.views.render(state, note), self.state: state,
@@ -232,7 +245,7 @@ class WorkspaceRunPanel:
 
     def wire(self):
         views, view, secrets = self.views, self.view, self.settings.secrets
-        outputs = views.outputs + [self.state] + view.outputs + (self.ask.outputs if self.ask else [])
+        outputs = self.outputs
         run_inputs = {views.question, self.state, self.approach, view.tree, *self.settings.components,
                       *self.rule_inputs}
 
@@ -249,7 +262,7 @@ class WorkspaceRunPanel:
                                                       session_id=session_id, request=request):
                 yield self.show(state, note, session_id, values[view.tree])
 
-        views.run_btn.click(start, run_inputs, outputs, api_visibility="private")
+        self.changed_files.append(views.run_btn.click(start, run_inputs, outputs, api_visibility="private"))
         views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility="private",
                             show_progress="hidden")
 
@@ -264,9 +277,10 @@ class WorkspaceRunPanel:
                 return answer
 
             answer_inputs = {self.state, ask.args, ask.reason, view.tree}
-            ask.approve.click(answerer(workspace_driver.APPROVE), answer_inputs, outputs, api_visibility="private")
-            ask.approve_edited.click(answerer(workspace_driver.EDIT), answer_inputs, outputs, api_visibility="private")
-            ask.deny.click(answerer(workspace_driver.DENY), answer_inputs, outputs, api_visibility="private")
+            for button, choice in ((ask.approve, workspace_driver.APPROVE), (ask.approve_edited, workspace_driver.EDIT),
+                                   (ask.deny, workspace_driver.DENY)):
+                self.changed_files.append(button.click(answerer(choice), answer_inputs, outputs,
+                                                       api_visibility="private"))
 
         def export(values: dict, request: gr.Request):
             path, note = workspace_driver.export(self.lesson, values[self.state], values[self.settings.key_state],
@@ -289,8 +303,9 @@ class WorkspaceRunPanel:
             return {views.question: fresh.question, views.views_tabs: gr.Tabs(selected="protocol"),
                     **self.show(fresh, note, session_id)}
 
-        views.import_file.upload(load, {views.import_file, self.state, view.tree},
-                                 [views.question, views.views_tabs] + outputs, api_visibility="private")
+        self.changed_files.append(views.import_file.upload(load, {views.import_file, self.state, view.tree},
+                                                           [views.question, views.views_tabs] + outputs,
+                                                           api_visibility="private"))
 
         def walker(to_end: bool):
             def walk(values: dict, request: gr.Request):
@@ -303,6 +318,13 @@ class WorkspaceRunPanel:
 
         # The workspace's files may have changed in the other tab, or been replaced here.
         view.wire(extra_outputs=[views.status], on_replace=lambda: {views.status: ""})
+        self.changed_files += view.replaced
+
+    def kept_run(self, document: dict, request: gr.Request | None) -> tuple[WorkspaceRunState, Callable]:
+        """A run kept in the browser, replayed (browser_memory.py): the state, and how to show it
+        with this session's workspace. Raises session_io.ImportProblem."""
+        session_id = session_of(request)
+        return workspace_driver.replay(document), lambda state, note: self.show(state, note, session_id)
 
     def refresh(self, values: dict, request: gr.Request) -> dict:
         """The workspace as it is now (page load, tab selected), and bash's layers."""
@@ -316,9 +338,13 @@ class WorkspaceTab:
     name: str
     run: WorkspaceRunPanel
     tab: gr.Tab
+    # More controls kept in the browser with the question and the loop (browser_memory.py).
+    kept: Any = dataclasses.field(default_factory=dict)
 
-    def wire_refresh(self, demo: gr.Blocks) -> None:
+    def wire_refresh(self, demo: gr.Blocks, after: Any = None) -> None:
+        """`after`: the event after which the kept files are back (the first tree shows them)."""
         view = self.run.view
-        for event in (demo.load, self.tab.select):
+        first = after.then if after is not None else demo.load
+        for event in (first, self.tab.select):
             event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility="private",
                   show_progress="hidden")

@@ -134,3 +134,41 @@ def test_the_origin_notice_names_another_tab_in_the_browsers_time():
     assert mf.origin_notice(record, "tab-a") == ""
     notice = mf.origin_notice(record, "tab-b", utc_offset_minutes=480)
     assert "21:05" in notice and "另一个标签页" in notice
+
+
+# ---------------------------------------------------------------- a workspace's files
+
+def test_workspace_files_that_fit_are_kept_whole():
+    files = {"src/calc.py": "def add(a, b):\n    return a + b\n", "notes.md": "练习"}
+    kept, left_out = mf.keep_files(files)
+    assert kept == files and left_out == []
+    text = mf.Record("workspace", {"files": kept, "left_out": left_out}).to_json()
+    record, why = mf.decode(text, "workspace")
+    assert why == "" and mf.restore_files(record.fields) == (files, [], "")
+    assert mf.files_notice([]) == ""
+
+
+def test_a_workspace_over_the_cap_keeps_the_small_files_and_names_the_rest():
+    files = {"big.txt": "字" * 300, "notes.md": "n" * 40, "src/a.py": "a" * 40, "huge.log": "x" * 500}
+    kept, left_out = mf.keep_files(files, limit=200)
+    assert kept == {"notes.md": files["notes.md"], "src/a.py": files["src/a.py"]}
+    assert left_out == ["big.txt", "huge.log"]
+    assert len(json.dumps(kept, ensure_ascii=False, separators=(",", ":"))) <= 200
+    notice = mf.files_notice(left_out, limit=200)
+    assert "big.txt、huge.log" in notice and "没有存进本浏览器" in notice and "其余文件照常保存" in notice
+    # Exactly what fits is accepted back; one character more is not.
+    assert mf.restore_files({"files": kept, "left_out": left_out}, limit=200)[0] == kept
+    size = len(json.dumps(kept, ensure_ascii=False, separators=(",", ":")))
+    assert mf.keep_files(kept, limit=size) == (kept, [])
+    assert mf.keep_files(kept, limit=size - 1)[1] != []
+
+
+@pytest.mark.parametrize("fields, reason", [
+    ("not an object", "不是对象"),
+    ({"files": ["a.py"]}, "files 应是"),
+    ({"files": {"a.py": 3}}, "files 应是"),
+    ({"files": {"a.py": "x" * (mf.FILES_LIMIT + 1)}}, "超过保存上限"),
+])
+def test_unusable_kept_files_are_refused_with_a_reason(fields, reason):
+    files, left_out, why = mf.restore_files(fields)
+    assert files is None and reason in why

@@ -1,0 +1,64 @@
+"""The workspace lessons kept in the browser, through browser_memory.py: each tab's question,
+loop, rules (权限与确认) and last run as its own lesson parts, and the workspace's files once,
+as the shared part "workspace" (both tabs work on the session's one workspace).
+
+Saving: after every event that may change the files (a run or its pause for a rule's "ask",
+an answer to it, an imported session, 重置, a zip upload) the files are read back with
+workspace.export_files and kept if they fit memory_format.FILES_LIMIT; the ones that do not
+fit are named, the rest are kept. Text files only: the page says which others were left out.
+
+Restoring, in this order: the kept files are imported into the new session's workspace, then
+原子工具 and 权限与确认 are restored one after the other (their kept runs are replayed, not
+rerun), and only then does each tab show its tree (app.py chains it on what `keep` returns)."""
+from __future__ import annotations
+
+import workspace
+
+from lessons.browser_memory import BrowserMemory
+from lessons.memory_format import files_notice, keep_files, restore_files
+from lessons.workspace_panel import MEMORY_NOTE
+
+PART = "workspace"
+
+
+def read(session_id: str | None) -> tuple[dict | None, list[str]]:
+    """The fields to keep for this session's workspace (None: nothing to keep), and notices."""
+    if not session_id:
+        return None, []
+    try:
+        files = workspace.export_files(session_id)
+        shown = [e["path"] for e in workspace.tree(session_id) if e.get("type") == "file"]
+    except workspace.WorkspaceError:
+        return None, []
+    kept, left_out = keep_files(files)
+    notices = [files_notice(left_out)] if left_out else []
+    binary = sorted(set(shown) - set(files))
+    if binary:
+        notices.append("这些不是文本的文件没有存进本浏览器：" + "、".join(binary[:5])
+                       + (f" 等 {len(binary)} 个" if len(binary) > 5 else "") + "。")
+    return {"files": kept, "left_out": left_out}, notices
+
+
+def apply(fields: dict, session_id: str | None) -> list[str]:
+    """Puts the kept files into this session's workspace; what to tell the student."""
+    files, left_out, why = restore_files(fields)
+    if why:
+        return [f"⚠️ 本浏览器里保存的工作区文件{why}，已忽略：工作区是初始练习项目。"]
+    if not session_id:
+        return ["⚠️ 这个页面没有会话标识，工作区文件没有恢复：请刷新页面。"]
+    try:
+        workspace.import_files(session_id, files)
+    except workspace.WorkspaceError as exc:
+        return [f"⚠️ 本浏览器里保存的工作区文件没有恢复（{exc}），工作区是初始练习项目。"]
+    notes = [f"↩ 工作区已恢复为本浏览器保存的 {len(files)} 个文件。想从头开始：点「↺ 重置工作区」。"]
+    if left_out:
+        notes.append("⚠️ " + files_notice(left_out))
+    return notes
+
+
+def keep(memory: BrowserMemory, tabs: list) -> None:
+    """Registers the shared files and then each workspace tab, in this order (call before memory.wire)."""
+    triggers = [(event, tab.run.view.memory_note) for tab in tabs for event in tab.run.changed_files]
+    memory.keep_shared(PART, "工作区文件", MEMORY_NOTE, read, apply, triggers)
+    for tab in tabs:
+        memory.keep_lesson(tab, note=tab.run.view.memory_note, base=MEMORY_NOTE, after=PART)
