@@ -218,7 +218,7 @@ class TestPermissionsLesson:
         panel.locator(".tw-rules-preset label").filter(has_text=name).click()
         panel.locator(".tw-rules").filter(has_text=shows).first.wait_for(timeout=WAIT)
 
-    def test_ask_shows_the_diff_a_write_or_an_edit_would_make(self, page, panel):
+    def test_ask_shows_the_diff_a_write_or_an_edit_would_make(self, panel):
         """每次调用之前，先按左边的规则决定怎么办。ask：暂停，把这次调用将要做的事原样给你看
         （write / edit 是它会对文件做的 diff）。"""
         rules, run_button = panel.locator(".tw-rules"), panel.locator(".tw-run")
@@ -266,7 +266,7 @@ class TestPermissionsLesson:
         panel.locator(".tw-deny").click()
         wait_final(panel)
 
-    def test_read_only_reads_and_lists_but_does_not_write(self, page, panel):
+    def test_read_only_reads_and_lists_but_does_not_write(self, panel):
         """规则预设「只读」。"""
         self.use_preset(panel, "只读", "bash:ls*")
         run(panel, "新建文件 readonly.py，内容是 print(1)")
