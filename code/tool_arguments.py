@@ -205,8 +205,14 @@ def _explain(error: Any, defs: dict) -> dict[str, str]:
         return out
     if kind == "additionalProperties":
         known = "、".join(schema.get("properties", {})) or "无"
-        return {f"未知参数 {join_path(path, key)}（可用参数：{known}）": f"请去掉 {key}，只用列出的参数"
-                for key in value if key not in schema.get("properties", {})}
+        unknown = [key for key in value if key not in schema.get("properties", {})]
+        out = {}
+        for key in unknown:
+            meant = renamed_to(key, unknown, schema, value)
+            guess, hint = ((f"是不是想用 {meant}？", f"请把 {key} 改成 {meant}") if meant
+                           else ("", f"请去掉 {key}，只用列出的参数"))
+            out[f"未知参数 {join_path(path, key)}（{guess}可用参数：{known}）"] = hint
+        return out
     received = received_text(value)
     if kind in _LIMITS:
         rule = _LIMITS[kind].format(json.dumps(error.validator_value, ensure_ascii=False))
@@ -215,6 +221,18 @@ def _explain(error: Any, defs: dict) -> dict[str, str]:
         expected = expected_text(schema, defs)
         return {f"参数 {path} 应为{expected}，收到{received}": f"请改为{expected}后重试"}
     return {f"参数 {path} 不符合要求（{error.message}），收到{received}": "请按参数说明修改后重试"}
+
+
+def renamed_to(key: str, unknown: list[str], schema: dict, given: dict) -> str | None:
+    """一个未知参数最可能是哪个参数：拼写很像的那个（citty → city）；没有的话，只有这一个未知参数、
+    又正好缺一个必填参数时，就是缺的那个——函数改了参数名、schema 或调用方没跟着改，就是这个样子。"""
+    import difflib
+    free = [name for name in schema.get("properties", {}) if name not in given]
+    close = difflib.get_close_matches(key, free, n=1, cutoff=0.8)   # 参数名都很短：太宽松会乱猜
+    if close:
+        return close[0]
+    missing = [name for name in schema.get("required", []) if name not in given]
+    return missing[0] if len(unknown) == 1 and len(missing) == 1 else None
 
 
 def expected_text(schema: dict, defs: dict) -> str:

@@ -20,6 +20,7 @@ EXAMPLE_SETS = {
     "超长结果（截断）": "examples_long_result.py",
 }
 FUTURE_TRAP = "examples_future_trap.py"
+DRIFT = "examples_drift.py"          # a hand-written schema left behind by a renamed parameter
 
 
 def example_text(file_name: str) -> str:

@@ -1,5 +1,6 @@
 """工具注册: the naive inspect-based generator and the registry side by side on the
-student's source, the difference highlighted, the __future__ trap one click away,
+student's source, the difference highlighted, the __future__ trap and a hand-written
+schema that drifted from its function one click away,
 strict mode, and a 试调用 panel that calls one tool through the sandbox, no model."""
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import gradio as gr
 
 from function_calling_loop import run_function_calling
 from lessons import backend
-from lessons.editor_panel import FUTURE_TRAP, EditorPanel, example_text, lesson_text
+from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
 from lessons.lesson_tab import LessonTab
 from lessons.presets import PRESETS
 from lessons.run_driver import Lesson
@@ -99,7 +100,7 @@ LESSON = Lesson("registry", start)
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    trap_text = example_text(FUTURE_TRAP)
+    trap_text, drift_text = example_text(FUTURE_TRAP), example_text(DRIFT)
     with gr.Tab("工具注册", id="registry", elem_id="tab-registry"):
         with gr.Accordion("📖 课文：从函数签名生成 schema", open=False):
             gr.Markdown(lesson_text("registry.md"))
@@ -108,6 +109,7 @@ def build(settings: SettingsPanel) -> LessonTab:
                 editor = EditorPanel(presets=PRESETS)
                 with gr.Row():
                     trap_btn = gr.Button("⚠️ 载入 __future__ 陷阱", size="sm", elem_classes=["tw-trap"], min_width=140)
+                    drift_btn = gr.Button("⚠️ 载入 手写 schema 漂移", size="sm", elem_classes=["tw-drift"], min_width=140)
                     strict = gr.Checkbox(value=False, label="strict 模式", elem_classes=["tw-strict"], min_width=120)
             with gr.Column(scale=6, min_width=320):
                 with gr.Row(equal_height=False):
@@ -149,6 +151,7 @@ def build(settings: SettingsPanel) -> LessonTab:
         schema.wire(editor.editor, strict=strict, extra=compare, extra_inputs=[tool_name],
                     extra_outputs=[naive, diff, tool_name])
         trap_btn.click(lambda: trap_text, None, [editor.editor], api_visibility="private")
+        drift_btn.click(lambda: drift_text, None, [editor.editor], api_visibility="private")
         tool_name.change(example_arguments, [schema.tools_state, tool_name], [try_args], api_visibility="private",
                          show_progress="hidden")
 

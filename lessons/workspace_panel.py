@@ -194,10 +194,11 @@ class AskBox:
             return {self.box: gr.update(visible=False)}
         call = asking["call"]
         args = call.get("arguments")
+        # No rule matched: the reason itself says so (an empty rule would read 规则 `` here).
+        why = f"规则 `{asking['rule']}` 要求先问你（{asking['reason']}）" if asking["rule"] else asking["reason"]
         return {
             self.box: gr.update(visible=True),
-            self.title: (f"**⏸ 等待你的确认：** 模型要调用 `{call.get('name')}`，规则 `{asking['rule']}` 要求先问你"
-                         f"（{asking['reason']}）。"),
+            self.title: f"**⏸ 等待你的确认：** 模型要调用 `{call.get('name')}`，{why}。",
             self.preview: asking["preview"],
             self.args: json.dumps(args, ensure_ascii=False, indent=2) if args is not None
             else str(call.get("raw_arguments") or ""),

@@ -303,6 +303,32 @@ class TestRegistryLesson:
         panel.locator(".tw-trap").click()
         panel.locator(".tw-diff-view").filter(has_text="count: string → integer").first.wait_for(timeout=WAIT)
 
+    def test_a_hand_written_schema_drifts_and_the_old_call_fails_only_when_made(self, page, panel):
+        """改了函数忘了改 schema，模型就拿着旧参数调新函数，错误只在运行时出现。"""
+        panel.locator(".tw-drift").click()
+        schema = panel.locator(".tw-schema-json")
+        schema.filter(has_text='"location"').first.wait_for(timeout=WAIT)
+        source = code_text(panel.locator(".tw-editor"))
+        assert "HAND_WRITTEN_SCHEMA" in source and '"city": {"type": "string"' in source    # the old name, by hand
+        tools = json.loads(code_text(schema))
+        assert [t["function"]["name"] for t in tools] == ["get_weather"]
+        assert set(tools[0]["function"]["parameters"]["properties"]) == {"location", "unit"}
+        # Nothing notices the drift before a call: the schema loads without a warning.
+        status = panel.locator(".tw-schema-status").first.inner_text()
+        assert "✅" in status and "city" not in status
+        assert panel.locator(".tw-try-tool input").input_value() == "get_weather"
+        content = panel.locator(".tw-try-content textarea")
+        for arguments, answer in (('{"city": "北京"}', "❌ [参数错误]"), ('{"location": "北京"}', "北京今天")):
+            set_code(page, panel.locator(".tw-try-args"), arguments)
+            panel.locator(".tw-try-btn").click()
+            page.wait_for_function("([e, a]) => e.value.startsWith(a)", arg=[content.element_handle(), answer],
+                                   timeout=WAIT)
+            if answer.startswith("❌"):
+                failed = content.input_value()
+                assert "未知参数 city（是不是想用 location？" in failed
+                assert "error_code = invalid_arguments" in panel.locator(".tw-try-report").first.inner_text()
+        assert panel.locator(".tw-try-report").first.inner_text().startswith("✅ 调用成功")
+
     def test_try_call_converts_and_reports(self, page, panel):
         panel.locator(".tw-reset").click()
         panel.locator(".tw-schema-json").filter(has_text="get_forecast").first.wait_for(timeout=WAIT)

@@ -115,6 +115,20 @@ def test_several_problems_are_all_reported(registry):
     assert "；" in outcome.content
 
 
+def test_an_unknown_parameter_names_the_one_it_probably_meant(registry):
+    """A typo, or a parameter renamed in the function but not where the call came from."""
+    typo = registry.call("repeat", {"txet": "a"})
+    assert typo.problems == ["缺少必填参数 text（字符串）", "未知参数 txet（是不是想用 text？可用参数：text、count、ratio、"
+                             "loud、tags、meta、unit）"]
+    renamed = registry.call("explode", {"why": "x"})     # the only unknown one, the only missing one
+    assert renamed.content == ("❌ [参数错误] 缺少必填参数 reason（字符串）；未知参数 why（是不是想用 reason？"
+                               "可用参数：reason）。请逐条修正以上问题后重试。")
+    alone = registry.call("explode", {"reason": "x", "why": "y"})   # nothing missing: no guess
+    assert alone.content == "❌ [参数错误] 未知参数 why（可用参数：reason）。请去掉 why，只用列出的参数。"
+    two = registry.call("explode", {"why": "x", "how": "y"})        # two unknown, one missing: no guess
+    assert "是不是想用" not in two.content
+
+
 def test_constraints_from_field(registry):
     assert registry.call("ranged", {"n": 0}).problems == ["参数 n 应 ≥ 1，收到整数 0"]
     assert registry.call("ranged", {"n": 11}).problems == ["参数 n 应 ≤ 10，收到整数 11"]

@@ -8,6 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import examples_calculator
+import examples_drift
 import examples_employees
 import examples_future_trap
 import examples_weather
@@ -43,7 +44,8 @@ def test_naive_generator_without_future_import_still_loses_details():
     assert props["unit"] == {"type": "string"}                      # no enum
 
 
-@pytest.mark.parametrize("module", [examples_weather, examples_calculator, examples_employees, examples_future_trap])
+@pytest.mark.parametrize("module", [examples_weather, examples_calculator, examples_employees, examples_future_trap,
+                                    examples_drift])
 def test_example_tools_are_clean(module):
     assert module.registry.tools
     for name, warnings in module.registry.warnings().items():
@@ -75,11 +77,25 @@ def test_examples_behave():
     assert "查无此人" in staff.invoke("get_employee", {"name": "无名氏"})
 
 
+def test_the_drift_example_fails_only_when_the_old_call_is_made():
+    """The hand-written schema still says city; the function and the registry's schema say location."""
+    hand = examples_drift.HAND_WRITTEN_SCHEMA["function"]["parameters"]
+    derived = examples_drift.registry.tools["get_weather"].parameters
+    assert set(hand["properties"]) == {"city", "unit"} and set(derived["properties"]) == {"location", "unit"}
+    old_call = {name: "北京" for name in hand["required"]}
+    with pytest.raises(TypeError, match="city"):
+        examples_drift.get_weather(**old_call)
+    outcome = examples_drift.registry.call("get_weather", old_call)
+    assert outcome.error_code == "invalid_arguments" and "未知参数 city（是不是想用 location？" in outcome.content
+    assert examples_drift.registry.invoke("get_weather", {"location": "北京"}).startswith("北京今天")
+
+
 @pytest.mark.parametrize("script, expected", [
     ("examples_weather.py", "北京今天晴"),
     ("examples_calculator.py", "(3+4)*5 = 35"),
     ("examples_employees.py", "月薪合计"),
     ("examples_future_trap.py", "朴素做法"),
+    ("examples_drift.py", "got an unexpected keyword argument 'city'"),
     ("naive_schema.py", "✗ add_todo.count"),
     ("tool_registry.py", "get_weather"),
 ])
