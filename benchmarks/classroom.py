@@ -456,6 +456,7 @@ def hostile_tabs(url: str, clock: Clock, plan: list, pause: float, handover, rel
     waits (gradio_client polls while it waits) and their parsing share no interpreter lock
     with the students being measured (they keep gradio_client's own 50 ms poll). `plan` is
     (when to open the tab, seed, "tools" or "bash") for each."""
+    gc.disable()                         # as in the students' process: no collector pauses
     results = Results(clock)
     threads = []
     for opens, seed, lesson in plan:
@@ -623,9 +624,11 @@ def main() -> int:
             warm_up(url, min(10, args.students), 8.0)
             time.sleep(expire)
         # All the simulated clients live in this one process; a full collection here would stall
-        # them all at once, which a class of separate browsers never does.
+        # them all at once (0.5-1 s with 200 of them), which a class of separate browsers never
+        # does. The collector stays off until the class is over.
         gc.collect()
         gc.freeze()
+        gc.disable()
         start_rss, start_pss = tree_memory_mb(app.pid)
         start_server = tree_memory_mb(app.pid, only_root=True)[1]
         watch = MemoryWatch(app.pid)
@@ -644,6 +647,7 @@ def main() -> int:
                                  settle=0.0 if args.smoke else 10.0)
         parts = {"arrival": results.clock.span("arrival")[1] - results.clock.opened, "baseline": baseline,
                  "abuse": args.seconds}
+        gc.enable()
         if args.trace:
             write_trace(args.trace, results)
         outcome = {part: summarise(part, results, seconds, cpu.get(part))
