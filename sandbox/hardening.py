@@ -61,16 +61,17 @@ def prctl(option, value):
         raise OSError(err, os.strerror(err))
 
 
-def lower_group_priority(nice):
-    """Puts the zygote's session, where every worker stays, below the web server. With
-    autogroup scheduling (on by default on many kernels) each session is one group that
-    competes with the server's as an equal whatever the nice values inside it; one write
-    lowers the whole sandbox. The zygote itself keeps its nice value, so that within the
-    group its forks come before the workers' code. Needs no privilege (it only lowers)."""
+def lower_group_priority(nice, pid="self"):
+    """Puts a session (by default the caller's: the zygote's, where every worker stays) below
+    the web server. With autogroup scheduling (on by default on many kernels) each session
+    is one group that competes with the server's as an equal whatever the nice values inside
+    it; one write lowers the whole sandbox. The zygote itself keeps its nice value, so that
+    within the group its forks come before the workers' code. Needs no privilege to lower
+    one's own; the app lowers a launcher it has just started (its owner, or root)."""
     if nice <= 0:
         return
     try:
-        with open("/proc/self/autogroup", "w") as handle:
+        with open(f"/proc/{pid}/autogroup", "w") as handle:
             handle.write(str(nice))
     except OSError:
         pass  # no autogroup support: the workers' own nice values still apply

@@ -35,6 +35,7 @@ import threading
 import time
 
 from .admission import Refusal
+from .hardening import lower_group_priority
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -128,6 +129,10 @@ def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote
         [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(runtime, "shell_launcher.py")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=runtime,
         env=_minimal_env(), start_new_session=True, close_fds=True, **kwargs)
+    # Its new session is a scheduling group of its own, which starts as the server's equal:
+    # lowered from here at once, the launcher's start-up (an interpreter and its imports,
+    # about half of what a short command costs) no longer competes with the page.
+    lower_group_priority(request["nice"], launcher.pid)
     try:
         # The launcher keeps its own deadline; this one only covers the launcher itself failing.
         out, err = launcher.communicate(json.dumps(request).encode(), timeout=timeout + 10)
