@@ -7,10 +7,11 @@ export GRADIO_ANALYTICS_ENABLED=False
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 export PYTHONDONTWRITEBYTECODE=1
 
-if [ "$(id -u)" = 0 ] && ! { [ -x /usr/bin/chromium ] && [ -e /usr/lib/x86_64-linux-gnu/libseccomp.so.2 -o -e /usr/lib/aarch64-linux-gnu/libseccomp.so.2 ]; }; then
+lib() { [ -e "/usr/lib/x86_64-linux-gnu/$1" ] || [ -e "/usr/lib/aarch64-linux-gnu/$1" ]; }
+if [ "$(id -u)" = 0 ] && ! { [ -x /usr/bin/chromium ] && lib libseccomp.so.2 && lib libjemalloc.so.2; }; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    chromium fonts-liberation fonts-noto-color-emoji fonts-noto-cjk libseccomp2 python3-venv >/dev/null
+    chromium fonts-liberation fonts-noto-color-emoji fonts-noto-cjk libseccomp2 libjemalloc2 python3-venv >/dev/null
 fi
 source scripts/setup.sh requirements-dev.txt
 
