@@ -67,8 +67,10 @@ SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
 PORT = int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
 # Events of one kind that may run at once (a classroom of ~40 clicking now and then).
 CONCURRENCY_LIMIT = int(os.environ.get("TOOL_WORKSHOP_CONCURRENCY", "12"))
-# Hardened workers kept ready: a classroom's burst of runs must not wait for forks.
-SANDBOX_POOL_SIZE = int(os.environ.get("TOOL_WORKSHOP_POOL_SIZE", "4"))
+# Hardened workers kept ready: a classroom's burst of runs must not wait for forks. With 200
+# students (about 20 tool runs a second) four ran out now and then, and a run then waited
+# for a fork on a busy machine (up to 0.4 s).
+SANDBOX_POOL_SIZE = int(os.environ.get("TOOL_WORKSHOP_POOL_SIZE", "6"))
 MAX_UPLOAD = "8mb"
 # Gradio's copies of exported and uploaded files: checked hourly, removed after two hours.
 DELETE_CACHE = (3600, 7200)

@@ -1,7 +1,12 @@
 """A whole classroom on one app: N simulated students hitting the named API endpoints.
 
     python benchmarks/classroom.py            # 50 students, 5 of them abusive: 1 + 2 + 1 minutes
+    python benchmarks/classroom.py --preset lecture    # a lecture hall: 200 students, 10 abusive
     python benchmarks/classroom.py --students 10 --abusers 2 --seconds 15 --smoke    # CI
+
+`--preset lecture` is `--students 200 --abusers 10 --think 10 --seconds 60 --ramp 30`: a
+student who reads each result for ~10 s, the hall opening the link over half a minute
+(about 4 minutes in all). Options given with a preset override it.
 
 The app runs as a subprocess on loopback (`python app.py`), exactly as it is served.
 Each simulated student has its own `gradio_client.Client` (its own session), opens the
@@ -72,6 +77,8 @@ FC_QUESTION = "北京和上海今天天气怎么样？"
 REACT_QUESTION = "帮我算一下 (3+4)*5 等于多少"
 WORKSPACE_QUESTION = "跑一下测试"
 WORKSPACE_EVERY = 5          # one student in five is on lesson 4 (the four atomic tools)
+
+PRESETS = {"lecture": {"students": 200, "abusers": 10, "think": 10.0, "seconds": 60.0, "ramp": 30.0}}
 
 ABUSIVE_TOOLS = {
     "infinite_loop": "while True:\n        pass",
@@ -607,7 +614,11 @@ def main() -> int:
     parser.add_argument("--ttl", type=float, default=15, help="session lifetime given to the app, s")
     parser.add_argument("--trace", metavar="FILE", help="also write every timed action to FILE, one JSON line each")
     parser.add_argument("--smoke", action="store_true", help="no baseline, the abusers join at once; exit 1 on any error")
+    parser.add_argument("--preset", choices=sorted(PRESETS), help="a named class size (see the top of this file)")
     args = parser.parse_args()
+    if args.preset:                     # the preset's values become the defaults: options still win
+        parser.set_defaults(**PRESETS[args.preset])
+        args = parser.parse_args()
     well_behaved = args.students - args.abusers
 
     poll_sooner()

@@ -74,7 +74,9 @@ class Settings:
     # run, before its session is on probation, then neither takes CPU from the quick jobs of
     # the others nor keeps them waiting for a slot. Working tools answer in milliseconds.
     demote_after_seconds: float = 0.2
-    slow_concurrent: int = 4
+    # Room for every demoted job of a hall's worth of loops at once: a job that finds the
+    # slow lane full keeps its quick slot (and, with 200 students, held one of four for 2 s).
+    slow_concurrent: int = 8
     # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
     # hammered button or a script in a loop then cannot turn cheap refusals into a flood
     # of requests that slows the server for everyone. Each further refusal in a row
@@ -102,7 +104,7 @@ class Settings:
     # and trades its shared slot for one of the slow lane's when one is free, so that a
     # `sleep` or a loop does not keep the other students' quick commands waiting.
     shell_demote_after_seconds: float = 1.0
-    shell_slow_concurrent: int = 4
+    shell_slow_concurrent: int = 8
     limits: Limits = Limits()
     # Extra ways to describe a registry's tools, besides the registry's own: method name ->
     # "module:function", a function (func, description) -> schema applied to every tool.

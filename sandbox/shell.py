@@ -53,7 +53,10 @@ LIMITS = {
     "max_entries": 600,
 }
 REQUIRED = ("rlimits", "landlock", "seccomp", "isolated_signals")
-NICE = 10
+# Each command's session is a scheduling group of its own; at nice 19 it weighs about a
+# seventh of the tool sandbox's group (nice 10), so a student's loop in bash, even before it
+# is demoted, cannot take as much CPU as every student's tools together.
+NICE = 19
 PROBATION_NICE = 19
 USE_PID_NAMESPACE = True                # False: the subreaper fallback (tests run both)
 
