@@ -85,14 +85,16 @@ class Settings:
     refusal_pause_max_seconds: float = 6.0
     queue_wait_seconds: float = 10.0
     # bash (sandbox/shell.py) goes through a gate of its own, with the same rules: its own
-    # ledgers and slots, the pauses above. Two shells at once for the whole class (two
-    # CPUs); one command at a time per session; a budget of shell wall-seconds per minute,
+    # ledgers and slots, the pauses above. Three commands at once for the whole class: each
+    # runs in a nice-19 group, so the third costs the page nothing, and five scripted loops
+    # starting together keep the others waiting at most the half second before they are
+    # demoted. One command at a time per session; a budget of shell wall-seconds per minute,
     # and a command's time limit is cut to what is left of it, so `sleep 30` in a loop
     # holds a slot for at most that long a minute. A command that hits its time or memory
     # limit puts the session on probation (probation_seconds): its commands then run one
     # at a time with the other probation sessions' in a slot of their own, on idle CPU
     # (SCHED_IDLE), with a shorter time limit and a smaller budget.
-    shell_concurrent: int = 2
+    shell_concurrent: int = 3
     shell_per_session_concurrent: int = 1
     shell_per_session_per_minute: int = 30
     shell_seconds_per_minute: float = 20.0
@@ -100,10 +102,10 @@ class Settings:
     shell_probation_wall_seconds: float = 3.0
     shell_probation_seconds_per_minute: float = 6.0
     # Like demote_after_seconds for tools: a command still running after this long goes
-    # to SCHED_IDLE with everything it started (the starter's tests take well under it),
+    # to SCHED_IDLE with everything it started (the starter's tests take about 0.15 s),
     # and trades its shared slot for one of the slow lane's when one is free, so that a
     # `sleep` or a loop does not keep the other students' quick commands waiting.
-    shell_demote_after_seconds: float = 1.0
+    shell_demote_after_seconds: float = 0.5
     shell_slow_concurrent: int = 8
     limits: Limits = Limits()
     # Extra ways to describe a registry's tools, besides the registry's own: method name ->
