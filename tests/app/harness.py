@@ -118,7 +118,18 @@ def code_text(editor) -> str:
     return editor.locator(".cm-content").inner_text()
 
 
+# True once every opening or closing transition has finished (spinners loop forever and are not waited for).
+TRANSITIONS_DONE = """() => document.getAnimations().every(a =>
+    a.playState !== 'running' || (a.effect && a.effect.getTiming().iterations === Infinity))"""
+
+
 def screenshot(page, name: str):
+    """Saves what the page shows once its transitions (an accordion opening, a tab fading in) are over."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(600)
+    try:
+        page.wait_for_function(TRANSITIONS_DONE, timeout=5_000)
+    except PlaywrightTimeout:
+        pass  # a picture of something still moving is still a picture; it is no assertion
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
