@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what the tests need (Debian chromium included),
-# then the ordinary tests, then the sandbox containment tests as an unprivileged user.
+# then the ordinary tests (two at a time), the fairness tests alone, a short classroom smoke run,
+# and the sandbox containment tests as an unprivileged user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GRADIO_ANALYTICS_ENABLED=False
@@ -15,8 +16,16 @@ if [ "$(id -u)" = 0 ] && ! { [ -x /usr/bin/chromium ] && lib libseccomp.so.2 && 
 fi
 source scripts/setup.sh requirements-dev.txt
 
-echo "== tests"
-"$PY" -m pytest -m "not unprivileged" "$@"
+# Extra arguments (paths, -k ...) go to both pytest runs below; a selection may leave one of
+# them nothing to run (pytest's exit 5), which is then no failure.
+part() { "$PY" -m pytest "$@" || { status=$?; [ "$status" = 5 ] && [ -n "$extra" ] || return "$status"; }; }
+extra="$*"
+
+echo "== tests, ${TEST_WORKERS:-2} at a time (each test file, or class, stays on one worker)"
+part -m "not unprivileged and not serial" -n "${TEST_WORKERS:-2}" --dist loadscope "$@"
+
+echo "== fairness tests, on their own: their limits are tenths of a second"
+part -m "serial and not unprivileged" "$@"
 
 echo "== classroom smoke: 10 simulated students, 2 of them with abusive tools, 15 s; fails on any error"
 "$PY" benchmarks/classroom.py --students 10 --abusers 2 --seconds 15 --smoke

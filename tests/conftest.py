@@ -1,6 +1,8 @@
 """Settings every test shares: nothing may phone home, and local traffic bypasses proxies."""
 import os
 
+import pytest
+
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 os.environ.setdefault("no_proxy", "127.0.0.1,localhost")
@@ -15,3 +17,13 @@ try:
         _hypothesis_settings.load_profile("ci")
 except ImportError:  # hypothesis is a test dependency; without it those tests fail on import anyway
     pass
+
+
+@pytest.fixture(scope="session")
+def nice_at_least():
+    """nice_at_least(n): the nice value a sandboxed job asking for `n` really gets. Never lower than
+    the test run's own (an unprivileged worker cannot raise its priority back): under
+    `nice -n 19 pytest` every job, normal or on probation, runs at 19, and only the scheduling
+    policy tells them apart."""
+    inherited = os.getpriority(os.PRIO_PROCESS, 0)
+    return lambda nice: max(nice, inherited)

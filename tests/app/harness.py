@@ -1,5 +1,11 @@
-"""Helpers for the page tests: the app started in-process once per test module, a headless Debian chromium driven by
-Playwright, and helpers to type into CodeMirror and watch every request the page makes."""
+"""Helpers for the page tests: the app started in-process once per test run, a headless Debian chromium driven by
+Playwright, and helpers to type into CodeMirror and watch every request the page makes.
+
+One app serves every test that uses the default configuration: each page a test opens is a new
+browser context, so a new Gradio session (its own state and workspace) and empty localStorage,
+whatever other tests did before. Tests that need the server configured differently start their own
+app with `start_app(secrets)`. The browser is started per module: Playwright's sync API keeps an
+event loop running while it is open, and other tests call `asyncio.run`."""
 from __future__ import annotations
 
 import os
@@ -33,8 +39,9 @@ def start_app(secrets: dict | None = None):
     return demo, f"http://127.0.0.1:{port}/"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def app_url():
+    """The app with the default configuration, shared by the whole run (of each worker)."""
     demo, url = start_app()
     yield url
     demo.close()
@@ -111,7 +118,18 @@ def code_text(editor) -> str:
     return editor.locator(".cm-content").inner_text()
 
 
+# True once every opening or closing transition has finished (spinners loop forever and are not waited for).
+TRANSITIONS_DONE = """() => document.getAnimations().every(a =>
+    a.playState !== 'running' || (a.effect && a.effect.getTiming().iterations === Infinity))"""
+
+
 def screenshot(page, name: str):
+    """Saves what the page shows once its transitions (an accordion opening, a tab fading in) are over."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(600)
+    try:
+        page.wait_for_function(TRANSITIONS_DONE, timeout=5_000)
+    except PlaywrightTimeout:
+        pass  # a picture of something still moving is still a picture; it is no assertion
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)

@@ -6,17 +6,15 @@ from gradio_client import Client
 
 from lessons.editor_panel import EXAMPLE_SETS, FUTURE_TRAP, example_text
 
-from tests.app.harness import start_app
-
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 CALCULATOR = example_text(EXAMPLE_SETS["计算器"])
 
 
 @pytest.fixture(scope="module")
-def client():
-    demo, url = start_app()
-    yield Client(url, verbose=False)
-    demo.close()
+def client(app_url):
+    client = Client(app_url, verbose=False)
+    yield client
+    client.close()
 
 
 def test_endpoints_are_listed(client):

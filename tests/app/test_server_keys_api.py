@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from gradio_client import Client
 
+from access import class_code
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from offline_server import OfflineServer
 
@@ -100,7 +101,9 @@ def test_the_meters_count_each_round_and_a_new_session_keeps_the_address_count(c
     assert run_fc(second, "offline", class_code="")["ok"]
 
 
-def test_a_wrong_code_is_refused_and_slows_the_next_try(provider):
+def test_a_wrong_code_is_refused_and_slows_the_next_try(provider, monkeypatch):
+    # A pause long enough that the next try surely falls inside it, however busy the machine.
+    monkeypatch.setattr(class_code, "FIRST_PAUSE_S", 30.0)
     demo, url = serve(provider, class_code="另一个口令", key_requests_per_session=10)
     try:
         provider.reset()

@@ -12,7 +12,6 @@ import tool_outcome
 from lessons import backend, function_calling_tab, react_tab, timeline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
-from tests.app.harness import start_app
 
 
 def events_of(start, example_set: str, question: str, options: dict, mistake: str | None = None) -> list[dict]:
@@ -64,10 +63,10 @@ def test_a_sentence_ending_in_a_full_stop_or_whitespace_is_not_doubled():
 
 
 @pytest.fixture(scope="module")
-def client():
-    demo, url = start_app()
-    yield Client(url, verbose=False)
-    demo.close()
+def client(app_url):
+    client = Client(app_url, verbose=False)
+    yield client
+    client.close()
 
 
 def test_the_envelope_parameter_of_the_endpoints(client):

@@ -6,7 +6,6 @@ import pytest
 from gradio_client import Client
 
 import workspace
-from tests.app.harness import start_app
 
 BROKEN = {"notes.md": "# 我的笔记\n",
           "src/__init__.py": "",
@@ -18,12 +17,12 @@ BROKEN = {"notes.md": "# 我的笔记\n",
 
 
 @pytest.fixture(scope="module")
-def client():
-    demo, url = start_app()
+def client(app_url):
     # The events hold tool arguments like {"path": "notes.md"}: by default gradio_client takes
     # any {"path": ...} for a file to download.
-    yield Client(url, verbose=False, download_files=False)
-    demo.close()
+    client = Client(app_url, verbose=False, download_files=False)
+    yield client
+    client.close()
 
 
 def run(client, question, files=None, rules=None):

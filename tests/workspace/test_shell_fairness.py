@@ -9,6 +9,10 @@ import pytest
 
 import sandbox
 import workspace
+from sandbox import shell
+
+# Budgets of a second or two: run alone, never beside the parallel tests (scripts/test.sh).
+pytestmark = pytest.mark.serial
 
 # Short limits: a command that waits costs a second or two, never a minute.
 QUICK = {"shell_seconds_per_minute": 2.0, "shell_probation_seconds_per_minute": 30.0,
@@ -66,22 +70,23 @@ def test_a_session_over_its_budget_is_refused_while_another_sessions_bash_runs(c
     assert fine["ok"] is True and "另一个同学" in fine["content"], fine
 
 
-def test_a_wall_limit_hit_puts_the_session_on_probation_on_idle_cpu(configured, sessions):
+def test_a_wall_limit_hit_puts_the_session_on_probation_on_idle_cpu(configured, sessions, nice_at_least):
     configured(**QUICK)
     looping, other = sessions(), sessions()
+    normal_nice, probation_nice = f"\n{nice_at_least(shell.NICE)}\n", f"\n{nice_at_least(shell.PROBATION_NICE)}\n"
     normal = bash(looping, "nice; chrt -p $$")
-    # Every command runs at nice 19 (its session's group too); probation adds SCHED_IDLE.
-    assert normal["ok"] and "\n19\n" in normal["content"] and "SCHED_OTHER" in normal["content"], normal
+    # Every command runs at shell.NICE (its session's group too); probation adds SCHED_IDLE.
+    assert normal["ok"] and normal_nice in normal["content"] and "SCHED_OTHER" in normal["content"], normal
     assert sandbox.session_usage(looping, "shell")["on_probation"] is False
     exhaust(looping)
     assert sandbox.session_usage(looping, "shell")["on_probation"] is True
     idle = bash(looping, "nice; chrt -p $$")
-    assert idle["ok"] and "\n19\n" in idle["content"] and "SCHED_IDLE" in idle["content"], idle
+    assert idle["ok"] and probation_nice in idle["content"] and "SCHED_IDLE" in idle["content"], idle
     shorter = bash(looping, "sleep 20", timeout=10)
     assert shorter["error_code"] == "timeout" and "运行超过 2 秒" in shorter["content"], shorter
     assert "每条命令最多运行 2 秒，并且只在 CPU 空闲时运行" in shorter["content"]
     unaffected = bash(other, "nice; chrt -p $$")
-    assert "\n19\n" in unaffected["content"] and "SCHED_OTHER" in unaffected["content"]
+    assert normal_nice in unaffected["content"] and "SCHED_OTHER" in unaffected["content"]
 
 
 def test_a_command_still_running_after_a_moment_moves_to_idle_cpu(configured, sessions):
