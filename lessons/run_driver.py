@@ -66,26 +66,27 @@ class Lesson:
 
 class Pace:
     """When a running loop's views are redrawn. Each step of the loop (the next event) runs in a
-    helper thread; the views are redrawn only when a step is still going REFRESH_S after the last
-    redraw, so a slow model call or tool shows what came before it, and a stream shows a few
-    times a second. Quick steps (the offline model, most tools) are not redrawn one by one: the
+    helper thread; the views are redrawn when something not yet shown has waited REFRESH_S, so
+    a slow model call or tool shows what came before it and a stream shows a few times a
+    second. Quick steps (the offline model, most tools) are not redrawn one by one: the
     browser's work grows with every update of a dozen views, and a run of quick steps arrives
     as one update."""
 
     STEPS = concurrent.futures.ThreadPoolExecutor(max_workers=256, thread_name_prefix="run-step")
 
     def __init__(self):
-        self.shown = time.monotonic()   # the click itself: nothing is redrawn for a quick first step
+        self.unshown_since = time.monotonic()   # the click: from then on the views are out of date
 
     def step(self, redraw: Callable[[], Any], call: Callable, *args) -> Iterator[Any]:
-        """Returns call(*args); yields redraw() meanwhile if the step outlasts the next redraw's time."""
+        """Returns call(*args); yields redraw() meanwhile once what is not shown yet has waited REFRESH_S."""
         future = self.STEPS.submit(call, *args)
         try:
-            return future.result(timeout=max(0.0, REFRESH_S - (time.monotonic() - self.shown)))
+            return future.result(timeout=max(0.0, self.unshown_since + REFRESH_S - time.monotonic()))
         except concurrent.futures.TimeoutError:
             yield redraw()
-            self.shown = time.monotonic()
-            return future.result()
+        result = future.result()
+        self.unshown_since = time.monotonic()
+        return result
 
 
 def running_note(state: RunState) -> str:
@@ -96,7 +97,10 @@ def running_note(state: RunState) -> str:
 def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunState, str]]:
     """Advances the run until it pauses (step mode, before a tool runs) or ends."""
     pace = Pace()
-    redraw = lambda: (state, running_note(state))  # noqa: E731
+
+    def redraw():
+        return state, running_note(state)
+
     while (event := (yield from pace.step(redraw, backend.advance, state.run, override))) is not None:
         override = backend.NEXT
         if event.get("type") == "tool_call" and state.step:
