@@ -72,7 +72,9 @@ class Pace:
     browser's work grows with every update of a dozen views, and a run of quick steps arrives
     as one update."""
 
-    STEPS = concurrent.futures.ThreadPoolExecutor(max_workers=256, thread_name_prefix="run-step")
+    # Each step waited on holds one of Gradio's worker threads (launch's max_threads, 40): at most
+    # that many steps run at once, so the helpers need be no more.
+    STEPS = concurrent.futures.ThreadPoolExecutor(max_workers=40, thread_name_prefix="run-step")
 
     def __init__(self):
         self.unshown_since = time.monotonic()   # the click: from then on the views are out of date
