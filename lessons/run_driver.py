@@ -7,16 +7,17 @@ A paused loop stays inside the state's backend.Run; gr.State keeps it on the ser
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import json
 import time
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from lessons import backend, session_io
 from lessons.schema_panel import error_text
 from lessons.settings_panel import Settings
 
-STREAM_REFRESH_S = 0.15   # at most this often a partial stream is re-rendered
+REFRESH_S = 0.15   # while a run goes on, its views are redrawn at most this often
 
 
 @dataclasses.dataclass
@@ -63,22 +64,52 @@ class Lesson:
     mistake_option: str | None = None
 
 
+class Pace:
+    """When a running loop's views are redrawn. Each step of the loop (the next event) runs in a
+    helper thread; the views are redrawn when something not yet shown has waited REFRESH_S, so
+    a slow model call or tool shows what came before it and a stream shows a few times a
+    second. Quick steps (the offline model, most tools) are not redrawn one by one: the
+    browser's work grows with every update of a dozen views, and a run of quick steps arrives
+    as one update."""
+
+    # Each step waited on holds one of Gradio's worker threads (launch's max_threads, 40): at most
+    # that many steps run at once, so the helpers need be no more.
+    STEPS = concurrent.futures.ThreadPoolExecutor(max_workers=40, thread_name_prefix="run-step")
+
+    def __init__(self):
+        self.unshown_since = time.monotonic()   # the click: from then on the views are out of date
+
+    def step(self, redraw: Callable[[], Any], call: Callable, *args) -> Iterator[Any]:
+        """Returns call(*args); yields redraw() meanwhile once what is not shown yet has waited REFRESH_S."""
+        future = self.STEPS.submit(call, *args)
+        try:
+            return future.result(timeout=max(0.0, self.unshown_since + REFRESH_S - time.monotonic()))
+        except concurrent.futures.TimeoutError:
+            yield redraw()
+        result = future.result()
+        self.unshown_since = time.monotonic()
+        return result
+
+
+def running_note(state: RunState) -> str:
+    last = state.run.events[-1] if state.run.events else {}
+    return "⏳ 正在接收流式输出…" if last.get("type") == "delta" else "⏳ 运行中…"
+
+
 def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunState, str]]:
     """Advances the run until it pauses (step mode, before a tool runs) or ends."""
-    last_shown = 0.0
-    while (event := backend.advance(state.run, override)) is not None:
+    pace = Pace()
+
+    def redraw():
+        return state, running_note(state)
+
+    while (event := (yield from pace.step(redraw, backend.advance, state.run, override))) is not None:
         override = backend.NEXT
-        if event.get("type") == "delta":
-            if time.monotonic() - last_shown > STREAM_REFRESH_S:
-                last_shown = time.monotonic()
-                yield state, "⏳ 正在接收流式输出…"
-            continue
         if event.get("type") == "tool_call" and state.step:
             state.pending = event
             yield state, ""
             return
         state.pending = None
-        yield state, "⏳ 运行中…"
     state.pending = None
     yield state, ""
 
@@ -102,7 +133,6 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
         else:
             yield state, f"❌ 无法开始：{state.run.error['message']}"
         return
-    yield state, "⏳ 运行中…"
     yield from drive(state)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from typing import Any, Iterator, Mapping
 
 import workspace
@@ -34,15 +33,15 @@ class WorkspaceRunState(RunState):
 
 
 def drive(state: WorkspaceRunState, override: Any = backend.NEXT) -> Iterator[tuple[WorkspaceRunState, str]]:
-    """Advances the run through the gate until a call needs the student's answer, or the end."""
-    last_shown = 0.0
-    while (event := workspace_backend.advance(state.run, override)) is not None:
+    """Advances the run through the gate until a call needs the student's answer, or the end
+    (redrawn as run_driver.Pace decides)."""
+    pace = run_driver.Pace()
+
+    def redraw():
+        return state, run_driver.running_note(state)
+
+    while (event := (yield from pace.step(redraw, workspace_backend.advance, state.run, override))) is not None:
         override = backend.NEXT
-        if event.get("type") == "delta":
-            if time.monotonic() - last_shown > run_driver.STREAM_REFRESH_S:
-                last_shown = time.monotonic()
-                yield state, "⏳ 正在接收流式输出…"
-            continue
         if event.get("type") == "tool_call" and state.rules is not None:
             decision = workspace_backend.decide(state.rules, event)
             if decision.verdict == "deny":
@@ -52,7 +51,6 @@ def drive(state: WorkspaceRunState, override: Any = backend.NEXT) -> Iterator[tu
                                 "preview": workspace_backend.preview(state.run.session_id, event)}
                 yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见确认框）。"
                 return
-        yield state, "⏳ 运行中…"
     state.asking = None
     yield state, ""
 
@@ -75,7 +73,6 @@ def begin(question: str, settings: Settings, approach: str, rules: Mapping | Non
     if state.run.error is not None:
         yield state, f"❌ 无法开始：{state.run.error['message']}"
         return
-    yield state, "⏳ 运行中…"
     yield from drive(state)
 
 

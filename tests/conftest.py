@@ -27,3 +27,11 @@ def nice_at_least():
     policy tells them apart."""
     inherited = os.getpriority(os.PRIO_PROCESS, 0)
     return lambda nice: max(nice, inherited)
+
+
+def pytest_collection_modifyitems(items):
+    """Page tests first. Run two at a time, each test file (or class) stays on one worker and
+    the next file goes to whichever worker is free: the long page-test files are handed out
+    first and the many short files even out the end, instead of one long file starting last
+    while the other worker idles."""
+    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
