@@ -147,6 +147,7 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     # what requests created, instead of pausing every request for ~250 ms every half minute.
     gc.collect()
     gc.freeze()
+    expiry.leave_full_collections_to_the_sweeps()
     if not prevent_thread_lock:
         demo.block_thread()
     return demo

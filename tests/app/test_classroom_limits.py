@@ -7,6 +7,7 @@ import gc
 import os
 import ssl
 import time
+import weakref
 
 import pytest
 from gradio_client import Client
@@ -66,6 +67,41 @@ def test_echo_status_and_export(served):
 def test_start_up_objects_are_frozen_out_of_the_collector(served):
     # Once serving, a full collection walks only what requests made, not gradio and the page.
     assert gc.get_freeze_count() > 100_000
+
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+
+def test_while_serving_python_starts_no_full_collection_but_the_sweep_does(served):
+    seen = []
+
+    def note(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(note)
+    try:
+        survivors = [Cycle() for _ in range(300_000)]   # enough to have started several by themselves
+        del survivors
+        assert seen and 2 not in seen
+        # A cycle that is garbage only once it reached the oldest generation waits for a sweep.
+        holder = [Cycle()]
+        gc.collect(1)
+        gc.collect(1)
+        gone = []
+        watch = weakref.ref(holder.pop(), lambda _: gone.append(True))
+        gc.collect(1)
+        assert watch() is not None and not gone
+        keeper = expiry.Housekeeper(served[0], ttl=3600)
+        keeper.sweep()                                  # nothing is due yet
+        assert watch() is not None
+        keeper.collected -= expiry.FULL_COLLECTION_SECONDS + 1
+        keeper.sweep()
+        assert gone and 2 in seen
+    finally:
+        gc.callbacks.remove(note)
 
 
 def test_a_looping_tab_is_refused_while_another_tab_runs(served, request):
