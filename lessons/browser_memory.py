@@ -178,6 +178,7 @@ class BrowserMemory:
 
     def __init__(self):
         self.client = gr.Textbox(visible="hidden", elem_id="memory-client")
+        self.silent = dict(SILENT, show_progress_on=[self.client])
         self.parts: list[Part] = []
         self.lessons: dict[str, dict] = {}
         self.shared: dict[str, dict] = {}
@@ -252,16 +253,16 @@ class BrowserMemory:
             self._wire_lesson(lesson, settings)
         keys = [storage_key(part.name) for part in self.parts]
         read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY))
-        read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **SILENT)
-        read.then(*restore_settings, **SILENT)
+        read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **self.silent)
+        read.then(*restore_settings, **self.silent)
         # A shared part is put back first; the lessons kept after it follow one by one, in the order
         # they were registered, so what they show (a workspace's tree) is always the restored one.
-        chains = {name: read.then(*self._wire_shared(shared), **SILENT) for name, shared in self.shared.items()}
+        chains = {name: read.then(*self._wire_shared(shared), **self.silent) for name, shared in self.shared.items()}
         restored = {}
         for name, lesson in self.lessons.items():
             start = chains[lesson["after"]] if lesson["after"] else read
             restored[name] = start.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"],
-                                        **SILENT)
+                                        **self.silent)
             if lesson["after"]:
                 chains[lesson["after"]] = restored[name]
         return restored
@@ -291,7 +292,7 @@ class BrowserMemory:
 
         for event, note in shared["triggers"]:
             saving = event.then(saver(note), {client, note, part.written, held}, [part.outbox, part.written, note],
-                                **SILENT)
+                                **self.silent)
             self._writer(part, note, saving)
 
         def restore(values: dict, request: gr.Request) -> dict:
@@ -313,7 +314,7 @@ class BrowserMemory:
         return restore, {client, part.inbox}, [said, held, part.written]
 
     def _writer(self, part: Part, note: Any, trigger_event) -> None:
-        trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS, **SILENT)
+        trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS, **self.silent)
 
     def _wire_lesson(self, lesson: dict, settings: Any) -> None:
         tab, fields, specs, note, base = lesson["tab"], lesson["fields"], lesson["specs"], lesson["note"], lesson["base"]
@@ -344,10 +345,10 @@ class BrowserMemory:
         triggers = [c.change for c in fields.values() if c is not source]
         if triggers:
             self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, trigger_mode="always_last",
-                                           **SILENT))
+                                           **self.silent))
         if source is not None:
-            painted = edited.then(None, None, None, js=AFTER_PAINT_JS, **SILENT)
-            self._writer(work, note, painted.then(save, save_inputs, save_outputs, **SILENT))
+            painted = edited.then(None, None, None, js=AFTER_PAINT_JS, **self.silent)
+            self._writer(work, note, painted.then(save, save_inputs, save_outputs, **self.silent))
 
         restore_inputs = {client, work.inbox, *fields.values(), *([said] if said is not None else [])}
         restore_outputs = [*fields.values(), note]
@@ -380,7 +381,7 @@ class BrowserMemory:
                 return out
 
             keeping = run.views.raw.change(keep_run, {run.state, digest, client, note, settings.key_state},
-                                           [run_part.outbox, digest, note], trigger_mode="always_last", **SILENT)
+                                           [run_part.outbox, digest, note], trigger_mode="always_last", **self.silent)
             self._writer(run_part, note, keeping)
 
         def restore(values: dict, request: gr.Request) -> dict:
@@ -458,7 +459,7 @@ class BrowserMemory:
                     **({note: "⚠️ " + " ".join(notices)} if notices else {})}
 
         saving = gr.on([c.change for c in fields.values()], save, {client, part.written, *fields.values()},
-                       [part.outbox, part.written, note], trigger_mode="always_last", **SILENT)
+                       [part.outbox, part.written, note], trigger_mode="always_last", **self.silent)
         self._writer(part, note, saving)
 
         # Which key the browser holds (a hash): the key is sent back to be stored only when it changed.
@@ -480,20 +481,20 @@ class BrowserMemory:
 
         keying = gr.on([settings.key_state.change, controls.remember.change], save_key,
                        {settings.key_state, controls.remember, client, key_kept}, [key_part.outbox, key_kept, note],
-                       trigger_mode="always_last", **SILENT)
+                       trigger_mode="always_last", **self.silent)
         self._writer(key_part, note, keying)
 
         def forget() -> dict:
             return {controls.remember: False, key_part.outbox: put(key_part.name), key_kept: None,
                     note: "🔑 已从本浏览器删除记住的密钥（本次会话里已输入的密钥仍可用，点「清除本会话密钥」可一并清除）。"}
 
-        forgetting = controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note], **SILENT)
+        forgetting = controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note], **self.silent)
         self._writer(key_part, note, forgetting)
-        controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **SILENT).then(
+        controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **self.silent).then(
             lambda: {controls.remember: False, key_kept: None,
                      note: "🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、工作区文件、设置和记住的密钥）。"
                            "页面上现在的内容不变；继续编辑会重新开始保存。"},
-            None, [controls.remember, key_kept, note], **SILENT)
+            None, [controls.remember, key_kept, note], **self.silent)
 
         provider, model = settings.provider, settings.model
 
@@ -505,7 +506,7 @@ class BrowserMemory:
 
         provider_changed = getattr(settings, "provider_changed", None)
         if provider_changed is not None:
-            provider_changed.then(reapply_model, {pending, provider, model}, [model, pending], **SILENT)
+            provider_changed.then(reapply_model, {pending, provider, model}, [model, pending], **self.silent)
 
         def restore(values: dict) -> dict:
             who = client_of(values[client])
