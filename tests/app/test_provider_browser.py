@@ -76,6 +76,9 @@ def choose_preset(page, key: str):
     page.locator("#preset input").click()
     page.get_by_role("option", name=preset.name.replace("（本机）", ""), exact=False).first.click()
     page.locator("#preset-card").filter(has_text=preset.name).wait_for(timeout=WAIT)
+    if preset.provider == "openai" and preset.base_url:
+        # As a student would: the address box shows the preset's address before anyone types over it.
+        expect(base_url_box(page)).to_have_value(preset.base_url, timeout=WAIT)
 
 
 def base_url_box(page):
