@@ -91,8 +91,8 @@ WRITE_JS = """(op, note) => {
     return ["", "⚠️ 本浏览器没能保存（" + e.name + "）：存储空间可能已满，或浏览器禁止了网页保存数据。"];
   }
 }"""
-# Resolves once the browser has drawn the current frame: work chained after it does not delay what it shows.
-AFTER_PAINT_JS = "() => new Promise(done => requestAnimationFrame(() => setTimeout(done, 0)))"
+# Resolves (with a fresh tick) once the browser has drawn the current frame: work it triggers does not delay what it shows.
+AFTER_PAINT_JS = "() => new Promise(done => requestAnimationFrame(() => setTimeout(() => done(String(Date.now())), 0)))"
 CLEAR_JS = """() => {
   try {
     for (const key of Object.keys(localStorage)) { if (key.startsWith(%s)) localStorage.removeItem(key); }
@@ -179,6 +179,10 @@ class BrowserMemory:
     def __init__(self):
         self.client = gr.Textbox(visible="hidden", elem_id="memory-client")
         self.silent = dict(SILENT, show_progress_on=[self.client])
+        # A part's saves go one at a time, each with the page's values when it starts: the page runs
+        # a queued event with trigger_mode="always_last" again once the running one is done (an
+        # unqueued one would run beside it, and the older snapshot could be written last).
+        self.one_at_a_time = dict(self.silent, queue=True, concurrency_limit=None, trigger_mode="always_last")
         self.parts: list[Part] = []
         self.lessons: dict[str, dict] = {}
         self.shared: dict[str, dict] = {}
@@ -339,16 +343,17 @@ class BrowserMemory:
 
         save_inputs, save_outputs = {client, note, work.written, *fields.values()}, [work.outbox, work.written, note]
         # The source is saved after the schema panel's refresh, not beside it: fired together,
-        # the save held the new schema back from the screen by about 0.3 s on every edit.
+        # the save held the new schema back from the screen by about 0.3 s on every edit. The
+        # refresh, once drawn, ticks a hidden field; its change is one more trigger of the same save.
         edited = getattr(getattr(tab, "schema", None), "edited", None)
         source = fields.get("source") if edited is not None else None
         triggers = [c.change for c in fields.values() if c is not source]
-        if triggers:
-            self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, trigger_mode="always_last",
-                                           **self.silent))
         if source is not None:
-            painted = edited.then(None, None, None, js=AFTER_PAINT_JS, **self.silent)
-            self._writer(work, note, painted.then(save, save_inputs, save_outputs, **self.silent))
+            tick = gr.Textbox(visible="hidden")
+            edited.then(None, None, [tick], js=AFTER_PAINT_JS, **self.silent)
+            triggers.append(tick.change)
+        if triggers:
+            self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, **self.one_at_a_time))
 
         restore_inputs = {client, work.inbox, *fields.values(), *([said] if said is not None else [])}
         restore_outputs = [*fields.values(), note]
@@ -381,7 +386,7 @@ class BrowserMemory:
                 return out
 
             keeping = run.views.raw.change(keep_run, {run.state, digest, client, note, settings.key_state},
-                                           [run_part.outbox, digest, note], trigger_mode="always_last", **self.silent)
+                                           [run_part.outbox, digest, note], **self.one_at_a_time)
             self._writer(run_part, note, keeping)
 
         def restore(values: dict, request: gr.Request) -> dict:
@@ -459,7 +464,7 @@ class BrowserMemory:
                     **({note: "⚠️ " + " ".join(notices)} if notices else {})}
 
         saving = gr.on([c.change for c in fields.values()], save, {client, part.written, *fields.values()},
-                       [part.outbox, part.written, note], trigger_mode="always_last", **self.silent)
+                       [part.outbox, part.written, note], **self.one_at_a_time)
         self._writer(part, note, saving)
 
         # Which key the browser holds (a hash): the key is sent back to be stored only when it changed.
@@ -481,7 +486,7 @@ class BrowserMemory:
 
         keying = gr.on([settings.key_state.change, controls.remember.change], save_key,
                        {settings.key_state, controls.remember, client, key_kept}, [key_part.outbox, key_kept, note],
-                       trigger_mode="always_last", **self.silent)
+                       **self.one_at_a_time)
         self._writer(key_part, note, keying)
 
         def forget() -> dict:
