@@ -142,12 +142,6 @@ def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str]
     return server_keys.policy_for(secrets).metered(client, request) if on_server_key else client
 
 
-# Every event that writes the key status line runs in arrival order, one at a time (each takes
-# about a millisecond): run side by side, an address's Enter handled together with the key's
-# Enter could finish last and put back "需要密钥" over "已保存你输入的密钥".
-IN_ORDER = dict(concurrency_id="key-status", concurrency_limit=1)
-
-
 class SettingsPanel:
     """The 模型设置 accordion. Handlers take `components` as inputs and `read()` the settings by name."""
 
@@ -209,7 +203,7 @@ class SettingsPanel:
         self.provider_changed = self.provider.change(
             on_provider, [self.provider, self.key_state, self.preset, self.base_url],
             [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
-            api_visibility="private", show_progress="hidden", **IN_ORDER)
+            api_visibility="private", show_progress="hidden")
         self._wire_presets()
 
         def store_key(typed, session_key, provider, base_url, preset):
@@ -220,13 +214,13 @@ class SettingsPanel:
         for event in (self.api_key.submit, self.api_key.blur):
             event(store_key, [self.api_key, self.key_state, self.provider, self.base_url, self.preset],
                   [self.api_key, self.key_state, self.key_status, self.clear_key],
-                  api_visibility="private", show_progress="hidden", **IN_ORDER)
+                  api_visibility="private", show_progress="hidden")
 
         def forget_key(provider, base_url, preset):
             return "", key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
 
         self.clear_key.click(forget_key, [self.provider, self.base_url, self.preset],
-                             [self.key_state, self.key_status, self.clear_key], api_visibility="private", **IN_ORDER)
+                             [self.key_state, self.key_status, self.clear_key], api_visibility="private")
 
     def _wire_presets(self):
         """预设: choosing one fills provider, base URL and model and shows its card; choosing a
@@ -246,7 +240,7 @@ class SettingsPanel:
 
         self.preset.input(on_preset, [self.preset, self.key_state],
                           [self.provider, self.model, self.base_url, self.preset_card, self.key_status],
-                          api_visibility="private", show_progress="hidden", **IN_ORDER)
+                          api_visibility="private", show_progress="hidden")
         self.provider.input(lambda: (NO_PRESET, gr.update(visible=False)), None, [self.preset, self.preset_card],
                             api_visibility="private", show_progress="hidden")
 
@@ -255,7 +249,7 @@ class SettingsPanel:
 
         # Enter only (not blur): a blur racing the key box's own update could show a stale line.
         self.base_url.submit(on_address, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
-                             api_visibility="private", show_progress="hidden", **IN_ORDER)
+                             api_visibility="private", show_progress="hidden")
 
 
 def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base_url: str = "",
