@@ -204,6 +204,7 @@ class SettingsPanel:
             on_provider, [self.provider, self.key_state, self.preset, self.base_url],
             [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
             api_visibility="private", show_progress="hidden")
+        self._settle_status(self.provider_changed)
         self._wire_presets()
 
         def store_key(typed, session_key, provider, base_url, preset):
@@ -212,9 +213,9 @@ class SettingsPanel:
             return "", new_key, key_status(provider, new_key, secrets, base_url, preset), gr.update(visible=bool(new_key))
 
         for event in (self.api_key.submit, self.api_key.blur):
-            event(store_key, [self.api_key, self.key_state, self.provider, self.base_url, self.preset],
-                  [self.api_key, self.key_state, self.key_status, self.clear_key],
-                  api_visibility="private", show_progress="hidden")
+            self._settle_status(event(store_key, [self.api_key, self.key_state, self.provider, self.base_url, self.preset],
+                                      [self.api_key, self.key_state, self.key_status, self.clear_key],
+                                      api_visibility="private", show_progress="hidden"))
 
         def forget_key(provider, base_url, preset):
             return "", key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
@@ -248,8 +249,19 @@ class SettingsPanel:
             return key_status(provider, session_key, secrets, base_url, preset)
 
         # Enter only (not blur): a blur racing the key box's own update could show a stale line.
-        self.base_url.submit(on_address, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
-                             api_visibility="private", show_progress="hidden")
+        self._settle_status(self.base_url.submit(on_address, [self.provider, self.key_state, self.base_url, self.preset],
+                                                 [self.key_status], api_visibility="private", show_progress="hidden"))
+
+    def _settle_status(self, event) -> None:
+        """After each event that writes the key status line, the line once more from what the
+        session holds by then: two of them handled side by side (an address's Enter and the
+        key's) may finish in either order, and the one computed from the older key must not
+        stay on screen."""
+        secrets = self.secrets
+        event.then(lambda provider, session_key, base_url, preset: key_status(provider, session_key, secrets,
+                                                                              base_url, preset),
+                   [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
+                   api_visibility="private", show_progress="hidden")
 
 
 def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base_url: str = "",

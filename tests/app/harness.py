@@ -92,9 +92,14 @@ def open_page(browser, url: str, width: int = 1280, height: int = 800, record_st
         # Server-sent event streams never finish for `response.body()`; fetch them through a
         # route so their text is recorded too.
         def through(route):
-            response = route.fetch()
-            watched.bodies.append(response.body())
-            route.fulfill(response=response)
+            from playwright.sync_api import Error as PlaywrightError
+
+            try:
+                response = route.fetch()
+                watched.bodies.append(response.body())
+                route.fulfill(response=response)
+            except PlaywrightError:   # the page closed while a stream was still open: nothing left to record
+                pass
         page.route("**/gradio_api/queue/data**", through)
     page.goto(url)
     page.wait_for_selector("#tab-react, [role=tab]", timeout=30_000)
