@@ -76,16 +76,17 @@ class Pace:
     # that many steps run at once, so the helpers need be no more.
     STEPS = concurrent.futures.ThreadPoolExecutor(max_workers=40, thread_name_prefix="run-step")
 
-    def __init__(self):
+    def __init__(self, state: RunState):
+        self.state = state
         self.unshown_since = time.monotonic()   # the click: from then on the views are out of date
 
-    def step(self, redraw: Callable[[], Any], call: Callable, *args) -> Iterator[Any]:
-        """Returns call(*args); yields redraw() meanwhile once what is not shown yet has waited REFRESH_S."""
+    def step(self, call: Callable, *args) -> Iterator[tuple[RunState, str]]:
+        """Returns call(*args); meanwhile yields (state, running note) once what is not shown yet has waited REFRESH_S."""
         future = self.STEPS.submit(call, *args)
         try:
             return future.result(timeout=max(0.0, self.unshown_since + REFRESH_S - time.monotonic()))
         except concurrent.futures.TimeoutError:
-            yield redraw()
+            yield self.state, running_note(self.state)
         result = future.result()
         self.unshown_since = time.monotonic()
         return result
@@ -98,12 +99,8 @@ def running_note(state: RunState) -> str:
 
 def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunState, str]]:
     """Advances the run until it pauses (step mode, before a tool runs) or ends."""
-    pace = Pace()
-
-    def redraw():
-        return state, running_note(state)
-
-    while (event := (yield from pace.step(redraw, backend.advance, state.run, override))) is not None:
+    pace = Pace(state)
+    while (event := (yield from pace.step(backend.advance, state.run, override))) is not None:
         override = backend.NEXT
         if event.get("type") == "tool_call" and state.step:
             state.pending = event

@@ -245,11 +245,8 @@ class SettingsPanel:
         self.provider.input(lambda: (NO_PRESET, gr.update(visible=False)), None, [self.preset, self.preset_card],
                             api_visibility="private", show_progress="hidden")
 
-        def on_address(provider, session_key, base_url, preset):
-            return key_status(provider, session_key, secrets, base_url, preset)
-
         # Enter only (not blur): a blur racing the key box's own update could show a stale line.
-        self._settle_status(self.base_url.submit(on_address, [self.provider, self.key_state, self.base_url, self.preset],
+        self._settle_status(self.base_url.submit(self._status_now, [self.provider, self.key_state, self.base_url, self.preset],
                                                  [self.key_status], api_visibility="private", show_progress="hidden"))
 
     def _settle_status(self, event) -> None:
@@ -257,11 +254,11 @@ class SettingsPanel:
         session holds by then: two of them handled side by side (an address's Enter and the
         key's) may finish in either order, and the one computed from the older key must not
         stay on screen."""
-        secrets = self.secrets
-        event.then(lambda provider, session_key, base_url, preset: key_status(provider, session_key, secrets,
-                                                                              base_url, preset),
-                   [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
+        event.then(self._status_now, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
                    api_visibility="private", show_progress="hidden")
+
+    def _status_now(self, provider, session_key, base_url, preset) -> str:
+        return key_status(provider, session_key, self.secrets, base_url, preset)
 
 
 def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base_url: str = "",

@@ -35,12 +35,8 @@ class WorkspaceRunState(RunState):
 def drive(state: WorkspaceRunState, override: Any = backend.NEXT) -> Iterator[tuple[WorkspaceRunState, str]]:
     """Advances the run through the gate until a call needs the student's answer, or the end
     (redrawn as run_driver.Pace decides)."""
-    pace = run_driver.Pace()
-
-    def redraw():
-        return state, run_driver.running_note(state)
-
-    while (event := (yield from pace.step(redraw, workspace_backend.advance, state.run, override))) is not None:
+    pace = run_driver.Pace(state)
+    while (event := (yield from pace.step(workspace_backend.advance, state.run, override))) is not None:
         override = backend.NEXT
         if event.get("type") == "tool_call" and state.rules is not None:
             decision = workspace_backend.decide(state.rules, event)
