@@ -78,6 +78,26 @@ def lower_priority(nice, pid=0):
             pass
 
 
+TIOCNOTTY = 0x5422
+
+
+def detach_terminal():
+    """Gives up the controlling terminal the server may have (`python app.py` in a terminal):
+    in the server's session, a sandboxed process would otherwise share it. Nothing it starts
+    afterwards can reach the terminal through /dev/tty."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return                  # no controlling terminal: nothing to give up
+    try:
+        import fcntl
+        fcntl.ioctl(fd, TIOCNOTTY)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def set_non_dumpable():
     """Other processes of the same user can no longer read our /proc environ or memory."""
     prctl(PR_SET_DUMPABLE, 0)

@@ -362,6 +362,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
 def main():
     request = json.loads(sys.stdin.read())
     hardening.lower_priority(request["nice"])
+    hardening.detach_terminal()
     hardening.set_non_dumpable()
     hardening.preload()
     namespace = enter_namespaces(request.get("pid_namespace", True))

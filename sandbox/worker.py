@@ -445,6 +445,7 @@ def zygote_main(config):
     _memory_bytes[0] = config["limits"]["memory_bytes"]
     _schema_methods.update(config.get("schema_methods") or {})
     hardening.lower_priority(config.get("nice", 0))     # its forks inherit it
+    hardening.detach_terminal()                          # and have no terminal
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])
     hardening.prepare_seccomp()
