@@ -4,9 +4,10 @@
     python benchmarks/classroom.py --preset lecture    # a lecture hall: 200 students, 10 abusive
     python benchmarks/classroom.py --students 10 --abusers 2 --seconds 15 --smoke    # CI
 
-`--preset lecture` is `--students 200 --abusers 10 --think 10 --seconds 60 --ramp 30`: a
-student who reads each result for ~10 s, the hall opening the link over half a minute
-(about 4 minutes in all). Options given with a preset override it.
+`--preset lecture` is `--students 200 --abusers 10 --think 10 --ramp 30 --settle 30 --seconds 90
+--rounds 2`: a student who reads each result for ~10 s, the hall opening the link over half a
+minute, and the abusive students at it twice for 45 s, between three quiet blocks of 30 s
+(about 6 minutes in all). Options given with a preset override it.
 
 The app runs as a subprocess on loopback (`python app.py`), exactly as it is served.
 Each simulated student has its own `gradio_client.Client` (its own session), opens the
@@ -28,14 +29,18 @@ bound or print megabytes, and the student clicks again 0.2 s after each answer. 
 of them is on lesson 4 instead, and scripts `/run_workspace` with a bash command that waits
 (`sleep 60`) or spins (a CPU loop) until the shell's time limit stops it, again and again, so
 the fairness figure covers the shared bash slots too. One class:
-  arrival   all the tabs open over `--ramp` seconds, and everyone's first lesson (10 s more);
-  baseline  the well-behaved students work on their own for half of `--seconds`;
-  abuse     the abusive students set to it, for `--seconds`;
-  baseline  they stop; the others work on their own for the other half of `--seconds`.
+  arrival   all the tabs open over `--ramp` seconds, and everyone's first lesson (`--settle`
+            seconds more: the first clicks come in step, and take a while to spread out);
+  quiet     the well-behaved students work on their own (part "baseline");
+  abuse     the abusive students set to it (part "abuse");
+  quiet, abuse, ... quiet: `--rounds` abuse blocks, `--seconds` in all, between quiet blocks,
+            `--seconds` in all too.
 Fairness is the well-behaved students' p95 with the abusers at it against the baseline: the
-same people, the same tabs, only the abusers differ. An action counts in the window it
-started in; the baseline's two halves around the abuse cancel whatever drifts over a class,
-and the one after the abuse against the one before shows how much p95 moves on its own.
+same people, the same tabs, only the abusers differ. An action counts in the block it
+started in (in the abuse block as long as an abuser's call begun in it still runs); quiet
+blocks before, between and after the abuse cancel whatever drifts over a class, and the
+p95 of each block is printed: the quiet ones against each other show how much p95 moves on
+its own.
 
 Reported per part: p50/p95/max per action and its ratio to the echo floor, errors by kind,
 whole lessons per second, CPU used by the server, by the simulated clients (they share the
@@ -45,7 +50,7 @@ at peak, and once every tab has expired. "Start" is
 measured after a short warm-up class whose tabs have expired, so that one-time growth
 (imports, allocator pools) is not counted as memory the sessions kept; the figure after a
 single lesson is printed too. `--trace FILE` writes every timed action, one JSON line each.
-`--smoke` skips the baseline (the abusers start right after the arrival) and exits 1 on any
+`--smoke` skips the quiet blocks (the abusers start right after the arrival) and exits 1 on any
 error (CI runs it).
 """
 from __future__ import annotations
@@ -78,7 +83,8 @@ REACT_QUESTION = "帮我算一下 (3+4)*5 等于多少"
 WORKSPACE_QUESTION = "跑一下测试"
 WORKSPACE_EVERY = 5          # one student in five is on lesson 4 (the four atomic tools)
 
-PRESETS = {"lecture": {"students": 200, "abusers": 10, "think": 10.0, "seconds": 60.0, "ramp": 30.0}}
+PRESETS = {"lecture": {"students": 200, "abusers": 10, "think": 10.0, "seconds": 90.0, "ramp": 30.0,
+                       "settle": 30.0, "rounds": 2}}
 
 ABUSIVE_TOOLS = {
     "infinite_loop": "while True:\n        pass",
@@ -169,6 +175,11 @@ def tree_memory_mb(pid: int, only_root: bool = False) -> tuple[float, float]:
     return rss / 1024, pss / 1024
 
 
+def thread_count(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith("Threads:"))
+
+
 def server_cpu_seconds(pid: int) -> float:
     """CPU seconds the app's own process has used so far."""
     with open(f"/proc/{pid}/stat") as handle:
@@ -205,21 +216,23 @@ class MemoryWatch(threading.Thread):
 
 
 class Clock:
-    """The windows of one class: the tabs open (`arrival`), the students work on their own
-    (`baseline`, before), the abusive students set to it (`abuse`), and once they stop the
-    others work on their own again (`baseline`, after). The baseline comes in two halves around
-    the abuse so that whatever drifts over a class (the server warming up, what the host's
-    other tenants do) weighs on both parts alike; its two halves against each other show how
-    much p95 moves with no change at all."""
+    """The windows of one class: the tabs open (`arrival`), then quiet blocks, where the
+    students work on their own (part `baseline`), take turns with `rounds` abuse blocks, where
+    the abusive students set to it (part `abuse`): quiet 1, abuse 1, quiet 2, ..., quiet
+    rounds+1. Quiet blocks before, between and after the abuse make whatever drifts over a class
+    (the server warming up, the students' first clicks falling in step, what the host's other
+    tenants do) weigh on both parts alike; the quiet blocks against each other show how much
+    p95 moves with no change at all."""
 
-    def __init__(self, ramp: float, baseline: float, abuse: float, settle: float = 0.0):
+    def __init__(self, ramp: float, baseline: float, abuse: float, settle: float = 0.0, rounds: int = 1):
         moment = self.opened = time.monotonic()
         self.windows = []                    # (name, part, start, end)
         # The arrival lasts `settle` seconds past the last tab's opening: everyone's first
         # lesson, begun in the same few seconds, is part of it, not of the baseline after it.
-        arrival = ramp + settle
-        for name, part, length in (("arrival", "arrival", arrival), ("before", "baseline", baseline / 2),
-                                   ("abuse", "abuse", abuse), ("after", "baseline", baseline / 2)):
+        plan = [("arrival", "arrival", ramp + settle), ("quiet 1", "baseline", baseline / (rounds + 1))]
+        for turn in range(1, rounds + 1):
+            plan += [(f"abuse {turn}", "abuse", abuse / rounds), (f"quiet {turn + 1}", "baseline", baseline / (rounds + 1))]
+        for name, part, length in plan:
             if length > 0:
                 self.windows.append((name, part, moment, moment + length))
                 moment += length
@@ -231,6 +244,9 @@ class Clock:
     def span(self, name: str) -> tuple[float, float]:
         found = [w for w in self.windows if w[0] == name]
         return (found[0][2], found[0][3]) if found else (self.ends, self.ends)
+
+    def blocks(self, part: str) -> list[tuple[float, float]]:
+        return [(start, end) for _, where, start, end in self.windows if where == part]
 
     def wait_until(self, moment: float):
         time.sleep(max(0.0, moment - time.monotonic()))
@@ -251,25 +267,29 @@ class Results:
         with self.lock:
             self.samples.append((started, time.monotonic() - started, group, action, error))
 
-    def settled_from(self) -> float:
-        """When the window after the abuse really starts: the abusers stop clicking when
-        their window ends, but a call they had started may still be running."""
-        start = self.clock.span("after")[0]
-        return max([start] + [s + d for s, d, group, _, _ in self.samples
-                              if group == "abusers" and s < start])
+    def settled(self) -> list[tuple[float, float, str]]:
+        """(end, settled, name) of each abuse block: the abusers stop clicking when their block
+        ends, but a call they had started may still be running until `settled`."""
+        found = []
+        for name, part, start, end in self.clock.windows:
+            if part == "abuse":
+                found.append((end, max([end] + [s + d for s, d, group, _, _ in self.samples
+                                                 if group == "abusers" and start <= s < end]), name))
+        return found
 
     def tally(self):
         """latency[(part, group, action)], by_window[(window, group, action)] in seconds,
-        errors[(part, group, action, kind)], episodes[part]. The abuse lasts until the
-        abusers' last calls have ended: what began before that counts in it."""
-        settled = self.settled_from()
-        self.overtime = 0
+        errors[(part, group, action, kind)], episodes[part]. An abuse block lasts until the
+        abusers' last calls in it have ended: what began before that counts in it."""
+        settled = self.settled()
+        self.overtime, self.overrun = 0, max([s - e for e, s, _ in settled], default=0.0)
         self.latency, self.by_window = defaultdict(list), defaultdict(list)
         self.errors, self.episodes = Counter(), Counter()
         for started, seconds, group, action, error in self.samples:
             name, part, _, _ = self.clock.window(started)
-            if name == "after" and started < settled:
-                name, part = "abuse", "abuse"
+            late = next((block for end, until, block in settled if end <= started < until), None)
+            if late is not None:
+                name, part = late, "abuse"
                 self.overtime += group == "students"
             self.latency[(part, group, action)].append(seconds)
             self.by_window[(name, group, action)].append(seconds)
@@ -406,28 +426,35 @@ def bash_abuser(client, seed: int, results: Results, pause: float, ends: float):
 
 
 def abuser(url: str, seed: int, results: Results, pause: float, lesson: str = "tools"):
-    """One of the class: opens the tab with everyone else, then, in the abuse window only,
+    """One of the class: opens the tab with everyone else, then, in the abuse blocks only,
     runs a hostile tool again and again, clicking as fast as a person can. The app must
     contain it. A contained failure (ok False with a clear error code) is the expected
     answer; only an exception (no answer at all) counts as an error."""
-    group = "abusers"
-    client = connect(url, results, group)
+    client = connect(url, results, "abusers")
     if client is None:
         return
+    for starts, ends in results.clock.blocks("abuse"):
+        results.clock.wait_until(starts)
+        if lesson == "bash":
+            bash_abuser(client, seed, results, pause, ends)
+        else:
+            tool_abuser(client, seed, results, pause, ends)
+        seed += 1
+
+
+def tool_abuser(client, seed: int, results: Results, pause: float, ends: float):
+    """A student whose tool loops, allocates without bound or prints megabytes, run through the
+    Function Calling lesson and through 试调用, again and again."""
     kinds = list(ABUSIVE_TOOLS)
     turn = seed
-    starts, ends = results.clock.span("abuse")
-    results.clock.wait_until(starts)
-    if lesson == "bash":
-        return bash_abuser(client, seed, results, pause, ends)
     while time.monotonic() < ends:
         source = abusive_source(kinds[turn % len(kinds)])
         turn += 1
-        run = timed(results, group, "fc",
+        run = timed(results, "abusers", "fc",
                     lambda: client.predict(source, "北京天气怎么样", api_name="/run_function_calling"))
         if time.monotonic() >= ends:
             break
-        outcome = timed(results, group, "try_call",
+        outcome = timed(results, "abusers", "try_call",
                         lambda: client.predict(source, "get_weather", '{"city": "北京"}', api_name="/try_call"))
         codes = [e.get("error_code") for e in (run or {}).get("events", []) if e.get("type") == "tool_result"]
         codes.append((outcome or {}).get("error_code"))
@@ -478,10 +505,11 @@ def hostile_tabs(url: str, clock: Clock, plan: list, pause: float, handover, rel
 
 
 def run_class(url: str, students: int, abusers: int, ramp: float, baseline: float, abuse: float,
-              think: float, pause: float, seed: int, app_pid: int | None = None, settle: float = 0.0):
+              think: float, pause: float, seed: int, app_pid: int | None = None, settle: float = 0.0,
+              rounds: int = 1):
     """One class: all the tabs open over `ramp` seconds (the abusive students' among them),
     then the windows of `Clock`. Returns the results and the CPU used in each part."""
-    clock = Clock(ramp, baseline, abuse, settle)
+    clock = Clock(ramp, baseline, abuse, settle, rounds)
     results = Results(clock)
     threads = []
     everyone = students + (abusers if abuse > 0 else 0)
@@ -586,21 +614,20 @@ def write_trace(path: str, results: Results):
 
 
 def report_fairness(results: Results, outcome: dict):
-    """Each action's p95 with the abusers at it against the baseline around it, and, as the
-    noise floor, the baseline after the abuse against the baseline before it."""
+    """Each action's p95 with the abusers at it against the quiet blocks around them, and the
+    p95 of every block: the quiet blocks against each other are the noise floor."""
     base, abuse = outcome["baseline"]["figures"], outcome["abuse"]["figures"]
-    print(f"(the abuse part ran {results.settled_from() - results.clock.span('after')[0]:.1f} s over its window, "
-          f"until the abusers' last calls ended: {results.overtime} students' actions began then and count in it)")
+    print(f"(an abuse block ran up to {results.overrun:.1f} s over its window, until the abusers' last calls "
+          f"ended: {results.overtime} students' actions began then and count in it)")
+    names = [name for name, part, _, _ in results.clock.windows if part != "arrival"]
     for action in ("fc", "schema", "react", "bash", "export", "echo"):
         if ("students", action) not in base or ("students", action) not in abuse:
             continue
         quiet, busy = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
-        before, after = (percentile(results.by_window[(name, "students", action)] or [float("nan")], 0.95)
-                         for name in ("before", "after"))
+        blocks = " | ".join(f"{name} {percentile(results.by_window[(name, 'students', action)] or [float('nan')], 0.95) * 1000:.0f}"
+                            for name in names)
         print(f"fairness {action}: students' p95 {quiet * 1000:.0f} ms -> {busy * 1000:.0f} ms with abusers "
-              f"({(busy / quiet - 1) * 100:+.0f}%, goal at most +20%); without abusers, the baseline after "
-              f"the abuse against before it: {before * 1000:.0f} -> {after * 1000:.0f} ms "
-              f"({(after / before - 1) * 100:+.0f}%)")
+              f"({(busy / quiet - 1) * 100:+.0f}%, goal at most +20%); each block: {blocks} ms")
 
 
 def main() -> int:
@@ -611,6 +638,8 @@ def main() -> int:
     parser.add_argument("--think", type=float, default=3.0, help="mean pause between a student's actions, s")
     parser.add_argument("--abuser-pause", type=float, default=0.2, help="pause between an abuser's clicks, s")
     parser.add_argument("--ramp", type=float, default=10, help="seconds over which the tabs open")
+    parser.add_argument("--rounds", type=int, default=1, help="abuse blocks, each between two quiet ones")
+    parser.add_argument("--settle", type=float, default=10, help="seconds after the last tab opens that still count as the arrival")
     parser.add_argument("--ttl", type=float, default=15, help="session lifetime given to the app, s")
     parser.add_argument("--trace", metavar="FILE", help="also write every timed action to FILE, one JSON line each")
     parser.add_argument("--smoke", action="store_true", help="no baseline, the abusers join at once; exit 1 on any error")
@@ -642,20 +671,23 @@ def main() -> int:
         gc.disable()
         start_rss, start_pss = tree_memory_mb(app.pid)
         start_server = tree_memory_mb(app.pid, only_root=True)[1]
+        start_threads = thread_count(app.pid)
         watch = MemoryWatch(app.pid)
         watch.start()
         with open("/proc/loadavg") as handle:
             load = handle.read().split()[0]
         baseline = 0.0 if args.smoke else args.seconds
-        print(f"classroom: {args.students} students, {args.abusers} of them abusive; tabs open over {args.ramp:g} s, "
-              f"then {baseline / 2:.0f} s on their own, {args.seconds:.0f} s with the abusive ones at it and "
-              f"{baseline / 2:.0f} s on their own again; think {args.think:g} s; {os.cpu_count()} CPUs, "
+        settle = 0.0 if args.smoke else args.settle
+        print(f"classroom: {args.students} students, {args.abusers} of them abusive; tabs open over {args.ramp:g} s "
+              f"(and {settle:g} s for everyone's first lesson), then {baseline:.0f} s on their own and "
+              f"{args.seconds:.0f} s with the abusive ones at it, in {args.rounds} abuse block(s) between "
+              f"{args.rounds + 1 if baseline else 0} quiet ones; think {args.think:g} s; {os.cpu_count()} CPUs, "
               f"load average {load} before the run")
         print(f"app memory: PSS {cold_pss:.0f} MB after one lesson, {start_pss:.0f} MB at start, after a short "
               f"warm-up class whose tabs have expired (RSS sum {start_rss:.0f} MB)")
         results, cpu = run_class(url, well_behaved, args.abusers, args.ramp, baseline, args.seconds,
                                  args.think, args.abuser_pause, seed=0, app_pid=app.pid,
-                                 settle=0.0 if args.smoke else 10.0)
+                                 settle=settle, rounds=args.rounds)
         parts = {"arrival": results.clock.span("arrival")[1] - results.clock.opened, "baseline": baseline,
                  "abuse": args.seconds}
         gc.enable()
@@ -671,6 +703,7 @@ def main() -> int:
             time.sleep(expire)
         end_rss, end_pss = tree_memory_mb(app.pid)
         end_server = tree_memory_mb(app.pid, only_root=True)[1]
+        end_threads = thread_count(app.pid)
         if args.smoke:
             print(f"\nmemory: start PSS {start_pss:.0f} MB, peak PSS {watch.peak_pss:.0f} MB "
                   f"(peak RSS sum {watch.peak_rss:.0f} MB)")
@@ -679,8 +712,8 @@ def main() -> int:
                   f"peak RSS sum {watch.peak_rss:.0f} MB), after the sessions expired PSS {end_pss:.0f} MB "
                   f"({(end_pss / start_pss - 1) * 100:+.1f}% of start, goal within 10%; "
                   f"{(end_pss / cold_pss - 1) * 100:+.1f}% of the one-lesson figure); of which the server "
-                  f"process {start_server:.0f} -> {end_server:.0f} MB, the sandbox {start_pss - start_server:.0f} -> "
-                  f"{end_pss - end_server:.0f} MB")
+                  f"process {start_server:.0f} -> {end_server:.0f} MB ({start_threads} -> {end_threads} threads), "
+                  f"the sandbox {start_pss - start_server:.0f} -> {end_pss - end_server:.0f} MB")
 
         errors = sum(results.errors.values())
         if not args.smoke:

@@ -61,29 +61,41 @@ def prctl(option, value):
         raise OSError(err, os.strerror(err))
 
 
-def lower_group_priority(nice, pid="self"):
-    """Puts a session (by default the caller's: the zygote's, where every worker stays) below
-    the web server. With autogroup scheduling (on by default on many kernels) each session
-    is one group that competes with the server's as an equal whatever the nice values inside
-    it; one write lowers the whole sandbox. The zygote itself keeps its nice value, so that
-    within the group its forks come before the workers' code. Needs no privilege to lower
-    one's own; the app lowers a launcher it has just started (its owner, or root)."""
-    if nice <= 0:
-        return
-    try:
-        with open(f"/proc/{pid}/autogroup", "w") as handle:
-            handle.write(str(nice))
-    except OSError:
-        pass  # no autogroup support: the workers' own nice values still apply
+def lower_priority(nice, pid=0):
+    """A process's nice value (by default this one's), below the web server's.
 
-
-def lower_priority(nice):
-    """A worker's own nice value: below the server and below the zygote."""
+    Every sandboxed process stays in the web server's session. With autogroup scheduling (on
+    by default on many kernels, wherever processes are not in a cgroup of their own) each
+    session is a scheduling group that competes with the others as an equal, whatever the
+    nice values inside it; and SCHED_IDLE only yields to the tasks of its own group. A
+    sandbox in sessions of its own would take a group's share from the server, and a loop
+    moved to SCHED_IDLE would keep its group's share from everybody else. In one session,
+    nice values and SCHED_IDLE weigh task against task, as they do in a container."""
     if nice > 0:
         try:
-            os.setpriority(os.PRIO_PROCESS, 0, nice)
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
         except OSError:
             pass
+
+
+TIOCNOTTY = 0x5422
+
+
+def detach_terminal():
+    """Gives up the controlling terminal the server may have (`python app.py` in a terminal):
+    in the server's session, a sandboxed process would otherwise share it. Nothing it starts
+    afterwards can reach the terminal through /dev/tty."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return                  # no controlling terminal: nothing to give up
+    try:
+        import fcntl
+        fcntl.ioctl(fd, TIOCNOTTY)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def set_non_dumpable():

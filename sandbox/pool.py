@@ -156,7 +156,7 @@ class Pool:
     def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0, schema_methods=None):
         self.pool_size = pool_size
         self.schema_methods = dict(schema_methods or {})   # method name -> "module:function"
-        self.nice = nice                       # every worker's priority, and the sandbox's autogroup
+        self.nice = nice                       # the zygote's and every worker's priority
         self.limits = limits or Limits()
         self.require_seccomp = require_seccomp
         self._lock = threading.Lock()          # zygote conversation
@@ -204,7 +204,9 @@ class Pool:
                 [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(self._runtime, "worker.py"),
                  "zygote", json.dumps(config)],
                 stdin=child_end, stdout=subprocess.DEVNULL, env=_minimal_env(), cwd=self._workbase,
-                start_new_session=True, close_fds=True, **kwargs)
+                # A process group of its own (Ctrl-C in the app's terminal is the app's to handle),
+                # in the server's session: see hardening.lower_priority.
+                process_group=0, close_fds=True, **kwargs)
         finally:
             child_end.close()
         self._control = parent_end

@@ -86,7 +86,7 @@ class Settings:
     queue_wait_seconds: float = 10.0
     # bash (sandbox/shell.py) goes through a gate of its own, with the same rules: its own
     # ledgers and slots, the pauses above. Three commands at once for the whole class: each
-    # runs in a nice-19 group, so the third costs the page nothing, and five scripted loops
+    # runs at nice 19, so the third costs the page nothing, and five scripted loops
     # starting together keep the others waiting at most the half second before they are
     # demoted. One command at a time per session; a budget of shell wall-seconds per minute,
     # and a command's time limit is cut to what is left of it, so `sleep 30` in a loop

@@ -35,7 +35,7 @@ import threading
 import time
 
 from .admission import Refusal
-from .hardening import lower_group_priority
+from .hardening import lower_priority
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,9 +53,9 @@ LIMITS = {
     "max_entries": 600,
 }
 REQUIRED = ("rlimits", "landlock", "seccomp", "isolated_signals")
-# Each command's session is a scheduling group of its own; at nice 19 it weighs about a
-# seventh of the tool sandbox's group (nice 10), so a student's loop in bash, even before it
-# is demoted, cannot take as much CPU as every student's tools together.
+# Every process of a command runs at nice 19: each weighs about a seventh of a tool's worker
+# (nice 10) and a seventieth of a server thread, so a student's loop in bash, even before it
+# is demoted, takes little CPU from anyone else.
 NICE = 19
 PROBATION_NICE = 19
 USE_PID_NAMESPACE = True                # False: the subreaper fallback (tests run both)
@@ -131,11 +131,10 @@ def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote
     launcher = subprocess.Popen(
         [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(runtime, "shell_launcher.py")],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=runtime,
-        env=_minimal_env(), start_new_session=True, close_fds=True, **kwargs)
-    # Its new session is a scheduling group of its own, which starts as the server's equal:
-    # lowered from here at once, the launcher's start-up (an interpreter and its imports,
-    # about half of what a short command costs) no longer competes with the page.
-    lower_group_priority(request["nice"], launcher.pid)
+        env=_minimal_env(), process_group=0, close_fds=True, **kwargs)   # the server's session
+    # Lowered from here at once, the launcher's start-up (an interpreter and its imports, about
+    # half of what a short command costs) does not compete with the page.
+    lower_priority(request["nice"], launcher.pid)
     try:
         # The launcher keeps its own deadline; this one only covers the launcher itself failing.
         out, err = launcher.communicate(json.dumps(request).encode(), timeout=timeout + 10)

@@ -17,10 +17,12 @@ result.  It never runs the student's command itself:
    namespaces, no mounts...), reports the layers through a pipe, and execs /bin/bash.
 3. It watches: the wall-clock deadline, the output (a cap per stream), the memory of all
    the shell's processes together, and the size and file count of the workspace.  Any
-   breach stops the whole run.  A command still running after `demote_after` seconds is
-   moved, every process and thread of it, to SCHED_IDLE, and its scheduling group (the
-   launcher's session, with autogroup) to nice 19: a loop then takes next to no CPU from
-   anyone else (a test run answers well before).
+   breach stops the whole run.  Everything runs at nice 19, in the web server's session (see
+   hardening.lower_priority); a command still running after `demote_after` seconds is
+   moved, every process and thread of it, to SCHED_IDLE: a loop then takes next to no CPU
+   from anyone else (a test run answers well before).  The shell may not start a session
+   of its own (`setsid`): under autogroup scheduling that would be a scheduling group of
+   its own, the server's equal whatever its nice value.
 """
 import ctypes
 import errno
@@ -54,7 +56,7 @@ DENIED = (
     "socket", "connect", "bind", "listen", "accept", "accept4",
     "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
     "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount",
-    "fsconfig", "fspick", "mount_setattr", "unshare", "setns",
+    "fsconfig", "fspick", "mount_setattr", "unshare", "setns", "setsid",
     "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
     "io_uring_setup", "io_uring_enter", "io_uring_register",
     "open_by_handle_at", "name_to_handle_at", "fanotify_init", "syslog", "acct",
@@ -290,7 +292,6 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
     cap = limits["output_bytes"]
     deadline = time.monotonic() + request["timeout"]
     demote_at = None if request.get("demote_after") is None else time.monotonic() + request["demote_after"]
-    demoted = False
     streams = {out_r: bytearray(), err_r: bytearray()}
     report = bytearray()
     stopped, detail, status = None, "", None
@@ -322,9 +323,6 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             next_check = time.monotonic() + TICK_SECONDS
             running = descendants(os.getpid())[1:]
             if demote_at is not None and time.monotonic() >= demote_at:
-                if not demoted:             # the whole session's scheduling group, too
-                    hardening.lower_group_priority(19)
-                    demoted = True
                 run_when_idle(running)      # again at every tick: catches what was forked meanwhile
             used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
@@ -363,7 +361,8 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
 
 def main():
     request = json.loads(sys.stdin.read())
-    hardening.lower_group_priority(request["nice"])     # this session's autogroup, below the web server
+    hardening.lower_priority(request["nice"])
+    hardening.detach_terminal()
     hardening.set_non_dumpable()
     hardening.preload()
     namespace = enter_namespaces(request.get("pid_namespace", True))

@@ -393,7 +393,7 @@ def child_main(fds, config):
         os.dup2(err_w, 2)
         os.dup2(res_w, RESULT_FD)
         os.closerange(RESULT_FD + 1, 1 << 16)
-        os.setpgid(0, 0)   # its own process group, killed as one; the zygote's session (and autogroup)
+        os.setpgid(0, 0)   # its own process group, killed as one; still the server's session
         for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -444,7 +444,8 @@ def _with_memory(config, requested):
 def zygote_main(config):
     _memory_bytes[0] = config["limits"]["memory_bytes"]
     _schema_methods.update(config.get("schema_methods") or {})
-    hardening.lower_group_priority(config.get("nice", 0))
+    hardening.lower_priority(config.get("nice", 0))     # its forks inherit it
+    hardening.detach_terminal()                          # and have no terminal
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])
     hardening.prepare_seccomp()

@@ -107,6 +107,19 @@ def test_probation_runs_only_on_idle_cpu_and_others_do_not(helpers, quick_limits
     assert fine["ok"] and fine["content"] == normal
 
 
+def test_every_job_stays_in_the_servers_session(helpers):
+    """With autogroup scheduling a session is a scheduling group, the server's equal whatever
+    the nice values inside it; and SCHED_IDLE yields only within a group. Each worker is a
+    process group of its own (killed as one) in the session of the process that runs the
+    sandbox, and cannot start a session of its own: it leads its process group."""
+    source = helpers.tool_source("import os\ntry:\n    os.setsid()\n    left = 'left'\n"
+                                 "except PermissionError:\n    left = 'stayed'\n"
+                                 "return f'{os.getsid(0)} {os.getpgid(0) == os.getpid()} {left}'")
+    for sid in (session(), None):
+        ran = sandbox.run_tool(source, "attack", {}, session_id=sid)
+        assert ran["ok"] and ran["content"] == f"{os.getsid(0)} True stayed", ran
+
+
 def test_a_job_still_running_after_a_moment_moves_to_idle_cpu_threads_and_all(helpers, configured, nice_at_least):
     configured(demote_after_seconds=0.1)
     slow = sandbox.run_tool(helpers.tool_source(SLOW), "attack", {}, session_id=session())

@@ -274,3 +274,49 @@ def test_bad_inputs_do_not_raise():
     assert sandbox.run_tool(None, "add", {})["error_code"] == "invalid_request"
     assert sandbox.run_tool(GOOD, "add", {"a": object()})["error_code"] == "invalid_request"
     assert sandbox.extract_schemas("x" * 300_000)["error"]["code"] == "source_too_large"
+
+
+def test_a_sandboxed_process_gives_up_the_servers_terminal():
+    """The zygote and the shell's launcher stay in the server's session; started from a terminal,
+    they would share it (/dev/tty) until they give it up. The session's leader keeps it."""
+    import pty
+
+    from sandbox import hardening
+
+    def terminal():
+        try:
+            os.close(os.open("/dev/tty", os.O_RDWR))
+            return "tty"
+        except OSError:
+            return "none"
+
+    pid, master = pty.fork()
+    if pid == 0:                    # a login shell: a session leader with a terminal
+        try:
+            member = os.fork()
+            if member == 0:         # the server's zygote or launcher, in the shell's session
+                before = terminal()
+                hardening.detach_terminal()
+                child = os.fork()
+                if child == 0:
+                    os.write(1, f"child:{terminal()}\n".encode())
+                    os._exit(0)
+                os.waitpid(child, 0)
+                os.write(1, f"member:{before}->{terminal()}\n".encode())
+                os._exit(0)
+            os.waitpid(member, 0)
+            os.write(1, f"leader:{terminal()}\n".encode())
+        finally:
+            os._exit(0)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 1024)
+        except OSError:             # EIO once the terminal's last user is gone
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.waitpid(pid, 0)
+    os.close(master)
+    assert seen.decode().split() == ["child:none", "member:tty->none", "leader:tty"]

@@ -1,6 +1,7 @@
 """bash is shared fairly: a per-session budget of shell wall-seconds, probation on idle CPU
 in a slot of its own after a command hit its limit, refusals after a growing pause, and
 /run_workspace charged to the caller's session, not to the call's private workspace."""
+import os
 import secrets
 import threading
 import time
@@ -75,7 +76,7 @@ def test_a_wall_limit_hit_puts_the_session_on_probation_on_idle_cpu(configured, 
     looping, other = sessions(), sessions()
     normal_nice, probation_nice = f"\n{nice_at_least(shell.NICE)}\n", f"\n{nice_at_least(shell.PROBATION_NICE)}\n"
     normal = bash(looping, "nice; chrt -p $$")
-    # Every command runs at shell.NICE (its session's group too); probation adds SCHED_IDLE.
+    # Every command runs at shell.NICE; probation adds SCHED_IDLE.
     assert normal["ok"] and normal_nice in normal["content"] and "SCHED_OTHER" in normal["content"], normal
     assert sandbox.session_usage(looping, "shell")["on_probation"] is False
     exhaust(looping)
@@ -87,6 +88,26 @@ def test_a_wall_limit_hit_puts_the_session_on_probation_on_idle_cpu(configured, 
     assert "每条命令最多运行 2 秒，并且只在 CPU 空闲时运行" in shorter["content"]
     unaffected = bash(other, "nice; chrt -p $$")
     assert normal_nice in unaffected["content"] and "SCHED_OTHER" in unaffected["content"]
+
+
+def test_a_command_stays_in_the_servers_session_and_cannot_start_one(sessions, ws):
+    """With autogroup scheduling a session is a scheduling group, the server's equal whatever
+    its nice value: a command in a session of its own (`setsid`) would take that much CPU."""
+    token = str(secrets.randbelow(10 ** 8) + 10 ** 8)
+    seen = {}
+
+    def watch():
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not seen:
+            seen.update({pid: os.getsid(pid) for pid in ws.processes_with(f"sleep 2.{token}")})
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    result = bash(sessions(), f"sleep 2.{token}; setsid true; echo \"setsid 退出码 $?\"")
+    watcher.join()
+    assert seen and set(seen.values()) == {os.getsid(0)}, seen
+    assert "Operation not permitted" in result["content"] and "setsid 退出码 1" in result["content"], result
 
 
 def test_a_command_still_running_after_a_moment_moves_to_idle_cpu(configured, sessions):
