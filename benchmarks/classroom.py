@@ -229,9 +229,10 @@ class Clock:
         self.windows = []                    # (name, part, start, end)
         # The arrival lasts `settle` seconds past the last tab's opening: everyone's first
         # lesson, begun in the same few seconds, is part of it, not of the baseline after it.
-        plan = [("arrival", "arrival", ramp + settle), ("quiet 1", "baseline", baseline / (rounds + 1))]
+        quiet = baseline / (rounds + 1)
+        plan = [("arrival", "arrival", ramp + settle), ("quiet 1", "baseline", quiet)]
         for turn in range(1, rounds + 1):
-            plan += [(f"abuse {turn}", "abuse", abuse / rounds), (f"quiet {turn + 1}", "baseline", baseline / (rounds + 1))]
+            plan += [(f"abuse {turn}", "abuse", abuse / rounds), (f"quiet {turn + 1}", "baseline", quiet)]
         for name, part, length in plan:
             if length > 0:
                 self.windows.append((name, part, moment, moment + length))

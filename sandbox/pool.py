@@ -385,7 +385,7 @@ class Pool:
         worker = self.spawn(smaller) if (idle or smaller) else self.take()
         outcome = Outcome()
         outcome.worker_pid = worker.pid
-        if nice > self.nice or idle:   # the worker is at self.nice already (it set that itself)
+        if nice > self.nice or idle:   # the worker has the zygote's nice value, self.nice
             _lower_priority(worker.pid, nice, idle)
         started = time.perf_counter()
         try:

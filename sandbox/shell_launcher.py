@@ -102,7 +102,7 @@ def jail(request, out_w, err_w, report_w, supervisor_pid):
             os._exit(124)  # the supervisor died before we could watch it
         for sig in (signal.SIGPIPE, signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
-        hardening.lower_priority(request["nice"])
+        # The launcher's nice value (set in main) is inherited.
         if request.get("idle"):   # a session on probation: its shell runs only when a CPU is idle
             try:
                 os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))

@@ -397,7 +397,6 @@ def child_main(fds, config):
         for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        hardening.lower_priority(config.get("nice", 0))
         workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
         os.mkdir(workdir, 0o700)
         os.chdir(workdir)
