@@ -445,7 +445,7 @@ class BrowserMemory:
 
     def _wire_settings(self, settings: Any, part: Part, key_part: Part) -> tuple:
         """Wires saving the settings and the key; returns the restore handler, its inputs and outputs."""
-        from lessons.settings_panel import model_choices
+        from lessons.settings_panel import default_model, model_choices
 
         controls: SettingsControls = settings.memory
         fields = dict(settings.fields)
@@ -453,7 +453,6 @@ class BrowserMemory:
         if "model" in specs:
             specs["model"] = FieldSpec("text", TEXT_LIMIT, label="模型")
         note, client, secrets = controls.note, self.client, settings.secrets
-        pending = gr.State(None)    # a model to put back once the provider's own handler has reset it
 
         def save(values: dict) -> dict:
             kept, notices = keep_fields({name: values[c] for name, c in fields.items()}, specs)
@@ -501,18 +500,6 @@ class BrowserMemory:
                            "页面上现在的内容不变；继续编辑会重新开始保存。"},
             None, [controls.remember, key_kept, note], **self.silent)
 
-        provider, model = settings.provider, settings.model
-
-        def reapply_model(values: dict) -> dict:
-            wanted = values[pending]
-            if wanted and wanted.get("provider") == values[provider] and values[model] != wanted.get("model"):
-                return {model: wanted["model"], pending: None}
-            return {pending: None}
-
-        provider_changed = getattr(settings, "provider_changed", None)
-        if provider_changed is not None:
-            provider_changed.then(reapply_model, {pending, provider, model}, [model, pending], **self.silent)
-
         def restore(values: dict) -> dict:
             who = client_of(values[client])
             out: dict = {key_part.inbox: ""}
@@ -524,11 +511,12 @@ class BrowserMemory:
                 good, bad = restore_fields(record.fields, specs)
                 for name, value in good.items():
                     out[fields[name]] = value
-                chosen = good.get("provider", values[provider])
-                if chosen != values[provider] and good.get("model"):
-                    out[pending] = {"provider": chosen, "model": good["model"]}
-                if "model" in good:
-                    out[model] = gr.update(choices=model_choices(chosen, secrets), value=good["model"])
+                # The provider's own change handler leaves the model alone: it is set here, the
+                # saved one or, if that could not be used, the provider's default.
+                chosen = good.get("provider", values[settings.provider])
+                if "model" in good or chosen != values[settings.provider]:
+                    out[settings.model] = gr.update(choices=model_choices(chosen, secrets),
+                                                    value=good.get("model", default_model(chosen, secrets)))
                 if bad:
                     notes.append("⚠️ 这几项保存的设置不能用，保留了默认值：" + "、".join(bad) + "。")
                 notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "模型设置"))
@@ -545,6 +533,6 @@ class BrowserMemory:
                 out[note] = SETTINGS_NOTE + "".join("\n\n" + n for n in notes if n)
             return out
 
-        return (restore, {client, part.inbox, key_part.inbox, provider, model},
-                [*fields.values(), key_part.inbox, pending, key_kept, settings.key_state, controls.remember,
+        return (restore, {client, part.inbox, key_part.inbox, settings.provider},
+                [*fields.values(), key_part.inbox, key_kept, settings.key_state, controls.remember,
                  settings.key_status, settings.clear_key, note])

@@ -188,23 +188,25 @@ class SettingsPanel:
     def _wire(self):
         secrets = self.secrets
 
+        # The model's value is not touched here: whatever changed the provider sets it (a
+        # provider picked by hand: the default, below; a preset: its model; a page restored
+        # from the browser: the saved one). A reset here would race with those.
         def on_provider(provider, session_key, preset, base_url):
             models = preset_models(preset, provider) or model_choices(provider, secrets)
             offline = provider == "offline"
             hint = SERVER_KEY_HINT if server_has_key(provider, secrets) else NO_KEY_HINT
-            return (gr.update(choices=models, value=models[0] if models else ""),
+            return (gr.update(choices=models),
                     gr.update(visible=provider == "openai",
                               placeholder="使用服务器配置的地址" if secrets.get(BASE_URL_ENV.get(provider, "")) else "https://api.openai.com/v1"),
                     gr.update(interactive=not offline, placeholder="离线模型不需要密钥" if offline else hint, value=""),
                     key_status(provider, session_key, secrets, base_url, preset),
                     gr.update(visible=bool(session_key)))
 
-        # Kept: browser_memory puts a restored model back after this handler resets it.
-        self.provider_changed = self.provider.change(
+        provider_changed = self.provider.change(
             on_provider, [self.provider, self.key_state, self.preset, self.base_url],
             [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
             api_visibility="private", show_progress="hidden")
-        self._settle_status(self.provider_changed)
+        self._settle_status(provider_changed)
         self._wire_presets()
 
         def store_key(typed, session_key, provider, base_url, preset):
@@ -242,7 +244,12 @@ class SettingsPanel:
         self.preset.input(on_preset, [self.preset, self.key_state],
                           [self.provider, self.model, self.base_url, self.preset_card, self.key_status],
                           api_visibility="private", show_progress="hidden")
-        self.provider.input(lambda: (NO_PRESET, gr.update(visible=False)), None, [self.preset, self.preset_card],
+
+        def on_pick(provider):
+            return (NO_PRESET, gr.update(visible=False),
+                    gr.update(choices=model_choices(provider, secrets), value=default_model(provider, secrets)))
+
+        self.provider.input(on_pick, [self.provider], [self.preset, self.preset_card, self.model],
                             api_visibility="private", show_progress="hidden")
 
         # Enter only (not blur): a blur racing the key box's own update could show a stale line.
