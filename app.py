@@ -13,8 +13,11 @@ import sys
 import threading
 
 JEMALLOC = ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2")
-# Freed pages go back to the system within a second, from jemalloc's own thread.
-JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0"
+# Freed pages go back to the system within a second, from jemalloc's own thread. No
+# per-thread caches: a cache keeps freed objects for its thread, and each one pins the page
+# it sits on; the queue's idle worker threads kept several MB that way after a class. All
+# Python allocations hold the GIL anyway, so the caches saved little.
+JEMALLOC_CONF = "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0,tcache:false"
 
 
 def restart_with_jemalloc(environ=os.environ, execve=os.execve):
@@ -46,9 +49,11 @@ SERVER_SECRETS = sandbox.seal_secrets([
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 # Gradio's queue rebuilds a pandas table of its last 10 000 events after every event, for a
 # monitoring page this app does not use: under a classroom that was a tenth of the server's
-# CPU and grew with the history. Summarise rarely, over a short history.
+# CPU and grew with the history. Summarise rarely, over a short history. The history is
+# also memory that outlives a class: a record per event, each made amid the tabs' own
+# objects, so that a thousand of them held a thousand pages the tabs had freed.
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
-os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "1000")
+os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "50")
 # Gradio tries `import matplotlib` twice per queued event, on its event loop; when it is not
 # installed each failed try searches every folder on sys.path. Record the absence once.
 if importlib.util.find_spec("matplotlib") is None:

@@ -110,6 +110,17 @@ def edited_source(rng: random.Random) -> str:
     return source
 
 
+def class_ttl(think: float, baseline: float, rounds: int) -> float:
+    """The tab lifetime the app is given: short, so that memory can be read once every tab is
+    gone, but longer than any gap in which a tab of this class sits idle (a student's longest
+    pause; an abuser's quiet block between two abuse blocks). A tab forgotten in such a gap
+    comes back a stranger: its probation is gone, and an abuser would start each block as a
+    first offender, which no real class with its 2-hour lifetime sees."""
+    longest_pause = 1.5 * think + 5
+    between_blocks = baseline / (rounds + 1) + 10 if rounds > 1 else 0.0
+    return max(15.0, longest_pause, between_blocks)
+
+
 # ── the app under test ──────────────────────────────────────────────────────────
 
 
@@ -641,7 +652,8 @@ def main() -> int:
     parser.add_argument("--ramp", type=float, default=10, help="seconds over which the tabs open")
     parser.add_argument("--rounds", type=int, default=1, help="abuse blocks, each between two quiet ones")
     parser.add_argument("--settle", type=float, default=10, help="seconds after the last tab opens that still count as the arrival")
-    parser.add_argument("--ttl", type=float, default=15, help="session lifetime given to the app, s")
+    parser.add_argument("--ttl", type=float, help="session lifetime given to the app, s (default: the class's "
+                        "longest idle gap and some, at least 15; see class_ttl)")
     parser.add_argument("--trace", metavar="FILE", help="also write every timed action to FILE, one JSON line each")
     parser.add_argument("--smoke", action="store_true", help="no baseline, the abusers join at once; exit 1 on any error")
     parser.add_argument("--preset", choices=sorted(PRESETS), help="a named class size (see the top of this file)")
@@ -650,6 +662,8 @@ def main() -> int:
         parser.set_defaults(**PRESETS[args.preset])
         args = parser.parse_args()
     well_behaved = args.students - args.abusers
+    if args.ttl is None:
+        args.ttl = class_ttl(args.think, 0.0 if args.smoke else args.seconds, args.rounds)
 
     poll_sooner()
     port = free_port()
@@ -683,7 +697,7 @@ def main() -> int:
               f"(and {settle:g} s for everyone's first lesson), then {baseline:.0f} s on their own and "
               f"{args.seconds:.0f} s with the abusive ones at it, in {args.rounds} abuse block(s) between "
               f"{args.rounds + 1 if baseline else 0} quiet ones; think {args.think:g} s; {os.cpu_count()} CPUs, "
-              f"load average {load} before the run")
+              f"load average {load} before the run; tabs forgotten after {args.ttl:g} s idle")
         print(f"app memory: PSS {cold_pss:.0f} MB after one lesson, {start_pss:.0f} MB at start, after a short "
               f"warm-up class whose tabs have expired (RSS sum {start_rss:.0f} MB)")
         results, cpu = run_class(url, well_behaved, args.abusers, args.ramp, baseline, args.seconds,

@@ -57,7 +57,10 @@ def test_python_app_py_serves_with_jemalloc():
         with open(f"/proc/{server.pid}/maps") as maps:
             assert INSTALLED in maps.read()                        # the same process, now with jemalloc
         with open(f"/proc/{server.pid}/environ", "rb") as environ:
-            assert b"PYTHONMALLOC=malloc" in environ.read().split(b"\0")
+            served_with = environ.read().split(b"\0")
+        assert b"PYTHONMALLOC=malloc" in served_with
+        if "MALLOC_CONF" not in os.environ:      # no per-thread caches, pages back within a second
+            assert b"MALLOC_CONF=" + app.JEMALLOC_CONF.encode() in served_with
     finally:
         server.terminate()
         try:

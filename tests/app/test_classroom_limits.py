@@ -64,6 +64,16 @@ def test_echo_status_and_export(served):
         client.predict({"ok": True}, api_name="/export")
 
 
+def test_the_queue_keeps_a_short_history_of_events(served):
+    """Gradio records every event for a monitoring page the app does not serve; a long
+    history is memory that outlives the class (records scattered among the tabs' freed pages)."""
+    demo, url = served
+    client = tab(url)
+    for n in range(70):
+        assert client.predict(str(n), api_name="/echo") == str(n)
+    assert 0 < len(demo._queue.event_analytics) <= 50
+
+
 def test_start_up_objects_are_frozen_out_of_the_collector(served):
     # Once serving, a full collection walks only what requests made, not gradio and the page.
     assert gc.get_freeze_count() > 100_000
