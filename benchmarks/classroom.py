@@ -7,7 +7,9 @@
 `--preset lecture` is `--students 200 --abusers 10 --think 10 --ramp 30 --settle 30 --seconds 90
 --rounds 2`: a student who reads each result for ~10 s, the hall opening the link over half a
 minute, and the abusive students at it twice for 45 s, between three quiet blocks of 30 s
-(about 6 minutes in all). Options given with a preset override it.
+(about 8 minutes in all, most of it waiting for tabs to expire). Options given with a preset
+override it. The app forgets idle tabs after `--ttl` seconds, by default just longer than
+any idle gap of the class (see class_ttl), so that memory can be read after they are gone.
 
 The app runs as a subprocess on loopback (`python app.py`), exactly as it is served.
 Each simulated student has its own `gradio_client.Client` (its own session), opens the
