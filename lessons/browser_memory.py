@@ -445,7 +445,7 @@ class BrowserMemory:
 
     def _wire_settings(self, settings: Any, part: Part, key_part: Part) -> tuple:
         """Wires saving the settings and the key; returns the restore handler, its inputs and outputs."""
-        from lessons.settings_panel import default_model, model_choices
+        from lessons.settings_panel import model_update
 
         controls: SettingsControls = settings.memory
         fields = dict(settings.fields)
@@ -515,8 +515,7 @@ class BrowserMemory:
                 # saved one or, if that could not be used, the provider's default.
                 chosen = good.get("provider", values[settings.provider])
                 if "model" in good or chosen != values[settings.provider]:
-                    out[settings.model] = gr.update(choices=model_choices(chosen, secrets),
-                                                    value=good.get("model", default_model(chosen, secrets)))
+                    out[settings.model] = model_update(chosen, secrets, good.get("model"))
                 if bad:
                     notes.append("⚠️ 这几项保存的设置不能用，保留了默认值：" + "、".join(bad) + "。")
                 notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "模型设置"))

@@ -64,6 +64,11 @@ def default_model(provider: str, secrets: Mapping[str, str] | None = None) -> st
     return (model_choices(provider, secrets) or [""])[0]
 
 
+def model_update(provider: str, secrets: Mapping[str, str] | None = None, model: str | None = None) -> dict:
+    """The model box for this provider: its suggestions, showing `model` or else the default."""
+    return gr.update(choices=model_choices(provider, secrets), value=model or default_model(provider, secrets))
+
+
 def preset_models(preset: str, provider: str) -> list[str]:
     """The chosen preset's suggested models (tool-capable first), if it is for this provider."""
     chosen = PRESETS.get(preset or "")
@@ -246,8 +251,7 @@ class SettingsPanel:
                           api_visibility="private", show_progress="hidden")
 
         def on_pick(provider):
-            return (NO_PRESET, gr.update(visible=False),
-                    gr.update(choices=model_choices(provider, secrets), value=default_model(provider, secrets)))
+            return NO_PRESET, gr.update(visible=False), model_update(provider, secrets)
 
         self.provider.input(on_pick, [self.provider], [self.preset, self.preset_card, self.model],
                             api_visibility="private", show_progress="hidden")
