@@ -20,7 +20,9 @@ result.  It never runs the student's command itself:
    breach stops the whole run.  Everything runs at nice 19, in the web server's session (see
    hardening.lower_priority); a command still running after `demote_after` seconds is
    moved, every process and thread of it, to SCHED_IDLE: a loop then takes next to no CPU
-   from anyone else (a test run answers well before).  The shell may not start a session
+   from anyone else (a test run answers well before); a command of a session on probation
+   (which runs on SCHED_IDLE from the start) is, from then on, also stopped three ticks in
+   four (SIGSTOP / SIGCONT).  The shell may not start a session
    of its own (`setsid`): under autogroup scheduling that would be a scheduling group of
    its own, the server's equal whatever its nice value.
 """
@@ -48,6 +50,10 @@ PR_SET_CHILD_SUBREAPER = 36
 TIOCSTI = 0x5412
 AF_UNIX = 1
 TICK_SECONDS = 0.05
+# A command of a session on probation that is still running when it would be demoted runs one
+# tick in this many from then on: SCHED_IDLE alone still weighs a fifth of a nice-19 process,
+# so a loop next to another student's test run would slow it by about a fifth.
+PROBATION_TICKS_PER_RUN = 4
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -246,6 +252,15 @@ def run_when_idle(pids):
                 pass
 
 
+def hold(pids, paused):
+    """Stops every process of `pids` (SIGSTOP), or lets them go on (SIGCONT)."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGSTOP if paused else signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
 def kill_everything(child, namespace):
     """PID namespace: killing its process 1 kills the rest. Subreaper: every descendant."""
     if child is not None:
@@ -296,6 +311,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
     report = bytearray()
     stopped, detail, status = None, "", None
     next_check = 0.0
+    ticks = 0
     watching = [out_r, err_r, report_r]
     while status is None:
         now = time.monotonic()
@@ -324,6 +340,9 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             running = descendants(os.getpid())[1:]
             if demote_at is not None and time.monotonic() >= demote_at:
                 run_when_idle(running)      # again at every tick: catches what was forked meanwhile
+                if request.get("idle"):
+                    ticks += 1
+                    hold(running, paused=ticks % PROBATION_TICKS_PER_RUN != 0)
             used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
                 stopped, detail = "memory", str(used)

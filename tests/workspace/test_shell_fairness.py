@@ -236,3 +236,26 @@ def test_run_workspace_is_charged_to_the_callers_session(app_url, configured):
         for client in (script, classmate):
             sandbox.forget_session(client.session_hash)
             client.close()
+
+
+# Busy for 1.2 s of wall time, then the share of it this process had the CPU.
+SPIN = ("python3 -c 'import time; end = time.monotonic() + 1.2; exec(\"while time.monotonic() < end: pass\"); "
+        "print(\"share\", round(time.process_time() / 1.2, 2))'")
+
+
+def cpu_share(result):
+    assert result["ok"] and "share" in result["content"], result
+    return float(result["content"].split("share")[1].split()[0])
+
+
+def test_a_loop_on_probation_gets_a_quarter_of_a_cpu_once_it_runs_on(configured, sessions):
+    """SCHED_IDLE alone still weighs a fifth of a nice-19 command: a loop of a session on
+    probation is, after the demotion time, stopped three ticks in four as well."""
+    configured(**dict(QUICK, shell_demote_after_seconds=0.1))
+    looping, other = sessions(), sessions()
+    free = cpu_share(bash(other, SPIN))            # demoted to idle CPU too, but not held back
+    exhaust(looping)
+    held = bash(looping, SPIN)
+    assert cpu_share(held) < 0.6 * free, (held, free)
+    woke = bash(looping, "sleep 0.5; echo 醒了")   # stopped and resumed, it still ends normally
+    assert woke["ok"] and "醒了" in woke["content"], woke
