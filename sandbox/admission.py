@@ -172,6 +172,14 @@ class Admission:
         return self.settings.probation_memory_bytes if self.on_probation else self.settings.limits.memory_bytes
 
     @property
+    def demote_after(self):
+        """When the job moves to idle CPU and the demoted jobs' tick: at once on probation (its
+        session's last job looped or hit a limit), else after the kind's demotion time."""
+        if self.on_probation:
+            return 0.0
+        return self.settings.shell_demote_after_seconds if self.gate.kind == "shell" else self.settings.demote_after_seconds
+
+    @property
     def nice(self):
         return self.settings.probation_nice if self.on_probation else self.settings.job_nice
 
@@ -237,8 +245,7 @@ class Admission:
         """Runs the admitted job in the pool, within this admission's limits."""
         outcome = self.gate.pool().run(job, wall_seconds=self.wall_seconds, nice=self.nice,
                                        idle=self.on_probation, memory_bytes=self.memory_bytes,
-                                       demote_after=self.settings.demote_after_seconds,
-                                       on_demote=self.demote)
+                                       demote_after=self.demote_after, on_demote=self.demote)
         self.note(outcome)
         return outcome
 

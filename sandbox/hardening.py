@@ -78,6 +78,29 @@ def lower_priority(nice, pid=0):
             pass
 
 
+# A job still running at its demotion time (a tool after 0.2 s, a bash command after 0.5 s) runs
+# on SCHED_IDLE, and from then on only in the first tick of every cycle of DEMOTED_CYCLE
+# ticks, stopped (SIGSTOP) the rest of the time. Every supervisor reads the same clock
+# (CLOCK_MONOTONIC is one per machine), so all demoted jobs run in the same tick and, however
+# many there are, none runs in the three after it: together they use at most a quarter of
+# the machine. SCHED_IDLE alone keeps a loop from taking a CPU another task wants, but not
+# from costing it: on a 2-vCPU virtual machine four idle-priority loops made the page's own
+# requests 20-40% slower (shared caches, the host's clock and its other tenants), and under
+# a container's CPU quota they would use the quota up besides.
+DUTY_TICK_SECONDS = 0.05
+DEMOTED_CYCLE = 4
+
+
+def demoted_may_run(now):
+    """Whether demoted jobs may run at `now` (time.monotonic()): in the first tick of each cycle."""
+    return int(now / DUTY_TICK_SECONDS) % DEMOTED_CYCLE == 0
+
+
+def until_next_tick(now):
+    """Seconds from `now` to just past the next tick boundary (a supervisor wakes then)."""
+    return DUTY_TICK_SECONDS - now % DUTY_TICK_SECONDS + 0.001
+
+
 TIOCNOTTY = 0x5422
 
 

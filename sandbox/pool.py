@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 
+from .hardening import demoted_may_run, until_next_tick
 from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -113,6 +114,13 @@ class Worker:
                 target()
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def hold(self, paused):
+        """Stops the worker, threads and all (SIGSTOP), or lets it go on (SIGCONT)."""
+        try:
+            os.killpg(self.pid, signal.SIGSTOP if paused else signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def close(self):
         for fd in (self.job_w, self.out_r, self.err_r, self.res_r):
@@ -372,9 +380,11 @@ class Pool:
         """Runs one job in a fresh worker. `wall_seconds` overrides the time limit for this
         job; `nice` lowers its CPU priority and `idle` makes it SCHED_IDLE (both set before
         the job is sent, so every thread and process the student's code starts inherits them).
-        A job still running after `demote_after` seconds is moved to SCHED_IDLE then: tools
-        answer in milliseconds, so one that has not is looping, crunching or waiting, and
-        none of these may slow the quick jobs of everybody else; `on_demote()` is called then.
+        A job still running after `demote_after` seconds is moved to SCHED_IDLE then, and from
+        then on runs only in the demoted jobs' tick (hardening.demoted_may_run): tools answer
+        in milliseconds, so one that has not is looping, crunching or waiting, and none of
+        these may slow the quick jobs of everybody else; `on_demote()` is called then. An idle
+        job is demoted the same way.
         An idle job, or one with less `memory_bytes` than the pool's, forks its own worker:
         the warm ones are kept for everybody else."""
         smaller = memory_bytes if memory_bytes and memory_bytes < self.limits.memory_bytes else None
@@ -389,7 +399,7 @@ class Pool:
             _lower_priority(worker.pid, nice, idle)
         started = time.perf_counter()
         try:
-            self._exchange(worker, job, outcome, wall_seconds, None if idle else demote_after, on_demote)
+            self._exchange(worker, job, outcome, wall_seconds, demote_after, on_demote)
         finally:
             worker.kill()
             outcome.wall_ms = (time.perf_counter() - started) * 1000
@@ -415,6 +425,7 @@ class Pool:
                 sel.register(worker.job_w, selectors.EVENT_WRITE)
             finished = False
             demote_at = None if demote_after is None else time.monotonic() + demote_after
+            demoted = held = False
             while not finished:
                 now = time.monotonic()
                 remaining = deadline - now
@@ -423,10 +434,17 @@ class Pool:
                     break
                 if demote_at is not None and now >= demote_at:
                     _lower_priority(worker.pid, 19, idle=True, every_thread=True)
-                    demote_at = None
+                    demote_at, demoted = None, True
                     if on_demote is not None:
                         on_demote()
-                wait = remaining if demote_at is None else min(remaining, demote_at - now)
+                if demoted:
+                    should_hold = not demoted_may_run(now)
+                    if should_hold != held:
+                        held = should_hold
+                        worker.hold(held)
+                    wait = min(remaining, until_next_tick(now))
+                else:
+                    wait = remaining if demote_at is None else min(remaining, demote_at - now)
                 for key, _ in sel.select(wait):
                     fd = key.fd
                     if fd == worker.job_w:

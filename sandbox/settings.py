@@ -69,10 +69,12 @@ class Settings:
     # Every student's tool runs below the web server's priority, so even a tool's first
     # run, before its session has a record, cannot take CPU from the page at equal weight.
     job_nice: int = 10
-    # A job still running after this long moves to SCHED_IDLE (its tools' threads too) and
-    # gives its slot back for one of the slow lane's, if one is free: a looping tool's first
-    # run, before its session is on probation, then neither takes CPU from the quick jobs of
-    # the others nor keeps them waiting for a slot. Working tools answer in milliseconds.
+    # A job still running after this long moves to SCHED_IDLE (its tools' threads too), runs
+    # from then on only in the one tick in four that all demoted jobs share (hardening.
+    # demoted_may_run: together they use at most a quarter of the machine), gives its slot back
+    # for one of the slow lane's, if one is free: a looping tool's first run, before its
+    # session is on probation, then neither takes CPU from the quick jobs of the others nor
+    # keeps them waiting for a slot. Working tools answer in milliseconds.
     demote_after_seconds: float = 0.2
     # Room for every demoted job of a hall's worth of loops at once: a job that finds the
     # slow lane full keeps its quick slot (and, with 200 students, held one of four for 2 s).
@@ -103,8 +105,9 @@ class Settings:
     shell_probation_seconds_per_minute: float = 6.0
     # Like demote_after_seconds for tools: a command still running after this long goes
     # to SCHED_IDLE with everything it started (the starter's tests take about 0.15 s),
-    # and trades its shared slot for one of the slow lane's when one is free, so that a
-    # `sleep` or a loop does not keep the other students' quick commands waiting.
+    # runs only in the demoted jobs' tick from then on, and trades its shared slot for one
+    # of the slow lane's when one is free, so that a `sleep` or a loop does not keep the
+    # other students' quick commands waiting.
     shell_demote_after_seconds: float = 0.5
     shell_slow_concurrent: int = 8
     limits: Limits = Limits()

@@ -217,13 +217,12 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
             timeout, cut = _time_limit(timeout, admission)
             # When the jail moves a long command to idle CPU, its slot moves to the slow lane too.
             # Stopped and joined before the admission ends, so the slot is never released twice.
-            demote = threading.Timer(admission.settings.shell_demote_after_seconds, admission.demote)
+            demote = threading.Timer(admission.demote_after, admission.demote)
             demote.daemon = True
             demote.start()
             try:
                 result = _launch(command, project_dir, tmp_dir, timeout, REQUIRED if public else (),
-                                 idle=admission.on_probation,
-                                 demote_after=admission.settings.shell_demote_after_seconds)
+                                 idle=admission.on_probation, demote_after=admission.demote_after)
             except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
                 return dict(reply, error=_error("sandbox", f"无法启动命令的沙箱：{exc}", "请稍后再试"))
             finally:

@@ -20,11 +20,12 @@ result.  It never runs the student's command itself:
    breach stops the whole run.  Everything runs at nice 19, in the web server's session (see
    hardening.lower_priority); a command still running after `demote_after` seconds is
    moved, every process and thread of it, to SCHED_IDLE: a loop then takes next to no CPU
-   from anyone else (a test run answers well before); a command of a session on probation
-   (which runs on SCHED_IDLE from the start) is, from then on, also stopped three ticks in
-   four (SIGSTOP / SIGCONT).  The shell may not start a session
-   of its own (`setsid`): under autogroup scheduling that would be a scheduling group of
-   its own, the server's equal whatever its nice value.
+   from anyone else (a test run answers well before), and from then on it runs only in the
+   one tick in four that all demoted jobs share (hardening.demoted_may_run), stopped
+   (SIGSTOP / SIGCONT) the rest of the time; a command of a session on probation runs on
+   SCHED_IDLE from the start.  The shell may not start a session of its own (`setsid`):
+   under autogroup scheduling that would be a scheduling group of its own, the server's
+   equal whatever its nice value.
 """
 import ctypes
 import errno
@@ -49,11 +50,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 TIOCSTI = 0x5412
 AF_UNIX = 1
-TICK_SECONDS = 0.05
-# A command of a session on probation that is still running when it would be demoted runs one
-# tick in this many from then on: SCHED_IDLE alone still weighs a fifth of a nice-19 process,
-# so a loop next to another student's test run would slow it by about a fifth.
-PROBATION_TICKS_PER_RUN = 4
+TICK_SECONDS = hardening.DUTY_TICK_SECONDS
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -311,14 +308,16 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
     report = bytearray()
     stopped, detail, status = None, "", None
     next_check = 0.0
-    ticks = 0
     watching = [out_r, err_r, report_r]
     while status is None:
         now = time.monotonic()
         if now >= deadline:
             stopped = "timeout"
             break
-        ready, _, _ = select.select(watching, [], [], min(TICK_SECONDS, deadline - now))
+        wait = min(TICK_SECONDS, deadline - now)
+        if demote_at is not None and now >= demote_at:
+            wait = min(wait, hardening.until_next_tick(now))   # demoted: stopped or let go at the ticks
+        ready, _, _ = select.select(watching, [], [], wait)
         for fd in ready:
             chunk = os.read(fd, 65536)
             if not chunk:
@@ -335,14 +334,15 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
         if pid:
             status = code       # the shell is done: what it left running does not count
             break
-        if time.monotonic() >= next_check:
-            next_check = time.monotonic() + TICK_SECONDS
+        now = time.monotonic()
+        demoted = demote_at is not None and now >= demote_at
+        if now >= next_check or demoted:
+            next_check = now + TICK_SECONDS
             running = descendants(os.getpid())[1:]
-            if demote_at is not None and time.monotonic() >= demote_at:
-                run_when_idle(running)      # again at every tick: catches what was forked meanwhile
-                if request.get("idle"):
-                    ticks += 1
-                    hold(running, paused=ticks % PROBATION_TICKS_PER_RUN != 0)
+            if demoted:
+                # Again at every tick: catches what was forked meanwhile.
+                run_when_idle(running)
+                hold(running, paused=not hardening.demoted_may_run(now))
             used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
                 stopped, detail = "memory", str(used)

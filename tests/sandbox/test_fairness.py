@@ -1,7 +1,8 @@
 """Fairness limits: a session whose tools loop forever is refused quickly once it has used its
 minute's budget, is put on probation (SCHED_IDLE, one shared slot, shorter time limit,
 smaller budget), and the others keep running normally. A job still running after a moment
-moves to idle CPU and to a slow lane of slots. Functional checks only: no timing asserts."""
+moves to idle CPU and to a slow lane of slots, and runs only a quarter of the time from then on.
+Functional checks only, and one share of a CPU with a wide margin: no timing asserts."""
 import os
 import threading
 import time
@@ -52,6 +53,13 @@ helper = threading.Thread(target=spin)
 helper.start()
 helper.join()
 return f"{os.getpriority(os.PRIO_PROCESS, 0)} {os.sched_getscheduler(0)} {seen['thread']}"'''
+
+# Busy for 1.2 s of wall time, then the share of it this process had a CPU.
+SHARE = """import time
+end = time.monotonic() + 1.2
+while time.monotonic() < end:
+    pass
+return str(round(time.process_time() / 1.2, 2))"""
 
 
 @pytest.fixture
@@ -127,6 +135,44 @@ def test_a_job_still_running_after_a_moment_moves_to_idle_cpu_threads_and_all(he
     assert slow["content"] == f"19 {os.SCHED_IDLE} {os.SCHED_IDLE}"
     quick = sandbox.run_tool(helpers.tool_source(PRIORITY), "attack", {}, session_id=session())
     assert quick["content"] == f"{nice_at_least(sandbox.current_settings().job_nice)} {os.SCHED_OTHER}"
+
+
+def test_a_job_still_running_after_a_moment_gets_a_quarter_of_a_cpu(helpers, configured):
+    """SCHED_IDLE alone lets a loop take every CPU nobody else wants, and that still costs the
+    others: from its demotion time on, a job runs one tick in four (stopped the rest). Alone on
+    the machine it would have had a whole CPU."""
+    configured(demote_after_seconds=0.1)
+    spun = sandbox.run_tool(helpers.tool_source(SHARE), "attack", {}, session_id=session())
+    assert spun["ok"] and float(spun["content"]) < 0.6, spun
+
+
+def test_a_job_on_probation_is_held_back_from_its_start(helpers, configured):
+    """A session whose job looped is not given the first moments at full speed again: its
+    jobs run in the demoted jobs' tick from the start, while a first run has its demotion time."""
+    configured(demote_after_seconds=1.0, wall_seconds=1.5, probation_wall_seconds=1.5,
+               per_session_seconds_per_minute=30.0, probation_seconds_per_minute=30.0, refusal_pause_seconds=0.0)
+    looping = session()
+    first = sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=looping)
+    assert first["error_code"] == "timeout", first
+    held = sandbox.run_tool(helpers.tool_source(SHARE), "attack", {}, session_id=looping)
+    fresh = sandbox.run_tool(helpers.tool_source(SHARE), "attack", {}, session_id=session())
+    assert held["ok"] and fresh["ok"], (held, fresh)
+    assert float(held["content"]) < 0.5 < float(fresh["content"]), (held, fresh)
+
+
+def test_demoted_jobs_together_get_a_quarter_of_the_machine(helpers, configured):
+    """All demoted jobs run in the same tick and none in the three after it: six loops at once
+    share about half a CPU of this 2-CPU machine between them, not six quarters of one."""
+    configured(demote_after_seconds=0.1, max_concurrent=6)
+    shares = []
+    loops = [threading.Thread(target=lambda: shares.append(
+        sandbox.run_tool(helpers.tool_source(SHARE), "attack", {}, session_id=session()))) for _ in range(6)]
+    for loop in loops:
+        loop.start()
+    for loop in loops:
+        loop.join()
+    assert all(spun["ok"] for spun in shares), shares
+    assert sum(float(spun["content"]) for spun in shares) < 1.0, shares
 
 
 def start_loop(helpers, configured, slow_lane):
