@@ -195,7 +195,10 @@ class SettingsPanel:
 
         # The model's value is not touched here: whatever changed the provider sets it (a
         # provider picked by hand: the default, below; a preset: its model; a page restored
-        # from the browser: the saved one). A reset here would race with those.
+        # from the browser: the saved one). A reset here would race with those. Nor is the
+        # key box's: it is emptied whenever a key is stored (Enter, or leaving the box, as
+        # picking a provider does), and an update arriving late would wipe what a student
+        # had begun to type.
         def on_provider(provider, session_key, preset, base_url):
             models = preset_models(preset, provider) or model_choices(provider, secrets)
             offline = provider == "offline"
@@ -203,7 +206,7 @@ class SettingsPanel:
             return (gr.update(choices=models),
                     gr.update(visible=provider == "openai",
                               placeholder="使用服务器配置的地址" if secrets.get(BASE_URL_ENV.get(provider, "")) else "https://api.openai.com/v1"),
-                    gr.update(interactive=not offline, placeholder="离线模型不需要密钥" if offline else hint, value=""),
+                    gr.update(interactive=not offline, placeholder="离线模型不需要密钥" if offline else hint),
                     key_status(provider, session_key, secrets, base_url, preset),
                     gr.update(visible=bool(session_key)))
 
