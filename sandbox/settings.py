@@ -57,8 +57,9 @@ class Settings:
     # A session whose job hit a limit (time, memory, output) is on probation for a while:
     # its jobs run one at a time across all such sessions, in a slot and a freshly forked
     # worker of their own (never a slot or a warm worker the others were going to use),
-    # only when a CPU is otherwise idle (SCHED_IDLE), with a shorter time limit and a
-    # smaller budget. A loop that keeps coming back then costs the others next to nothing;
+    # demoted from its start (SCHED_IDLE, and only in the demoted jobs' tick, see
+    # demote_after_seconds), with a shorter time limit and a smaller budget. A loop that
+    # keeps coming back then costs the others next to nothing;
     # fixed code runs in milliseconds and never notices.
     probation_seconds: float = 120.0
     probation_concurrent: int = 1
@@ -94,8 +95,8 @@ class Settings:
     # and a command's time limit is cut to what is left of it, so `sleep 30` in a loop
     # holds a slot for at most that long a minute. A command that hits its time or memory
     # limit puts the session on probation (probation_seconds): its commands then run one
-    # at a time with the other probation sessions' in a slot of their own, on idle CPU
-    # (SCHED_IDLE), with a shorter time limit and a smaller budget.
+    # at a time with the other probation sessions' in a slot of their own, demoted from
+    # their start (see shell_demote_after_seconds), with a shorter time limit and a smaller budget.
     shell_concurrent: int = 3
     shell_per_session_concurrent: int = 1
     shell_per_session_per_minute: int = 30
