@@ -693,6 +693,8 @@ def main() -> int:
         parser.set_defaults(**PRESETS[args.preset])
         args = parser.parse_args()
     well_behaved = args.students - args.abusers
+    if args.smoke:                      # no quiet blocks to take turns with: one abuse block
+        args.rounds = 1
     if args.ttl is None:
         args.ttl = class_ttl(args.think, 0.0 if args.smoke else args.seconds, args.rounds)
 

@@ -11,6 +11,7 @@ sandbox/shell.py runs them itself, reading `on_probation` and `seconds_left` and
 `note_limit_hit()`). Each kind has its own ledgers and slots.
 """
 import collections
+import random
 import threading
 import time
 
@@ -18,6 +19,7 @@ from . import messages
 
 WINDOW_SECONDS = 60.0          # the budgets are per minute
 PRUNE_EVERY_SECONDS = 30.0
+REFUSAL_JITTER = 0.5           # a refusal pause is up to this share longer, at random
 
 
 class Refusal(Exception):
@@ -135,10 +137,15 @@ class Gate:
             del self._ledgers[sid]
 
     def refusal_pause(self, in_a_row):
-        """Seconds before the n-th refusal in a row is answered: 1.5, 3, 6, 6, ..."""
+        """Seconds before the n-th refusal in a row is answered: at least 1.5, 3, 6, 6, ...,
+        and up to half as long again, drawn at random. Scripts refused at the same moment
+        would otherwise all be answered, and click again, at the same moment, refusal after
+        refusal: ten of them in step put ten requests on the server in one instant every few
+        seconds, which the other students feel. Jittered, they drift apart within a few rounds."""
         budget = self.budget()
         base = budget.refusal_pause_seconds
-        return min(base * 2 ** max(0, in_a_row - 1), max(base, budget.refusal_pause_max_seconds))
+        pause = min(base * 2 ** max(0, in_a_row - 1), max(base, budget.refusal_pause_max_seconds))
+        return pause * random.uniform(1.0, 1.0 + REFUSAL_JITTER)
 
     def admit(self, session_id, counts_as_run=True):
         return Admission(self, session_id, counts_as_run)
