@@ -34,7 +34,8 @@ the fairness figure covers the shared bash slots too. One class:
   arrival   all the tabs open over `--ramp` seconds, and everyone's first lesson (`--settle`
             seconds more: the first clicks come in step, and take a while to spread out);
   quiet     the well-behaved students work on their own (part "baseline");
-  abuse     the abusive students set to it (part "abuse");
+  abuse     the abusive students set to it (part "abuse"), each within the block's first
+            2 s (ABUSERS_START_WITHIN), as the students start within their first pause;
   quiet, abuse, ... quiet: `--rounds` abuse blocks, `--seconds` in all, between quiet blocks,
             `--seconds` in all too.
 Fairness is the well-behaved students' p95 with the abusers at it against the baseline: the
@@ -427,6 +428,10 @@ def student(url: str, seed: int, results: Results, think: float):
 
 
 ABUSIVE_COMMANDS = ("sleep 60", "while :; do :; done")
+# Seconds over which the abusers set to it at the start of a block. In the same instant, ten
+# of them were ten requests at once, which costs the others what any ten clicks at once do
+# (benchmarks/burst.py: less than ten ordinary ones), every block, on top of the abuse.
+ABUSERS_START_WITHIN = 2.0
 
 
 def bash_abuser(client, seed: int, results: Results, pause: float, ends: float):
@@ -451,8 +456,11 @@ def abuser(url: str, seed: int, results: Results, pause: float, lesson: str = "t
     client = connect(url, results, "abusers")
     if client is None:
         return
+    rng = random.Random(seed)
     for starts, ends in results.clock.blocks("abuse"):
-        results.clock.wait_until(starts)
+        # Like the students (who start at a random moment of their first pause), the abusers
+        # do not all click in the same millisecond: each starts within ABUSERS_START_WITHIN.
+        results.clock.wait_until(starts + rng.uniform(0.0, ABUSERS_START_WITHIN))
         if lesson == "bash":
             bash_abuser(client, seed, results, pause, ends)
         else:
