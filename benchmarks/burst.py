@@ -23,8 +23,9 @@ import sys
 import threading
 import time
 
-from classroom import (CALCULATOR_SOURCE, FC_QUESTION, REACT_QUESTION, SHARED_TLS, WEATHER_SOURCE,
-                       WORKSPACE_QUESTION, abusive_source, free_port, percentile, poll_sooner, start_app)
+from classroom import (ABUSIVE_COMMANDS, CALCULATOR_SOURCE, FC_QUESTION, REACT_QUESTION, SHARED_TLS,
+                       WEATHER_SOURCE, WORKSPACE_EVERY, WORKSPACE_QUESTION, abusive_source, free_port,
+                       percentile, poll_sooner, start_app)
 
 BURST = 10                 # tabs in one burst
 AFTER = 0.5                # an action begun this long after a burst counts as hit by it
@@ -38,7 +39,7 @@ def client(url: str):
 
 
 def ordinary(tab, index: int):
-    if index % 5 == 0:
+    if index % WORKSPACE_EVERY == 0:
         tab.predict(WORKSPACE_QUESTION, None, None, api_name="/run_workspace")
     else:
         tab.predict(WEATHER_SOURCE, FC_QUESTION, api_name="/run_function_calling")
@@ -46,7 +47,7 @@ def ordinary(tab, index: int):
 
 def abusive(tab, index: int):
     if index % 2:
-        tab.predict("运行 `while :; do :; done`", None, None, api_name="/run_workspace")
+        tab.predict(f"运行 `{ABUSIVE_COMMANDS[1]}`", None, None, api_name="/run_workspace")
     else:
         tab.predict(LOOP, "北京天气怎么样", api_name="/run_function_calling")
 

@@ -458,8 +458,6 @@ def abuser(url: str, seed: int, results: Results, pause: float, lesson: str = "t
         return
     rng = random.Random(seed)
     for starts, ends in results.clock.blocks("abuse"):
-        # Like the students (who start at a random moment of their first pause), the abusers
-        # do not all click in the same millisecond: each starts within ABUSERS_START_WITHIN.
         results.clock.wait_until(starts + rng.uniform(0.0, ABUSERS_START_WITHIN))
         if lesson == "bash":
             bash_abuser(client, seed, results, pause, ends)
