@@ -89,11 +89,27 @@ def lower_priority(nice, pid=0):
 # a container's CPU quota they would use the quota up besides.
 DUTY_TICK_SECONDS = 0.05
 DEMOTED_CYCLE = 4
+# A job of a session on probation (its last job looped or hit a limit) is demoted from its start
+# and runs in one tick of eight, the first of every other cycle: the same loop, sent again and
+# again, then costs the others half as much. Fixed code needs milliseconds of CPU and waits at
+# most 0.35 s for its tick.
+PROBATION_CYCLE = 8
 
 
-def demoted_may_run(now):
-    """Whether demoted jobs may run at `now` (time.monotonic()): in the first tick of each cycle."""
-    return int(now / DUTY_TICK_SECONDS) % DEMOTED_CYCLE == 0
+def demoted_may_run(now, on_probation=False):
+    """Whether demoted jobs may run at `now` (time.monotonic()): in the first tick of each cycle
+    (of PROBATION_CYCLE ticks for a job on probation, whose tick is always one of the others')."""
+    cycle = PROBATION_CYCLE if on_probation else DEMOTED_CYCLE
+    return int(now / DUTY_TICK_SECONDS) % cycle == 0
+
+
+def until_next_turn(now, on_probation=False):
+    """Seconds from `now` to just past the next moment demoted jobs start or stop running: a
+    supervisor in the server's process wakes twice a cycle, not at every tick."""
+    cycle = PROBATION_CYCLE if on_probation else DEMOTED_CYCLE
+    tick = int(now / DUTY_TICK_SECONDS)
+    ticks = 1 if tick % cycle == 0 else cycle - tick % cycle
+    return (tick + ticks) * DUTY_TICK_SECONDS - now + 0.001
 
 
 def until_next_tick(now):

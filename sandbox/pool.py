@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from .hardening import demoted_may_run, until_next_tick
+from .hardening import demoted_may_run, until_next_turn
 from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -384,7 +384,8 @@ class Pool:
         then on runs only in the demoted jobs' tick (hardening.demoted_may_run): tools answer
         in milliseconds, so one that has not is looping, crunching or waiting, and none of
         these may slow the quick jobs of everybody else; `on_demote()` is called then. An idle
-        job is demoted the same way.
+        job (its session is on probation) is demoted from its start, and runs in the probation
+        tick, one in eight.
         An idle job, or one with less `memory_bytes` than the pool's, forks its own worker:
         the warm ones are kept for everybody else."""
         smaller = memory_bytes if memory_bytes and memory_bytes < self.limits.memory_bytes else None
@@ -399,7 +400,7 @@ class Pool:
             _lower_priority(worker.pid, nice, idle)
         started = time.perf_counter()
         try:
-            self._exchange(worker, job, outcome, wall_seconds, demote_after, on_demote)
+            self._exchange(worker, job, outcome, wall_seconds, demote_after, on_demote, idle)
         finally:
             worker.kill()
             outcome.wall_ms = (time.perf_counter() - started) * 1000
@@ -408,7 +409,8 @@ class Pool:
             self._refill_soon()
         return outcome
 
-    def _exchange(self, worker, job, outcome, wall_seconds=None, demote_after=None, on_demote=None):
+    def _exchange(self, worker, job, outcome, wall_seconds=None, demote_after=None, on_demote=None,
+                  on_probation=False):
         limits = self.limits
         data = json.dumps(job, ensure_ascii=False).encode("utf-8") + b"\n"
         deadline = time.monotonic() + (limits.wall_seconds if wall_seconds is None else wall_seconds)
@@ -438,11 +440,11 @@ class Pool:
                     if on_demote is not None:
                         on_demote()
                 if demoted:
-                    should_hold = not demoted_may_run(now)
+                    should_hold = not demoted_may_run(now, on_probation)
                     if should_hold != held:
                         held = should_hold
                         worker.hold(held)
-                    wait = min(remaining, until_next_tick(now))
+                    wait = min(remaining, until_next_turn(now, on_probation))
                 else:
                     wait = remaining if demote_at is None else min(remaining, demote_at - now)
                 for key, _ in sel.select(wait):

@@ -57,8 +57,9 @@ class Settings:
     # A session whose job hit a limit (time, memory, output) is on probation for a while:
     # its jobs run one at a time across all such sessions, in a slot and a freshly forked
     # worker of their own (never a slot or a warm worker the others were going to use),
-    # demoted from its start (SCHED_IDLE, and only in the demoted jobs' tick, see
-    # demote_after_seconds), with a shorter time limit and a smaller budget. A loop that
+    # demoted from its start (SCHED_IDLE, and only in one of the demoted jobs' ticks in two,
+    # see demote_after_seconds and hardening.PROBATION_CYCLE), with a shorter time limit and a
+    # smaller budget. A loop that
     # keeps coming back then costs the others next to nothing;
     # fixed code runs in milliseconds and never notices.
     probation_seconds: float = 120.0

@@ -23,7 +23,7 @@ result.  It never runs the student's command itself:
    from anyone else (a test run answers well before), and from then on it runs only in the
    one tick in four that all demoted jobs share (hardening.demoted_may_run), stopped
    (SIGSTOP / SIGCONT) the rest of the time; a command of a session on probation runs on
-   SCHED_IDLE from the start.  The shell may not start a session of its own (`setsid`):
+   SCHED_IDLE from the start, in one tick of eight.  The shell may not start a session of its own (`setsid`):
    under autogroup scheduling that would be a scheduling group of its own, the server's
    equal whatever its nice value.
 """
@@ -342,7 +342,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             if demoted:
                 # Again at every tick: catches what was forked meanwhile.
                 run_when_idle(running)
-                hold(running, paused=not hardening.demoted_may_run(now))
+                hold(running, paused=not hardening.demoted_may_run(now, request.get("idle", False)))
             used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
                 stopped, detail = "memory", str(used)
