@@ -22,13 +22,14 @@ import argparse
 import gc
 import os
 import random
+import subprocess
 import sys
 import threading
 import time
 from collections import Counter
 
-from classroom import (CALCULATOR_SOURCE, FC_QUESTION, REACT_QUESTION, WEATHER_SOURCE, WORKSPACE_EVERY,
-                       WORKSPACE_QUESTION, Clock, CpuMeter, Results, bash_abuser, connect, edited_source,
+from classroom import (ABUSERS_START_WITHIN, CALCULATOR_SOURCE, FC_QUESTION, REACT_QUESTION, WEATHER_SOURCE,
+                       WORKSPACE_EVERY, WORKSPACE_QUESTION, Clock, CpuMeter, Results, bash_abuser, connect, edited_source,
                        free_port, start_app, tool_abuser)
 
 BLOCKS = (("abuse", 20.0), ("rest", 18.0), ("ordinary", 20.0), ("rest", 18.0))
@@ -64,7 +65,7 @@ def ordinary(tab, seed: int, results: Results, starts: float, ends: float):
 
 def abuser(tab, seed: int, results: Results, blocks: list, lesson: str):
     for starts, ends in blocks:
-        time.sleep(max(0.0, starts - time.monotonic()) + random.Random(seed).uniform(0.0, 2.0))
+        time.sleep(max(0.0, starts - time.monotonic()) + random.Random(seed).uniform(0.0, ABUSERS_START_WITHIN))
         (bash_abuser if lesson == "bash" else tool_abuser)(tab, seed, results, 0.2, ends)
         seed += 1
 
@@ -140,7 +141,7 @@ def main() -> int:
         app.terminate()
         try:
             app.wait(timeout=10)
-        except Exception:
+        except subprocess.TimeoutExpired:
             app.kill()
 
 

@@ -96,17 +96,20 @@ DEMOTED_CYCLE = 4
 PROBATION_CYCLE = 8
 
 
+def _cycle(on_probation):
+    return PROBATION_CYCLE if on_probation else DEMOTED_CYCLE
+
+
 def demoted_may_run(now, on_probation=False):
     """Whether demoted jobs may run at `now` (time.monotonic()): in the first tick of each cycle
     (of PROBATION_CYCLE ticks for a job on probation, whose tick is always one of the others')."""
-    cycle = PROBATION_CYCLE if on_probation else DEMOTED_CYCLE
-    return int(now / DUTY_TICK_SECONDS) % cycle == 0
+    return int(now / DUTY_TICK_SECONDS) % _cycle(on_probation) == 0
 
 
 def until_next_turn(now, on_probation=False):
     """Seconds from `now` to just past the next moment demoted jobs start or stop running: a
     supervisor in the server's process wakes twice a cycle, not at every tick."""
-    cycle = PROBATION_CYCLE if on_probation else DEMOTED_CYCLE
+    cycle = _cycle(on_probation)
     tick = int(now / DUTY_TICK_SECONDS)
     ticks = 1 if tick % cycle == 0 else cycle - tick % cycle
     return (tick + ticks) * DUTY_TICK_SECONDS - now + 0.001

@@ -59,8 +59,7 @@ class Settings:
     # worker of their own (never a slot or a warm worker the others were going to use),
     # demoted from its start (SCHED_IDLE, and only in one of the demoted jobs' ticks in two,
     # see demote_after_seconds and hardening.PROBATION_CYCLE), with a shorter time limit and a
-    # smaller budget. A loop that
-    # keeps coming back then costs the others next to nothing;
+    # smaller budget. A loop that keeps coming back then costs the others next to nothing;
     # fixed code runs in milliseconds and never notices.
     probation_seconds: float = 120.0
     probation_concurrent: int = 1

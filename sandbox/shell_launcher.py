@@ -23,9 +23,9 @@ result.  It never runs the student's command itself:
    from anyone else (a test run answers well before), and from then on it runs only in the
    one tick in four that all demoted jobs share (hardening.demoted_may_run), stopped
    (SIGSTOP / SIGCONT) the rest of the time; a command of a session on probation runs on
-   SCHED_IDLE from the start, in one tick of eight.  The shell may not start a session of its own (`setsid`):
-   under autogroup scheduling that would be a scheduling group of its own, the server's
-   equal whatever its nice value.
+   SCHED_IDLE from the start, in one tick of eight.  The shell may not start a session of
+   its own (`setsid`): under autogroup scheduling that would be a scheduling group of its
+   own, the server's equal whatever its nice value.
 """
 import ctypes
 import errno
