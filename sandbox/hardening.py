@@ -115,6 +115,46 @@ def until_next_turn(now, on_probation=False):
     return (tick + ticks) * DUTY_TICK_SECONDS - now + 0.001
 
 
+class WaitCredit:
+    """The seconds a job spends waiting for a CPU, read from the kernel (the run-queue wait in
+    /proc/<pid>/schedstat, of the worker's main thread), up to `most`. A job's demotion time and
+    its time limit move on by this much: on a full machine (a lecture hall at once, a slow
+    shared host) ordinary code that is only waiting for its turn is not taken for a loop,
+    demoted to idle CPU, starved into its time limit and put on probation, and fixed code on
+    probation gets its tick's worth of CPU. Time a demoted job spends stopped between its ticks
+    is not waiting (a stopped process is off the run queue), so a loop still runs 0.2 s of its
+    own time before it is demoted and is held as before; `most` bounds what a full machine adds.
+    Once the job has used `busy` seconds of CPU (all its threads together) the credit ends: a
+    loop in eight threads, whose main thread waits for the others, earns no delay of its own.
+    Where the kernel does not say, there is no credit: plain wall time."""
+
+    def __init__(self, pid, most, busy):
+        self.pid, self.most, self.busy = pid, most, busy
+        self.start = self._read()
+        self.given = 0.0
+
+    def _read(self):
+        """(run-queue wait of the main thread, CPU time of all threads), both in seconds."""
+        try:
+            with open(f"/proc/{self.pid}/schedstat") as schedstat:
+                waited = int(schedstat.read().split()[1]) / 1e9
+            with open(f"/proc/{self.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            return waited, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def more(self):
+        """Seconds of waiting since the last call (or the start), within `most` in all."""
+        now = None if self.start is None else self._read()
+        if now is None or now[1] - self.start[1] >= self.busy:
+            self.start = None              # for good
+            return 0.0
+        total = min(max(now[0] - self.start[0], 0.0), self.most)
+        extra, self.given = total - self.given, max(total, self.given)
+        return max(extra, 0.0)
+
+
 def until_next_tick(now):
     """Seconds from `now` to just past the next tick boundary (a supervisor wakes then)."""
     return DUTY_TICK_SECONDS - now % DUTY_TICK_SECONDS + 0.001

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from .hardening import demoted_may_run, until_next_turn
+from .hardening import WaitCredit, demoted_may_run, until_next_turn
 from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -380,6 +380,8 @@ class Pool:
         """Runs one job in a fresh worker. `wall_seconds` overrides the time limit for this
         job; `nice` lowers its CPU priority and `idle` makes it SCHED_IDLE (both set before
         the job is sent, so every thread and process the student's code starts inherits them).
+        Both clocks, the time limit and `demote_after`, stop while the job waits for a CPU
+        (hardening.WaitCredit): on a full machine, only the time the job has had counts.
         A job still running after `demote_after` seconds is moved to SCHED_IDLE then, and from
         then on runs only in the demoted jobs' tick (hardening.demoted_may_run): tools answer
         in milliseconds, so one that has not is looping, crunching or waiting, and none of
@@ -426,10 +428,22 @@ class Pool:
             if pending:
                 sel.register(worker.job_w, selectors.EVENT_WRITE)
             finished = False
-            demote_at = None if demote_after is None else time.monotonic() + demote_after
+            start = time.monotonic()
+            demote_at = None if demote_after is None else start + demote_after
             demoted = held = False
+            # The job's clocks stop while it waits for a CPU (hardening.WaitCredit); a job demoted
+            # from its start (on probation) starts its clock at its first turn to run.
+            credit = WaitCredit(worker.pid, most=deadline - start, busy=demote_after or deadline - start)
+            if demote_after == 0 and not demoted_may_run(start, on_probation):
+                deadline += until_next_turn(start, on_probation)
             while not finished:
                 now = time.monotonic()
+                if now >= deadline or (demote_at is not None and now >= demote_at):
+                    waited = credit.more()
+                    if waited > 0.001:
+                        deadline += waited
+                        demote_at = None if demote_at is None else demote_at + waited
+                        continue
                 remaining = deadline - now
                 if remaining <= 0:
                     outcome.timed_out = True
