@@ -116,41 +116,57 @@ def until_next_turn(now, on_probation=False):
 
 
 class WaitCredit:
-    """The seconds a job spends waiting for a CPU, read from the kernel (the run-queue wait in
-    /proc/<pid>/schedstat, of the worker's main thread), up to `most`. A job's demotion time and
-    its time limit move on by this much: on a full machine (a lecture hall at once, a slow
-    shared host) ordinary code that is only waiting for its turn is not taken for a loop,
-    demoted to idle CPU, starved into its time limit and put on probation, and fixed code on
-    probation gets its tick's worth of CPU. Time a demoted job spends stopped between its ticks
-    is not waiting (a stopped process is off the run queue), so a loop still runs 0.2 s of its
-    own time before it is demoted and is held as before; `most` bounds what a full machine adds.
-    Once the job has used `busy` seconds of CPU (all its threads together) the credit ends: a
-    loop in eight threads, whose main thread waits for the others, earns no delay of its own.
-    Where the kernel does not say, there is no credit: plain wall time."""
+    """The seconds a job spends waiting for a CPU, read from the kernel, up to `most`. A job's
+    demotion time and its time limit move on by this much: on a full machine (a lecture hall
+    at once, a slow shared host) ordinary code that is only waiting for its turn is not taken
+    for a loop, demoted to idle CPU, starved into its time limit and put on probation, and
+    fixed code on probation gets its tick's worth of CPU.
 
-    def __init__(self, pid, most, busy):
-        self.pid, self.most, self.busy = pid, most, busy
-        self.start = self._read()
+    The wait is the run-queue wait of each process's main thread (/proc/<pid>/schedstat),
+    summed over the job's processes. A stopped process (a demoted job between its ticks) is
+    off the run queue, so a loop still runs its demotion time of its own before it is demoted
+    and is held as before; `most` bounds what a full machine adds. Once the job has used `busy`
+    seconds of CPU (all its processes and threads together) the credit ends for good: a loop in
+    many threads or processes, each waiting for the others, earns no delay of its own. Where
+    the kernel does not say, there is no credit: plain wall time."""
+
+    def __init__(self, most, busy, existing=()):
+        self.most, self.busy = most, busy
+        # Processes that existed before the job count from now; those it starts, from their start.
+        self.base = {pid: self._read(pid) for pid in existing}
+        self.last = {pid: reading for pid, reading in self.base.items() if reading is not None}
         self.given = 0.0
+        self.ended = False
 
-    def _read(self):
-        """(run-queue wait of the main thread, CPU time of all threads), both in seconds."""
+    @staticmethod
+    def _read(pid):
+        """(run-queue wait of the main thread, CPU time of the process and its reaped children), in seconds."""
         try:
-            with open(f"/proc/{self.pid}/schedstat") as schedstat:
+            with open(f"/proc/{pid}/schedstat") as schedstat:
                 waited = int(schedstat.read().split()[1]) / 1e9
-            with open(f"/proc/{self.pid}/stat") as stat:
+            with open(f"/proc/{pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
-            return waited, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            return waited, sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
         except (OSError, ValueError, IndexError):
             return None
 
-    def more(self):
-        """Seconds of waiting since the last call (or the start), within `most` in all."""
-        now = None if self.start is None else self._read()
-        if now is None or now[1] - self.start[1] >= self.busy:
-            self.start = None              # for good
+    def more(self, pids):
+        """Seconds of waiting since the last call (or the start), within `most` in all; `pids`
+        are the job's processes now (one that has ended keeps what was last read of it)."""
+        if self.ended:
             return 0.0
-        total = min(max(now[0] - self.start[0], 0.0), self.most)
+        for pid in pids:
+            reading = self._read(pid)
+            if reading is not None and not (pid in self.base and self.base[pid] is None):
+                self.last[pid] = reading
+        waited = used = 0.0
+        for pid, (wait, cpu) in self.last.items():
+            start_wait, start_cpu = self.base.get(pid) or (0.0, 0.0)
+            waited, used = waited + wait - start_wait, used + cpu - start_cpu
+        if used >= self.busy:
+            self.ended = True
+            return 0.0
+        total = min(max(waited, 0.0), self.most)
         extra, self.given = total - self.given, max(total, self.given)
         return max(extra, 0.0)
 

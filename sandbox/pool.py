@@ -433,13 +433,13 @@ class Pool:
             demoted = held = False
             # The job's clocks stop while it waits for a CPU (hardening.WaitCredit); a job demoted
             # from its start (on probation) starts its clock at its first turn to run.
-            credit = WaitCredit(worker.pid, most=deadline - start, busy=demote_after or deadline - start)
+            credit = WaitCredit(most=deadline - start, busy=demote_after or deadline - start, existing=[worker.pid])
             if demote_after == 0 and not demoted_may_run(start, on_probation):
                 deadline += until_next_turn(start, on_probation)
             while not finished:
                 now = time.monotonic()
                 if now >= deadline or (demote_at is not None and now >= demote_at):
-                    waited = credit.more()
+                    waited = credit.more([worker.pid])
                     if waited > 0.001:
                         deadline += waited
                         demote_at = None if demote_at is None else demote_at + waited

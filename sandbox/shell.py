@@ -136,8 +136,9 @@ def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote
     # half of what a short command costs) does not compete with the page.
     lower_priority(request["nice"], launcher.pid)
     try:
-        # The launcher keeps its own deadline; this one only covers the launcher itself failing.
-        out, err = launcher.communicate(json.dumps(request).encode(), timeout=timeout + 10)
+        # The launcher keeps its own deadline (up to twice the time limit on a full machine, see
+        # hardening.WaitCredit); this one only covers the launcher itself failing.
+        out, err = launcher.communicate(json.dumps(request).encode(), timeout=2 * timeout + 10)
     except BaseException:
         # Its group, while it is still ours to kill (not yet reaped); the shell's process 1
         # dies with the launcher (parent-death signal), and the rest of its namespace with it.

@@ -15,7 +15,8 @@ result.  It never runs the student's command itself:
    size, open files), Landlock (read-only system, read-write workspace, no TCP, signals
    and abstract sockets scoped) and seccomp (no sockets but socketpair, no ptrace, no
    namespaces, no mounts...), reports the layers through a pipe, and execs /bin/bash.
-3. It watches: the wall-clock deadline, the output (a cap per stream), the memory of all
+3. It watches: the deadline (its clock stops while the command waits for a CPU, see
+   hardening.WaitCredit), the output (a cap per stream), the memory of all
    the shell's processes together, and the size and file count of the workspace.  Any
    breach stops the whole run.  Everything runs at nice 19, in the web server's session (see
    hardening.lower_priority); a command still running after `demote_after` seconds is
@@ -302,8 +303,11 @@ def _read_available(fd, into, cap):
 def supervise(request, child, out_r, err_r, report_r, namespace):
     limits = request["limits"]
     cap = limits["output_bytes"]
-    deadline = time.monotonic() + request["timeout"]
-    demote_at = None if request.get("demote_after") is None else time.monotonic() + request["demote_after"]
+    start = time.monotonic()
+    deadline = start + request["timeout"]
+    demote_at = None if request.get("demote_after") is None else start + request["demote_after"]
+    # The command's clocks stop while its processes wait for a CPU (hardening.WaitCredit).
+    credit = hardening.WaitCredit(most=request["timeout"], busy=request.get("demote_after") or request["timeout"])
     streams = {out_r: bytearray(), err_r: bytearray()}
     report = bytearray()
     stopped, detail, status = None, "", None
@@ -339,6 +343,12 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
         if now >= next_check or demoted:
             next_check = now + TICK_SECONDS
             running = descendants(os.getpid())[1:]
+            # Read at every check, while they run: a process that ends keeps what it waited.
+            waited = credit.more(running)
+            deadline += waited
+            if not demoted and demote_at is not None:
+                demote_at += waited
+                demoted = now >= demote_at
             if demoted:
                 # Again at every tick: catches what was forked meanwhile.
                 run_when_idle(running)

@@ -35,3 +35,22 @@ def pytest_collection_modifyitems(items):
     first and the many short files even out the end, instead of one long file starting last
     while the other worker idles."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+
+
+@pytest.fixture
+def busy_loops(request):
+    """busy_loops(per_cpu, nice=0): that many busy loops per CPU, at the test run's priority
+    lowered by `nice`, stopped when the test ends: a machine a whole class keeps busy."""
+    import subprocess
+    import sys
+    import time
+
+    loops = []
+    request.addfinalizer(lambda: [loop.kill() or loop.wait() for loop in loops])
+
+    def start(per_cpu, nice=0):
+        loops.extend(subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                                      preexec_fn=(lambda: os.nice(nice)) if nice else None)
+                     for _ in range(per_cpu * (os.cpu_count() or 1)))
+        time.sleep(0.2)
+    return start

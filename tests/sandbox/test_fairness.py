@@ -184,47 +184,39 @@ while time.process_time() - start < 0.04:
 return str(os.sched_getscheduler(0))"""
 
 
-@pytest.fixture
-def full_machine(request):
-    """Two busy loops per CPU at the test run's own priority, above every job's: a machine a whole
-    class keeps busy. They stop when the test ends."""
-    import subprocess
-    import sys
-
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 1))]
-    request.addfinalizer(lambda: [hog.kill() or hog.wait() for hog in hogs])
-    time.sleep(0.2)
-    return hogs
-
-
-def test_on_a_full_machine_brief_work_is_not_taken_for_a_loop(helpers, full_machine):
+def test_on_a_full_machine_brief_work_is_not_taken_for_a_loop(helpers, busy_loops):
     """On a full machine a job's tools wait for a CPU; only the time a job has had (running or
     sleeping, not waiting for its turn) counts towards its demotion and its time limit. Judged
     by wall time, this job would be demoted to idle CPU after 0.2 s, and there, behind busy
     loops, starved into its time limit."""
+    busy_loops(per_cpu=2)          # at the test run's priority, above every job's
     done = sandbox.run_tool(helpers.tool_source(BRIEF_WORK), "attack", {}, session_id=session())
     assert done["ok"] and done["content"] == str(os.SCHED_OTHER), done
 
 
 def test_the_wait_credit_is_capped_and_ends_once_the_job_has_used_its_cpu():
-    """The rule by itself, on readings given in turn (run-queue wait of the main thread, CPU time of
-    the whole job): a loop in many threads, whose main thread waits for the others, earns no more
-    than the CPU it was allowed before its demotion."""
+    """The rule by itself, on readings given in turn for each process (run-queue wait of its main
+    thread, its CPU time): the waits of all the job's processes add up, a process that has ended
+    keeps its last reading, the credit is capped, and it ends for good once the job has used its
+    CPU: a loop in many processes, each waiting for the others, earns no delay of its own."""
     from sandbox.hardening import WaitCredit
 
+    readings = {1: iter([(1.0, 0.5), (1.3, 0.55), (1.4, 0.6), (5.0, 0.6)]),   # the worker that was there
+                2: iter([(0.1, 0.01), (0.2, 0.02), (4.0, 0.05)]),            # a process the job started
+                3: iter([(0.0, 0.1)])}
+
     class Scripted(WaitCredit):
-        readings = iter([(1.0, 0.5), (1.3, 0.55), (1.4, 0.6), (9.0, 0.6), (9.5, 0.65), (9.9, 0.75)])
+        @staticmethod
+        def _read(pid):
+            return next(readings[pid])
 
-        def _read(self):
-            return next(self.readings)
-
-    credit = Scripted(pid=0, most=2.0, busy=0.2)
-    assert round(credit.more(), 3) == 0.3      # waited 0.3 s, used 0.05 s of CPU
-    assert round(credit.more(), 3) == 0.1
-    assert round(credit.more(), 3) == 1.6      # capped: 2 s of credit in all
-    assert credit.more() == 0.0
-    assert credit.more() == 0.0                # 0.2 s of CPU used: no more credit, for good
-    assert credit.start is None
+    credit = Scripted(most=2.0, busy=0.2, existing=[1])
+    assert round(credit.more([1, 2]), 3) == 0.4     # 0.3 s of the worker's and 0.1 s of the new one's
+    assert round(credit.more([1, 2]), 3) == 0.2
+    assert round(credit.more([1]), 3) == 1.4        # capped: 2 s in all (process 2 keeps its 0.2 s)
+    assert credit.more([2]) == 0.0
+    assert credit.more([3]) == 0.0                  # 0.1 + 0.05 + 0.1 s of CPU: 0.2 s used, no more credit
+    assert credit.ended
 
 
 def start_loop(helpers, configured, slow_lane):
