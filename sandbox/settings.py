@@ -70,8 +70,10 @@ class Settings:
     # Every student's tool runs below the web server's priority, so even a tool's first
     # run, before its session has a record, cannot take CPU from the page at equal weight.
     job_nice: int = 10
-    # A job still running after this long moves to SCHED_IDLE (its tools' threads too), runs
-    # from then on only in the one tick in four that all demoted jobs share (hardening.
+    # A job still running after this long (of its own time: waiting for a CPU counts neither
+    # here nor towards its time limit, see hardening.WaitCredit) moves to SCHED_IDLE (its
+    # tools' threads too), runs from then on only in the one tick in four that all demoted
+    # jobs share (hardening.
     # demoted_may_run: together they use at most a quarter of the machine), gives its slot back
     # for one of the slow lane's, if one is free: a looping tool's first run, before its
     # session is on probation, then neither takes CPU from the quick jobs of the others nor
