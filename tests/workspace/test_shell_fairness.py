@@ -122,8 +122,7 @@ def test_a_command_still_running_after_a_moment_moves_to_idle_cpu(configured, se
 def test_on_a_full_machine_a_short_command_is_not_taken_for_a_loop(configured, sessions, busy_loops):
     """Four busy loops per CPU at the commands' own priority: a command that needs about 0.15 s
     of CPU waits most of the time for its turn. Only its own time counts towards its demotion
-    (0.5 s) and its time limit; judged by wall time it would be demoted to idle CPU, starved
-    there behind the loops, and stopped at its time limit."""
+    (0.5 s) and its time limit; judged by wall time it would be demoted to idle CPU."""
     configured(**dict(QUICK, shell_seconds_per_minute=30.0))
     busy_loops(per_cpu=4, nice=19)
     ran = bash(sessions(), "python3 -c 'import time; start = time.process_time()\n"
