@@ -22,7 +22,6 @@ import argparse
 import gc
 import os
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -30,7 +29,7 @@ from collections import Counter
 
 from classroom import (ABUSERS_START_WITHIN, CALCULATOR_SOURCE, FC_QUESTION, REACT_QUESTION, WEATHER_SOURCE,
                        WORKSPACE_EVERY, WORKSPACE_QUESTION, Clock, CpuMeter, Results, bash_abuser, connect, edited_source,
-                       free_port, start_app, tool_abuser)
+                       free_port, start_app, stop_app, tool_abuser)
 
 BLOCKS = (("abuse", 20.0), ("rest", 18.0), ("ordinary", 20.0), ("rest", 18.0))
 THINK = 10.0                 # the lecture's pace
@@ -138,11 +137,7 @@ def main() -> int:
                   f"{machine['abuse'] / args.abusers / max(machine['ordinary'] / args.students, 1e-9):.1f} students")
         return 0
     finally:
-        app.terminate()
-        try:
-            app.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            app.kill()
+        stop_app(app)
 
 
 if __name__ == "__main__":

@@ -156,6 +156,14 @@ def start_app(port: int, extra_env: dict) -> subprocess.Popen:
     raise SystemExit("app did not answer within 90 s")
 
 
+def stop_app(process: subprocess.Popen):
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def process_tree(pid: int) -> list[int]:
     """A process and all its descendants (the sandbox's zygote and workers too)."""
     children = defaultdict(list)
@@ -781,11 +789,7 @@ def main() -> int:
         print(f"{'smoke' if args.smoke else 'classroom'} {'failed' if errors else 'passed'}: {errors} errors")
         return 1 if args.smoke and errors else 0
     finally:
-        app.terminate()
-        try:
-            app.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            app.kill()
+        stop_app(app)
 
 
 if __name__ == "__main__":

@@ -132,9 +132,12 @@ class WaitCredit:
 
     def __init__(self, most, busy, existing=()):
         self.most, self.busy = most, busy
-        # Processes that existed before the job count from now; those it starts, from their start.
-        self.base = {pid: self._read(pid) for pid in existing}
-        self.last = {pid: reading for pid, reading in self.base.items() if reading is not None}
+        # Processes that existed before the job count from now (or not at all, if unreadable);
+        # those it starts, from their start.
+        readings = {pid: self._read(pid) for pid in existing}
+        self.unread = {pid for pid, reading in readings.items() if reading is None}
+        self.base = {pid: reading for pid, reading in readings.items() if reading is not None}
+        self.last = dict(self.base)
         self.given = 0.0
         self.ended = False
 
@@ -156,12 +159,12 @@ class WaitCredit:
         if self.ended:
             return 0.0
         for pid in pids:
-            reading = self._read(pid)
-            if reading is not None and not (pid in self.base and self.base[pid] is None):
+            reading = None if pid in self.unread else self._read(pid)
+            if reading is not None:
                 self.last[pid] = reading
         waited = used = 0.0
         for pid, (wait, cpu) in self.last.items():
-            start_wait, start_cpu = self.base.get(pid) or (0.0, 0.0)
+            start_wait, start_cpu = self.base.get(pid, (0.0, 0.0))
             waited, used = waited + wait - start_wait, used + cpu - start_cpu
         if used >= self.busy:
             self.ended = True

@@ -433,7 +433,8 @@ class Pool:
             demoted = held = False
             # The job's clocks stop while it waits for a CPU (hardening.WaitCredit); a job demoted
             # from its start (on probation) starts its clock at its first turn to run.
-            credit = WaitCredit(most=deadline - start, busy=demote_after or deadline - start, existing=[worker.pid])
+            limit = deadline - start
+            credit = WaitCredit(most=limit, busy=demote_after or limit, existing=[worker.pid])
             if demote_after == 0 and not demoted_may_run(start, on_probation):
                 deadline += until_next_turn(start, on_probation)
             while not finished:

@@ -73,11 +73,11 @@ class Settings:
     # A job still running after this long (of its own time: waiting for a CPU counts neither
     # here nor towards its time limit, see hardening.WaitCredit) moves to SCHED_IDLE (its
     # tools' threads too), runs from then on only in the one tick in four that all demoted
-    # jobs share (hardening.
-    # demoted_may_run: together they use at most a quarter of the machine), gives its slot back
-    # for one of the slow lane's, if one is free: a looping tool's first run, before its
-    # session is on probation, then neither takes CPU from the quick jobs of the others nor
-    # keeps them waiting for a slot. Working tools answer in milliseconds.
+    # jobs share (hardening.demoted_may_run: together they use at most a quarter of the
+    # machine), gives its slot back for one of the slow lane's, if one is free: a looping
+    # tool's first run, before its session is on probation, then neither takes CPU from the
+    # quick jobs of the others nor keeps them waiting for a slot. Working tools answer in
+    # milliseconds.
     demote_after_seconds: float = 0.2
     # Room for every demoted job of a hall's worth of loops at once: a job that finds the
     # slow lane full keeps its quick slot (and, with 200 students, held one of four for 2 s).
