@@ -40,7 +40,7 @@ class Ledger:
         self.running = 0                       # admitted, waiting for a slot or running
         self.in_slot = 0                       # of those, holding a slot (running in a worker)
         self.starts = collections.deque()      # start times of tool runs
-        self.spent = collections.deque()       # (end time, worker seconds) of every job
+        self.spent = collections.deque()       # (end time, seconds charged) of every job
         self.probation_until = 0.0
         self.last_seen = now
 
@@ -165,6 +165,7 @@ class Admission:
         self.entered = False
         self.started = 0.0
         self.hit_limit = False
+        self.own_seconds = None                # the job's own time, once it is known
         self.seconds_left = None               # of the session's budget when admitted (None: no session)
 
     @property
@@ -268,6 +269,15 @@ class Admission:
     def note(self, outcome):
         """The job is over: a job that ran into a limit puts its session on probation."""
         self.hit_limit = outcome is None or outcome.result is None or bool(outcome.too_large)
+        if outcome is not None:
+            self.note_own_time(outcome.own_seconds)
+
+    def note_own_time(self, seconds):
+        """The job ran this long, from its start to its end, less its waits for a CPU: its
+        session is charged that much, not what a full machine or the server's own work added
+        to its time in the slot (without it, that time in the slot is charged)."""
+        if seconds is not None:
+            self.own_seconds = max(0.0, float(seconds))
 
     def note_limit_hit(self):
         """A job run outside the pool (a shell command) ran into its time or memory limit."""
@@ -299,7 +309,8 @@ class Admission:
             ledger.running -= 1
             ledger.last_seen = now
             if charge:
-                ledger.spent.append((now, now - self.started))
+                charged = now - self.started if self.own_seconds is None else self.own_seconds
+                ledger.spent.append((now, charged))
                 if self.hit_limit:
                     ledger.probation_until = now + self.budget.probation_seconds
 

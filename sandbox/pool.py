@@ -157,6 +157,7 @@ class Outcome:
         self.too_large = None   # "stdout" | "stderr" | "result" when a cap was hit
         self.bad_reply = None   # why the reply was rejected
         self.wall_ms = 0.0
+        self.own_seconds = 0.0  # from the job's start to its end, less its waits for a CPU
         self.worker_pid = None
 
 
@@ -487,6 +488,7 @@ class Pool:
                         finished = True
             # Whatever happened, the whole group goes now; then collect what is left.
             worker.kill()
+            outcome.own_seconds = max(0.0, time.monotonic() - start - credit.given)
             # The worker flushed its output before replying, so what is already in the pipes is
             # all of it; without a reply, give the kernel a moment to deliver the rest.
             drain_until = time.monotonic() + (0.0 if buffers[worker.res_r].endswith(b"\n") else 0.2)

@@ -229,6 +229,7 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
             finally:
                 demote.cancel()
                 demote.join()
+            admission.note_own_time(result.get("own_seconds"))
             if result.get("stopped") in ("timeout", "memory"):
                 admission.note_limit_hit()
     except Refusal as refusal:

@@ -361,6 +361,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             if size > limits["workspace_bytes"] or entries > limits["max_entries"]:
                 stopped, detail = "disk", f"{size} {entries}"
                 break
+    own_seconds = max(0.0, time.monotonic() - start - credit.given)
     if status is None:      # (once reaped, its pid may belong to someone else: never signal it)
         kill_everything(child, namespace)
         _pid, status = os.waitpid(child, 0)
@@ -379,7 +380,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
               "missing": jailed.get("missing") or [],
               "stdout": bytes(streams[out_r][:cap]).decode("utf-8", "replace"),
               "stderr": bytes(streams[err_r][:cap]).decode("utf-8", "replace"),
-              "exit_code": None, "signal": None}
+              "exit_code": None, "signal": None, "own_seconds": own_seconds}
     if os.WIFEXITED(status):
         result["exit_code"] = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):

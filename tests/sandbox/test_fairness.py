@@ -194,6 +194,19 @@ def test_on_a_full_machine_brief_work_is_not_taken_for_a_loop(helpers, busy_loop
     assert done["ok"] and done["content"] == str(os.SCHED_OTHER), done
 
 
+def test_on_a_full_machine_a_loop_is_charged_its_time_limit_not_its_wait(helpers, quick_limits, busy_loops):
+    """The session's budget counts what the job had, like its clocks: a loop that hits its 0.4 s
+    limit costs its session about 0.4 s, however long it waited for a CPU on the way. Charged by
+    wall time, one such run on a full machine used the whole 0.6 s budget of a minute."""
+    busy_loops(per_cpu=2)
+    sid = session()
+    done = sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    assert done["error_code"] == "timeout", done
+    charged = sandbox.session_usage(sid)["seconds_last_minute"]
+    assert done["wall_ms"] / 1000 > 0.5, done                 # it did wait: the clock moved on
+    assert charged < 0.55 and charged < done["wall_ms"] / 1000 - 0.1, (charged, done["wall_ms"])
+
+
 def test_the_wait_credit_is_capped_and_ends_once_the_job_has_used_its_cpu():
     """The rule by itself, on readings given in turn for each process (run-queue wait of its main
     thread, its CPU time): the waits of all the job's processes add up, a process that has ended

@@ -125,9 +125,12 @@ def test_on_a_full_machine_a_short_command_is_not_taken_for_a_loop(configured, s
     (0.5 s) and its time limit; judged by wall time it would be demoted to idle CPU."""
     configured(**dict(QUICK, shell_seconds_per_minute=30.0))
     busy_loops(per_cpu=4, nice=19)
-    ran = bash(sessions(), "python3 -c 'import time; start = time.process_time()\n"
-                           "while time.process_time() - start < 0.1: pass'; chrt -p $$", timeout=3)
+    sid = sessions()
+    ran = bash(sid, "python3 -c 'import time; start = time.process_time()\n"
+                    "while time.process_time() - start < 0.1: pass'; chrt -p $$", timeout=3)
     assert ran["ok"] and "SCHED_OTHER" in ran["content"], ran
+    charged = sandbox.session_usage(sid, "shell")["seconds_last_minute"]
+    assert charged < ran["duration_ms"] / 1000 - 0.1, (charged, ran)     # nor is its session charged its waits
 
 
 def test_a_long_command_trades_its_shared_slot_for_the_slow_lane(configured, sessions):
