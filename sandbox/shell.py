@@ -35,7 +35,7 @@ import threading
 import time
 
 from .admission import Refusal
-from .hardening import lower_priority
+from .hardening import WaitCredit, lower_priority
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -136,9 +136,7 @@ def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote
     # half of what a short command costs) does not compete with the page.
     lower_priority(request["nice"], launcher.pid)
     try:
-        # The launcher keeps its own deadline (up to twice the time limit on a full machine, see
-        # hardening.WaitCredit); this one only covers the launcher itself failing.
-        out, err = launcher.communicate(json.dumps(request).encode(), timeout=2 * timeout + 10)
+        out, err = _communicate(launcher, json.dumps(request).encode(), 2 * timeout + 10)
     except BaseException:
         # Its group, while it is still ours to kill (not yet reaped); the shell's process 1
         # dies with the launcher (parent-death signal), and the rest of its namespace with it.
@@ -153,6 +151,24 @@ def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote
         if isinstance(message, dict) and isinstance(message.get("result"), dict):
             return message["result"]
     raise RuntimeError(err.decode("utf-8", "replace").strip()[-500:] or f"退出码 {launcher.returncode}")
+
+
+def _communicate(launcher, request, limit):
+    """The launcher's answer. The launcher keeps the command's deadline itself (up to twice the
+    time limit on a full machine, see hardening.WaitCredit); this `limit` only covers the launcher
+    failing, and it too moves on while the launcher waits for a CPU (at nice 19 on a machine
+    kept full at higher priorities, even its start-up may wait that long). Raises
+    subprocess.TimeoutExpired past it."""
+    credit = WaitCredit(most=limit, busy=float("inf"), existing=[launcher.pid])
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            return launcher.communicate(request, timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            deadline += credit.more([launcher.pid])
+            if time.monotonic() >= deadline:
+                raise
+            request = None          # sent already: the retry only goes on reading
 
 
 def _kill_group(pgid):
@@ -224,7 +240,13 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
             try:
                 result = _launch(command, project_dir, tmp_dir, timeout, REQUIRED if public else (),
                                  idle=admission.on_probation, demote_after=admission.demote_after)
-            except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired) as exc:
+            except subprocess.TimeoutExpired:
+                # It has had no more than its time limit of its own: that is what it is charged.
+                admission.note_own_time(timeout)
+                return dict(reply, error=_error(
+                    "busy", f"服务器太忙：命令排队等 CPU 太久，没能在时限（{timeout:g} 秒）内运行完，已被终止",
+                    "这不是命令的问题，请过一会儿再试"))
+            except (OSError, RuntimeError, ValueError) as exc:
                 return dict(reply, error=_error("sandbox", f"无法启动命令的沙箱：{exc}", "请稍后再试"))
             finally:
                 demote.cancel()

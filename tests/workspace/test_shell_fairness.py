@@ -273,3 +273,45 @@ def test_a_command_still_running_after_its_demotion_time_gets_a_quarter_of_a_cpu
     assert cpu_share(bash(looping, SPIN)) < 0.3            # on probation: held back further
     woke = bash(looping, "sleep 0.5; echo 醒了")   # stopped and resumed, it still ends normally
     assert woke["ok"] and "醒了" in woke["content"], woke
+
+
+def test_the_launchers_own_safety_limit_also_stops_while_it_waits_for_a_cpu():
+    """The server's last-resort limit on a launcher (for one that hangs) must not fire on one that
+    only waits for its turn. A stand-in needing 0.5 s of CPU shares one CPU with a loop that weighs
+    three times as much: about 2 s of wall time, against a limit of 1.5 s."""
+    import subprocess
+    import sys
+
+    cpu = min(os.sched_getaffinity(0))
+    loop = subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                            preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    try:
+        time.sleep(0.2)
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", "import sys, time\nsys.stdin.read()\n"
+                                   "while time.process_time() < 0.5: pass\nprint('done')"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            preexec_fn=lambda: (os.sched_setaffinity(0, {cpu}), os.nice(5)))
+        started = time.monotonic()
+        out, _ = shell._communicate(waiter, b"go", 1.5)
+        assert out.strip() == b"done" and time.monotonic() - started > 1.5
+    finally:
+        loop.kill()
+        loop.wait()
+
+
+def test_a_launcher_past_its_safety_limit_is_reported_as_a_busy_server(sessions, monkeypatch):
+    """No command line or path of the server in the answer, no probation, and no more charged than
+    the command's own time limit (it had no more than that of its own)."""
+    import subprocess
+
+    def starved(launcher, request, limit):
+        raise subprocess.TimeoutExpired(launcher.args, limit)
+
+    monkeypatch.setattr(shell, "_communicate", starved)
+    sid = sessions()
+    ran = bash(sid, "echo 你好", timeout=3)
+    assert ran["error_code"] == "busy" and "服务器太忙" in ran["content"], ran
+    assert "shell_launcher" not in ran["content"] and "timed out" not in ran["content"], ran
+    usage = sandbox.session_usage(sid, "shell")
+    assert usage["seconds_last_minute"] <= 3.0 and not usage["on_probation"], usage
