@@ -13,6 +13,7 @@ import os
 import struct
 import sys
 import tempfile
+import time
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -132,6 +133,7 @@ class WaitCredit:
 
     def __init__(self, most, busy, existing=()):
         self.most, self.busy = most, busy
+        self.started = time.monotonic()
         # Processes that existed before the job count from now (or not at all, if unreadable);
         # those it starts, from their start.
         readings = {pid: self._read(pid) for pid in existing}
@@ -172,6 +174,10 @@ class WaitCredit:
         total = min(max(waited, 0.0), self.most)
         extra, self.given = total - self.given, max(total, self.given)
         return max(extra, 0.0)
+
+    def own_seconds(self):
+        """The job's own time so far: since the credit began, less the waits it gave back."""
+        return max(0.0, time.monotonic() - self.started - self.given)
 
 
 def until_next_tick(now):

@@ -488,7 +488,7 @@ class Pool:
                         finished = True
             # Whatever happened, the whole group goes now; then collect what is left.
             worker.kill()
-            outcome.own_seconds = max(0.0, time.monotonic() - start - credit.given)
+            outcome.own_seconds = credit.own_seconds()
             # The worker flushed its output before replying, so what is already in the pipes is
             # all of it; without a reply, give the kernel a moment to deliver the rest.
             drain_until = time.monotonic() + (0.0 if buffers[worker.res_r].endswith(b"\n") else 0.2)

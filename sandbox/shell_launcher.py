@@ -361,7 +361,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             if size > limits["workspace_bytes"] or entries > limits["max_entries"]:
                 stopped, detail = "disk", f"{size} {entries}"
                 break
-    own_seconds = max(0.0, time.monotonic() - start - credit.given)
+    own_seconds = credit.own_seconds()
     if status is None:      # (once reaped, its pid may belong to someone else: never signal it)
         kill_everything(child, namespace)
         _pid, status = os.waitpid(child, 0)
