@@ -28,7 +28,7 @@ def _level(aqi: int) -> str:
     return "优" if aqi <= 50 else "良" if aqi <= 100 else "轻度污染"
 
 
-@registry.tool("查询指定城市当前的空气质量（AQI）。用户问“空气怎么样”“雾霾”“AQI”时使用")
+@registry.tool("查询指定城市当前的空气质量（AQI）。用户问“空气怎么样”“雾霾”“AQI”时使用", read_only=True)
 async def get_air_quality(city: Annotated[str, "城市名，如 北京、上海"]) -> str:
     await asyncio.sleep(NETWORK_DELAY)        # 等待时事件循环可以去做别的事
     name = city.strip().removesuffix("市")
@@ -38,7 +38,7 @@ async def get_air_quality(city: Annotated[str, "城市名，如 北京、上海"
     return f"{name}当前 AQI {aqi}（{_level(aqi)}），首要污染物：{pollutant}"
 
 
-@registry.tool("查询外币兑人民币的汇率。用户问“美元汇率”“欧元换人民币”时使用")
+@registry.tool("查询外币兑人民币的汇率。用户问“美元汇率”“欧元换人民币”时使用", read_only=True)
 async def get_exchange_rate(currency: Annotated[Literal["usd", "eur", "jpy", "gbp"],
                                                 "外币：usd 美元，eur 欧元，jpy 日元，gbp 英镑"]) -> str:
     await asyncio.sleep(NETWORK_DELAY)

@@ -4,6 +4,7 @@ JSON Schema 只能说明"amount 是一个数字"，说不了"这笔钱能不能�
 也只是模型的意思，不是用户的授权：限额、收款人名单、受保护的账号，都要在工具里面检查。
 不允许时，交回一个明确的拒绝（tool_outcome.failure，错误码 forbidden），说清楚为什么、下一步该怎么办，
 模型就不会换个写法再试一次，而会如实告诉用户。
+装饰器里的 destructive=True 也一样：它只是告诉客户端（MCP 的工具注解）“这个工具会删改东西”，是提示，不是授权。
 
 试着问：给张三转账 8000 元（超过单笔限额）、给王五转账 100 元（不在收款人名单里）、删除用户 1（管理员）。
 数据都是虚构的，不会真的转账或删除。
@@ -24,7 +25,7 @@ USERS = {"1": "admin（管理员）", "42": "test42（测试账号）", "1001": 
 PROTECTED = {"1"}                                      # 管理员账号不能通过工具删除
 
 
-@registry.tool("向已登记的收款人转账（单位：元）。要“转账”“转钱”“打钱给某人”时使用")
+@registry.tool("向已登记的收款人转账（单位：元）。要“转账”“转钱”“打钱给某人”时使用", read_only=False, destructive=True)
 def transfer_money(payee: Annotated[str, "收款人姓名，如 张三"],
                    amount: Annotated[float, "金额，单位元，如 800"]) -> str | ToolOutcome:
     # 走到这里，参数已经通过了 schema 校验：payee 是字符串，amount 是数字。下面是 schema 管不了的业务规则。
@@ -39,7 +40,7 @@ def transfer_money(payee: Annotated[str, "收款人姓名，如 张三"],
     return f"已向 {payee}（账户 {PAYEES[payee]}）转账 {amount:g} 元。（演示数据，没有真的转账）"
 
 
-@registry.tool("删除一个用户账号。用户说“删除用户”“注销账号”时使用")
+@registry.tool("删除一个用户账号。用户说“删除用户”“注销账号”时使用", read_only=False, destructive=True)
 def delete_user(user_id: Annotated[str, "用户编号，如 42"]) -> str | ToolOutcome:
     if user_id not in USERS:
         return failure("invalid_arguments", f"没有编号为 {user_id} 的用户（现有：{'、'.join(USERS)}）",

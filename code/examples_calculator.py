@@ -33,7 +33,7 @@ def _evaluate(node: ast.AST) -> float:
     raise ValueError(f"不支持的写法：{ast.unparse(node)}（只支持数字、+ - * / ** % 和括号）")
 
 
-@registry.tool("计算一个四则运算算式的结果，支持 + - * / ** % 和括号，如 (3+4)*5。用户让你“算一下”时使用")
+@registry.tool("计算一个四则运算算式的结果，支持 + - * / ** % 和括号，如 (3+4)*5。用户让你“算一下”时使用", read_only=True)
 def calculate(expression: Annotated[str, "算式，如 (3+4)*5；乘号可写 × 或 *，除号可写 ÷ 或 /"]) -> str:
     text = expression.replace("×", "*").replace("÷", "/").replace("（", "(").replace("）", ")").strip()
     if len(text) > 200:
@@ -58,7 +58,7 @@ KINDS = {"km": "长度", "m": "长度", "cm": "长度", "mi": "长度", "ft": "�
 Unit = Literal["km", "m", "cm", "mi", "ft", "kg", "g", "lb", "斤", "c", "f"]
 
 
-@registry.tool("单位换算：长度（km m cm mi ft）、重量（kg g lb 斤）、温度（c f）")
+@registry.tool("单位换算：长度（km m cm mi ft）、重量（kg g lb 斤）、温度（c f）", read_only=True)
 def convert_unit(value: Annotated[float, "要换算的数值"], from_unit: Annotated[Unit, "原单位"],
                  to_unit: Annotated[Unit, "目标单位"]) -> str:
     if KINDS[from_unit] != KINDS[to_unit]:

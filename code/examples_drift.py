@@ -39,7 +39,7 @@ HAND_WRITTEN_SCHEMA = {
 }
 
 
-@registry.tool("查询指定地点今天的天气。用户问“某地天气怎么样”时使用")
+@registry.tool("查询指定地点今天的天气。用户问“某地天气怎么样”时使用", read_only=True)
 def get_weather(location: Annotated[str, "地点，如 北京"],
                 unit: Annotated[Literal["c", "f"], "温度单位：c 摄氏度，f 华氏度"] = "c") -> str:
     city = next((name for name in WEATHER if location.strip().startswith(name)), None)

@@ -36,13 +36,13 @@ def _find(name: str) -> dict:
     return EMPLOYEES[name]
 
 
-@registry.tool("按姓名查询员工档案（工号、部门、职位、入职年份）")
+@registry.tool("按姓名查询员工档案（工号、部门、职位、入职年份）", read_only=True)
 def get_employee(name: Annotated[str, "员工姓名，如 张三"]) -> dict:
     record = _find(name)
     return {"姓名": name.strip(), **{k: v for k, v in record.items() if k != "基本月薪"}}
 
 
-@registry.tool("计算员工的月薪：基本月薪 + 工龄补贴（每年 200 元）+ 部门绩效奖金。用户问“某人的月薪/工资是多少”时使用")
+@registry.tool("计算员工的月薪：基本月薪 + 工龄补贴（每年 200 元）+ 部门绩效奖金。用户问“某人的月薪/工资是多少”时使用", read_only=True)
 def calculate_salary(name: Annotated[str, "员工姓名，如 张三"],
                      performance: Annotated[float, "绩效系数，0~2，1 表示正常"] = 1.0) -> dict:
     if not 0 <= performance <= 2:
@@ -55,7 +55,7 @@ def calculate_salary(name: Annotated[str, "员工姓名，如 张三"],
             "月薪合计": record["基本月薪"] + seniority + bonus}
 
 
-@registry.tool("列出某个部门的全部员工姓名和职位")
+@registry.tool("列出某个部门的全部员工姓名和职位", read_only=True)
 def list_department(department: Annotated[Department, "部门名称"]) -> list[dict]:
     return [{"姓名": n, "职位": r["职位"]} for n, r in EMPLOYEES.items() if r["部门"] == department.value]
 

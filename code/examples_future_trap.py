@@ -27,7 +27,7 @@ class Priority(enum.Enum):
 TODOS: list[dict] = []   # 只放在内存里：示例不读写文件
 
 
-@registry.tool("新建待办事项：给出标题，可选数量、标签、优先级和截止日期")
+@registry.tool("新建待办事项：给出标题，可选数量、标签、优先级和截止日期", read_only=False, destructive=False)
 def add_todo(title: str, count: int = 1, tags: list[str] | None = None,
              priority: Priority = Priority.NORMAL, due: datetime.date | None = None,
              repeat: Literal["不重复", "每天", "每周"] = "不重复") -> dict:
@@ -48,7 +48,7 @@ def add_todo(title: str, count: int = 1, tags: list[str] | None = None,
     return todo
 
 
-@registry.tool("列出待办事项，可按标签筛选，最多返回 limit 条")
+@registry.tool("列出待办事项，可按标签筛选，最多返回 limit 条", read_only=True)
 def list_todos(tag: str | None = None, limit: int = 10) -> list[dict]:
     """列出待办。
 

@@ -28,7 +28,7 @@ def _stores(city: str) -> list[dict]:
             for i in range(1, 201)]
 
 
-@registry.tool("列出指定城市的门店（编号、名称、营业时间、电话）。limit 不填就列出全部")
+@registry.tool("列出指定城市的门店（编号、名称、营业时间、电话）。limit 不填就列出全部", read_only=True)
 def list_stores(city: Annotated[str, "城市名，如 上海"],
                 limit: Annotated[int | None, "最多列出几家；不填表示全部"] = None) -> list[dict]:
     name = city.strip().removesuffix("市")

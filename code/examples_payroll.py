@@ -22,7 +22,7 @@ RECORDS = {
 }
 
 
-@registry.tool
+@registry.tool(read_only=True)
 def get_employee(employee_id: int) -> dict:
     """按工号查询员工档案（姓名、部门、职位、入职年份）。
 
@@ -35,7 +35,7 @@ def get_employee(employee_id: int) -> dict:
     return {"工号": employee_id, **RECORDS[employee_id]}
 
 
-@registry.tool
+@registry.tool(read_only=True)
 def calculate_salary(base: float, bonus: float, tax_rate: float = 0.1) -> str:
     """计算员工税后净收入：(基本工资 + 奖金) × (1 - 税率)。
 

@@ -22,7 +22,7 @@ registry = ToolRegistry(timeout=0.8)       # 每次调用最多等 0.8 秒
 TRAFFIC = {"北京": (1.9, 5.0), "上海": (1.6, 0.05), "广州": (1.5, 0.05), "深圳": (1.4, 0.1), "杭州": (1.3, 0.05)}
 
 
-@registry.tool("查询城市当前的道路拥堵情况（路况）。用户问“路况”“堵不堵”时使用")
+@registry.tool("查询城市当前的道路拥堵情况（路况）。用户问“路况”“堵不堵”时使用", read_only=True)
 def get_traffic(city: Annotated[str, "城市名，如 上海"]) -> str:
     name = city.strip().removesuffix("市")
     if name not in TRAFFIC:

@@ -28,14 +28,14 @@ def _lookup(city: str) -> tuple:
     return WEATHER[city]
 
 
-@registry.tool("查询指定城市今天的天气（天气、气温、湿度）。用户问“某地天气怎么样”“冷不冷”时使用")
+@registry.tool("查询指定城市今天的天气（天气、气温、湿度）。用户问“某地天气怎么样”“冷不冷”时使用", read_only=True)
 def get_weather(city: Annotated[str, "城市名，如 北京、上海"],
                 unit: Annotated[Literal["c", "f"], "温度单位：c 摄氏度，f 华氏度"] = "c") -> str:
     sky, celsius, humidity = _lookup(city)
     return f"{city.strip()}今天{sky}，气温 {_temperature(celsius, unit)}，湿度 {humidity}%"
 
 
-@registry.tool("查询指定城市未来几天的天气预报。用户问“明天”“这几天”“周末”的天气时使用")
+@registry.tool("查询指定城市未来几天的天气预报。用户问“明天”“这几天”“周末”的天气时使用", read_only=True)
 def get_forecast(city: Annotated[str, "城市名，如 北京"],
                  days: Annotated[int, "预报天数，1~7"] = 3,
                  unit: Annotated[Literal["c", "f"], "温度单位：c 摄氏度，f 华氏度"] = "c") -> list[dict]:

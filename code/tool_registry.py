@@ -47,6 +47,10 @@ class Tool:
     parameters: dict                     # JSON Schema（Draft 2020-12），即 tools[i].function.parameters
     warnings: list[str]
     is_async: bool
+    # MCP 的工具注解（readOnlyHint / destructiveHint）：None 表示没说。只是给客户端的提示，不进 schema，
+    # 也不是授权——真正拦住危险操作的是权限检查和沙箱（见 permissions.py）。
+    read_only: bool | None = None
+    destructive: bool | None = None
     _annotations: dict = dataclasses.field(default_factory=dict, repr=False)   # 参数名 -> 注解
     _positional: list = dataclasses.field(default_factory=list, repr=False)    # 只能按位置传的参数，按签名顺序
     _extra_type: Any = dataclasses.field(default=None, repr=False)             # **kwargs 的注解
@@ -78,14 +82,20 @@ class ToolRegistry:
         self.max_result_chars = max_result_chars     # 默认就是全项目那一个上限（tool_outcome.RESULT_LIMIT）
         self.timeout = timeout           # 秒；None 表示不限（沙箱另有硬性的时间上限）
 
-    def tool(self, description: str | Callable | None = None, *, name: str | None = None) -> Callable:
-        """@registry.tool("给模型看的描述")、@registry.tool 或 @registry.tool(name="x")。函数原样返回。"""
+    def tool(self, description: str | Callable | None = None, *, name: str | None = None,
+             read_only: bool | None = None, destructive: bool | None = None) -> Callable:
+        """@registry.tool("给模型看的描述")、@registry.tool 或 @registry.tool(name="x")。函数原样返回。
+        read_only=True：只读，不改变任何东西；destructive=True：可能删改已有的东西（MCP 的工具注解）。"""
         if callable(description):        # 不带括号的 @registry.tool：参数就是函数本身
             return self._register(description, None, name)
-        return lambda func: self._register(func, description, name)
+        return lambda func: self._register(func, description, name, read_only, destructive)
 
-    def _register(self, func: Callable, description: str | None, name: str | None) -> Callable:
+    def _register(self, func: Callable, description: str | None, name: str | None,
+                  read_only: bool | None = None, destructive: bool | None = None) -> Callable:
         tool = build_tool(func, description, name)
+        tool.read_only, tool.destructive = read_only, destructive
+        if read_only and destructive:    # MCP 规定 destructiveHint 只在“不是只读”时才有意义
+            tool.warnings.append("read_only=True 又写了 destructive=True：只读的工具不会删改东西，两者矛盾。请只保留一个。")
         if tool.name in self.tools:      # 静默覆盖是个坑：两个模块各写一个 search，只剩一个
             other = self.tools[tool.name].func
             raise ValueError(f"工具名 {tool.name} 已被函数 {other.__module__}.{other.__qualname__} "
