@@ -2,6 +2,8 @@
 
 一次运行就是一串事件，界面逐条显示、测试逐条检查、导出文件原样保存：
   request → delta…（流式时）→ response → parse（文本协议）→ tool_call → tool_result → … → final / error
+工具在 MCP 服务器上时（mcp_client_loop.py），协议上往来的每条 JSON-RPC 消息也是一个 rpc 事件：
+  rpc initialize → rpc tools/list → request → … → tool_call → rpc tools/call（请求、结果）→ tool_result → …
 事件都是普通的 dict（TypedDict 只是给读代码的人和类型检查器看的），所以能直接 json.dumps。
 每个事件都有 type 和 turn（第几轮，从 1 开始）。
 """
@@ -112,8 +114,23 @@ class ErrorEvent(ErrorExtras):
     message: str                  # 给人看的中文，说清楚下一步怎么做
 
 
+class RpcEvent(TypedDict):
+    """客户端和 MCP 服务器之间的一条 JSON-RPC 消息（mcp_client_loop.py）。"""
+    type: Literal["rpc"]
+    turn: int
+    direction: Literal["send", "receive"]     # send：客户端 → 服务器；receive：服务器 → 客户端
+    kind: Literal["request", "notification", "result", "error"]
+    id: int | str | None          # 请求和它的响应 id 相同；通知没有 id
+    method: str | None            # 响应也写上它回答的是哪个请求（initialize、tools/list、tools/call……）
+    params: dict | None           # 请求、通知的参数
+    result: dict | None           # 成功的响应；tools/call 的工具失败也在这里（isError: true）
+    error: dict | None            # 协议层的失败（JSON-RPC error：code、message）
+    at_ms: float                  # 从连接开始算的时刻
+    message: dict                 # 线上原样的那条消息
+
+
 Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
-         | FinalEvent | ErrorEvent)
+         | FinalEvent | ErrorEvent | RpcEvent)
 
 
 def request(turn: int, messages: list[dict], tools: list[dict] | None, params: dict[str, Any]) -> RequestEvent:
@@ -156,6 +173,18 @@ def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:
 
 def error(turn: int, code: str, message: str) -> ErrorEvent:
     return {"type": "error", "turn": turn, "code": code, "message": message}
+
+
+def rpc(turn: int, direction: str, message: dict, method: str | None = None, at_ms: float = 0.0) -> RpcEvent:
+    """message 是线上的 JSON-RPC 消息（dict）。响应里没有 method：由调用方按 id 查出对应的请求再传进来。"""
+    if "method" in message:
+        kind = "request" if "id" in message else "notification"
+    else:
+        kind = "error" if "error" in message else "result"
+    return {"type": "rpc", "turn": turn, "direction": direction, "kind": kind, "id": message.get("id"),
+            "method": message.get("method", method), "params": message.get("params"),
+            "result": message.get("result"), "error": message.get("error"), "at_ms": round(at_ms, 3),
+            "message": copy.deepcopy(message)}
 
 
 if __name__ == "__main__":
