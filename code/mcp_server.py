@@ -33,6 +33,8 @@ from tool_registry import ToolRegistry
 
 def load_registry(path: str) -> ToolRegistry:
     """运行工具源码文件，取出里面的 ToolRegistry：有叫 registry 的就用它，否则用第一个（和沙箱的找法一样）。"""
+    if not os.path.isfile(path):
+        raise SystemExit(f"找不到工具源码文件 {path}")
     namespace = runpy.run_path(path, run_name="mcp_tools")   # 不叫 __main__：文件末尾的演示代码不会跑
     found = {name: value for name, value in namespace.items() if isinstance(value, ToolRegistry)}
     if not found:
