@@ -1,0 +1,111 @@
+"""同一个函数，两份 schema：MCP SDK 自己推的（FastMCP，靠 pydantic）和我们的注册表推的，差在哪里。
+
+    python code/mcp_schema_diff.py                           # 下面的示例函数 search_orders
+    python code/mcp_schema_diff.py code/examples_weather.py  # 某个工具源码文件里的每个工具
+
+为什么要看：mcp_server.py 没用 FastMCP，而是把注册表的 parameters 原样交给低层 Server。
+要是交给 FastMCP，它会按自己的规矩重推一份，模型看到的就不是你在上一课里检查过的那份了：
+  - title 键：pydantic 给每个参数加 "title": "Customer"，根上加 "search_ordersArguments"——模型用不上，白占 token；
+  - 描述：Annotated[str, "说明"] 里的字符串和文档字符串的 Args 段，pydantic 都不读，参数没有 description；
+    工具的描述是整段文档字符串原样（连 Args: 那几行一起）；
+  - 默认值：limit: int = None，它写 "default": null 却只许 integer——schema 自己就矛盾；
+    timedelta 的默认值写成 "P7D"，注册表不写（转不成 JSON 的默认值由函数自己补）；
+  - 注册表写 additionalProperties: false，模型多传的参数会被指出来；FastMCP 不写。
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+from typing import Annotated, Any, Callable, Literal
+
+from mcp.server.fastmcp.tools import Tool as FastMCPTool
+
+from tool_registry import build_tool
+
+KINDS = {"title": "title 键", "description": "描述", "default": "默认值"}   # 其余的键都算“类型和其他”
+
+
+def search_orders(customer: Annotated[str, "客户姓名，如 张三"],
+                  status: Literal["paid", "shipped"] = "paid",
+                  limit: int = None,
+                  within: datetime.timedelta = datetime.timedelta(days=7)) -> list[dict]:
+    """按客户查询最近的订单。
+
+    Args:
+        limit: 最多返回几条，不填就全部返回
+        within: 查多久以内的订单
+    """
+    return []
+
+
+@dataclasses.dataclass
+class Difference:
+    where: str                 # "根" 或参数名
+    key: str                   # 哪个键不同
+    registry: Any              # 注册表的值；MISSING 表示没有这个键
+    fastmcp: Any
+
+    @property
+    def kind(self) -> str:
+        return KINDS.get(self.key, "类型和其他")
+
+
+MISSING = "（没有）"
+
+
+def both_schemas(func: Callable, description: str | None = None) -> dict:
+    """同一个函数 -> 两边的工具描述和参数 schema。两边拿到同样的 description；不给就各自从文档字符串里取。"""
+    ours, theirs = build_tool(func, description), FastMCPTool.from_function(func, description=description)
+    return {"registry": {"description": ours.description, "parameters": ours.parameters},
+            "fastmcp": {"description": theirs.description, "parameters": theirs.parameters,
+                        "outputSchema": theirs.output_schema}}
+
+
+def differences(registry: dict, fastmcp: dict) -> list[Difference]:
+    """逐个参数、逐个键比较（根上的键也比）。值整个比较：{"type": "integer"} 和 {"type": ["integer", "null"]} 就是不同。"""
+    found = []
+    places = [("根", {k: v for k, v in registry.items() if k != "properties"},
+               {k: v for k, v in fastmcp.items() if k != "properties"})]
+    ours, theirs = registry.get("properties", {}), fastmcp.get("properties", {})
+    places += [(name, ours.get(name, {}), theirs.get(name, {})) for name in {**ours, **theirs}]
+    for where, left, right in places:
+        for key in {**left, **right}:
+            a, b = left.get(key, MISSING), right.get(key, MISSING)
+            if a != b:
+                found.append(Difference(where, key, a, b))
+    return found
+
+
+def show(value: Any) -> str:
+    return value if value is MISSING else json.dumps(value, ensure_ascii=False)
+
+
+def report(name: str, func: Callable, description: str | None = None) -> str:
+    schemas = both_schemas(func, description)
+    ours, theirs = schemas["registry"], schemas["fastmcp"]
+    lines = [f"━━ {name} ━━",
+             f"注册表的工具描述：{show(ours['description'])}",
+             f"FastMCP 的工具描述：{show(theirs['description'])}"]
+    found = differences(ours["parameters"], theirs["parameters"])
+    for kind in [*KINDS.values(), "类型和其他"]:
+        items = [d for d in found if d.kind == kind]
+        lines.append(f"【{kind}】" + ("两边一样" if not items else f"{len(items)} 处不同"))
+        for d in items:
+            where = "根上的" if d.where == "根" else f"参数 {d.where} 的"
+            lines.append(f"  {where} {d.key}：注册表 {show(d.registry)}　FastMCP {show(d.fastmcp)}")
+    if theirs["outputSchema"]:
+        lines.append(f"【outputSchema】FastMCP 还按返回值注解生成了一份：{show(theirs['outputSchema'])}；"
+                     f"注册表不生成（MCP 里它是可选的）")
+    lines += ["注册表的 parameters：" + show(ours["parameters"]), "FastMCP 的 inputSchema：" + show(theirs["parameters"])]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        from mcp_server import load_registry
+        tools = [(tool.name, tool.func, tool.description) for tool in load_registry(sys.argv[1]).tools.values()]
+    else:
+        tools = [("search_orders", search_orders, None)]
+    print("\n\n".join(report(*tool) for tool in tools))
