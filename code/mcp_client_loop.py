@@ -22,7 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 from anyio.from_thread import start_blocking_portal
+
+try:
+    import mcp  # noqa: F401
+except ImportError as error:     # mcp 1.19 在 pydantic 2.14 上导入就失败：版本要配对（见 requirements.txt）
+    raise ImportError(f"导入 mcp 失败（{error}）。请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
@@ -60,7 +66,6 @@ class Tap:
         return self
 
     async def __anext__(self) -> Any:
-        import anyio
         try:
             return await self.receive()
         except anyio.EndOfStream:
@@ -161,8 +166,8 @@ def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE /
         except Exception as error:
             yield from rpc_events()
             log = connection.server_log().strip()
-            yield events.error(turn, "mcp_connect", f"连不上 MCP 服务器：{type(error).__name__}: {error}。"
-                                                    f"{'服务器的输出：' + log if log else '请先单独运行服务器看看它报什么错。'}")
+            advice = f"服务器的输出：{log}" if log else "请先单独运行服务器，看看它报什么错。"
+            yield events.error(turn, "mcp_connect", f"连不上 MCP 服务器：{type(error).__name__}: {error}。{advice}")
             return
         yield from rpc_events()
 
@@ -201,7 +206,8 @@ if __name__ == "__main__":
     for event in run_mcp(make_client("offline"), question, source):
         if event["type"] == "rpc":
             arrow = "→" if event["direction"] == "send" else "←"
-            body = event["params"] if event["kind"] in ("request", "notification") else event["result"] or event["error"]
+            body = event["params"] if event["kind"] in ("request", "notification") else (event["result"]
+                                                                                         or event["error"])
             print(f"  {arrow} {event['kind']:<12} {event['method']}  {json.dumps(body, ensure_ascii=False)[:110]}")
         elif event["type"] in ("tool_call", "tool_result", "final", "error"):
             shown = {k: v for k, v in event.items() if k in ("name", "arguments", "content", "code", "message")}

@@ -20,6 +20,10 @@ import json
 import sys
 from typing import Annotated, Any, Callable, Literal
 
+try:
+    import mcp  # noqa: F401
+except ImportError as error:     # mcp 1.19 在 pydantic 2.14 上导入就失败：版本要配对（见 requirements.txt）
+    raise ImportError(f"导入 mcp 失败（{error}）。请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
 from mcp.server.fastmcp.tools import Tool as FastMCPTool
 
 from tool_registry import build_tool
@@ -64,7 +68,8 @@ def both_schemas(func: Callable, description: str | None = None) -> dict:
 
 
 def differences(registry: dict, fastmcp: dict) -> list[Difference]:
-    """逐个参数、逐个键比较（根上的键也比）。值整个比较：{"type": "integer"} 和 {"type": ["integer", "null"]} 就是不同。"""
+    """逐个参数、逐个键比较（根上的键也比）。值整个比较：
+    {"type": "integer"} 和 {"type": ["integer", "null"]} 就是不同。"""
     found = []
     places = [("根", {k: v for k, v in registry.items() if k != "properties"},
                {k: v for k, v in fastmcp.items() if k != "properties"})]
@@ -98,7 +103,7 @@ def report(name: str, func: Callable, description: str | None = None) -> str:
     if theirs["outputSchema"]:
         lines.append(f"【outputSchema】FastMCP 还按返回值注解生成了一份：{show(theirs['outputSchema'])}；"
                      f"注册表不生成（MCP 里它是可选的）")
-    lines += ["注册表的 parameters：" + show(ours["parameters"]), "FastMCP 的 inputSchema：" + show(theirs["parameters"])]
+    lines += [f"注册表的 parameters：{show(ours['parameters'])}", f"FastMCP 的 inputSchema：{show(theirs['parameters'])}"]
     return "\n".join(lines)
 
 

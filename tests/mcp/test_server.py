@@ -73,7 +73,8 @@ def test_annotations_follow_the_decorator(listings):
 
 CALLS = [
     ("get_weather", {"city": "北京"}, True, None),                        # plain success
-    ("get_forecast", {"city": "上海", "days": "2"}, True, None),          # "2" → 2: the registry coerces, the SDK would refuse
+    ("get_forecast", {"city": "上海", "days": "2"}, True, None),          # "2" → 2: the registry coerces;
+                                                                          # the SDK's own check would refuse
     ("get_forecast", {"city": "上海", "days": "两天"}, False, "invalid_arguments"),
     ("get_weather", {"city": "北京", "unit": "k"}, False, "invalid_arguments"),
     ("get_weather", {}, False, "invalid_arguments"),                      # missing required argument
