@@ -177,6 +177,7 @@ def error(turn: int, code: str, message: str) -> ErrorEvent:
 
 def rpc(turn: int, direction: str, message: dict, method: str | None = None, at_ms: float = 0.0) -> RpcEvent:
     """message 是线上的 JSON-RPC 消息（dict）。响应里没有 method：由调用方按 id 查出对应的请求再传进来。"""
+    message = copy.deepcopy(message)     # 拷贝：之后谁再改那个 dict，事件里记下的还是线上的样子
     if "method" in message:
         kind = "request" if "id" in message else "notification"
     else:
@@ -184,7 +185,7 @@ def rpc(turn: int, direction: str, message: dict, method: str | None = None, at_
     return {"type": "rpc", "turn": turn, "direction": direction, "kind": kind, "id": message.get("id"),
             "method": message.get("method", method), "params": message.get("params"),
             "result": message.get("result"), "error": message.get("error"), "at_ms": round(at_ms, 3),
-            "message": copy.deepcopy(message)}
+            "message": message}
 
 
 if __name__ == "__main__":

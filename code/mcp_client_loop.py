@@ -37,7 +37,7 @@ from function_calling_loop import run_function_calling
 from loop_parts import Steps
 
 CODE = Path(__file__).resolve().parent
-CALL_TIMEOUT = 30        # 秒：服务器卡死时，这次 tools/call 就算失败，而不是让循环永远等下去
+TIMEOUT = 30             # 秒：每个请求最多等这么久。服务器卡死（比如导入时死循环）就算失败，循环不会永远等下去
 
 
 def server_for(source: str | Path) -> StdioServerParameters:
@@ -114,6 +114,7 @@ class McpConnection:
             stdio_client(self.server, errlog=self.errlog)))
         self.session = self._stack.enter_context(portal.wrap_async_context_manager(
             ClientSession(Tap(read, "receive", self._record), Tap(write, "send", self._record),
+                          read_timeout_seconds=datetime.timedelta(seconds=TIMEOUT),
                           client_info=types.Implementation(name="tool-workshop-loop", version="1.0"))))
         self.portal = portal
         return portal.call(self.session.initialize)
@@ -122,7 +123,7 @@ class McpConnection:
         return self.portal.call(self.session.list_tools).tools
 
     def call_tool(self, name: str, arguments: dict) -> Any:
-        return self.portal.call(self.session.call_tool, name, arguments, datetime.timedelta(seconds=CALL_TIMEOUT))
+        return self.portal.call(self.session.call_tool, name, arguments)
 
     def server_log(self) -> str:
         self.errlog.seek(0)
@@ -167,7 +168,7 @@ def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE /
             yield from rpc_events()
             log = connection.server_log().strip()
             advice = f"服务器的输出：{log}" if log else "请先单独运行服务器，看看它报什么错。"
-            yield events.error(turn, "mcp_connect", f"连不上 MCP 服务器：{type(error).__name__}: {error}。{advice}")
+            yield events.error(turn, "mcp_connect", f"连不上 MCP 服务器：{type(error).__name__}: {str(error).rstrip('。. ')}。{advice}")
             return
         yield from rpc_events()
 

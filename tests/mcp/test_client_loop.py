@@ -82,6 +82,19 @@ def test_a_server_that_cannot_start_is_one_error_event_in_chinese(tmp_path):
     assert [e["method"] for e in rpcs(found)] == ["initialize"]       # the request went out, no answer came
 
 
+def test_a_server_that_hangs_while_starting_is_given_up_on(tmp_path, monkeypatch):
+    import time
+
+    import mcp_client_loop
+    monkeypatch.setattr(mcp_client_loop, "TIMEOUT", 3)
+    source = tmp_path / "stuck.py"
+    source.write_text("import time\ntime.sleep(120)\n", encoding="utf-8")
+    start = time.perf_counter()
+    found = run("北京的天气怎么样？", source=source)
+    assert found[-1]["type"] == "error" and found[-1]["code"] == "mcp_connect"
+    assert time.perf_counter() - start < 30                          # 3 s to give up, 2 s for the SDK to stop it
+
+
 def test_single_step_overrides_pass_through_to_the_inner_loop():
     steps = run_mcp(make_client("offline"), "北京的天气怎么样？", WEATHER)
     found, sent = [], None
