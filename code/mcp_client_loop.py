@@ -28,13 +28,15 @@ from anyio.from_thread import start_blocking_portal
 try:
     import mcp  # noqa: F401
 except ImportError as error:     # mcp 1.19 在 pydantic 2.14 上导入就失败：版本要配对（见 requirements.txt）
-    raise ImportError(f"导入 mcp 失败（{error}）。请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
+    raise ImportError(f"导入 mcp 失败（{error}）。"
+                      f"请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 import events
 from function_calling_loop import run_function_calling
 from loop_parts import Steps
+from tool_outcome import error_text
 
 CODE = Path(__file__).resolve().parent
 TIMEOUT = 30             # 秒：每个请求最多等这么久。服务器卡死（比如导入时死循环）就算失败，循环不会永远等下去
@@ -168,7 +170,8 @@ def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE /
             yield from rpc_events()
             log = connection.server_log().strip()
             advice = f"服务器的输出：{log}" if log else "请先单独运行服务器，看看它报什么错。"
-            yield events.error(turn, "mcp_connect", f"连不上 MCP 服务器：{type(error).__name__}: {str(error).rstrip('。. ')}。{advice}")
+            reason = f"{type(error).__name__}: {str(error).rstrip('。. ')}"
+            yield events.error(turn, "mcp_connect", f"连不上 MCP 服务器：{reason}。{advice}")
             return
         yield from rpc_events()
 
@@ -181,8 +184,8 @@ def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE /
                 return outcome_of(connection.call_tool(name, arguments))
             except Exception as error:   # 超时、服务器退出了：协议层的失败，不是工具的结果
                 return {"ok": False, "error_code": "tool_exception",
-                        "content": f"❌ [工具异常] tools/call 没有得到结果（{type(error).__name__}: {error}）。"
-                                   f"MCP 服务器可能已经退出或卡住了，请稍后重试。"}
+                        "content": error_text("tool_exception", f"tools/call 没有得到结果（{type(error).__name__}: "
+                                              f"{error}）", "MCP 服务器可能已经退出或卡住了，请稍后重试")}
 
         steps = run_function_calling(client, messages, tools, execute, **options)
         sent = None

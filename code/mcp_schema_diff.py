@@ -23,7 +23,8 @@ from typing import Annotated, Any, Callable, Literal
 try:
     import mcp  # noqa: F401
 except ImportError as error:     # mcp 1.19 在 pydantic 2.14 上导入就失败：版本要配对（见 requirements.txt）
-    raise ImportError(f"导入 mcp 失败（{error}）。请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
+    raise ImportError(f"导入 mcp 失败（{error}）。"
+                      f"请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
 from mcp.server.fastmcp.tools import Tool as FastMCPTool
 
 from tool_registry import build_tool
@@ -102,8 +103,9 @@ def report(name: str, func: Callable, description: str | None = None) -> str:
             lines.append(f"  {where} {d.key}：注册表 {show(d.registry)}　FastMCP {show(d.fastmcp)}")
     if theirs["outputSchema"]:
         lines.append(f"【outputSchema】FastMCP 还按返回值注解生成了一份：{show(theirs['outputSchema'])}；"
-                     f"注册表不生成（MCP 里它是可选的）")
-    lines += [f"注册表的 parameters：{show(ours['parameters'])}", f"FastMCP 的 inputSchema：{show(theirs['parameters'])}"]
+                     "注册表不生成（MCP 里它是可选的）")
+    lines += [f"注册表的 parameters：{show(ours['parameters'])}",
+              f"FastMCP 的 inputSchema：{show(theirs['parameters'])}"]
     return "\n".join(lines)
 
 

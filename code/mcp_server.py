@@ -28,7 +28,8 @@ import anyio
 try:
     import mcp  # noqa: F401
 except ImportError as error:     # mcp 1.19 在 pydantic 2.14 上导入就失败：版本要配对（见 requirements.txt）
-    raise ImportError(f"导入 mcp 失败（{error}）。请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
+    raise ImportError(f"导入 mcp 失败（{error}）。"
+                      f"请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
