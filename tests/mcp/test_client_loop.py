@@ -95,6 +95,18 @@ def test_a_server_that_hangs_while_starting_is_given_up_on(tmp_path, monkeypatch
     assert time.perf_counter() - start < 30                          # 3 s to give up, 2 s for the SDK to stop it
 
 
+def test_a_server_that_dies_during_a_call_is_a_failed_tool_result_not_a_crash(tmp_path):
+    source = tmp_path / "die_tools.py"
+    source.write_text('import os\nfrom tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n'
+                      '@registry.tool("关闭服务器进程。用户说“关闭服务器”时使用", destructive=True)\n'
+                      'def shutdown_server(reason: str = "测试") -> str:\n    os._exit(3)\n', encoding="utf-8")
+    found = run("请关闭服务器", source=source)
+    result = next(e for e in found if e["type"] == "tool_result")
+    assert not result["ok"] and result["error_code"] == "tool_exception"
+    assert result["content"].startswith("❌ [工具异常] tools/call 没有得到结果")
+    assert found[-1]["type"] in ("final", "error")
+
+
 def test_single_step_overrides_pass_through_to_the_inner_loop():
     steps = run_mcp(make_client("offline"), "北京的天气怎么样？", WEATHER)
     found, sent = [], None
