@@ -129,16 +129,12 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
     """Advances the run until it pauses (step mode before a tool runs, or a rule's "ask") or ends."""
     pace = Pace(state)
     while (event := (yield from pace.step(advance, state.run, override))) is not None:
-        override = backend.NEXT
-        if event.get("type") == "tool_call" and state.rules is not None:
-            decision = workspace_backend.decide(state.rules, event)
-            if decision.verdict == "deny":
-                override = workspace_backend.denial(decision)
-            elif decision.verdict == "ask":
-                state.asking = {"call": event, "rule": decision.rule, "reason": decision.reason,
-                                "preview": workspace_backend.preview(state.run.session_id, event)}
-                yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见确认框）。"
-                return
+        override, asking = workspace_backend.ruling(state.rules, event)
+        if asking is not None:
+            state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason,
+                            "preview": workspace_backend.preview(state.run.session_id, event)}
+            yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见确认框）。"
+            return
         if event.get("type") == "tool_call" and state.step and override is backend.NEXT:
             state.pending = event
             yield state, ""
