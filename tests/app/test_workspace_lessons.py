@@ -120,3 +120,37 @@ def test_an_expired_tab_loses_its_workspace():
         assert sid in gone and workspace.known_sessions() == count - 1
     finally:
         demo.close()
+
+
+def test_rules_that_cannot_be_used_start_nothing(session_id):
+    shown, _ = start(session_id, "读一下 notes.md，告诉我练习要做什么")
+    inputs = RunInputs(source="", question="运行测试", settings=Settings(), options={"approach": "function_calling"},
+                       rules_problem="规则不是合法 JSON")
+    steps = list(run_driver.begin(permissions_tab.LESSON, inputs, shown, secrets={}, session_id=session_id, step=False))
+    assert len(steps) == 1
+    state, note = steps[0]
+    assert state is shown and "规则有问题" in note and "规则不是合法 JSON" in note   # the last run stays on screen
+
+
+def test_a_workspace_panel_reads_its_loop_and_rules_by_name():
+    import gradio as gr
+
+    from lessons.run_panel import RunPanel
+    from lessons.settings_panel import SettingsPanel
+    from lessons.workspace_panel import WorkspaceView, approach_radio
+
+    with gr.Blocks():
+        settings = SettingsPanel({})
+        view = WorkspaceView()
+        rules = gr.Code()
+        run = RunPanel(permissions_tab.LESSON, settings, None, ["运行测试"], options={"approach": approach_radio()},
+                       workspace=view, rules=lambda values: permissions_tab.parse_rules(values[rules]),
+                       rule_inputs=[rules], ask=True)
+    values = {run.question: "运行测试", run.options["approach"]: "react", rules: '{"bash": "ask"}', view.tree: None,
+              run.state: None, settings.provider: "offline", settings.model: "", settings.base_url: "",
+              settings.temperature: 0.0, settings.max_turns: 8, settings.stream: False, settings.key_state: ""}
+    inputs = run.read(values)
+    assert (inputs.source, inputs.options, inputs.rules, inputs.rules_problem) == ("", {"approach": "react"},
+                                                                                  {"bash": "ask"}, "")
+    assert "合法 JSON" in run.read({**values, rules: "{"}).rules_problem
+    assert run.ask is not None and view.tree in run.outputs and run.ask.box in run.outputs
