@@ -117,16 +117,13 @@ def build_demo(secrets=None) -> gr.Blocks:
         # (three tabs each have a private `export`).
         api.register(secrets)
         with gr.Tabs():
-            tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
-            workspace_tabs = [workspace_tab.build(settings), permissions_tab.build(settings)]
+            tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings),
+                    workspace_tab.build(settings), permissions_tab.build(settings)]
         # What the browser kept is put back first, so each schema panel shows the student's source
-        # and each workspace tree the student's files.
-        workspace_memory.keep(memory, workspace_tabs)
+        # and each workspace tree the student's files (kept once for the lessons with a workspace).
+        workspace_memory.keep(memory, [tab for tab in tabs if tab.run.workspace is not None])
         restored = memory.wire(demo, settings, tabs)
         for tab in tabs:
-            restored[tab.name].then(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
-                                    show_progress="hidden")
-        for tab in workspace_tabs:
             tab.wire_refresh(demo, after=restored[tab.name])
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
                   show_progress="hidden")

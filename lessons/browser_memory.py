@@ -35,8 +35,8 @@ What lives on the server rather than in controls (the workspace's files, one cop
 workspace tabs) is a shared part: `keep_shared(name, label, base, read, apply, triggers)` saves
 `read(session id)` after each trigger event and, on load, hands the kept fields to
 `apply(fields, session id)` before the lessons registered with `after=name` are restored,
-one after the other (see workspace_memory.py). A run panel whose replay needs the session
-(the workspace tabs) offers `kept_run(document, request) -> (state, show)` and `outputs`.
+one after the other (see workspace_memory.py). A kept run is replayed through the run panel's
+`kept_run(document, request) -> (state, show)` into its `outputs`.
 """
 from __future__ import annotations
 
@@ -359,8 +359,7 @@ class BrowserMemory:
         restore_outputs = [*fields.values(), note]
         if run is not None:
             restore_inputs |= {run_part.inbox, run.state}
-            shown = getattr(run, "outputs", None) or [*run.views.outputs, run.state]
-            restore_outputs += [c for c in shown if c not in restore_outputs] + [digest]
+            restore_outputs += [c for c in run.outputs if c not in restore_outputs] + [digest]
 
             def keep_run(values: dict) -> dict:
                 state = values[run.state]
@@ -417,19 +416,13 @@ class BrowserMemory:
             return out
 
         def restore_run(values: dict, out: dict, request: gr.Request) -> str:
-            from lessons import run_driver   # run_driver imports settings_panel, which imports this module
-
             record, why = decode(values[run_part.inbox], run_part.name)
             if why:
                 return f"⚠️ 本浏览器里保存的上次运行{why}，已忽略。"
             if record is None or record.run is None:
                 return ""
             try:
-                kept_run = getattr(run, "kept_run", None)
-                if kept_run is not None:
-                    state, show = kept_run(record.run, request)
-                else:
-                    (state, _document, _), show = run_driver.load(tab.name, record.run), run.show
+                state, show = run.kept_run(record.run, request)
             except session_io.ImportProblem as exc:
                 return f"⚠️ 本浏览器里保存的上次运行不能回放（{exc}），已忽略。"
             state.pos = len(state.replay)

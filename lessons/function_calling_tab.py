@@ -63,7 +63,7 @@ LESSON = Lesson("function_calling", start, mistake_option="mistake")
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("Function Calling", id="function_calling", elem_id="tab-function-calling"):
+    with gr.Tab("Function Calling", id="function_calling", elem_id="tab-function-calling") as tab:
         with gr.Accordion("📖 课文：握手三步", open=False):
             gr.Markdown(lesson_text("function_calling.md"))
         with gr.Row(equal_height=False):
@@ -93,4 +93,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                     show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab("function_calling", editor, schema, run)
+    return LessonTab("function_calling", run, tab, editor=editor, schema=schema)

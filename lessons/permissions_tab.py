@@ -9,10 +9,13 @@ import gradio as gr
 import permissions
 
 from lessons.editor_panel import lesson_text
+from lessons.lesson_tab import LessonTab
+from lessons.run_driver import Lesson
+from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
-from lessons.workspace_panel import WorkspaceRunPanel, WorkspaceTab, WorkspaceView
+from lessons.workspace_panel import WorkspaceView, approach_radio
 
-LESSON = "permissions"
+LESSON = Lesson("permissions", workspace=True)
 DEFAULT_PRESET = "默认"
 PRESETS = [
     "运行测试",
@@ -47,8 +50,8 @@ def rules_status(text: str) -> str:
             "没有规则匹配的调用先问你。")
 
 
-def build(settings: SettingsPanel) -> WorkspaceTab:
-    with gr.Tab("权限与确认", id=LESSON, elem_id="tab-permissions") as tab:
+def build(settings: SettingsPanel) -> LessonTab:
+    with gr.Tab("权限与确认", id=LESSON.name, elem_id="tab-permissions") as tab:
         with gr.Accordion("📖 课文：合法的调用不等于被允许的调用", open=False):
             gr.Markdown(lesson_text("permissions.md"))
         with gr.Row(equal_height=False):
@@ -61,10 +64,10 @@ def build(settings: SettingsPanel) -> WorkspaceTab:
                 status = gr.Markdown(rules_status(rules_text(DEFAULT_PRESET)), elem_classes=["tw-rules-status"])
                 view = WorkspaceView()
             with gr.Column(scale=6, min_width=320):
-                run = WorkspaceRunPanel(LESSON, settings, PRESETS, view, ask=True, rule_inputs=[rules],
-                                        rules=lambda values: parse_rules(values[rules]))
+                run = RunPanel(LESSON, settings, None, PRESETS, options={"approach": approach_radio()}, workspace=view,
+                               rules=lambda values: parse_rules(values[rules]), rule_inputs=[rules], ask=True)
         preset.input(lambda name: (rules_text(name), rules_status(rules_text(name))), [preset], [rules, status],
                      api_visibility="private", show_progress="hidden")
         rules.change(rules_status, [rules], [status], api_visibility="private", show_progress="hidden")
         run.wire()
-    return WorkspaceTab(LESSON, run, tab, kept={"rules": rules, "rules_preset": preset})
+    return LessonTab(LESSON.name, run, tab, kept={"rules": rules, "rules_preset": preset})

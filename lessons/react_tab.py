@@ -43,7 +43,7 @@ LESSON = Lesson("react", start, mistake_option="mistake")
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("正则 ReAct", id="react", elem_id="tab-react"):
+    with gr.Tab("正则 ReAct", id="react", elem_id="tab-react") as tab:
         with gr.Accordion("📖 课文：用文字约定调用工具", open=False):
             gr.Markdown(lesson_text("react.md"))
         with gr.Row(equal_height=False):
@@ -72,4 +72,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                         show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab("react", editor, schema, run)
+    return LessonTab("react", run, tab, editor=editor, schema=schema)

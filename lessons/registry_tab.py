@@ -101,7 +101,7 @@ LESSON = Lesson("registry", start)
 
 def build(settings: SettingsPanel) -> LessonTab:
     trap_text, drift_text = example_text(FUTURE_TRAP), example_text(DRIFT)
-    with gr.Tab("工具注册", id="registry", elem_id="tab-registry"):
+    with gr.Tab("工具注册", id="registry", elem_id="tab-registry") as tab:
         with gr.Accordion("📖 课文：从函数签名生成 schema", open=False):
             gr.Markdown(lesson_text("registry.md"))
         with gr.Row(equal_height=False):
@@ -164,4 +164,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                       api_visibility="private")
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab("registry", editor, schema, run)
+    return LessonTab("registry", run, tab, editor=editor, schema=schema)

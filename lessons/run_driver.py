@@ -3,6 +3,11 @@ stepping it past a paused tool call, exporting it, importing a recorded one and
 replaying it step by step. Every action yields (or returns) the tab's RunState and a
 one-line note; run_views.py draws them.
 
+A lesson with a workspace (Lesson.workspace) runs the four tools on the session's
+workspace instead of a tool source, behind the permission gate when it has rules: a
+rule's "ask" pauses the run until the student answers (`answer`), and its session files
+carry the workspace's files.
+
 A paused loop stays inside the state's backend.Run; gr.State keeps it on the server.
 """
 from __future__ import annotations
@@ -13,11 +18,15 @@ import json
 import time
 from typing import Any, Callable, Iterator, Mapping
 
-from lessons import backend, session_io
+import workspace
+
+from lessons import backend, session_io, workspace_backend
 from lessons.schema_panel import error_text
 from lessons.settings_panel import Settings
 
 REFRESH_S = 0.15   # while a run goes on, its views are redrawn at most this often
+APPROVE, EDIT, DENY = "approve", "edit", "deny"     # the answers to a rule's "ask"
+DEFAULT_DENIAL = "用户没有说明理由"
 
 
 @dataclasses.dataclass
@@ -32,6 +41,9 @@ class RunState:
     options: dict = dataclasses.field(default_factory=dict)
     replay: list | None = None         # recorded events of an imported session
     pos: int = 0                       # events of `replay` shown so far
+    rules: dict | None = None          # a workspace run's permission rules (None: no gate)
+    # The call a rule's "ask" holds back: {"call": tool_call event, "rule", "reason", "preview"}.
+    asking: dict | None = None
 
     @property
     def shown_events(self) -> list[dict]:
@@ -40,6 +52,10 @@ class RunState:
     @property
     def paused_on(self) -> dict | None:
         return self.pending if self.run.running else None
+
+    @property
+    def waiting(self) -> dict | None:
+        return self.asking if self.run.running else None
 
     def close(self) -> None:
         self.run.close()
@@ -54,14 +70,19 @@ class RunInputs:
     session_key: str = ""
     strict: bool = False
     options: dict = dataclasses.field(default_factory=dict)
+    rules: dict | None = None          # a workspace lesson's permission rules (None: no gate)
+    rules_problem: str = ""            # why the rules on the page cannot be used, if they cannot
 
 
 @dataclasses.dataclass(frozen=True)
 class Lesson:
-    """What a tab's run area is for: its name, its loop and which option picks a simulated mistake."""
+    """What a tab's run area is for: its name, its loop and which option picks a simulated mistake.
+    A lesson with a workspace runs the four tools on the session's workspace (options["approach"]
+    picks the loop) instead of the tools of a source."""
     name: str
-    start: backend.Starter
+    start: backend.Starter | None = None
     mistake_option: str | None = None
+    workspace: bool = False
 
 
 class Pace:
@@ -97,33 +118,57 @@ def running_note(state: RunState) -> str:
     return "⏳ 正在接收流式输出…" if last.get("type") == "delta" else "⏳ 运行中…"
 
 
+def advance(run: backend.Run, override: Any = backend.NEXT) -> dict | None:
+    """The run's next event (a workspace run's tool_result also carries what its step changed)."""
+    if isinstance(run, workspace_backend.WorkspaceRun):
+        return workspace_backend.advance(run, override)
+    return backend.advance(run, override)
+
+
 def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunState, str]]:
-    """Advances the run until it pauses (step mode, before a tool runs) or ends."""
+    """Advances the run until it pauses (step mode before a tool runs, or a rule's "ask") or ends."""
     pace = Pace(state)
-    while (event := (yield from pace.step(backend.advance, state.run, override))) is not None:
-        override = backend.NEXT
-        if event.get("type") == "tool_call" and state.step:
+    while (event := (yield from pace.step(advance, state.run, override))) is not None:
+        override, asking = workspace_backend.ruling(state.rules, event)
+        if asking is not None:
+            state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason,
+                            "preview": workspace_backend.preview(state.run.session_id, event)}
+            yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见确认框）。"
+            return
+        if event.get("type") == "tool_call" and state.step and override is backend.NEXT:
             state.pending = event
             yield state, ""
             return
         state.pending = None
-    state.pending = None
+    state.pending = state.asking = None
     yield state, ""
 
 
 def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: Mapping[str, str],
           session_id: str | None, step: bool, request: Any = None) -> Iterator[tuple[RunState, str]]:
+    if inputs.rules_problem:
+        yield old or RunState(), f"❌ 规则有问题，先改好再运行：{inputs.rules_problem}"
+        return
     if old is not None:
         old.close()
     state = RunState(step=step, source=inputs.source or "", question=(inputs.question or "").strip(),
-                     settings=inputs.settings.public(), options=dict(inputs.options))
+                     settings=inputs.settings.public(), options=dict(inputs.options),
+                     rules=None if inputs.rules is None else dict(inputs.rules))
     if not state.question:
         yield state, "请先输入一个问题，或从预设问题里选一个。"
         return
-    mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
-    state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
-                                  session_key=inputs.session_key, secrets=secrets, mistake=mistake,
-                                  strict=inputs.strict, session_id=session_id, request=request)
+    if lesson.workspace:
+        if not session_id:
+            yield state, "❌ 无法开始：这个页面没有会话标识，请刷新页面。"
+            return
+        state.run = workspace_backend.start_run(session_id, state.question, inputs.settings,
+                                                inputs.options.get("approach") or "function_calling",
+                                                session_key=inputs.session_key, secrets=secrets, request=request)
+    else:
+        mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
+        state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
+                                      session_key=inputs.session_key, secrets=secrets, mistake=mistake,
+                                      strict=inputs.strict, session_id=session_id, request=request)
     if state.run.error is not None:
         if state.run.source_error:
             yield state, "工具源码有错误，先修好再运行：" + error_text(state.run.error)
@@ -159,25 +204,75 @@ def resume(state: RunState | None, args_text: str, result_text: str,
     yield from drive(state, override)
 
 
-def export(lesson: str, state: RunState | None, session_key: str) -> tuple[str | None, str]:
-    """(file path or None, note). The session's key is blanked from the file."""
+def answer(state: RunState | None, choice: str, args_text: str = "",
+           reason: str = "") -> Iterator[tuple[RunState, str]]:
+    """The student's answer to a rule's "ask": approve as shown, approve with edited arguments, or deny."""
+    if state is None or state.waiting is None:
+        yield state or RunState(), "没有等待批准的调用。"
+        return
+    override: Any = backend.NEXT
+    if choice == EDIT:
+        try:
+            edited = json.loads(args_text or "")
+        except json.JSONDecodeError as exc:
+            yield state, f"参数不是合法 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），改好再批准。"
+            return
+        if not isinstance(edited, dict):
+            yield state, "参数应是一个 JSON 对象，例如 {\"command\": \"ls\"}。"
+            return
+        override = {"arguments": edited}
+    elif choice == DENY:
+        override = {"deny": (reason or "").strip() or DEFAULT_DENIAL}
+    state.asking = None
+    yield from drive(state, override)
+
+
+def export(lesson: Lesson, state: RunState | None, session_key: str,
+           session_id: str | None = None) -> tuple[str | None, str]:
+    """(file path or None, note). The session's key is blanked from the file; a workspace
+    lesson's file also holds the workspace's files as they are now."""
     state = state or RunState()
     events = state.replay if state.replay is not None else state.run.events
     if not events:
         return None, "还没有可以导出的运行。"
-    document = session_io.session_document(lesson, state.source, state.run.tools, state.question, events,
-                                           state.settings, state.options)
-    return session_io.export_file(document, secret=session_key), "已生成会话文件，点上面的文件名下载。"
+    files = None
+    if lesson.workspace:
+        try:
+            files = workspace.export_files(session_id) if session_id else None
+        except workspace.WorkspaceError:
+            files = None
+    document = session_io.session_document(lesson.name, state.source, state.run.tools, state.question, events,
+                                           state.settings, state.options, workspace=files)
+    note = "已生成会话文件（含工作区文件），点上面的文件名下载。" if lesson.workspace else "已生成会话文件，点上面的文件名下载。"
+    return session_io.export_file(document, secret=session_key), note
 
 
-def load(lesson: str, path: str) -> tuple[RunState, dict, str]:
-    """(replay state, the document, note) of an imported session file; raises session_io.ImportProblem."""
+def load(lesson: Lesson, path: str, session_id: str | None = None) -> tuple[RunState, str]:
+    """(replay state, note) of an imported session file; a workspace lesson's workspace takes
+    the file's files. Raises session_io.ImportProblem."""
     document = session_io.load_document(path)
-    state = RunState(run=backend.Run(tools=document.get("tools", [])), replay=document["events"], pos=0,
-                     source=document.get("source", ""), question=document.get("question", ""),
-                     settings=document.get("settings", {}), options=document.get("options", {}))
-    other = "" if document.get("lesson") == lesson else f"（这是「{document.get('lesson')}」课的记录）"
-    return state, document, f"已导入录制的运行{other}：点「下一步」逐步回放，不调用模型。"
+    files = document.get("workspace") if lesson.workspace else None
+    restored = ""
+    if files is not None and session_id:
+        try:
+            workspace.import_files(session_id, files)
+        except workspace.WorkspaceError as exc:
+            raise session_io.ImportProblem(f"工作区文件没有导入：{exc}") from None
+        restored = "工作区已换成导出时的文件；"
+    state = replay(lesson, document)
+    other = "" if document.get("lesson") == lesson.name else f"（这是「{document.get('lesson')}」课的记录）"
+    return state, f"已导入录制的运行{other}：{restored}点「下一步」逐步回放，不调用模型。"
+
+
+def replay(lesson: Lesson, document: Any) -> RunState:
+    """The replay state of a session document (checked here), leaving the workspace's files alone:
+    a run kept in the browser comes back this way (a workspace's files are put back once for both tabs)."""
+    document = session_io.load_document(document)
+    tools = document.get("tools", [])
+    run = workspace_backend.WorkspaceRun(tools=tools) if lesson.workspace else backend.Run(tools=tools)
+    source = "" if lesson.workspace else document.get("source", "")    # a workspace lesson has no tool source
+    return RunState(run=run, replay=document["events"], pos=0, source=source, question=document.get("question", ""),
+                    settings=document.get("settings", {}), options=document.get("options", {}))
 
 
 def walk(state: RunState | None, to_end: bool) -> tuple[RunState, str]:

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import permissions
 import workspace
 
-from lessons import backend, function_calling_tab, react_tab
+from lessons import backend
 from lessons.settings_panel import Settings, make_client
 
 APPROACHES = [("Function Calling（原生 tool_calls）", "function_calling"), ("正则 ReAct（对比）", "react")]
@@ -40,6 +40,8 @@ class WorkspaceRun(backend.Run):
 
 def start_loop(client, question, tools, execute, settings: Settings, approach: str):
     """The lesson's loop on the four tools: the same starters the other tabs use."""
+    from lessons import function_calling_tab, react_tab   # the tabs' modules import run_driver, which imports this one
+
     if approach == "react":
         return react_tab.start(client, question, tools, execute, settings, {"approach": "react"})
     return function_calling_tab.start(client, question, tools, execute, settings, {})
@@ -90,6 +92,17 @@ def denial(decision: permissions.Decision) -> dict:
     return {"deny": f"权限规则不允许（{decision.reason}）"}
 
 
+def ruling(rules: Mapping | None, event: dict) -> tuple[Any, permissions.Decision | None]:
+    """What to send back to the loop after `event` under `rules` (None: no gate): backend.NEXT
+    (the call runs) or a denial, and the decision when a rule's "ask" leaves the call to a human."""
+    if rules is None or event.get("type") != "tool_call":
+        return backend.NEXT, None
+    decision = decide(rules, event)
+    if decision.verdict == "deny":
+        return denial(decision), None
+    return backend.NEXT, decision if decision.verdict == "ask" else None
+
+
 def preview(session_id: str, event: dict) -> str:
     """Exactly what an approved call would do: the command, or the diff of a write / edit."""
     args = event.get("arguments") if isinstance(event.get("arguments"), dict) else {}
@@ -108,11 +121,7 @@ def run_unattended(session_id: str, question: str, settings: Settings, rules: Ma
                     class_code=class_code)
     override: Any = backend.NEXT
     while (event := advance(run, override)) is not None:
-        override = backend.NEXT
-        if event.get("type") == "tool_call" and rules is not None:
-            decision = decide(rules, event)
-            if decision.verdict == "deny":
-                override = denial(decision)
-            elif decision.verdict == "ask":
-                override = {"deny": f"{UNATTENDED}（{decision.reason}）"}
+        override, asking = ruling(rules, event)
+        if asking is not None:
+            override = {"deny": f"{UNATTENDED}（{asking.reason}）"}
     return run

@@ -58,7 +58,7 @@ def apply(fields: dict, session_id: str | None) -> list[str]:
 
 def keep(memory: BrowserMemory, tabs: list) -> None:
     """Registers the shared files and then each workspace tab, in this order (call before memory.wire)."""
-    triggers = [(event, tab.run.view.memory_note) for tab in tabs for event in tab.run.changed_files]
+    triggers = [(event, tab.run.workspace.memory_note) for tab in tabs for event in tab.run.changed_files]
     memory.keep_shared(PART, "工作区文件", MEMORY_NOTE, read, apply, triggers)
     for tab in tabs:
-        memory.keep_lesson(tab, note=tab.run.view.memory_note, base=MEMORY_NOTE, after=PART)
+        memory.keep_lesson(tab, note=tab.run.workspace.memory_note, base=MEMORY_NOTE, after=PART)

@@ -1,27 +1,24 @@
-"""The workspace tabs' page parts: the session's workspace (file tree, the selected file,
-what the run changed, 重置 / zip download / zip upload) and the run area (RunViews, the
-approach, and for the permission lesson the box where a rule's "ask" waits for 批准 /
-修改参数后批准 / 拒绝). Both tabs show the same workspace: the browser session's."""
+"""The optional part of a run area (run_panel.RunPanel) for a lesson with a workspace: the
+session's workspace (file tree, the selected file, what the run changed, 重置 / zip download /
+zip upload), how the run area's views differ there, and for the permission lesson the box
+where a rule's "ask" waits for 批准 / 修改参数后批准 / 拒绝. Both workspace lessons show the
+same workspace: the browser session's."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import tempfile
 import time
-from types import MappingProxyType
 from typing import Any, Callable
 
 import gradio as gr
 
 import workspace
 
-from lessons import expiry, run_driver, session_io, timeline, workspace_driver
+from lessons import timeline
 from lessons.run_driver import RunState
 from lessons.run_views import RunViews
-from lessons.settings_panel import SettingsPanel
 from lessons.workspace_backend import APPROACHES
-from lessons.workspace_driver import WorkspaceRunState
 
 NO_FILE = "（在上面的文件树里选一个文件）"
 # What this browser keeps of the workspace lessons (workspace_memory.py saves and restores it).
@@ -188,8 +185,8 @@ class AskBox:
                 self.deny = gr.Button("🚫 拒绝", variant="stop", elem_classes=["tw-deny"], min_width=90)
         self.outputs = [self.box, self.title, self.preview, self.args, self.reason]
 
-    def render(self, state: WorkspaceRunState) -> dict:
-        asking = state.waiting if isinstance(state, WorkspaceRunState) else None
+    def render(self, state: RunState) -> dict:
+        asking = state.waiting
         if asking is None:
             return {self.box: gr.update(visible=False)}
         call = asking["call"]
@@ -206,146 +203,24 @@ class AskBox:
         }
 
 
-class WorkspaceRunPanel:
-    """The run area of a workspace tab. `rules` reads the tab's rules from its inputs (None: no gate)."""
-
-    def __init__(self, lesson: str, settings: SettingsPanel, presets: list[str], view: WorkspaceView,
-                 rules: Callable[[dict], tuple[dict | None, str]] | None = None,
-                 rule_inputs: list | None = None, ask: bool = False):
-        self.lesson, self.settings, self.view = lesson, settings, view
-        self.rules, self.rule_inputs = rules, list(rule_inputs or [])
-        self.state = gr.State(WorkspaceRunState(), time_to_live=expiry.session_ttl(),
-                              delete_callback=expiry.close_run)
-        self.approach = gr.Radio(APPROACHES, value="function_calling", label="循环", elem_classes=["tw-ws-approach"])
-        self.views = RunViews(lesson, presets, below_buttons=AskBox if ask else None)
-        self.views.step_btn.visible = False    # the pause here is the permission gate's
-        self.views.protocol.value = NOT_RUN
-        self.ask = self.views.below_buttons
-        # What browser_memory.py reads and restores (the names RunPanel has); `outputs` is all show() returns.
-        self.question, self.presets, self.strict = self.views.question, self.views.presets, None
-        self.options = MappingProxyType({"approach": self.approach})
-        self.outputs = (self.views.outputs + [self.state] + view.outputs
-                        + (self.ask.outputs if self.ask is not None else []))
-        self.changed_files: list = []   # the events after which the workspace's files may differ
-
-    def show(self, state: RunState, note: str = "", session_id: str | None = None, selected: str | None = None) -> dict:
-        shown = {**self.views.render(state, note), self.state: state,
-                 **self.text_protocol(state, note),
-                 **({self.views.protocol: NOT_RUN} if not state.shown_events and not note else {}),
-                 **self.view.render(session_id, selected, state.shown_events)}
-        if self.ask is not None:
-            shown.update(self.ask.render(state))
-        return shown
-
-    def text_protocol(self, state: RunState, note: str) -> dict:
-        """A ReAct run is labelled as a text protocol, not as the native handshake."""
-        if state.options.get("approach") != "react":
-            return {}
-        return {self.views.protocol: timeline.render_protocol(state.shown_events, "react", note),
-                self.views.chat: timeline.render_chat(state.shown_events, "react")}
-
-    def wire(self):
-        views, view, secrets = self.views, self.view, self.settings.secrets
-        outputs = self.outputs
-        run_inputs = {views.question, self.state, self.approach, view.tree, *self.settings.components,
-                      *self.rule_inputs}
-
-        def start(values: dict, request: gr.Request):
-            session_id = session_of(request)
-            rules, problem = self.rules(values) if self.rules else (None, "")
-            if problem:
-                yield self.show(values[self.state] or WorkspaceRunState(), f"❌ 规则有问题，先改好再运行：{problem}",
-                                session_id, values[view.tree])
-                return
-            settings, session_key = self.settings.read(values)
-            for state, note in workspace_driver.begin(values[views.question], settings, values[self.approach], rules,
-                                                      values[self.state], session_key=session_key, secrets=secrets,
-                                                      session_id=session_id, request=request):
-                yield self.show(state, note, session_id, values[view.tree])
-
-        self.changed_files.append(views.run_btn.click(start, run_inputs, outputs, api_visibility="private"))
-        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility="private",
-                            show_progress="hidden")
-
-        if self.ask is not None:
-            ask = self.ask
-
-            def answerer(choice: str):
-                def answer(values: dict, request: gr.Request):
-                    for state, note in workspace_driver.answer(values[self.state], choice, values[ask.args],
-                                                               values[ask.reason]):
-                        yield self.show(state, note, session_of(request), values[view.tree])
-                return answer
-
-            answer_inputs = {self.state, ask.args, ask.reason, view.tree}
-            for button, choice in ((ask.approve, workspace_driver.APPROVE), (ask.approve_edited, workspace_driver.EDIT),
-                                   (ask.deny, workspace_driver.DENY)):
-                self.changed_files.append(button.click(answerer(choice), answer_inputs, outputs,
-                                                       api_visibility="private"))
-
-        def export(values: dict, request: gr.Request):
-            path, note = workspace_driver.export(self.lesson, values[self.state], values[self.settings.key_state],
-                                                 session_of(request))
-            return {views.export_file: gr.update(value=path), views.status: note}
-
-        views.export_btn.click(export, {self.state, self.settings.key_state}, [views.export_file, views.status],
-                               api_visibility="private")
-
-        def load(values: dict, request: gr.Request):
-            path, state = values[views.import_file], values[self.state] or WorkspaceRunState()
-            session_id = session_of(request)
-            if not path:
-                return self.show(state, "", session_id, values[view.tree])
-            try:
-                fresh, note = workspace_driver.load(self.lesson, path, session_id)
-            except session_io.ImportProblem as exc:
-                return self.show(state, f"❌ 导入失败：{exc}", session_id, values[view.tree])
-            state.close()
-            return {views.question: fresh.question, views.views_tabs: gr.Tabs(selected="protocol"),
-                    **self.show(fresh, note, session_id)}
-
-        self.changed_files.append(views.import_file.upload(load, {views.import_file, self.state, view.tree},
-                                                           [views.question, views.views_tabs] + outputs,
-                                                           api_visibility="private"))
-
-        def walker(to_end: bool):
-            def walk(values: dict, request: gr.Request):
-                state, note = run_driver.walk(values[self.state], to_end)
-                return self.show(state, note, session_of(request), values[view.tree])
-            return walk
-
-        views.next_btn.click(walker(False), {self.state, view.tree}, outputs, api_visibility="private")
-        views.all_btn.click(walker(True), {self.state, view.tree}, outputs, api_visibility="private")
-
-        # The workspace's files may have changed in the other tab, or been replaced here.
-        view.wire(extra_outputs=[views.status], on_replace=lambda: {views.status: ""})
-        self.changed_files += view.replaced
-
-    def kept_run(self, document: dict, request: gr.Request | None) -> tuple[WorkspaceRunState, Callable]:
-        """A run kept in the browser, replayed (browser_memory.py): the state, and how to show it
-        with this session's workspace. Raises session_io.ImportProblem."""
-        session_id = session_of(request)
-        return workspace_driver.replay(document), lambda state, note: self.show(state, note, session_id)
-
-    def refresh(self, values: dict, request: gr.Request) -> dict:
-        """The workspace as it is now (page load, tab selected), and bash's layers."""
-        return {**self.view.render(session_of(request), values[self.view.tree]), self.view.shell: shell_note()}
+def approach_radio() -> gr.Radio:
+    """The workspace lessons' loop (the run area's option "approach")."""
+    return gr.Radio(APPROACHES, value="function_calling", label="循环", elem_classes=["tw-ws-approach"])
 
 
-@dataclasses.dataclass(frozen=True)
-class WorkspaceTab:
-    """A built workspace tab: app.py refreshes its workspace view when the page loads
-    and when the tab is selected (the other workspace tab may have changed the files)."""
-    name: str
-    run: WorkspaceRunPanel
-    tab: gr.Tab
-    # More controls kept in the browser with the question and the loop (browser_memory.py).
-    kept: Any = dataclasses.field(default_factory=dict)
+def adapt_views(views: RunViews) -> None:
+    """A workspace lesson's run area: no 单步 (its pause is the permission gate's), and a first view that says so."""
+    views.step_btn.visible = False
+    views.protocol.value = NOT_RUN
 
-    def wire_refresh(self, demo: gr.Blocks, after: Any = None) -> None:
-        """`after`: the event after which the kept files are back (the first tree shows them)."""
-        view = self.run.view
-        first = after.then if after is not None else demo.load
-        for event in (first, self.tab.select):
-            event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility="private",
-                  show_progress="hidden")
+
+def run_shown(views: RunViews, state: RunState, note: str) -> dict:
+    """What a workspace lesson's run area shows differently: a ReAct run is labelled as a text
+    protocol, not as the native handshake, and a run not started yet says how to start one."""
+    shown = {}
+    if state.options.get("approach") == "react":
+        shown = {views.protocol: timeline.render_protocol(state.shown_events, "react", note),
+                 views.chat: timeline.render_chat(state.shown_events, "react")}
+    if not state.shown_events and not note:
+        shown[views.protocol] = NOT_RUN
+    return shown

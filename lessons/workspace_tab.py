@@ -5,10 +5,13 @@ from __future__ import annotations
 import gradio as gr
 
 from lessons.editor_panel import lesson_text
+from lessons.lesson_tab import LessonTab
+from lessons.run_driver import Lesson
+from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
-from lessons.workspace_panel import WorkspaceRunPanel, WorkspaceTab, WorkspaceView
+from lessons.workspace_panel import WorkspaceView, approach_radio
 
-LESSON = "workspace"
+LESSON = Lesson("workspace", workspace=True)
 PRESETS = [
     "读一下 notes.md，告诉我练习要做什么",
     "运行测试",
@@ -19,14 +22,14 @@ PRESETS = [
 ]
 
 
-def build(settings: SettingsPanel) -> WorkspaceTab:
-    with gr.Tab("原子工具", id=LESSON, elem_id="tab-workspace") as tab:
+def build(settings: SettingsPanel) -> LessonTab:
+    with gr.Tab("原子工具", id=LESSON.name, elem_id="tab-workspace") as tab:
         with gr.Accordion("📖 课文：四个原子工具", open=False):
             gr.Markdown(lesson_text("workspace.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 view = WorkspaceView()
             with gr.Column(scale=6, min_width=320):
-                run = WorkspaceRunPanel(LESSON, settings, PRESETS, view)
+                run = RunPanel(LESSON, settings, None, PRESETS, options={"approach": approach_radio()}, workspace=view)
         run.wire()
-    return WorkspaceTab(LESSON, run, tab)
+    return LessonTab(LESSON.name, run, tab)

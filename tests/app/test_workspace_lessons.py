@@ -10,7 +10,8 @@ import pytest
 from gradio_client import Client
 
 import workspace
-from lessons import expiry, session_io, workspace_driver
+from lessons import expiry, permissions_tab, run_driver, session_io, workspace_tab
+from lessons.run_driver import RunInputs
 from lessons.settings_panel import Settings
 from tests.app.harness import start_app
 
@@ -26,8 +27,10 @@ def session_id():
 
 
 def start(session_id, question, rules=None):
-    steps = list(workspace_driver.begin(question, Settings(), "function_calling", rules, None, session_key="",
-                                        secrets={}, session_id=session_id))
+    lesson = workspace_tab.LESSON if rules is None else permissions_tab.LESSON
+    inputs = RunInputs(source="", question=question, settings=Settings(), options={"approach": "function_calling"},
+                       rules=rules)
+    steps = list(run_driver.begin(lesson, inputs, None, secrets={}, session_id=session_id, step=False))
     return steps[-1]
 
 
@@ -60,7 +63,7 @@ def test_ask_pauses_with_what_would_run_then_approve(session_id):
     assert state.waiting is not None and state.run.running and "等待你的确认" in note
     assert state.waiting["rule"] == "bash" and state.waiting["preview"].startswith("python3 -m unittest")
     assert not of_type(state, "tool_result")               # nothing ran yet
-    state, _ = list(workspace_driver.answer(state, workspace_driver.APPROVE))[-1]
+    state, _ = list(run_driver.answer(state, run_driver.APPROVE))[-1]
     result = of_type(state, "tool_result")[0]
     assert result["ok"] and "FAILED" in result["content"] and not state.run.running
 
@@ -74,18 +77,18 @@ def test_a_write_outside_src_previews_its_diff(session_id):
 
 def test_edited_arguments_and_a_bad_edit(session_id):
     state, _ = start(session_id, "运行测试", DEFAULT)
-    state, note = list(workspace_driver.answer(state, workspace_driver.EDIT, '{"command": "ls src"'))[-1]
+    state, note = list(run_driver.answer(state, run_driver.EDIT, '{"command": "ls src"'))[-1]
     assert "不是合法 JSON" in note and state.waiting is not None          # still waiting
-    state, note = list(workspace_driver.answer(state, workspace_driver.EDIT, '["ls"]'))[-1]
+    state, note = list(run_driver.answer(state, run_driver.EDIT, '["ls"]'))[-1]
     assert "JSON 对象" in note and state.waiting is not None
-    state, _ = list(workspace_driver.answer(state, workspace_driver.EDIT, '{"command": "ls src"}'))[-1]
+    state, _ = list(run_driver.answer(state, run_driver.EDIT, '{"command": "ls src"}'))[-1]
     result = of_type(state, "tool_result")[0]
     assert result["arguments"]["command"] == "ls src" and "calc.py" in result["content"]
 
 
 def test_deny_with_a_reason_reaches_the_model_which_does_not_retry(session_id):
     state, _ = start(session_id, "运行测试", DEFAULT)
-    state, _ = list(workspace_driver.answer(state, workspace_driver.DENY, reason="先别跑测试"))[-1]
+    state, _ = list(run_driver.answer(state, run_driver.DENY, reason="先别跑测试"))[-1]
     result = of_type(state, "tool_result")[0]
     assert result["error_code"] == "denied" and "先别跑测试" in result["content"]
     assert len(of_type(state, "tool_call")) == 1 and of_type(state, "final")
@@ -94,11 +97,11 @@ def test_deny_with_a_reason_reaches_the_model_which_does_not_retry(session_id):
 
 def test_the_session_file_carries_the_workspace(session_id, tmp_path):
     state, _ = start(session_id, "找到失败的测试并修好它")
-    path, _ = workspace_driver.export("workspace", state, "", session_id)
+    path, _ = run_driver.export(workspace_tab.LESSON, state, "", session_id)
     document = session_io.load_document(path)
     assert "/ len(numbers)" in document["workspace"]["src/calc.py"]
     workspace.reset(session_id)
-    replay, note = workspace_driver.load("workspace", path, session_id)
+    replay, note = run_driver.load(workspace_tab.LESSON, path, session_id)
     assert "工作区已换成导出时的文件" in note and replay.replay == document["events"]
     assert "/ len(numbers)" in workspace.read_file(session_id, "src/calc.py")
     with pytest.raises(session_io.ImportProblem, match="workspace"):
@@ -117,3 +120,37 @@ def test_an_expired_tab_loses_its_workspace():
         assert sid in gone and workspace.known_sessions() == count - 1
     finally:
         demo.close()
+
+
+def test_rules_that_cannot_be_used_start_nothing(session_id):
+    shown, _ = start(session_id, "读一下 notes.md，告诉我练习要做什么")
+    inputs = RunInputs(source="", question="运行测试", settings=Settings(), options={"approach": "function_calling"},
+                       rules_problem="规则不是合法 JSON")
+    steps = list(run_driver.begin(permissions_tab.LESSON, inputs, shown, secrets={}, session_id=session_id, step=False))
+    assert len(steps) == 1
+    state, note = steps[0]
+    assert state is shown and "规则有问题" in note and "规则不是合法 JSON" in note   # the last run stays on screen
+
+
+def test_a_workspace_panel_reads_its_loop_and_rules_by_name():
+    import gradio as gr
+
+    from lessons.run_panel import RunPanel
+    from lessons.settings_panel import SettingsPanel
+    from lessons.workspace_panel import WorkspaceView, approach_radio
+
+    with gr.Blocks():
+        settings = SettingsPanel({})
+        view = WorkspaceView()
+        rules = gr.Code()
+        run = RunPanel(permissions_tab.LESSON, settings, None, ["运行测试"], options={"approach": approach_radio()},
+                       workspace=view, rules=lambda values: permissions_tab.parse_rules(values[rules]),
+                       rule_inputs=[rules], ask=True)
+    values = {run.question: "运行测试", run.options["approach"]: "react", rules: '{"bash": "ask"}', view.tree: None,
+              run.state: None, settings.provider: "offline", settings.model: "", settings.base_url: "",
+              settings.temperature: 0.0, settings.max_turns: 8, settings.stream: False, settings.key_state: ""}
+    inputs = run.read(values)
+    assert (inputs.source, inputs.options, inputs.rules, inputs.rules_problem) == ("", {"approach": "react"},
+                                                                                  {"bash": "ask"}, "")
+    assert "合法 JSON" in run.read({**values, rules: "{"}).rules_problem
+    assert run.ask is not None and view.tree in run.outputs and run.ask.box in run.outputs
