@@ -13,7 +13,8 @@
 
 Behind this face: settings.py (what may be configured), admission.py (who may run a job
 now), pool.py (the zygote and the warm workers), worker.py and hardening.py (the worker
-program), messages.py (what a student is told), sealing.py (secrets out of the app's
+program), cpu_share.py (the CPU a job may take: its clocks, demotion and duty cycle, for tools
+and bash alike), messages.py (what a student is told), sealing.py (secrets out of the app's
 environment), service.py (the one object that ties them together).
 """
 import atexit

@@ -35,7 +35,7 @@ import threading
 import time
 
 from .admission import Refusal
-from .hardening import WaitCredit, lower_priority
+from .cpu_share import WaitCredit, lower_priority
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,7 +79,7 @@ def _runtime_dir():
     with _lock:
         if _runtime[0] is None or not os.path.isdir(_runtime[0]):
             runtime = tempfile.mkdtemp(prefix="tool-workshop-shell-")
-            for name in ("shell_launcher.py", "hardening.py"):
+            for name in ("shell_launcher.py", "hardening.py", "cpu_share.py"):
                 shutil.copyfile(os.path.join(HERE, name), os.path.join(runtime, name))
                 os.chmod(os.path.join(runtime, name), 0o644)
             os.chmod(runtime, 0o755)
@@ -155,7 +155,7 @@ def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote
 
 def _communicate(launcher, request, limit):
     """The launcher's answer. The launcher keeps the command's deadline itself (up to twice the
-    time limit on a full machine, see hardening.WaitCredit); this `limit` only covers the launcher
+    time limit on a full machine, see cpu_share.WaitCredit); this `limit` only covers the launcher
     failing, and it too moves on while the launcher waits for a CPU (at nice 19 on a machine
     kept full at higher priorities, even its start-up may wait that long). Raises
     subprocess.TimeoutExpired past it."""

@@ -212,7 +212,7 @@ def test_the_wait_credit_is_capped_and_ends_once_the_job_has_used_its_cpu():
     thread, its CPU time): the waits of all the job's processes add up, a process that has ended
     keeps its last reading, the credit is capped, and it ends for good once the job has used its
     CPU: a loop in many processes, each waiting for the others, earns no delay of its own."""
-    from sandbox.hardening import WaitCredit
+    from sandbox.cpu_share import WaitCredit
 
     readings = {1: iter([(1.0, 0.5), (1.3, 0.55), (1.4, 0.6), (5.0, 0.6)]),   # the worker that was there
                 2: iter([(0.1, 0.01), (0.2, 0.02), (4.0, 0.05)]),            # a process the job started
