@@ -28,7 +28,7 @@ from typing import NamedTuple
 DUTY_TICK_SECONDS = 0.05
 DEMOTED_CYCLE = 4
 PROBATION_CYCLE = 8          # a multiple of DEMOTED_CYCLE: its tick is one of the demoted jobs'
-CREDIT_STEP_SECONDS = 0.001  # waits shorter than this do not delay a decision
+CREDIT_STEP_SECONDS = 0.001  # a due clock is read again only after a wait longer than this
 
 
 def lower_priority(nice, pid=0):
@@ -167,7 +167,7 @@ class CpuShare:
         are read first and move it on."""
         now = time.monotonic() if now is None else now
         while self._due(now) and self.note_waits(pids()) > CREDIT_STEP_SECONDS:
-            now = time.monotonic()
+            pass
         remaining = self.deadline - now
         if remaining <= 0:
             return Decision(True, False, None, 0.0)
