@@ -5,7 +5,8 @@ refusal pauses and the slots that bound how many jobs run at once.
 when the session is over its limits, runs the admitted job in the pool within the
 limits that apply to it, and charges the session for the time when the job ends.
 
-One gate serves one kind of job, whose rules are `settings().budget(kind)`: "tool" (tool
+One gate serves one kind of job, whose rules are `settings().budget(kind)` (its lane,
+`Settings.tool` or `Settings.shell`, and the shared ones): "tool" (tool
 runs and schema extraction, run in the pool by `Admission.run`) or "shell" (bash commands:
 sandbox/shell.py runs them itself, reading `on_probation` and `seconds_left` and calling
 `note_limit_hit()`). Each kind has its own ledgers and slots.
@@ -172,7 +173,7 @@ class Admission:
     def wall_seconds(self):
         limits = self.settings.limits
         if self.on_probation:
-            return min(limits.wall_seconds, self.settings.probation_wall_seconds)
+            return min(limits.wall_seconds, self.budget.probation_wall_seconds)
         return limits.wall_seconds
 
     @property
@@ -185,7 +186,7 @@ class Admission:
         session's last job looped or hit a limit), else after the kind's demotion time."""
         if self.on_probation:
             return 0.0
-        return self.settings.shell_demote_after_seconds if self.gate.kind == "shell" else self.settings.demote_after_seconds
+        return self.budget.demote_after_seconds
 
     @property
     def nice(self):

@@ -17,7 +17,7 @@ rlimits, and signal isolation: a PID namespace or Landlock ABI >= 6); on a loopb
 address it runs with what holds and the notice says so plainly, like the tool sandbox.
 
 Who may run a command now is decided by the sandbox's admission gate for "shell" jobs
-(sandbox/admission.py, rules in Settings.shell_*): shared slots for the whole class, one
+(sandbox/admission.py, rules in Settings.shell): shared slots for the whole class, one
 command at a time per session, a budget of wall-seconds per minute (a command's time
 limit is cut to what is left of it), probation on idle CPU in a slot of its own after a
 command hit its time or memory limit, and refusals answered after a growing pause.
@@ -204,8 +204,8 @@ def _stopped_error(result, timeout, cut=""):
 def _time_limit(timeout, admission):
     """The command's time limit within its session's budget and probation -> (seconds, why it was cut)."""
     cut = ""
-    if admission.on_probation and timeout > admission.settings.shell_probation_wall_seconds:
-        timeout = max(1.0, admission.settings.shell_probation_wall_seconds)
+    if admission.on_probation and timeout > admission.budget.probation_wall_seconds:
+        timeout = max(1.0, admission.budget.probation_wall_seconds)
         cut = (f"。你的 bash 命令最近超时或超出了内存上限，{admission.budget.probation_seconds:g} 秒内"
                f"每条命令最多运行 {timeout:g} 秒，并且只在 CPU 空闲时运行")
     if admission.seconds_left is not None and admission.seconds_left < timeout:

@@ -243,7 +243,7 @@ def test_refused_mode_stops_every_run(monkeypatch):
 
 
 def test_per_session_limit(helpers, configured):
-    configured(per_session_concurrent=1)
+    configured(tool={"per_session_concurrent": 1})
     slow = helpers.tool_source("import time\ntime.sleep(1.0)\nreturn 'done'")
     first = {}
     thread = threading.Thread(target=lambda: first.update(sandbox.run_tool(slow, "attack", {}, session_id="s1")))
