@@ -139,10 +139,8 @@ class Gate:
 
     def refusal_pause(self, in_a_row):
         """Seconds before the n-th refusal in a row is answered: at least 1.5, 3, 6, 6, ...,
-        and up to half as long again, drawn at random. Scripts refused at the same moment
-        would otherwise all be answered, and click again, at the same moment, refusal after
-        refusal: ten of them in step put ten requests on the server in one instant every few
-        seconds, which the other students feel. Jittered, they drift apart within a few rounds."""
+        and up to half as long again, drawn at random: scripts refused at the same moment are
+        not answered, and so do not come back, at the same moment (docs/classroom.md)."""
         budget = self.budget()
         base = budget.refusal_pause_seconds
         pause = min(base * 2 ** max(0, in_a_row - 1), max(base, budget.refusal_pause_max_seconds))

@@ -53,9 +53,8 @@ LIMITS = {
     "max_entries": 600,
 }
 REQUIRED = ("rlimits", "landlock", "seccomp", "isolated_signals")
-# Every process of a command runs at nice 19: each weighs about a seventh of a tool's worker
-# (nice 10) and a seventieth of a server thread, so a student's loop in bash, even before it
-# is demoted, takes little CPU from anyone else.
+# Every process of a command runs at nice 19, below a tool's worker (nice 10) and the server
+# (nice 0): a student's loop in bash, even before it is demoted, takes little CPU from anyone.
 NICE = 19
 PROBATION_NICE = 19
 USE_PID_NAMESPACE = True                # False: the subreaper fallback (tests run both)
