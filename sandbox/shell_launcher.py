@@ -1,8 +1,8 @@
 """The supervisor of one `bash -c` run: a jail for the shell, and a watch over it until it ends.
 
 Started by sandbox/shell.py as `python -I -B -X utf8 shell_launcher.py` from a private
-runtime directory (next to copies of hardening.py and cpu_share.py), already as the unprivileged user and
-in a session of its own, with a minimal environment.  It reads one JSON request on stdin
+runtime directory (next to copies of hardening.py and cpu_share.py), already as the
+unprivileged user and in a session of its own, with a minimal environment.  It reads one JSON request on stdin
 and writes JSON lines on stdout: `{"started": pid}` once the shell exists, then one
 result.  It never runs the student's command itself:
 
