@@ -48,6 +48,32 @@ def lower_priority(nice, pid=0):
             pass
 
 
+def lower(pids, nice=None, idle=False, every_thread=False):
+    """Best effort (the time limits and the slots hold regardless): `pids` to `nice`, and with
+    `idle` to SCHED_IDLE, where a process runs only on a CPU nothing else wants and yields the
+    moment the server or another job wakes up (a nice value alone still buys a share of a busy
+    CPU). Threads and children inherit both when they start; `every_thread` also lowers the
+    threads already running. A sandboxed process cannot undo either (seccomp, or no privilege)."""
+    for pid in pids:
+        tasks = [pid]
+        if every_thread:
+            try:
+                tasks = [int(task) for task in os.listdir(f"/proc/{pid}/task")] or tasks
+            except (OSError, ValueError):
+                pass
+        for task in tasks:
+            if nice is not None:
+                try:
+                    os.setpriority(os.PRIO_PROCESS, task, nice)
+                except OSError:
+                    pass
+            if idle:
+                try:
+                    os.sched_setscheduler(task, os.SCHED_IDLE, os.sched_param(0))
+                except OSError:
+                    pass
+
+
 def _cycle(on_probation):
     return PROBATION_CYCLE if on_probation else DEMOTED_CYCLE
 

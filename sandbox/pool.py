@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from .cpu_share import CpuShare
+from .cpu_share import CpuShare, lower
 from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,31 +68,6 @@ def runtime_files(modules=()):
             found[name] = path
             queue.extend(_sibling_imports(path).items())
     return files + [(path, f"{name}.py") for name, path in sorted(found.items())]
-
-
-def _lower_priority(pid, nice, idle=False, every_thread=False):
-    """Best effort (the time limit and the slots hold regardless): a job lower than the
-    pool's own priority. `idle` also moves the worker to SCHED_IDLE: it then runs only on a
-    CPU nothing else wants, and yields the moment the server or another tool wakes up (a nice
-    value alone still buys a share of a busy CPU). The worker cannot undo either: its seccomp
-    filter refuses the calls. Threads inherit both when they start; `every_thread` also
-    lowers those a running job has started already."""
-    tasks = [pid]
-    if every_thread:
-        try:
-            tasks = [int(task) for task in os.listdir(f"/proc/{pid}/task")] or tasks
-        except (OSError, ValueError):
-            pass
-    for task in tasks:
-        try:
-            os.setpriority(os.PRIO_PROCESS, task, nice)
-        except OSError:
-            pass
-        if idle:
-            try:
-                os.sched_setscheduler(task, os.SCHED_IDLE, os.sched_param(0))
-            except OSError:
-                pass
 
 
 class WorkerError(Exception):
@@ -396,7 +371,7 @@ class Pool:
         outcome = Outcome()
         outcome.worker_pid = worker.pid
         if nice > self.nice or idle:   # the worker has the zygote's nice value, self.nice
-            _lower_priority(worker.pid, nice, idle)
+            lower([worker.pid], nice, idle)      # before the job: all it starts inherits it
         started = time.perf_counter()
         try:
             self._exchange(worker, job, outcome, wall_seconds, demote_after, on_demote, idle)
@@ -432,7 +407,7 @@ class Pool:
                     outcome.timed_out = True
                     break
                 if decision.demote:
-                    _lower_priority(worker.pid, 19, idle=True, every_thread=True)
+                    lower([worker.pid], 19, idle=True, every_thread=True)
                     if on_demote is not None:
                         on_demote()
                 if decision.hold is not None and decision.hold != held:

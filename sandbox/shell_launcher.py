@@ -233,20 +233,6 @@ def workspace_usage(paths, max_entries):
     return size, entries
 
 
-def run_when_idle(pids):
-    """Every thread of `pids` to SCHED_IDLE (what they fork from now on inherits it)."""
-    for pid in pids:
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                os.sched_setscheduler(int(task), os.SCHED_IDLE, os.sched_param(0))
-            except (OSError, ValueError):
-                pass
-
-
 def hold(pids, paused):
     """Stops every process of `pids` (SIGSTOP), or lets them go on (SIGCONT)."""
     for pid in pids:
@@ -314,7 +300,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             break
         if decision.hold is not None:
             # At every turn: catches what was forked since the last one.
-            run_when_idle(running)
+            cpu_share.lower(running, idle=True, every_thread=True)
             hold(running, paused=decision.hold)
         ready, _, _ = select.select(watching, [], [], min(CHECK_SECONDS, decision.wait))
         for fd in ready:

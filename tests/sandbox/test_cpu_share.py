@@ -122,3 +122,25 @@ def test_the_wait_credit_is_the_share_s_own_by_default():
     assert job.credit.most == 1.0 and job.credit.busy == 0.2
     assert job.deadline == pytest.approx(job.credit.started + 1.0)
     assert 0.0 <= job.own_seconds() < 1.0
+
+
+def test_lowering_a_job_reaches_its_threads_and_passes_over_what_has_ended():
+    import os
+    import subprocess
+    import sys
+
+    job = subprocess.Popen([sys.executable, "-c", "import threading, time\n"
+                            "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+                            "print(flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE)
+    try:
+        job.stdout.readline()                                   # its second thread is running
+        ended = subprocess.Popen([sys.executable, "-c", "pass"])
+        ended.wait()
+        cpu_share.lower([job.pid, ended.pid], nice=7, idle=True, every_thread=True)
+        threads = [int(task) for task in os.listdir(f"/proc/{job.pid}/task")]
+        assert len(threads) == 2
+        assert all(os.sched_getscheduler(task) == os.SCHED_IDLE for task in threads)
+        assert all(os.getpriority(os.PRIO_PROCESS, task) >= 7 for task in threads)
+    finally:
+        job.kill()
+        job.wait()
