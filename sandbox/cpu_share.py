@@ -42,10 +42,7 @@ def lower_priority(nice, pid=0):
     moved to SCHED_IDLE would keep its group's share from everybody else. In one session,
     nice values and SCHED_IDLE weigh task against task, as they do in a container."""
     if nice > 0:
-        try:
-            os.setpriority(os.PRIO_PROCESS, pid, nice)
-        except OSError:
-            pass
+        lower([pid], nice)
 
 
 def lower(pids, nice=None, idle=False, every_thread=False):
