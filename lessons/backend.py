@@ -95,7 +95,7 @@ def executor(source: str, session_id: str | None = None) -> Callable[[str, Any],
     """The `execute(name, args)` a loop is given: tools always run in the sandbox."""
     def execute(name: str, args: Any) -> dict:
         return call_tool(source, name, args, session_id)
-    execute.max_parallel = sandbox.current_settings().per_session_concurrent   # parallel calls beyond it are refused
+    execute.max_parallel = sandbox.current_settings().tool.per_session_concurrent   # parallel calls beyond it are refused
     return execute
 
 

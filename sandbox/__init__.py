@@ -13,7 +13,8 @@
 
 Behind this face: settings.py (what may be configured), admission.py (who may run a job
 now), pool.py (the zygote and the warm workers), worker.py and hardening.py (the worker
-program), messages.py (what a student is told), sealing.py (secrets out of the app's
+program), cpu_share.py (the CPU a job may take: its clocks, demotion and duty cycle, for tools
+and bash alike), messages.py (what a student is told), sealing.py (secrets out of the app's
 environment), service.py (the one object that ties them together).
 """
 import atexit
@@ -54,7 +55,8 @@ def status():
 
 def configure(settings=None, **changes):
     """Sets how the sandbox runs; call before serving. Keyword names are the fields of
-    `sandbox.settings.Settings` (plus `wall_seconds`, the per-job time limit); `settings`
+    `sandbox.settings.Settings` (plus `wall_seconds`, the per-job time limit); `tool` and
+    `shell` take a dict of their lane's `JobSettings` fields, e.g. `tool={"concurrent": 6}`; `settings`
     replaces them all (e.g. the value an earlier call returned). Returns the settings in
     force before the call. `public=True` (or a non-loopback `server_name`) makes the
     sandbox refuse to run code when seccomp cannot load."""

@@ -5,7 +5,8 @@ refusal pauses and the slots that bound how many jobs run at once.
 when the session is over its limits, runs the admitted job in the pool within the
 limits that apply to it, and charges the session for the time when the job ends.
 
-One gate serves one kind of job, whose rules are `settings().budget(kind)`: "tool" (tool
+One gate serves one kind of job, whose rules are `settings().budget(kind)` (its lane,
+`Settings.tool` or `Settings.shell`, and the shared ones): "tool" (tool
 runs and schema extraction, run in the pool by `Admission.run`) or "shell" (bash commands:
 sandbox/shell.py runs them itself, reading `on_probation` and `seconds_left` and calling
 `note_limit_hit()`). Each kind has its own ledgers and slots.
@@ -138,10 +139,8 @@ class Gate:
 
     def refusal_pause(self, in_a_row):
         """Seconds before the n-th refusal in a row is answered: at least 1.5, 3, 6, 6, ...,
-        and up to half as long again, drawn at random. Scripts refused at the same moment
-        would otherwise all be answered, and click again, at the same moment, refusal after
-        refusal: ten of them in step put ten requests on the server in one instant every few
-        seconds, which the other students feel. Jittered, they drift apart within a few rounds."""
+        and up to half as long again, drawn at random: scripts refused at the same moment are
+        not answered, and so do not come back, at the same moment (docs/classroom.md)."""
         budget = self.budget()
         base = budget.refusal_pause_seconds
         pause = min(base * 2 ** max(0, in_a_row - 1), max(base, budget.refusal_pause_max_seconds))
@@ -172,7 +171,7 @@ class Admission:
     def wall_seconds(self):
         limits = self.settings.limits
         if self.on_probation:
-            return min(limits.wall_seconds, self.settings.probation_wall_seconds)
+            return min(limits.wall_seconds, self.budget.probation_wall_seconds)
         return limits.wall_seconds
 
     @property
@@ -185,7 +184,7 @@ class Admission:
         session's last job looped or hit a limit), else after the kind's demotion time."""
         if self.on_probation:
             return 0.0
-        return self.settings.shell_demote_after_seconds if self.gate.kind == "shell" else self.settings.demote_after_seconds
+        return self.budget.demote_after_seconds
 
     @property
     def nice(self):

@@ -13,7 +13,6 @@ import os
 import struct
 import sys
 import tempfile
-import time
 
 PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
@@ -60,129 +59,6 @@ def prctl(option, value):
     if _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
-
-
-def lower_priority(nice, pid=0):
-    """A process's nice value (by default this one's), below the web server's.
-
-    Every sandboxed process stays in the web server's session. With autogroup scheduling (on
-    by default on many kernels, wherever processes are not in a cgroup of their own) each
-    session is a scheduling group that competes with the others as an equal, whatever the
-    nice values inside it; and SCHED_IDLE only yields to the tasks of its own group. A
-    sandbox in sessions of its own would take a group's share from the server, and a loop
-    moved to SCHED_IDLE would keep its group's share from everybody else. In one session,
-    nice values and SCHED_IDLE weigh task against task, as they do in a container."""
-    if nice > 0:
-        try:
-            os.setpriority(os.PRIO_PROCESS, pid, nice)
-        except OSError:
-            pass
-
-
-# A job still running at its demotion time (a tool after 0.2 s, a bash command after 0.5 s) runs
-# on SCHED_IDLE, and from then on only in the first tick of every cycle of DEMOTED_CYCLE
-# ticks, stopped (SIGSTOP) the rest of the time. Every supervisor reads the same clock
-# (CLOCK_MONOTONIC is one per machine), so all demoted jobs run in the same tick and, however
-# many there are, none runs in the three after it: together they use at most a quarter of
-# the machine. SCHED_IDLE alone keeps a loop from taking a CPU another task wants, but not
-# from costing it: on a 2-vCPU virtual machine four idle-priority loops made the page's own
-# requests 20-40% slower (shared caches, the host's clock and its other tenants), and under
-# a container's CPU quota they would use the quota up besides.
-DUTY_TICK_SECONDS = 0.05
-DEMOTED_CYCLE = 4
-# A job of a session on probation (its last job looped or hit a limit) is demoted from its start
-# and runs in one tick of eight, the first of every other cycle: the same loop, sent again and
-# again, then costs the others half as much. Fixed code needs milliseconds of CPU and waits at
-# most 0.35 s for its tick.
-PROBATION_CYCLE = 8
-
-
-def _cycle(on_probation):
-    return PROBATION_CYCLE if on_probation else DEMOTED_CYCLE
-
-
-def demoted_may_run(now, on_probation=False):
-    """Whether demoted jobs may run at `now` (time.monotonic()): in the first tick of each cycle
-    (of PROBATION_CYCLE ticks for a job on probation, whose tick is always one of the others')."""
-    return int(now / DUTY_TICK_SECONDS) % _cycle(on_probation) == 0
-
-
-def until_next_turn(now, on_probation=False):
-    """Seconds from `now` to just past the next moment demoted jobs start or stop running: a
-    supervisor in the server's process wakes twice a cycle, not at every tick."""
-    cycle = _cycle(on_probation)
-    tick = int(now / DUTY_TICK_SECONDS)
-    ticks = 1 if tick % cycle == 0 else cycle - tick % cycle
-    return (tick + ticks) * DUTY_TICK_SECONDS - now + 0.001
-
-
-class WaitCredit:
-    """The seconds a job spends waiting for a CPU, read from the kernel, up to `most`. A job's
-    demotion time and its time limit move on by this much: on a full machine (a lecture hall
-    at once, a slow shared host) ordinary code that is only waiting for its turn is not taken
-    for a loop, demoted to idle CPU, starved into its time limit and put on probation, and
-    fixed code on probation gets its tick's worth of CPU.
-
-    The wait is the run-queue wait of each process's main thread (/proc/<pid>/schedstat),
-    summed over the job's processes. A stopped process (a demoted job between its ticks) is
-    off the run queue, so a loop still runs its demotion time of its own before it is demoted
-    and is held as before; `most` bounds what a full machine adds. Once the job has used `busy`
-    seconds of CPU (all its processes and threads together) the credit ends for good: a loop in
-    many threads or processes, each waiting for the others, earns no delay of its own. Where
-    the kernel does not say, there is no credit: plain wall time."""
-
-    def __init__(self, most, busy, existing=()):
-        self.most, self.busy = most, busy
-        self.started = time.monotonic()
-        # Processes that existed before the job count from now (or not at all, if unreadable);
-        # those it starts, from their start.
-        readings = {pid: self._read(pid) for pid in existing}
-        self.unread = {pid for pid, reading in readings.items() if reading is None}
-        self.base = {pid: reading for pid, reading in readings.items() if reading is not None}
-        self.last = dict(self.base)
-        self.given = 0.0
-        self.ended = False
-
-    @staticmethod
-    def _read(pid):
-        """(run-queue wait of the main thread, CPU time of the process and its reaped children), in seconds."""
-        try:
-            with open(f"/proc/{pid}/schedstat") as schedstat:
-                waited = int(schedstat.read().split()[1]) / 1e9
-            with open(f"/proc/{pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            return waited, sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            return None
-
-    def more(self, pids):
-        """Seconds of waiting since the last call (or the start), within `most` in all; `pids`
-        are the job's processes now (one that has ended keeps what was last read of it)."""
-        if self.ended:
-            return 0.0
-        for pid in pids:
-            reading = None if pid in self.unread else self._read(pid)
-            if reading is not None:
-                self.last[pid] = reading
-        waited = used = 0.0
-        for pid, (wait, cpu) in self.last.items():
-            start_wait, start_cpu = self.base.get(pid, (0.0, 0.0))
-            waited, used = waited + wait - start_wait, used + cpu - start_cpu
-        if used >= self.busy:
-            self.ended = True
-            return 0.0
-        total = min(max(waited, 0.0), self.most)
-        extra, self.given = total - self.given, max(total, self.given)
-        return max(extra, 0.0)
-
-    def own_seconds(self):
-        """The job's own time so far: since the credit began, less the waits it gave back."""
-        return max(0.0, time.monotonic() - self.started - self.given)
-
-
-def until_next_tick(now):
-    """Seconds from `now` to just past the next tick boundary (a supervisor wakes then)."""
-    return DUTY_TICK_SECONDS - now % DUTY_TICK_SECONDS + 0.001
 
 
 TIOCNOTTY = 0x5422

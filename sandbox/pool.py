@@ -22,12 +22,12 @@ import tempfile
 import threading
 import time
 
-from .hardening import WaitCredit, demoted_may_run, until_next_turn
+from .cpu_share import CpuShare, lower
 from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The worker program and its hardening: always in the runtime folder.
-SANDBOX_FILES = ("worker.py", "hardening.py")
+# The worker program, its hardening and its priority: always in the runtime folder.
+SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py")
 # Course modules every worker needs (the registry a student's source builds on, and the
 # shape of a tool's outcome); the modules they import from their own folder come along.
 COURSE_MODULES = ("tool_registry", "tool_outcome")
@@ -68,31 +68,6 @@ def runtime_files(modules=()):
             found[name] = path
             queue.extend(_sibling_imports(path).items())
     return files + [(path, f"{name}.py") for name, path in sorted(found.items())]
-
-
-def _lower_priority(pid, nice, idle=False, every_thread=False):
-    """Best effort (the time limit and the slots hold regardless): a job lower than the
-    pool's own priority. `idle` also moves the worker to SCHED_IDLE: it then runs only on a
-    CPU nothing else wants, and yields the moment the server or another tool wakes up (a nice
-    value alone still buys a share of a busy CPU). The worker cannot undo either: its seccomp
-    filter refuses the calls. Threads inherit both when they start; `every_thread` also
-    lowers those a running job has started already."""
-    tasks = [pid]
-    if every_thread:
-        try:
-            tasks = [int(task) for task in os.listdir(f"/proc/{pid}/task")] or tasks
-        except (OSError, ValueError):
-            pass
-    for task in tasks:
-        try:
-            os.setpriority(os.PRIO_PROCESS, task, nice)
-        except OSError:
-            pass
-        if idle:
-            try:
-                os.sched_setscheduler(task, os.SCHED_IDLE, os.sched_param(0))
-            except OSError:
-                pass
 
 
 class WorkerError(Exception):
@@ -214,7 +189,7 @@ class Pool:
                  "zygote", json.dumps(config)],
                 stdin=child_end, stdout=subprocess.DEVNULL, env=_minimal_env(), cwd=self._workbase,
                 # A process group of its own (Ctrl-C in the app's terminal is the app's to handle),
-                # in the server's session: see hardening.lower_priority.
+                # in the server's session: see cpu_share.lower_priority.
                 process_group=0, close_fds=True, **kwargs)
         finally:
             child_end.close()
@@ -381,14 +356,10 @@ class Pool:
         """Runs one job in a fresh worker. `wall_seconds` overrides the time limit for this
         job; `nice` lowers its CPU priority and `idle` makes it SCHED_IDLE (both set before
         the job is sent, so every thread and process the student's code starts inherits them).
-        Both clocks, the time limit and `demote_after`, stop while the job waits for a CPU
-        (hardening.WaitCredit): on a full machine, only the time the job has had counts.
-        A job still running after `demote_after` seconds is moved to SCHED_IDLE then, and from
-        then on runs only in the demoted jobs' tick (hardening.demoted_may_run): tools answer
-        in milliseconds, so one that has not is looping, crunching or waiting, and none of
-        these may slow the quick jobs of everybody else; `on_demote()` is called then. An idle
-        job (its session is on probation) is demoted from its start, and runs in the probation
-        tick, one in eight.
+        The time limit and `demote_after` count the job's own time, and a job still running
+        at `demote_after` is moved to SCHED_IDLE and the demoted jobs' tick (sandbox/cpu_share.py
+        states the rules); `on_demote()` is called then. An idle job (its session is on
+        probation) is demoted from its start and runs in the probation tick.
         An idle job, or one with less `memory_bytes` than the pool's, forks its own worker:
         the warm ones are kept for everybody else."""
         smaller = memory_bytes if memory_bytes and memory_bytes < self.limits.memory_bytes else None
@@ -400,7 +371,7 @@ class Pool:
         outcome = Outcome()
         outcome.worker_pid = worker.pid
         if nice > self.nice or idle:   # the worker has the zygote's nice value, self.nice
-            _lower_priority(worker.pid, nice, idle)
+            lower([worker.pid], nice, idle)      # before the job: all it starts inherits it
         started = time.perf_counter()
         try:
             self._exchange(worker, job, outcome, wall_seconds, demote_after, on_demote, idle)
@@ -416,7 +387,6 @@ class Pool:
                   on_probation=False):
         limits = self.limits
         data = json.dumps(job, ensure_ascii=False).encode("utf-8") + b"\n"
-        deadline = time.monotonic() + (limits.wall_seconds if wall_seconds is None else wall_seconds)
         buffers = {worker.out_r: bytearray(), worker.err_r: bytearray(), worker.res_r: bytearray()}
         caps = {worker.out_r: limits.output_bytes, worker.err_r: limits.output_bytes,
                 worker.res_r: limits.result_bytes}
@@ -428,42 +398,22 @@ class Pool:
                 sel.register(fd, selectors.EVENT_READ)
             if pending:
                 sel.register(worker.job_w, selectors.EVENT_WRITE)
-            finished = False
-            start = time.monotonic()
-            demote_at = None if demote_after is None else start + demote_after
-            demoted = held = False
-            # The job's clocks stop while it waits for a CPU (hardening.WaitCredit); a job demoted
-            # from its start (on probation) starts its clock at its first turn to run.
-            limit = deadline - start
-            credit = WaitCredit(most=limit, busy=demote_after or limit, existing=[worker.pid])
-            if demote_after == 0 and not demoted_may_run(start, on_probation):
-                deadline += until_next_turn(start, on_probation)
+            finished = held = False
+            share = CpuShare(limits.wall_seconds if wall_seconds is None else wall_seconds,
+                             demote_after, on_probation, existing=[worker.pid])
             while not finished:
-                now = time.monotonic()
-                if now >= deadline or (demote_at is not None and now >= demote_at):
-                    waited = credit.more([worker.pid])
-                    if waited > 0.001:
-                        deadline += waited
-                        demote_at = None if demote_at is None else demote_at + waited
-                        continue
-                remaining = deadline - now
-                if remaining <= 0:
+                decision = share.decide(lambda: (worker.pid,))
+                if decision.timed_out:
                     outcome.timed_out = True
                     break
-                if demote_at is not None and now >= demote_at:
-                    _lower_priority(worker.pid, 19, idle=True, every_thread=True)
-                    demote_at, demoted = None, True
+                if decision.demote:
+                    lower([worker.pid], 19, idle=True, every_thread=True)
                     if on_demote is not None:
                         on_demote()
-                if demoted:
-                    should_hold = not demoted_may_run(now, on_probation)
-                    if should_hold != held:
-                        held = should_hold
-                        worker.hold(held)
-                    wait = min(remaining, until_next_turn(now, on_probation))
-                else:
-                    wait = remaining if demote_at is None else min(remaining, demote_at - now)
-                for key, _ in sel.select(wait):
+                if decision.hold is not None and decision.hold != held:
+                    held = decision.hold
+                    worker.hold(held)
+                for key, _ in sel.select(decision.wait):
                     fd = key.fd
                     if fd == worker.job_w:
                         try:
@@ -488,7 +438,7 @@ class Pool:
                         finished = True
             # Whatever happened, the whole group goes now; then collect what is left.
             worker.kill()
-            outcome.own_seconds = credit.own_seconds()
+            outcome.own_seconds = share.own_seconds()
             # The worker flushed its output before replying, so what is already in the pipes is
             # all of it; without a reply, give the kernel a moment to deliver the rest.
             drain_until = time.monotonic() + (0.0 if buffers[worker.res_r].endswith(b"\n") else 0.2)

@@ -1,7 +1,9 @@
 """How the sandbox runs: one immutable `Settings` value (with the workers' `Limits`).
 
 `configure(**changes)` in the package replaces the current value with `settings.changed(...)`;
-nothing here holds state.  Every number is checked and clamped once, here.
+nothing here holds state.  Every number is checked and clamped once, here.  The rules of each
+lane of jobs are grouped: `Settings.tool` and `Settings.shell` (a `JobSettings` each), e.g.
+`configure(tool={"concurrent": 6}, shell={"seconds_per_minute": 30})`.
 """
 import dataclasses
 import ipaddress
@@ -26,18 +28,42 @@ class Limits:
 
 
 @dataclasses.dataclass(frozen=True)
-class Budget:
-    """What the admission gate reads for one kind of job: how many run at once, how much
-    wall time one session may use per minute, and how probation and refusals work."""
+class JobSettings:
+    """The rules of one lane of jobs, `Settings.tool` (tool runs and schema extraction) or
+    `Settings.shell` (bash commands). Each lane has its own ledgers and slots."""
     what: str                          # the job as a student calls it: "工具" or "bash 命令"
-    concurrent: int                    # the shared slots ("quick" lane)
-    per_session_concurrent: int
-    per_session_per_minute: int
+    concurrent: int                    # the shared slots ("quick" lane), all sessions together
+    per_session_concurrent: int        # jobs of one session at once
+    per_session_per_minute: int        # job starts of one session in any 60 s
+    # Own seconds (see cpu_share.py) one session may use in any 60 s; past it, its jobs are
+    # refused at once. A job's time limit is never more than what is left of it.
     seconds_per_minute: float
-    probation_seconds: float
+    # A session whose job hit a limit is on probation for Settings.probation_seconds: its jobs
+    # run in probation slots of their own, demoted from their start (cpu_share.PROBATION_CYCLE),
+    # with this time limit and budget.
     probation_concurrent: int
+    probation_wall_seconds: float
     probation_seconds_per_minute: float
-    slow_concurrent: int               # 0: no slow lane for this kind
+    # A job still running after this much of its own time is demoted (cpu_share.py) and trades
+    # its quick slot for one of the slow lane's, if one is free: a loop then neither takes CPU
+    # from the quick jobs of the others nor keeps them waiting for a slot.
+    demote_after_seconds: float
+    # Slow-lane slots (0: none); a demoted job that finds the lane full keeps its quick slot.
+    slow_concurrent: int
+
+
+TOOL = JobSettings(what="工具", concurrent=4, per_session_concurrent=2, per_session_per_minute=120,
+                   seconds_per_minute=8.0, probation_concurrent=1, probation_wall_seconds=0.5,
+                   probation_seconds_per_minute=1.0, demote_after_seconds=0.2, slow_concurrent=8)
+SHELL = JobSettings(what="bash 命令", concurrent=3, per_session_concurrent=1, per_session_per_minute=30,
+                    seconds_per_minute=20.0, probation_concurrent=1, probation_wall_seconds=3.0,
+                    probation_seconds_per_minute=6.0, demote_after_seconds=0.5, slow_concurrent=8)
+
+
+@dataclasses.dataclass(frozen=True)
+class Budget(JobSettings):
+    """What the admission gate reads for one kind of job: its lane's rules and the shared ones."""
+    probation_seconds: float
     queue_wait_seconds: float
     refusal_pause_seconds: float
     refusal_pause_max_seconds: float
@@ -47,122 +73,60 @@ class Budget:
 class Settings:
     public: bool | None = None         # None: decide from SPACE_ID / the bound address
     server_name: str | None = None
-    pool_size: int = 2
-    max_concurrent: int = 4            # jobs running at once, all sessions together
-    per_session_concurrent: int = 2
-    per_session_per_minute: int = 120
-    # Fairness: worker wall-seconds one session may use in any 60 s; past it, its jobs are
-    # refused at once (a tool stuck in a loop costs 2 s a call, a working tool milliseconds).
-    per_session_seconds_per_minute: float = 8.0
-    # A session whose job hit a limit (time, memory, output) is on probation for a while:
-    # its jobs run one at a time across all such sessions, in a slot and a freshly forked
-    # worker of their own (never a slot or a warm worker the others were going to use),
-    # demoted from its start (SCHED_IDLE, and only in one of the demoted jobs' ticks in two,
-    # see demote_after_seconds and hardening.PROBATION_CYCLE), with a shorter time limit and a
-    # smaller budget. A loop that keeps coming back then costs the others next to nothing;
-    # fixed code runs in milliseconds and never notices.
+    tool: JobSettings = TOOL
+    shell: JobSettings = SHELL
+    # Shared by both lanes: how long a session stays on probation after a job hit a limit
+    # (time, memory, output), how long a job may wait for a slot, and the pause before a
+    # refusal for an exhausted budget is answered (no CPU spent): it doubles with each
+    # refusal in a row, up to the maximum, so that cheap refusals cannot become a flood.
     probation_seconds: float = 120.0
-    probation_concurrent: int = 1
-    probation_wall_seconds: float = 0.5
-    probation_seconds_per_minute: float = 1.0
-    probation_memory_bytes: int = 64 << 20      # a memory bomb on probation costs a quarter
-    probation_nice: int = 19
-    # Every student's tool runs below the web server's priority, so even a tool's first
-    # run, before its session has a record, cannot take CPU from the page at equal weight.
-    job_nice: int = 10
-    # A job still running after this long (of its own time: waiting for a CPU counts neither
-    # here nor towards its time limit, see hardening.WaitCredit) moves to SCHED_IDLE (its
-    # tools' threads too), runs from then on only in the one tick in four that all demoted
-    # jobs share (hardening.demoted_may_run: together they use at most a quarter of the
-    # machine), gives its slot back for one of the slow lane's, if one is free: a looping
-    # tool's first run, before its session is on probation, then neither takes CPU from the
-    # quick jobs of the others nor keeps them waiting for a slot. Working tools answer in
-    # milliseconds.
-    demote_after_seconds: float = 0.2
-    # Room for every demoted job of a hall's worth of loops at once: a job that finds the
-    # slow lane full keeps its quick slot (and, with 200 students, held one of four for 2 s).
-    slow_concurrent: int = 8
-    # A refusal for an exhausted budget is answered after this pause (no CPU spent): a
-    # hammered button or a script in a loop then cannot turn cheap refusals into a flood
-    # of requests that slows the server for everyone. Each further refusal in a row
-    # doubles it, up to the maximum; a job that runs starts the count again.
+    queue_wait_seconds: float = 10.0
     refusal_pause_seconds: float = 1.5
     refusal_pause_max_seconds: float = 6.0
-    queue_wait_seconds: float = 10.0
-    # bash (sandbox/shell.py) goes through a gate of its own, with the same rules: its own
-    # ledgers and slots, the pauses above. Three commands at once for the whole class: each
-    # runs at nice 19, so the third costs the page nothing, and five scripted loops
-    # starting together keep the others waiting at most the half second before they are
-    # demoted. One command at a time per session; a budget of shell wall-seconds per minute,
-    # and a command's time limit is cut to what is left of it, so `sleep 30` in a loop
-    # holds a slot for at most that long a minute. A command that hits its time or memory
-    # limit puts the session on probation (probation_seconds): its commands then run one
-    # at a time with the other probation sessions' in a slot of their own, demoted from
-    # their start (see shell_demote_after_seconds), with a shorter time limit and a smaller budget.
-    shell_concurrent: int = 3
-    shell_per_session_concurrent: int = 1
-    shell_per_session_per_minute: int = 30
-    shell_seconds_per_minute: float = 20.0
-    shell_probation_concurrent: int = 1
-    shell_probation_wall_seconds: float = 3.0
-    shell_probation_seconds_per_minute: float = 6.0
-    # Like demote_after_seconds for tools: a command still running after this long goes
-    # to SCHED_IDLE with everything it started (the starter's tests take about 0.15 s),
-    # runs only in the demoted jobs' tick from then on, and trades its shared slot for one
-    # of the slow lane's when one is free, so that a `sleep` or a loop does not keep the
-    # other students' quick commands waiting.
-    shell_demote_after_seconds: float = 0.5
-    shell_slow_concurrent: int = 8
+    # The tool workers: how many are kept warm, their limits, and their priority. Every tool
+    # runs below the web server's priority, from its first run on; on probation lower still,
+    # with less memory, in a freshly forked worker (never a warm one the others would use).
+    pool_size: int = 2
     limits: Limits = Limits()
+    job_nice: int = 10
+    probation_nice: int = 19
+    probation_memory_bytes: int = 64 << 20
     # Extra ways to describe a registry's tools, besides the registry's own: method name ->
     # "module:function", a function (func, description) -> schema applied to every tool.
     # The module is copied into the workers' runtime folder and imported there.
     schema_methods: MappingProxyType = dataclasses.field(default_factory=lambda: MappingProxyType({}))
 
     def changed(self, **changes):
-        """A copy with `changes` applied (`wall_seconds` sets `limits.wall_seconds`); a change
-        to None leaves that setting as it is. An unknown name is a TypeError."""
+        """A copy with `changes` applied: `tool` and `shell` take a dict (or a JobSettings) of
+        that lane's fields, `wall_seconds` sets `limits.wall_seconds`; a change to None leaves
+        that setting as it is. An unknown name is a TypeError."""
         unknown = set(changes) - {field.name for field in dataclasses.fields(self)} - {"wall_seconds"}
         if unknown:
-            raise TypeError(f"unknown sandbox setting(s): {', '.join(sorted(unknown))}")
+            raise TypeError(f"unknown sandbox setting(s): {_named(unknown)}")
         values = {name: value for name, value in changes.items() if value is not None}
         limits = values.pop("limits", self.limits)
         if "wall_seconds" in values:
             limits = dataclasses.replace(limits, wall_seconds=float(values.pop("wall_seconds")))
-        for field in dataclasses.fields(self):
-            if field.name in values and field.type in (int, float):
-                values[field.name] = field.type(values[field.name])
+        for lane in ("tool", "shell"):
+            if lane in values:
+                values[lane] = _lane(getattr(self, lane), values[lane], lane)
+        _coerce(self, values)
         if "public" in values:
             values["public"] = bool(values["public"])
         for name in ("probation_nice", "job_nice"):
             if name in values:
                 values[name] = min(19, max(0, values[name]))    # what the kernel allows
-        for name in ("probation_concurrent", "shell_probation_concurrent"):
-            if name in values:
-                values[name] = max(1, values[name])
         if "schema_methods" in values:
             values["schema_methods"] = MappingProxyType(_checked_methods(values["schema_methods"]))
         return dataclasses.replace(self, limits=limits, **values)
 
     def budget(self, kind):
         """The gate's rules for "tool" jobs (tool runs, schema extraction) or "shell" ones (bash)."""
-        shared = {"probation_seconds": self.probation_seconds, "queue_wait_seconds": self.queue_wait_seconds,
-                  "refusal_pause_seconds": self.refusal_pause_seconds,
-                  "refusal_pause_max_seconds": self.refusal_pause_max_seconds}
-        if kind == "shell":
-            return Budget(what="bash 命令", concurrent=self.shell_concurrent,
-                          per_session_concurrent=self.shell_per_session_concurrent,
-                          per_session_per_minute=self.shell_per_session_per_minute,
-                          seconds_per_minute=self.shell_seconds_per_minute,
-                          probation_concurrent=self.shell_probation_concurrent,
-                          probation_seconds_per_minute=self.shell_probation_seconds_per_minute,
-                          slow_concurrent=self.shell_slow_concurrent, **shared)
-        return Budget(what="工具", concurrent=self.max_concurrent, per_session_concurrent=self.per_session_concurrent,
-                      per_session_per_minute=self.per_session_per_minute,
-                      seconds_per_minute=self.per_session_seconds_per_minute,
-                      probation_concurrent=self.probation_concurrent,
-                      probation_seconds_per_minute=self.probation_seconds_per_minute,
-                      slow_concurrent=self.slow_concurrent, **shared)
+        lane = self.shell if kind == "shell" else self.tool
+        return Budget(**{field.name: getattr(lane, field.name) for field in dataclasses.fields(JobSettings)},
+                      probation_seconds=self.probation_seconds, queue_wait_seconds=self.queue_wait_seconds,
+                      refusal_pause_seconds=self.refusal_pause_seconds,
+                      refusal_pause_max_seconds=self.refusal_pause_max_seconds)
 
     def serving_publicly(self):
         """True on a Hugging Face Space or a non-loopback address: then no seccomp, no runs."""
@@ -172,6 +136,41 @@ class Settings:
             return True
         name = self.server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
         return not _is_loopback(name)
+
+
+# Where the flat names of earlier versions went, for the error message.
+_MOVED = {"max_concurrent": "tool.concurrent", "per_session_seconds_per_minute": "tool.seconds_per_minute",
+          **{name: f"tool.{name}" for name in ("per_session_concurrent", "per_session_per_minute",
+                                                "probation_concurrent", "probation_wall_seconds",
+                                                "probation_seconds_per_minute", "demote_after_seconds",
+                                                "slow_concurrent")},
+          **{f"shell_{name}": f"shell.{name}" for name in (field.name for field in dataclasses.fields(JobSettings))}}
+
+
+def _named(unknown, prefix=""):
+    return ", ".join(f"{prefix}{name}" + (f" (now {_MOVED[name]})" if not prefix and name in _MOVED else "")
+                     for name in sorted(unknown))
+
+
+def _coerce(current, values):
+    """Numbers to their field's type, in place."""
+    for field in dataclasses.fields(current):
+        if field.name in values and field.type in (int, float):
+            values[field.name] = field.type(values[field.name])
+
+
+def _lane(current, change, lane):
+    """A lane's settings with `change` (a dict of its fields, or a whole JobSettings) applied."""
+    if isinstance(change, JobSettings):
+        change = dataclasses.asdict(change)
+    unknown = set(change) - {field.name for field in dataclasses.fields(JobSettings)}
+    if unknown:
+        raise TypeError(f"unknown sandbox setting(s): {_named(unknown, lane + '.')}")
+    values = {name: value for name, value in change.items() if value is not None}
+    _coerce(current, values)
+    if "probation_concurrent" in values:
+        values["probation_concurrent"] = max(1, values["probation_concurrent"])
+    return dataclasses.replace(current, **values)
 
 
 def _checked_methods(methods):

@@ -17,7 +17,7 @@ rlimits, and signal isolation: a PID namespace or Landlock ABI >= 6); on a loopb
 address it runs with what holds and the notice says so plainly, like the tool sandbox.
 
 Who may run a command now is decided by the sandbox's admission gate for "shell" jobs
-(sandbox/admission.py, rules in Settings.shell_*): shared slots for the whole class, one
+(sandbox/admission.py, rules in Settings.shell): shared slots for the whole class, one
 command at a time per session, a budget of wall-seconds per minute (a command's time
 limit is cut to what is left of it), probation on idle CPU in a slot of its own after a
 command hit its time or memory limit, and refusals answered after a growing pause.
@@ -35,7 +35,7 @@ import threading
 import time
 
 from .admission import Refusal
-from .hardening import WaitCredit, lower_priority
+from .cpu_share import WaitCredit, lower_priority
 from .pool import _minimal_env, _worker_user
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,9 +53,8 @@ LIMITS = {
     "max_entries": 600,
 }
 REQUIRED = ("rlimits", "landlock", "seccomp", "isolated_signals")
-# Every process of a command runs at nice 19: each weighs about a seventh of a tool's worker
-# (nice 10) and a seventieth of a server thread, so a student's loop in bash, even before it
-# is demoted, takes little CPU from anyone else.
+# Every process of a command runs at nice 19, below a tool's worker (nice 10) and the server
+# (nice 0): a student's loop in bash, even before it is demoted, takes little CPU from anyone.
 NICE = 19
 PROBATION_NICE = 19
 USE_PID_NAMESPACE = True                # False: the subreaper fallback (tests run both)
@@ -79,7 +78,7 @@ def _runtime_dir():
     with _lock:
         if _runtime[0] is None or not os.path.isdir(_runtime[0]):
             runtime = tempfile.mkdtemp(prefix="tool-workshop-shell-")
-            for name in ("shell_launcher.py", "hardening.py"):
+            for name in ("shell_launcher.py", "hardening.py", "cpu_share.py"):
                 shutil.copyfile(os.path.join(HERE, name), os.path.join(runtime, name))
                 os.chmod(os.path.join(runtime, name), 0o644)
             os.chmod(runtime, 0o755)
@@ -155,7 +154,7 @@ def _launch(command, project_dir, tmp_dir, timeout, required, idle=False, demote
 
 def _communicate(launcher, request, limit):
     """The launcher's answer. The launcher keeps the command's deadline itself (up to twice the
-    time limit on a full machine, see hardening.WaitCredit); this `limit` only covers the launcher
+    time limit on a full machine, see cpu_share.WaitCredit); this `limit` only covers the launcher
     failing, and it too moves on while the launcher waits for a CPU (at nice 19 on a machine
     kept full at higher priorities, even its start-up may wait that long). Raises
     subprocess.TimeoutExpired past it."""
@@ -204,8 +203,8 @@ def _stopped_error(result, timeout, cut=""):
 def _time_limit(timeout, admission):
     """The command's time limit within its session's budget and probation -> (seconds, why it was cut)."""
     cut = ""
-    if admission.on_probation and timeout > admission.settings.shell_probation_wall_seconds:
-        timeout = max(1.0, admission.settings.shell_probation_wall_seconds)
+    if admission.on_probation and timeout > admission.budget.probation_wall_seconds:
+        timeout = max(1.0, admission.budget.probation_wall_seconds)
         cut = (f"。你的 bash 命令最近超时或超出了内存上限，{admission.budget.probation_seconds:g} 秒内"
                f"每条命令最多运行 {timeout:g} 秒，并且只在 CPU 空闲时运行")
     if admission.seconds_left is not None and admission.seconds_left < timeout:

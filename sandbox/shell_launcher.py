@@ -1,8 +1,8 @@
 """The supervisor of one `bash -c` run: a jail for the shell, and a watch over it until it ends.
 
 Started by sandbox/shell.py as `python -I -B -X utf8 shell_launcher.py` from a private
-runtime directory (next to a copy of hardening.py), already as the unprivileged user and
-in a session of its own, with a minimal environment.  It reads one JSON request on stdin
+runtime directory (next to copies of hardening.py and cpu_share.py), already as the
+unprivileged user and in a session of its own, with a minimal environment.  It reads one JSON request on stdin
 and writes JSON lines on stdout: `{"started": pid}` once the shell exists, then one
 result.  It never runs the student's command itself:
 
@@ -15,18 +15,14 @@ result.  It never runs the student's command itself:
    size, open files), Landlock (read-only system, read-write workspace, no TCP, signals
    and abstract sockets scoped) and seccomp (no sockets but socketpair, no ptrace, no
    namespaces, no mounts...), reports the layers through a pipe, and execs /bin/bash.
-3. It watches: the deadline (its clock stops while the command waits for a CPU, see
-   hardening.WaitCredit), the output (a cap per stream), the memory of all
-   the shell's processes together, and the size and file count of the workspace.  Any
-   breach stops the whole run.  Everything runs at nice 19, in the web server's session (see
-   hardening.lower_priority); a command still running after `demote_after` seconds is
-   moved, every process and thread of it, to SCHED_IDLE: a loop then takes next to no CPU
-   from anyone else (a test run answers well before), and from then on it runs only in the
-   one tick in four that all demoted jobs share (hardening.demoted_may_run), stopped
-   (SIGSTOP / SIGCONT) the rest of the time; a command of a session on probation runs on
-   SCHED_IDLE from the start, in one tick of eight.  The shell may not start a session of
-   its own (`setsid`): under autogroup scheduling that would be a scheduling group of its
-   own, the server's equal whatever its nice value.
+3. It watches: the deadline, the output (a cap per stream), the memory of all the shell's
+   processes together, and the size and file count of the workspace.  Any breach stops the
+   whole run.  The deadline, the demotion to SCHED_IDLE and the duty cycle of a demoted
+   command are cpu_share.CpuShare's, the same rules as for a tool (see cpu_share.py); the
+   command's processes are held (SIGSTOP / SIGCONT) between their turns.  Everything runs at
+   nice 19, in the web server's session (see cpu_share.lower_priority).  The shell may not
+   start a session of its own (`setsid`): under autogroup scheduling that would be a
+   scheduling group of its own, the server's equal whatever its nice value.
 """
 import ctypes
 import errno
@@ -41,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
+import cpu_share  # noqa: E402
 import hardening  # noqa: E402
 
 CLONE_NEWUSER = 0x10000000
@@ -51,7 +48,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 TIOCSTI = 0x5412
 AF_UNIX = 1
-TICK_SECONDS = hardening.DUTY_TICK_SECONDS
+CHECK_SECONDS = cpu_share.DUTY_TICK_SECONDS   # memory, disk and new processes: checked this often
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -236,20 +233,6 @@ def workspace_usage(paths, max_entries):
     return size, entries
 
 
-def run_when_idle(pids):
-    """Every thread of `pids` to SCHED_IDLE (what they fork from now on inherits it)."""
-    for pid in pids:
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                os.sched_setscheduler(int(task), os.SCHED_IDLE, os.sched_param(0))
-            except (OSError, ValueError):
-                pass
-
-
 def hold(pids, paused):
     """Stops every process of `pids` (SIGSTOP), or lets them go on (SIGCONT)."""
     for pid in pids:
@@ -303,25 +286,23 @@ def _read_available(fd, into, cap):
 def supervise(request, child, out_r, err_r, report_r, namespace):
     limits = request["limits"]
     cap = limits["output_bytes"]
-    start = time.monotonic()
-    deadline = start + request["timeout"]
-    demote_at = None if request.get("demote_after") is None else start + request["demote_after"]
-    # The command's clocks stop while its processes wait for a CPU (hardening.WaitCredit).
-    credit = hardening.WaitCredit(most=request["timeout"], busy=request.get("demote_after") or request["timeout"])
+    share = cpu_share.CpuShare(request["timeout"], request.get("demote_after"), request.get("idle", False))
     streams = {out_r: bytearray(), err_r: bytearray()}
     report = bytearray()
     stopped, detail, status = None, "", None
     next_check = 0.0
     watching = [out_r, err_r, report_r]
+    running = []
     while status is None:
-        now = time.monotonic()
-        if now >= deadline:
+        decision = share.decide(lambda: descendants(os.getpid())[1:])
+        if decision.timed_out:
             stopped = "timeout"
             break
-        wait = min(TICK_SECONDS, deadline - now)
-        if demote_at is not None and now >= demote_at:
-            wait = min(wait, hardening.until_next_tick(now))   # demoted: stopped or let go at the ticks
-        ready, _, _ = select.select(watching, [], [], wait)
+        if decision.hold is not None:
+            # At every turn: catches what was forked since the last one.
+            cpu_share.lower(running, idle=True, every_thread=True)
+            hold(running, paused=decision.hold)
+        ready, _, _ = select.select(watching, [], [], min(CHECK_SECONDS, decision.wait))
         for fd in ready:
             chunk = os.read(fd, 65536)
             if not chunk:
@@ -339,20 +320,11 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             status = code       # the shell is done: what it left running does not count
             break
         now = time.monotonic()
-        demoted = demote_at is not None and now >= demote_at
-        if now >= next_check or demoted:
-            next_check = now + TICK_SECONDS
+        if now >= next_check or share.demoted:
+            next_check = now + CHECK_SECONDS
             running = descendants(os.getpid())[1:]
             # Read at every check, while they run: a process that ends keeps what it waited.
-            waited = credit.more(running)
-            deadline += waited
-            if not demoted and demote_at is not None:
-                demote_at += waited
-                demoted = now >= demote_at
-            if demoted:
-                # Again at every tick: catches what was forked meanwhile.
-                run_when_idle(running)
-                hold(running, paused=not hardening.demoted_may_run(now, request.get("idle", False)))
+            share.note_waits(running)
             used = resident_bytes(running)
             if used > limits["total_memory_bytes"]:
                 stopped, detail = "memory", str(used)
@@ -361,7 +333,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
             if size > limits["workspace_bytes"] or entries > limits["max_entries"]:
                 stopped, detail = "disk", f"{size} {entries}"
                 break
-    own_seconds = credit.own_seconds()
+    own_seconds = share.own_seconds()
     if status is None:      # (once reaped, its pid may belong to someone else: never signal it)
         kill_everything(child, namespace)
         _pid, status = os.waitpid(child, 0)
@@ -391,7 +363,7 @@ def supervise(request, child, out_r, err_r, report_r, namespace):
 
 def main():
     request = json.loads(sys.stdin.read())
-    hardening.lower_priority(request["nice"])
+    cpu_share.lower_priority(request["nice"])
     hardening.detach_terminal()
     hardening.set_non_dumpable()
     hardening.preload()

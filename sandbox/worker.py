@@ -1,7 +1,7 @@
 """The worker program: runs one job on a student's tool source, inside its own limits.
 
 Started by the app as `python -I -B -X utf8 worker.py zygote '<config json>'` from a
-private runtime directory that also holds hardening.py and the course modules the
+private runtime directory that also holds hardening.py, cpu_share.py and the course modules the
 student's source may import (tool_registry.py and the modules it imports, tool_outcome.py,
 and the modules of the configured schema methods).  The zygote imports everything once,
 then forks one child per requested worker.  Each child puts itself in its own session, hardens itself
@@ -26,7 +26,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-import hardening  # noqa: E402  (needs the path above)
+import cpu_share  # noqa: E402  (needs the path above)
+import hardening  # noqa: E402
 from tool_outcome import FIELDS, ToolOutcome, error_text, failure  # noqa: E402
 
 FILENAME = "<工具源码>"
@@ -74,7 +75,7 @@ def preload():
 def course_modules():
     """The modules copied next to this file (the parent copies exactly what workers import)."""
     return sorted(entry[:-3] for entry in os.listdir(HERE)
-                  if entry.endswith(".py") and entry not in ("worker.py", "hardening.py"))
+                  if entry.endswith(".py") and entry not in ("worker.py", "hardening.py", "cpu_share.py"))
 
 
 def _warm_registry(tool_registry):
@@ -443,7 +444,7 @@ def _with_memory(config, requested):
 def zygote_main(config):
     _memory_bytes[0] = config["limits"]["memory_bytes"]
     _schema_methods.update(config.get("schema_methods") or {})
-    hardening.lower_priority(config.get("nice", 0))     # its forks inherit it
+    cpu_share.lower_priority(config.get("nice", 0))     # its forks inherit it
     hardening.detach_terminal()                          # and have no terminal
     preload()
     config["read_only_paths"] = hardening.read_only_paths([HERE])

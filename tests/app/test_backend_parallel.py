@@ -12,7 +12,7 @@ OPTIONS = {"parallel_tool_calls": True}
 
 
 def test_the_executor_says_how_many_calls_the_sandbox_takes_at_once():
-    assert backend.executor(WEATHER).max_parallel == sandbox.current_settings().per_session_concurrent
+    assert backend.executor(WEATHER).max_parallel == sandbox.current_settings().tool.per_session_concurrent
 
 
 def test_three_parallel_calls_all_succeed_within_the_tab_limit():
@@ -21,7 +21,7 @@ def test_three_parallel_calls_all_succeed_within_the_tab_limit():
     backend.run_to_end(run)
     results = [e for e in run.events if e["type"] == "tool_result"]
     assert len(results) == 3 and all(r["ok"] for r in results), [r["content"] for r in results]
-    assert results[0]["concurrent"] == sandbox.current_settings().per_session_concurrent
+    assert results[0]["concurrent"] == sandbox.current_settings().tool.per_session_concurrent
     assert run.events[-1]["type"] == "final"
 
 

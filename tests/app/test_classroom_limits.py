@@ -116,8 +116,9 @@ def test_while_serving_python_starts_no_full_collection_but_the_sweep_does(serve
 
 def test_a_looping_tab_is_refused_while_another_tab_runs(served, request):
     _, url = served
-    before = sandbox.configure(wall_seconds=0.4, probation_wall_seconds=0.3, per_session_seconds_per_minute=0.6,
-                               probation_seconds_per_minute=0.6, refusal_pause_seconds=0.0)
+    before = sandbox.configure(wall_seconds=0.4, refusal_pause_seconds=0.0,
+                               tool={"probation_wall_seconds": 0.3, "seconds_per_minute": 0.6,
+                                     "probation_seconds_per_minute": 0.6})
     request.addfinalizer(lambda: sandbox.configure(before))
     looping, calm = tab(url), tab(url)
     codes = [looping.predict(LOOPING, "get_weather", '{"city": "北京"}', api_name="/try_call")["error_code"]

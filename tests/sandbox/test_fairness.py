@@ -65,8 +65,8 @@ return str(round(time.process_time() / 1.2, 2))"""
 @pytest.fixture
 def quick_limits(configured):
     """Short time limits so that hitting them costs fractions of a second."""
-    configured(wall_seconds=0.4, probation_wall_seconds=0.3, per_session_seconds_per_minute=0.6,
-               probation_seconds_per_minute=0.6, refusal_pause_seconds=0.0)
+    configured(wall_seconds=0.4, tool={"probation_wall_seconds": 0.3, "seconds_per_minute": 0.6,
+                                       "probation_seconds_per_minute": 0.6}, refusal_pause_seconds=0.0)
     return configured
 
 
@@ -129,7 +129,7 @@ def test_every_job_stays_in_the_servers_session(helpers):
 
 
 def test_a_job_still_running_after_a_moment_moves_to_idle_cpu_threads_and_all(helpers, configured, nice_at_least):
-    configured(demote_after_seconds=0.1)
+    configured(tool={"demote_after_seconds": 0.1})
     slow = sandbox.run_tool(helpers.tool_source(SLOW), "attack", {}, session_id=session())
     assert slow["ok"], slow
     assert slow["content"] == f"19 {os.SCHED_IDLE} {os.SCHED_IDLE}"
@@ -141,7 +141,7 @@ def test_a_job_still_running_after_a_moment_gets_a_quarter_of_a_cpu(helpers, con
     """SCHED_IDLE alone lets a loop take every CPU nobody else wants, and that still costs the
     others: from its demotion time on, a job runs one tick in four (stopped the rest). Alone on
     the machine it would have had a whole CPU."""
-    configured(demote_after_seconds=0.1)
+    configured(tool={"demote_after_seconds": 0.1})
     spun = sandbox.run_tool(helpers.tool_source(SHARE), "attack", {}, session_id=session())
     assert spun["ok"] and float(spun["content"]) < 0.6, spun
 
@@ -150,8 +150,9 @@ def test_a_job_on_probation_is_held_back_from_its_start(helpers, configured):
     """A session whose job looped is not given the first moments at full speed again: its
     jobs run from the start in one tick of eight (the demoted jobs' tick of every other cycle),
     while a first run has its demotion time."""
-    configured(demote_after_seconds=1.0, wall_seconds=1.5, probation_wall_seconds=1.5,
-               per_session_seconds_per_minute=30.0, probation_seconds_per_minute=30.0, refusal_pause_seconds=0.0)
+    configured(wall_seconds=1.5, tool={"demote_after_seconds": 1.0, "probation_wall_seconds": 1.5,
+                                       "seconds_per_minute": 30.0, "probation_seconds_per_minute": 30.0},
+               refusal_pause_seconds=0.0)
     looping = session()
     first = sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=looping)
     assert first["error_code"] == "timeout", first
@@ -164,7 +165,7 @@ def test_a_job_on_probation_is_held_back_from_its_start(helpers, configured):
 def test_demoted_jobs_together_get_a_quarter_of_the_machine(helpers, configured):
     """All demoted jobs run in the same tick and none in the three after it: six loops at once
     share about half a CPU of this 2-CPU machine between them, not six quarters of one."""
-    configured(demote_after_seconds=0.1, max_concurrent=6)
+    configured(tool={"demote_after_seconds": 0.1, "concurrent": 6})
     shares = []
     loops = [threading.Thread(target=lambda: shares.append(
         sandbox.run_tool(helpers.tool_source(SHARE), "attack", {}, session_id=session()))) for _ in range(6)]
@@ -212,7 +213,7 @@ def test_the_wait_credit_is_capped_and_ends_once_the_job_has_used_its_cpu():
     thread, its CPU time): the waits of all the job's processes add up, a process that has ended
     keeps its last reading, the credit is capped, and it ends for good once the job has used its
     CPU: a loop in many processes, each waiting for the others, earns no delay of its own."""
-    from sandbox.hardening import WaitCredit
+    from sandbox.cpu_share import WaitCredit
 
     readings = {1: iter([(1.0, 0.5), (1.3, 0.55), (1.4, 0.6), (5.0, 0.6)]),   # the worker that was there
                 2: iter([(0.1, 0.01), (0.2, 0.02), (4.0, 0.05)]),            # a process the job started
@@ -235,8 +236,8 @@ def test_the_wait_credit_is_capped_and_ends_once_the_job_has_used_its_cpu():
 def start_loop(helpers, configured, slow_lane):
     """One quick slot, one loop in it that has been moved to idle CPU (a slow lane of
     `slow_lane` slots: 0 is a full one); returns its thread."""
-    configured(demote_after_seconds=0.1, queue_wait_seconds=0.5, wall_seconds=2.0, max_concurrent=1,
-               slow_concurrent=slow_lane)
+    configured(queue_wait_seconds=0.5, wall_seconds=2.0,
+               tool={"demote_after_seconds": 0.1, "concurrent": 1, "slow_concurrent": slow_lane})
     sid, outcome = session(), {}
     loop = threading.Thread(target=lambda: outcome.update(
         sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)))
@@ -291,8 +292,8 @@ def test_a_tool_cannot_raise_its_own_priority(helpers, quick_limits):
 
 
 def test_sessions_on_probation_share_one_slot(helpers, quick_limits):
-    quick_limits(per_session_seconds_per_minute=30.0, probation_seconds_per_minute=30.0, queue_wait_seconds=0.2,
-                 probation_wall_seconds=1.0, probation_concurrent=1)
+    quick_limits(queue_wait_seconds=0.2, tool={"seconds_per_minute": 30.0, "probation_seconds_per_minute": 30.0,
+                                               "probation_wall_seconds": 1.0, "probation_concurrent": 1})
     first, second = session(), session()
     for sid in (first, second):
         sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
@@ -332,14 +333,14 @@ def test_sessions_idle_for_long_are_dropped_and_running_ones_kept():
 
 
 def test_configure_sets_the_fairness_limits(configured):
-    configured(per_session_seconds_per_minute=5, probation_seconds=30, probation_wall_seconds=0.5,
-               probation_seconds_per_minute=1.5, probation_nice=40, probation_concurrent=2,
-               refusal_pause_seconds=0.25)
+    configured(probation_seconds=30, probation_nice=40, refusal_pause_seconds=0.25,
+               tool={"seconds_per_minute": 5, "probation_wall_seconds": 0.5, "probation_seconds_per_minute": 1.5,
+                     "probation_concurrent": 2})
     settings = sandbox.current_settings()
-    assert settings.per_session_seconds_per_minute == 5.0
-    assert settings.probation_seconds_per_minute == 1.5
+    assert settings.tool.seconds_per_minute == 5.0
+    assert settings.tool.probation_seconds_per_minute == 1.5
     assert settings.probation_nice == 19                                  # clamped to what the kernel allows
-    assert settings.probation_concurrent == 2 and settings.refusal_pause_seconds == 0.25
+    assert settings.tool.probation_concurrent == 2 and settings.refusal_pause_seconds == 0.25
     probation = Gate(sandbox.current_settings, pool=None).slots("probation")
     assert probation.acquire(blocking=False) and probation.acquire(blocking=False)
     assert not probation.acquire(blocking=False)
@@ -349,7 +350,7 @@ def test_configure_sets_the_fairness_limits(configured):
 
 def test_every_extraction_is_charged_to_its_session(quick_limits):
     sid = session()
-    quick_limits(per_session_seconds_per_minute=1e-6)              # one job's worth of budget
+    quick_limits(tool={"seconds_per_minute": 1e-6})              # one job's worth of budget
     first = sandbox.extract_schemas(GOOD, session_id=sid)
     assert first["ok"] and sandbox.session_usage(sid)["seconds_last_minute"] >= 0
     again = sandbox.extract_schemas(GOOD, session_id=sid)           # the very same source: charged again
@@ -358,7 +359,7 @@ def test_every_extraction_is_charged_to_its_session(quick_limits):
 
 
 def test_probation_has_a_smaller_memory_budget(helpers, quick_limits):
-    quick_limits(probation_seconds_per_minute=30.0)
+    quick_limits(tool={"probation_seconds_per_minute": 30.0})
     big = helpers.tool_source("block = bytearray(100 * 1024 * 1024)\nreturn len(block) >> 20")
     fine = sandbox.run_tool(big, "attack", {}, session_id=session())
     assert fine["ok"] and fine["content"] == "100"
@@ -393,6 +394,6 @@ def test_a_job_that_runs_starts_the_refusal_count_again(helpers, quick_limits):
     for expected in (1, 2):
         assert sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)["error_code"] == "rate_limited"
         assert sandbox.session_usage(sid)["refused_in_a_row"] == expected
-    quick_limits(per_session_seconds_per_minute=60.0, probation_seconds_per_minute=60.0)   # budget again
+    quick_limits(tool={"seconds_per_minute": 60.0, "probation_seconds_per_minute": 60.0})   # budget again
     assert sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)["ok"]
     assert sandbox.session_usage(sid)["refused_in_a_row"] == 0

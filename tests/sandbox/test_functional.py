@@ -243,7 +243,7 @@ def test_refused_mode_stops_every_run(monkeypatch):
 
 
 def test_per_session_limit(helpers, configured):
-    configured(per_session_concurrent=1)
+    configured(tool={"per_session_concurrent": 1})
     slow = helpers.tool_source("import time\ntime.sleep(1.0)\nreturn 'done'")
     first = {}
     thread = threading.Thread(target=lambda: first.update(sandbox.run_tool(slow, "attack", {}, session_id="s1")))
@@ -323,18 +323,18 @@ def test_a_sandboxed_process_gives_up_the_servers_terminal():
 
 
 def test_probation_ticks_are_a_subset_of_the_demoted_ticks_and_supervisors_wake_at_each_turn():
-    from sandbox import hardening
-    tick = hardening.DUTY_TICK_SECONDS
+    from sandbox import cpu_share
+    tick = cpu_share.DUTY_TICK_SECONDS
     moments = [i * tick / 7 for i in range(7 * 40)]
-    ran = [now for now in moments if hardening.demoted_may_run(now)]
-    on_probation = [now for now in moments if hardening.demoted_may_run(now, on_probation=True)]
+    ran = [now for now in moments if cpu_share.demoted_may_run(now)]
+    on_probation = [now for now in moments if cpu_share.demoted_may_run(now, on_probation=True)]
     assert set(on_probation) <= set(ran)
-    assert len(ran) / len(moments) == pytest.approx(1 / hardening.DEMOTED_CYCLE, abs=0.02)
-    assert len(on_probation) / len(moments) == pytest.approx(1 / hardening.PROBATION_CYCLE, abs=0.02)
+    assert len(ran) / len(moments) == pytest.approx(1 / cpu_share.DEMOTED_CYCLE, abs=0.02)
+    assert len(on_probation) / len(moments) == pytest.approx(1 / cpu_share.PROBATION_CYCLE, abs=0.02)
     for probation in (False, True):
         for now in moments:
-            woken = now + hardening.until_next_turn(now, probation)
+            woken = now + cpu_share.until_next_turn(now, probation)
             # just past a change of turn, and no change missed on the way
-            assert hardening.demoted_may_run(woken, probation) != hardening.demoted_may_run(woken - 0.002, probation)
-            assert all(hardening.demoted_may_run(m, probation) == hardening.demoted_may_run(now, probation)
+            assert cpu_share.demoted_may_run(woken, probation) != cpu_share.demoted_may_run(woken - 0.002, probation)
+            assert all(cpu_share.demoted_may_run(m, probation) == cpu_share.demoted_may_run(now, probation)
                        for m in moments if now <= m < woken - 0.002)

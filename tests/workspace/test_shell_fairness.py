@@ -16,8 +16,13 @@ from sandbox import shell
 pytestmark = pytest.mark.serial
 
 # Short limits: a command that waits costs a second or two, never a minute.
-QUICK = {"shell_seconds_per_minute": 2.0, "shell_probation_seconds_per_minute": 30.0,
-         "shell_probation_wall_seconds": 2.0, "refusal_pause_seconds": 0.2, "refusal_pause_max_seconds": 0.8}
+QUICK_SHELL = {"seconds_per_minute": 2.0, "probation_seconds_per_minute": 30.0, "probation_wall_seconds": 2.0}
+QUICK = {"refusal_pause_seconds": 0.2, "refusal_pause_max_seconds": 0.8}
+
+
+def short_limits(**shell):
+    """The short limits, with `shell` over the bash lane's."""
+    return dict(QUICK, shell=dict(QUICK_SHELL, **shell))
 
 
 @pytest.fixture
@@ -55,7 +60,7 @@ def exhaust(session_id):
 
 
 def test_a_session_over_its_budget_is_refused_while_another_sessions_bash_runs(configured, sessions):
-    configured(**dict(QUICK, shell_probation_seconds_per_minute=1.0))
+    configured(**short_limits(probation_seconds_per_minute=1.0))
     greedy, other = sessions(), sessions()
     waited = exhaust(greedy)
     assert "每分钟 bash 命令最多累计运行 2 秒" in waited["content"]          # why it was cut short
@@ -72,7 +77,7 @@ def test_a_session_over_its_budget_is_refused_while_another_sessions_bash_runs(c
 
 
 def test_a_wall_limit_hit_puts_the_session_on_probation_on_idle_cpu(configured, sessions, nice_at_least):
-    configured(**QUICK)
+    configured(**short_limits())
     looping, other = sessions(), sessions()
     normal_nice, probation_nice = f"\n{nice_at_least(shell.NICE)}\n", f"\n{nice_at_least(shell.PROBATION_NICE)}\n"
     normal = bash(looping, "nice; chrt -p $$")
@@ -111,7 +116,7 @@ def test_a_command_stays_in_the_servers_session_and_cannot_start_one(sessions, w
 
 
 def test_a_command_still_running_after_a_moment_moves_to_idle_cpu(configured, sessions):
-    configured(**dict(QUICK, shell_seconds_per_minute=30.0, shell_demote_after_seconds=0.3))
+    configured(**short_limits(seconds_per_minute=30.0, demote_after_seconds=0.3))
     quick, slow = sessions(), sessions()
     assert "SCHED_OTHER" in bash(quick, "chrt -p $$")["content"]
     demoted = bash(slow, "sleep 1.5; chrt -p $$; sh -c 'chrt -p $$'")
@@ -123,7 +128,7 @@ def test_on_a_full_machine_a_short_command_is_not_taken_for_a_loop(configured, s
     """Four busy loops per CPU at the commands' own priority: a command that needs about 0.15 s
     of CPU waits most of the time for its turn. Only its own time counts towards its demotion
     (0.5 s) and its time limit; judged by wall time it would be demoted to idle CPU."""
-    configured(**dict(QUICK, shell_seconds_per_minute=30.0))
+    configured(**short_limits(seconds_per_minute=30.0))
     busy_loops(per_cpu=4, nice=19)
     sid = sessions()
     ran = bash(sid, "python3 -c 'import time; start = time.process_time()\n"
@@ -136,8 +141,8 @@ def test_on_a_full_machine_a_short_command_is_not_taken_for_a_loop(configured, s
 def test_a_long_command_trades_its_shared_slot_for_the_slow_lane(configured, sessions):
     # One shared slot and a short wait for it: if the sleeping command still held it once it
     # was moved to idle CPU, the other session's quick command would be refused as busy.
-    configured(**dict(QUICK, shell_seconds_per_minute=30.0, shell_concurrent=1, shell_slow_concurrent=1,
-                      queue_wait_seconds=0.5, shell_demote_after_seconds=0.3))
+    configured(**short_limits(seconds_per_minute=30.0, concurrent=1, slow_concurrent=1, demote_after_seconds=0.3),
+               queue_wait_seconds=0.5)
     sleeper, other = sessions(), sessions()
     outcome = {}
     sleeping = threading.Thread(target=lambda: outcome.update(bash(sleeper, "sleep 4; echo 醒了", timeout=10)))
@@ -158,7 +163,7 @@ def test_a_long_command_trades_its_shared_slot_for_the_slow_lane(configured, ses
 def test_probation_has_a_slot_of_its_own(configured, sessions):
     # One shared slot, and a short wait for it: if the probation command held it, the
     # other session's command would be refused as busy.
-    configured(**dict(QUICK, shell_concurrent=1, queue_wait_seconds=0.5, shell_probation_wall_seconds=5.0))
+    configured(**short_limits(concurrent=1, probation_wall_seconds=5.0), queue_wait_seconds=0.5)
     looping, other = sessions(), sessions()
     exhaust(looping)
     outcome = {}
@@ -178,7 +183,7 @@ def test_probation_has_a_slot_of_its_own(configured, sessions):
 
 
 def test_one_command_at_a_time_per_session(configured, sessions):
-    configured(**dict(QUICK, shell_seconds_per_minute=30.0))
+    configured(**short_limits(seconds_per_minute=30.0))
     sid = sessions()
     other_workspace = sessions()
     workspace.charge_to(other_workspace, sid)       # two workspaces, one budget
@@ -197,7 +202,7 @@ def test_one_command_at_a_time_per_session(configured, sessions):
 
 
 def test_the_refusal_pause_grows_while_refusals_come_in_a_row(configured, sessions):
-    configured(**dict(QUICK, shell_probation_seconds_per_minute=1.0))
+    configured(**short_limits(probation_seconds_per_minute=1.0))
     sid = sessions()
     exhaust(sid)
     pauses = []
@@ -232,7 +237,7 @@ def _run_workspace(client, command):
 def test_run_workspace_is_charged_to_the_callers_session(app_url, configured):
     from gradio_client import Client
 
-    configured(**dict(QUICK, shell_probation_seconds_per_minute=1.0))
+    configured(**short_limits(probation_seconds_per_minute=1.0))
     script = Client(app_url, verbose=False, download_files=False)
     classmate = Client(app_url, verbose=False, download_files=False)
     try:
@@ -266,7 +271,7 @@ def test_a_command_still_running_after_its_demotion_time_gets_a_quarter_of_a_cpu
     """SCHED_IDLE alone lets a loop take every CPU nobody else wants, and that still costs the
     others; from its demotion time on, a command runs one tick in four (stopped the rest), and
     one in eight on probation. Alone on the machine it would have had the whole CPU."""
-    configured(**dict(QUICK, shell_seconds_per_minute=30.0, shell_demote_after_seconds=0.1))
+    configured(**short_limits(seconds_per_minute=30.0, demote_after_seconds=0.1))
     first, looping = sessions(), sessions()
     assert cpu_share(bash(first, SPIN)) < 0.6              # a first offence: demoted, then held back
     exhaust(looping)
