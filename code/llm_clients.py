@@ -141,7 +141,8 @@ class BaseClient:
         names = [t.get("function", {}).get("name") for t in tools or []]
         message, finish, reasoning, found = tidy(message, finish, names)
         usage, usage_accents = tidy_usage(usage, streamed=_stream)
-        failed = answer_accents(message, finish, usage, tools, tool_choice)
+        known = {n["code"] for n in before}       # /props 已经说过工具没送到，usage 就不再说一遍
+        failed = [n for n in answer_accents(message, finish, usage, tools, tool_choice) if n["code"] not in known]
         yield Completion(message=message, raw=raw, text=message.get("content") or "", usage=usage,
                          duration_ms=(time.perf_counter() - started) * 1000, finish_reason=finish, model=self.model,
                          reasoning=reasoning, accents=before + accents + found + usage_accents + failed)
