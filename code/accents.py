@@ -183,6 +183,10 @@ def repeated_phrase(text):
     return None
 
 
+# 不是服务端的小毛病、而是这次回答本身有问题的几种（界面上标成"回答有问题"，不叫"口音"）
+ANSWER_PROBLEMS = ("tool_choice_ignored", "tools_not_delivered", "length", "repetition")
+
+
 def answer_accents(message, finish_reason, usage, tools, tool_choice):
     """请求本身没有报错、回答却不对劲的几种情况（真模型常见，服务端不会告诉你）。"""
     found = []
