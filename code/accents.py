@@ -160,6 +160,75 @@ def calls_written_as_text(content, tool_names):
                                                    f"要让服务端自己返回 tool_calls，{advice}。")]
 
 
+# ---------------------------------------------------------------- 真模型常见的失败
+
+# 中日韩文字大约一个字一个 token，其余文字大约四个字符一个 token：粗估，够判断"工具清单有没有被送进去"
+WIDE = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# 同一段文字（4 到 60 个字符）紧挨着重复 6 次以上：小模型"原地打转"的样子
+LOOPING = re.compile(r"(.{4,60}?)(?:\s*\1){5,}", re.S)
+
+
+def rough_tokens(text):
+    """不用分词器的 token 粗估。"""
+    wide = len(WIDE.findall(text))
+    return wide + -(-(len(text) - wide) // 4)
+
+
+def repeated_phrase(text):
+    """-> (重复的那段文字, 重复了几次) 或 None。只看前 20000 个字符：正则回溯的代价要有上限。"""
+    for found in LOOPING.finditer(text[:20_000]):
+        phrase = found.group(1)
+        if len(re.findall(r"\w", phrase)) >= 2:      # "-----" 这种分隔线不算
+            return phrase.strip(), len(re.findall(re.escape(phrase), found.group(0)))
+    return None
+
+
+# 不是服务端的小毛病、而是这次回答本身有问题的几种（界面上标成"回答有问题"，不叫"口音"）
+ANSWER_PROBLEMS = ("tool_choice_ignored", "tools_not_delivered", "length", "repetition")
+
+
+def answer_accents(message, finish_reason, usage, tools, tool_choice):
+    """请求本身没有报错、回答却不对劲的几种情况（真模型常见，服务端不会告诉你）。"""
+    found = []
+    calls = message.get("tool_calls")
+    if tools and not calls and (tool_choice == "required" or isinstance(tool_choice, dict)):
+        asked = "required" if tool_choice == "required" else f"指定函数 {tool_choice.get('function', {}).get('name')}"
+        found.append(note("tool_choice_ignored", f"请求要求必须调用工具（tool_choice = {asked}），回答里却没有 tool_calls："
+                                                 "这个服务端不支持或忽略了 tool_choice。别指望它强制调用；"
+                                                 "要么换一个支持的服务端，要么在循环里检查并重问。"))
+    listed = rough_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0
+    prompt = (usage or {}).get("prompt_tokens")
+    if tools and isinstance(prompt, int) and prompt < listed:
+        found.append(note("tools_not_delivered", f"服务端说这次输入只有 {prompt} 个 token，可光是工具清单就约有 {listed} 个："
+                                                 "工具根本没有送到模型面前（聊天模板里没有 tools 的位置，被悄悄丢掉了）。"
+                                                 + TEMPLATE_ADVICE))
+    if finish_reason == "length":
+        found.append(note("length", "finish_reason 是 \"length\"：回答写到 max_tokens 上限被截断了，后面的话没有写完。"
+                                    "调大 max_tokens，或者让问题更具体。"))
+    looping = repeated_phrase(message.get("content") or "")
+    if looping:
+        phrase, times = looping
+        found.append(note("repetition", f"回答把同一段话重复了 {times} 次（「{phrase[:40]}」）：小模型常见的原地打转。"
+                                        "这不是一个可用的回答；换一个更大的模型，或调低 max_tokens 让它早点停。"))
+    return found
+
+
+TEMPLATE_ADVICE = ("llama.cpp：用 --jinja 启动，并用 --chat-template-file 给一个会写出 tools 的模板，"
+                   "GET /props 里 chat_template_caps.supports_tools 应为 true；"
+                   "Ollama：换一个模板里有 .Tools 的模型（ollama show 模型名 --template）；"
+                   "LM Studio：选一个标着支持工具调用（Tool Use）的模型。")
+
+
+def template_accent(props):
+    """llama-server 的 GET /props 说它的聊天模板放不下 tools 时，运行之前就先说出来。"""
+    caps = (props or {}).get("chat_template_caps") or {}
+    if caps.get("supports_tools") is False:
+        return note("tools_not_delivered", "这个 llama-server 的聊天模板不支持 tools（/props 里 "
+                                           "chat_template_caps.supports_tools 为 false）：工具清单会被悄悄丢掉，"
+                                           "模型看不到它们。" + TEMPLATE_ADVICE)
+    return None
+
+
 # ---------------------------------------------------------------- usage
 
 def tidy_usage(usage, streamed):

@@ -9,7 +9,10 @@
   - Completion.message 是规范化后的 assistant 消息，可以直接放回对话历史；
   - Completion.raw 是服务端原样发来的 JSON（课堂上要给学生看"真正的响应长什么样"）；
   - 任何失败都变成 LLMError，带 code 和一句告诉你该怎么办的中文；
-  - 各家接口的"口音"（思考字段、缺 id、参数是对象……见 accents.py）修好后记在 Completion.accents 里。
+  - 各家接口的"口音"（思考字段、缺 id、参数是对象……见 accents.py）修好后记在 Completion.accents 里；
+    真模型常见的失败（没理 tool_choice、工具没送到模型面前、被截断、原地打转）也记在那里。
+  - 每一轮有两道限：max_tokens（回答最多多长，发给服务端）和 round_seconds（这一轮最多等多久，客户端自己掐表）。
+    学生自己的端点可能是个会一直写下去的小模型，没有这两道限，一轮就能跑上几十秒。
 Key 只从参数或环境变量来，从不写进文件，也从不出现在错误信息里。
 """
 import json
@@ -17,7 +20,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from accents import StreamAssembler, error_fields, explain_error, tidy, tidy_usage
+from accents import StreamAssembler, answer_accents, error_fields, explain_error, template_accent, tidy, tidy_usage
 from offline_model import MODEL_NAME, OfflineModel
 
 MODEL_SUGGESTIONS = {
@@ -72,15 +75,29 @@ def message_from_body(body):
 
 class BaseClient:
     provider = "base"
+    max_tokens = None            # 回答最多多少 token；None 不发，由服务端自己定
+    round_seconds = None         # 一轮最多等多少秒（流式时从发出请求算起，整轮的墙钟时间）
+    template_checked = False
 
     def __init__(self, model):
         self.model = model
+
+    def limit(self, max_tokens=None, round_seconds=None):
+        """设这个客户端每一轮的两道限；返回自己，方便 make_client(...).limit(...) 连着写。"""
+        self.max_tokens = max_tokens or None
+        self.round_seconds = round_seconds or None
+        return self
+
+    def template_note(self, tools):
+        """运行之前能查出来的问题（只有 llama-server 的 /props 会说模板放不下 tools）；大多数端点返回 None。"""
+        return None
 
     def request_body(self, messages, tools, tool_choice, parallel_tool_calls, temperature, stop, stream):
         """只放调用方给了值的参数：None 一律不发，免得某些后端把 null 当错误。"""
         body = {"model": self.model, "messages": self.prepare_messages(messages), "stream": stream}
         for key, value in (("tools", tools), ("tool_choice", tool_choice), ("temperature", temperature),
-                           ("parallel_tool_calls", parallel_tool_calls), ("stop", stop)):
+                           ("parallel_tool_calls", parallel_tool_calls), ("stop", stop),
+                           ("max_tokens", self.max_tokens)):
             if value is not None and value != []:
                 body[key] = value
         return body
@@ -96,6 +113,10 @@ class BaseClient:
     def stream(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, temperature=None, stop=None,
                _stream=True):
         body = self.request_body(messages, tools, tool_choice, parallel_tool_calls, temperature, stop, _stream)
+        before = []
+        if tools and not self.template_checked:       # 每个客户端只问一次
+            self.template_checked = True
+            before = [n for n in [self.template_note(tools)] if n]
         started = time.perf_counter()
         if not _stream:
             raw = self.send(body)
@@ -103,8 +124,14 @@ class BaseClient:
             usage, accents = raw.get("usage"), []
         else:
             assembler = StreamAssembler()
-            for chunk in self.send_stream(body):
+            chunks = self.send_stream(body)
+            for chunk in chunks:
                 yield from assembler.add(chunk)
+                if self.round_seconds and time.perf_counter() - started > self.round_seconds:
+                    chunks.close()           # 关掉生成器也就关掉了连接：服务端不再为这一轮写下去
+                    raise LLMError("timeout", f"这一轮超过了每轮时限 {self.round_seconds:g} 秒，已停止等待"
+                                              f"（已经收到 {len(assembler.content)} 个字）。模型可能在不停地写：调小 max_tokens，"
+                                              "或在模型设置里调大每轮时限。")
             if assembler.finish_reason is None:
                 # 连接提前断开时 SDK 往往安静地结束迭代，只能靠"没收到 finish_reason"发现。
                 raise LLMError("stream_cut", f"流式响应中途断开：只收到 {len(assembler.chunks)} 个分片，没有收到结束标记。"
@@ -114,9 +141,11 @@ class BaseClient:
         names = [t.get("function", {}).get("name") for t in tools or []]
         message, finish, reasoning, found = tidy(message, finish, names)
         usage, usage_accents = tidy_usage(usage, streamed=_stream)
+        known = {n["code"] for n in before}       # /props 已经说过工具没送到，usage 就不再说一遍
+        failed = [n for n in answer_accents(message, finish, usage, tools, tool_choice) if n["code"] not in known]
         yield Completion(message=message, raw=raw, text=message.get("content") or "", usage=usage,
                          duration_ms=(time.perf_counter() - started) * 1000, finish_reason=finish, model=self.model,
-                         reasoning=reasoning, accents=accents + found + usage_accents)
+                         reasoning=reasoning, accents=before + accents + found + usage_accents + failed)
 
 
 class OfflineClient(BaseClient):
@@ -145,6 +174,7 @@ class OpenAICompatibleClient(BaseClient):
         super().__init__(model or os.environ.get("OPENAI_MODEL") or MODEL_SUGGESTIONS["openai"][0])
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self.timeout = timeout
+        self.http_client = http_client
         # max_retries 要自己定：SDK 默认会悄悄重试 2 次，课堂上学生就看不到第一次失败了。
         self.sdk = openai.OpenAI(api_key=find_key(api_key, self.key_env), base_url=self.base_url,
                                  timeout=timeout, max_retries=max_retries, http_client=http_client)
@@ -162,6 +192,23 @@ class OpenAICompatibleClient(BaseClient):
 
     def errors(self, body):
         return translate_errors(self.base_url, self.timeout, self.key_env, body)
+
+    def template_note(self, tools):
+        """llama-server 在 GET /props 里说出它的聊天模板能不能写出 tools。别的服务端没有 /props（404），
+        就什么也不说。只问本机和局域网的地址：云上的平台没有这个接口，不必多发一个请求。"""
+        if not tools or not is_local(self.base_url):
+            return None
+        import httpx
+        root = self.base_url.rstrip("/").removesuffix("/v1")
+        try:
+            if self.http_client is not None:
+                props = self.http_client.get(f"{root}/props", timeout=3.0).json()
+            else:
+                with httpx.Client(timeout=3.0) as client:
+                    props = client.get(f"{root}/props").json()
+        except Exception:                # 不是 llama-server、没开、不是 JSON：都只是查不到，不影响运行
+            return None
+        return template_accent(props if isinstance(props, dict) else None)
 
 
 class GLMClient(OpenAICompatibleClient):
@@ -218,6 +265,19 @@ class GLMClient(OpenAICompatibleClient):
             yield from stream_chunks(response)
 
 
+def is_local(base_url):
+    from urllib.parse import urlsplit
+    import ipaddress
+    host = urlsplit(base_url or "").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
 def find_key(api_key, env_name):
     key = api_key or os.environ.get(env_name)
     if not key:
@@ -233,10 +293,13 @@ def stream_chunks(response):
         parse_json_body(response.http_response.text)       # 不是 JSON 会在这里报 bad_response
         raise LLMError("bad_response", f"请求的是流式输出，服务端却返回了 {kind or '未知类型'} 的整块内容。"
                                        "这个接口可能不支持流式：请关闭流式输出再试。")
-    for chunk in response.parse():
-        # exclude_unset：只导出服务端真的发来的字段，和原文一致；
-        # warnings=False：有的服务端发的类型和 SDK 声明的不同（比如 arguments 是对象），照原样导出，交给 accents 去认。
-        yield chunk.model_dump(exclude_unset=True, warnings=False)
+    try:
+        for chunk in response.parse():
+            # exclude_unset：只导出服务端真的发来的字段，和原文一致；
+            # warnings=False：有的服务端发的类型和 SDK 声明的不同（比如 arguments 是对象），照原样导出，交给 accents 去认。
+            yield chunk.model_dump(exclude_unset=True, warnings=False)
+    finally:
+        response.http_response.close()     # 提前不读了（每轮时限到了）也要关掉连接，服务端才会停下
 
 
 def parse_json_body(text):
@@ -291,7 +354,8 @@ class translate_errors:
             hint = "请检查 Base URL 和模型名。" if status == 404 else "请检查模型名和消息格式（例如 GLM 不接受空 content 加 tool_calls）。"
             return LLMError("bad_request", f"请求被服务端拒绝（HTTP {status}）。{hint}{detail}")
         if "Timeout" in name:
-            return LLMError("timeout", f"等了 {self.timeout} 秒模型还没回答，已超时。请稍后重试，或把超时时间调大。")
+            return LLMError("timeout", f"等了 {self.timeout:g} 秒模型还没回答，已超时（每轮时限）。"
+                                       "请稍后重试，或在模型设置里调大每轮时限、调小 max_tokens。")
         if causes & {"RemoteProtocolError", "ReadError", "IncompleteRead", "ChunkedEncodingError"}:
             return LLMError("stream_cut", "响应传到一半连接断了。请重试；如果总是这样，请关闭流式输出或检查网络/代理。")
         if causes & {"APIConnectionError", "ConnectError", "ConnectionRefusedError"}:
@@ -318,16 +382,21 @@ def without_parameter(tools, tool_choice, parallel_tool_calls, parameter):
 
 
 def make_client(provider, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, mistake=None,
-                http_client=None):
+                http_client=None, max_tokens=None, round_seconds=None):
     """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline_model.MISTAKES）。
-    http_client：交给 SDK 的 httpx.Client（例如公开部署时只连检查过的地址），不给就用 SDK 自己的。"""
+    http_client：交给 SDK 的 httpx.Client（例如公开部署时只连检查过的地址），不给就用 SDK 自己的。
+    max_tokens / round_seconds：每一轮的长度上限和时间上限（见 BaseClient.limit）。"""
+    if round_seconds:
+        timeout = min(timeout, round_seconds)     # 不流式时，SDK 的超时就是这一轮的时限
     if provider == "offline":
-        return OfflineClient(model, mistake)
-    if provider == "glm":
-        return GLMClient(model, api_key, base_url, timeout, max_retries, http_client)
-    if provider == "openai":
-        return OpenAICompatibleClient(model, api_key, base_url, timeout, max_retries, http_client)
-    raise ValueError(f"未知的 provider {provider!r}，可选：offline、glm、openai")
+        client = OfflineClient(model, mistake)
+    elif provider == "glm":
+        client = GLMClient(model, api_key, base_url, timeout, max_retries, http_client)
+    elif provider == "openai":
+        client = OpenAICompatibleClient(model, api_key, base_url, timeout, max_retries, http_client)
+    else:
+        raise ValueError(f"未知的 provider {provider!r}，可选：offline、glm、openai")
+    return client.limit(max_tokens, round_seconds)
 
 
 if __name__ == "__main__":

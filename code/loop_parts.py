@@ -83,7 +83,8 @@ def ask_model(client: Any, history: list[dict], turn: int, stream: bool, tools: 
     params = {k: v for k, v in params.items() if v is not None}
     yield events.request(turn, history, tools, {
         "model": client.model, "temperature": params.get("temperature"), "tool_choice": params.get("tool_choice"),
-        "parallel_tool_calls": params.get("parallel_tool_calls"), "stop": params.get("stop"), "stream": stream})
+        "parallel_tool_calls": params.get("parallel_tool_calls"), "stop": params.get("stop"), "stream": stream,
+        "max_tokens": getattr(client, "max_tokens", None), "round_seconds": getattr(client, "round_seconds", None)})
     try:
         if stream:
             completion = None

@@ -31,6 +31,8 @@ QUIRKS = {
     "args_double": "arguments 被 JSON 编码了两次",
     "text_tool_call": "不返回 tool_calls，把调用写成 <tool_call>{…}</tool_call> 文字（没开工具解析器）",
     "no_usage": "不返回 usage",
+    "drops_tools": "聊天模板里没有 tools 的位置：请求里的 tools 被悄悄丢掉，模型只当普通聊天回答"
+                   "（llama-server 用模型自带的模板时就这样；GET /props 说 supports_tools: false）",
     "partial_usage": "usage 缺 total_tokens",
     # ---- 流式
     "stream_whole_call": "每个工具调用一片发完（名字和全部参数在同一片里）",
@@ -49,6 +51,7 @@ ACCENTS = {
     "volcengine": ["reasoning_content"],
     "ollama": ["reasoning_field", "stop_with_tool_calls", "stream_whole_call"],
     "vllm-no-parser": ["rejects_auto_tool_choice", "text_tool_call", "think_tags"],
+    "llamacpp-no-tools": ["drops_tools"],
     # 不是哪一家：自己写的转发代理、小众网关会有的毛病，凑在一起练手
     "rough-gateway": ["no_id", "no_type", "args_object", "stream_no_index", "partial_usage", "rejects_parallel_tool_calls"],
 }
@@ -112,6 +115,18 @@ def reject(quirks, request):
 
 
 # ---------------------------------------------------------------- 改答
+
+def hear(quirks, request):
+    """服务端读请求时的毛病：模板放不下 tools，它们就没有送到模型面前（usage 也就不算它们）。"""
+    if "drops_tools" in quirks:
+        return {k: v for k, v in request.items() if k not in ("tools", "tool_choice", "parallel_tool_calls")}
+    return request
+
+
+def props(quirks):
+    """llama-server 的 GET /props（只给出本课会读的那一项）。"""
+    return {"chat_template_caps": {"supports_tools": "drops_tools" not in quirks}}
+
 
 def speak(quirks, body):
     """把正常的非流式响应体改成带口音的样子（返回新的 dict，不改原来的）。"""

@@ -23,6 +23,7 @@ import json
 import re
 
 import offline_workspace
+from accents import rough_tokens
 from offline_arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid,
                                keywords, tool_words)
 
@@ -359,8 +360,12 @@ class OfflineModel:
         message, finish = self.respond(request.get("messages") or [], request.get("tools"),
                                        request.get("tool_choice"), request.get("parallel_tool_calls"),
                                        as_list(request.get("stop")))
-        prompt = sum(len(text_of(m.get("content"))) for m in request.get("messages") or [])
-        answer = len(json.dumps(message, ensure_ascii=False))
+        message, finish = cut_to(request.get("max_tokens"), message, finish)
+        # 没有真正的分词器：按 accents.rough_tokens 粗估。和真服务端一样，工具清单也算在输入里。
+        sent = [text_of(m.get("content")) for m in request.get("messages") or []]
+        prompt = rough_tokens("\n".join(sent) + json.dumps(request.get("tools") or "", ensure_ascii=False))
+        calls = message.get("tool_calls")
+        answer = rough_tokens((message.get("content") or "") + (json.dumps(calls, ensure_ascii=False) if calls else ""))
         return {
             "id": "offline-" + digest(request.get("messages"))[:12],
             "object": "chat.completion",
@@ -368,7 +373,6 @@ class OfflineModel:
             "model": MODEL_NAME,
             "system_fingerprint": FINGERPRINT,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            # 没有真正的分词器：按字符数粗估，只为让界面有东西可显示。
             "usage": {"prompt_tokens": prompt, "completion_tokens": answer, "total_tokens": prompt + answer},
         }
 
@@ -392,6 +396,19 @@ class OfflineModel:
         chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
                        "usage": body.get("usage")})
         return chunks
+
+
+def cut_to(max_tokens, message, finish):
+    """像真服务端一样守 max_tokens：文字回答写到上限就停，finish_reason 变成 "length"。"""
+    content = message.get("content")
+    if not max_tokens or not content or rough_tokens(content) <= max_tokens:
+        return message, finish
+    kept = ""
+    for char in content:
+        if rough_tokens(kept + char) > max_tokens:
+            break
+        kept += char
+    return {**message, "content": kept}, "length"
 
 
 def as_list(stop):

@@ -27,7 +27,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from offline_accents import ACCENTS, ERRORS, GATEWAY_PAGE, QUIRKS, chunks, quirks_of, reject, speak
+from offline_accents import ACCENTS, ERRORS, GATEWAY_PAGE, QUIRKS, chunks, hear, props, quirks_of, reject, speak
 from offline_model import MISTAKES, OfflineModel
 
 CHAT_PATHS = ("/v1/chat/completions", "/api/paas/v4/chat/completions", "/chat/completions")
@@ -118,6 +118,8 @@ def make_handler(server):
             if self.path == "/_requests":
                 with server.lock:
                     return self.send_json(200, list(server.requests))
+            if self.path in ("/props", "/v1/props"):        # llama-server 的接口：模板能不能写出 tools
+                return self.send_json(200, props(server.quirks))
             if self.path in ("/v1/models", "/api/paas/v4/models"):
                 return self.send_json(200, {"object": "list", "data": [{"id": "offline-rule-model", "object": "model"}]})
             self.send_json(404, {"error": {"message": f"没有这个地址：{self.path}"}})
@@ -165,7 +167,7 @@ def make_handler(server):
             elif "message" in item:
                 reply = scripted(item["message"])
             else:
-                reply = server.model.completion_body(body)
+                reply = server.model.completion_body(hear(quirks, body))
             reply = speak(quirks, reply) if quirks else reply
             if body.get("stream"):
                 pieces = chunks(quirks, reply) if quirks else chunks_of(reply)

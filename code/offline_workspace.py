@@ -104,6 +104,9 @@ EDIT = re.compile(rf"(?:把|在)\s*(?P<path>{PATH})\s*(?:文件)?(?:里|中)?的
 CREATE = re.compile(rf"(?:新建|创建|新增|写)(?:一个)?(?:文件)?\s*(?P<path>{PATH})\s*[，,：:]?\s*"
                     rf"(?:内容是|内容为|内容|写入|写上)\s*[：:]?\s*(?P<content>.+)$", re.S)
 BACKTICKS = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+# 看得出想改、想新建，却没按上面的说法写（比如原文没加引号）：说清楚没听懂哪里，不去做别的事
+WANTS_EDIT = re.compile(r"修改成|修改为|改成|改为|换成|替换成|替换为")
+WANTS_CREATE = re.compile(rf"(?:新建|创建|新增)(?:一个)?(?:文件)?\s*{PATH}")
 FIX = re.compile(r"修|\bfix", re.I)
 TESTS = re.compile(r"测试|unittest|\btests?\b", re.I)
 
@@ -114,6 +117,11 @@ def choose(question: str) -> Script | str:
         return create_file(m["path"], unwrap(m["content"]))
     if m := EDIT.search(question):
         return edit_text(m["path"], group(m, "old"), group(m, "new"))
+    if WANTS_EDIT.search(question):
+        return not_understood("要改一段原文", "把 src/calc.py 里的 \"x\" 改成 \"y\"",
+                              "原文和新文本都要放在引号里（\"…\"、“…”、「…」或 `…`），我才分得清哪几个字是要换的")
+    if WANTS_CREATE.search(question):
+        return not_understood("要新建文件", "新建 hello.py，内容是 print(\"hi\")", "要写明“内容是 …”")
     if commands := BACKTICKS.findall(question):
         return run_commands(commands)
     if FIX.search(question) and (TESTS.search(question) or re.search(r"bug|错误|失败", question, re.I)):
@@ -181,6 +189,12 @@ def run_tests() -> Script:
         return f"测试全部通过（{run.summary}）。"
     return (f"测试没有全部通过（{run.summary}）：\n{run.listing()}\n\n完整输出：\n{result}\n\n"
             f"想让我试着修，可以说“找出失败的测试并修好它”。")
+
+
+def not_understood(wanted: str, example: str, why: str) -> str:
+    """看出了意图、读不出细节：照实说，不调用任何工具。"""
+    return (f"我看出你{wanted}，但没能从这句话里读出具体怎么做：{why}。\n"
+            f"可以这样写：{example}\n什么都没有改动。我是离线规则模型，只认几种固定说法；真实模型能听懂更随意的话。")
 
 
 def explain() -> str:

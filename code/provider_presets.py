@@ -92,6 +92,14 @@ PRESETS = {p.key: p for p in [
            note="要原生工具调用，启动时必须加 --enable-auto-tool-choice --tool-call-parser <解析器>（Qwen 多用 hermes）；"
                 "不加时 tool_choice=auto 会 400，模型会把调用写成文字。模型名就是 --served-model-name。",
            unconfirmed=("parallel_tool_calls", "strict"), local=True, placeholder_key="EMPTY"),
+    Preset("llamacpp", "llama.cpp（llama-server，本机）", "openai", "http://localhost:8080/v1", ("local-model",),
+           "启动时给了 --api-key 就填那个，否则随便填（例如 llama）",
+           tool_choice=("auto", "none", "required"), parallel_tool_calls=None, strict=None, streams_tool_calls=True,
+           accent="llamacpp-no-tools",
+           note="要工具调用，启动时用 --jinja，聊天模板里得有 tools 的位置（模型自带的模板没有时用 --chat-template-file 换一个）；"
+                "GET /props 的 chat_template_caps.supports_tools 说模板能不能写出 tools，本课在运行前会先读它。"
+                "模板放不下 tools 时服务端不报错、悄悄丢掉它们。-np 1 只开一个槽：客户端放弃的请求不会继续占着 CPU。",
+           unconfirmed=("tool_choice", "parallel_tool_calls", "strict"), local=True, placeholder_key="llama"),
     Preset("lmstudio", "LM Studio（本机）", "openai", "http://localhost:1234/v1", ("qwen2.5-7b-instruct",),
            "不需要 Key：随便填一个（例如 lm-studio）",
            tool_choice=("auto", "none", "required"), parallel_tool_calls=None, strict=None, streams_tool_calls=None,

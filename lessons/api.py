@@ -4,12 +4,12 @@ parameters: a provider other than the offline model uses the server's configured
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Mapping
+from typing import Any, Mapping
 
 import gradio as gr
 
-from lessons import backend, function_calling_tab, react_tab, session_io, workspace_api
-from lessons.settings_panel import Settings
+from lessons import backend, function_calling_tab, headline, react_tab, session_io, workspace_api
+from lessons.settings_panel import Settings, settings_from
 
 MAX_EVENTS = 2_000
 LESSONS = ("react", "registry", "function_calling")
@@ -21,20 +21,23 @@ def _session(request) -> str | None:
     return getattr(request, "session_hash", None) or None
 
 
-def _run(start, secrets, source, question, provider, model, options, mistake, session_id, request=None,
+def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any = False) -> Settings:
+    """The settings an endpoint's plain inputs stand for (clamped as the page's sliders are)."""
+    return settings_from({"provider": provider or "offline", "model": model or "", "max_tokens": max_tokens,
+                          "stream": stream})[0]
+
+
+def _run(start, secrets, source, question, settings, options, mistake, session_id, request=None,
          class_code="") -> dict:
-    """A whole run through the same backend as the page's 运行, as one JSON result."""
-    settings = Settings(provider=provider or "offline", model=model or "")
+    """A whole run through the same backend as the page's 运行, as one JSON result:
+    {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a success."""
     run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
                                                request=request, class_code=class_code or ""))
     if run.error is not None:
-        return {"ok": False, "final": "", "error": run.error, "tools": run.tools, "events": []}
+        return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
     events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
-    final = next((e for e in reversed(events) if e.get("type") == "final"), None)
-    error = next((e for e in reversed(events) if e.get("type") == "error"), None)
-    return {"ok": final is not None, "final": (final or {}).get("content") or "",
-            "error": None if final else error, "tools": run.tools, "events": events}
+    return {**headline.summary(events), "tools": run.tools, "events": events}
 
 
 def register(secrets: Mapping[str, str]) -> list[str]:
@@ -54,22 +57,27 @@ def register(secrets: Mapping[str, str]) -> list[str]:
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
                              parallel_tool_calls: bool = True, mistake: str = "",
                              provider: str = "offline", model: str = "", class_code: str = "",
-                             envelope: bool = False, request: gr.Request = None) -> dict:
-        """用 Function Calling 跑完一个问题；返回最终回答和全部事件（不含流式分片）。
+                             envelope: bool = False, max_tokens: int = 1024, stream: bool = False,
+                             request: gr.Request = None) -> dict:
+        """用 Function Calling 跑完一个问题；返回最终回答、判断（verdict，与页面标题同一个对象）和全部事件（不含流式分片）。
+        ok 只在判断是成功时为 true：被截断、没调工具就作答、放弃了的回答都不算。
+        max_tokens：每轮回答的长度上限（0 = 不发，由服务端定）；stream：是否用流式请求。
         用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。
         envelope=True：工具结果装进固定形状的 JSON 信封 {"status", "data", "error_code", "message"} 再回填。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(function_calling_tab.start, secrets, source, question, provider, model, options, mistake,
-                    _session(request), request, class_code)
+        return _run(function_calling_tab.start, secrets, source, question,
+                    api_settings(provider, model, max_tokens, stream), options, mistake, _session(request), request,
+                    class_code)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
                   provider: str = "offline", model: str = "", class_code: str = "",
-                  envelope: bool = False, request: gr.Request = None) -> dict:
-        """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题。
+                  envelope: bool = False, max_tokens: int = 1024, stream: bool = False,
+                  request: gr.Request = None) -> dict:
+        """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题；结果的形状同 /run_function_calling。
         用服务器的密钥且服务器设了课堂口令时，需要 class_code。envelope=True：Observation 装进 JSON 信封。"""
         options = {"approach": approach, "envelope": bool(envelope)}
-        return _run(react_tab.start, secrets, source, question, provider, model, options, mistake,
-                    _session(request), request, class_code)
+        return _run(react_tab.start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+                    options, mistake, _session(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
@@ -85,13 +93,13 @@ def register(secrets: Mapping[str, str]) -> list[str]:
 
     def run_workspace(question: str, files: dict | None = None, rules: dict | None = None,
                       provider: str = "offline", model: str = "", class_code: str = "",
-                      request: gr.Request = None) -> dict:
+                      max_tokens: int = 1024, stream: bool = False, request: gr.Request = None) -> dict:
         """在一个临时工作区里用 read / write / edit / bash 跑完一个问题（调用结束后工作区即删除）。
         files：{相对路径: 文本}，运行前的工作区（不给就是初始练习项目）；返回的 files 是运行后的工作区。
         rules：权限规则（同「权限与确认」课，如 {"bash:rm *": "deny"}）；不给则所有调用直接执行。
         规则为 ask 时没有人可以批准，按拒绝处理。
         用 gradio_client 调用时请设 Client(..., download_files=False)：事件里的 {"path": ...} 参数会被它当成文件去下载。"""
-        return workspace_api.run(question, files, rules, Settings(provider=provider or "offline", model=model or ""),
+        return workspace_api.run(question, files, rules, api_settings(provider, model, max_tokens, stream),
                                  secrets=secrets, request=request, class_code=class_code or "")
 
     def status() -> dict:

@@ -2,13 +2,22 @@
 that the model did not recover from: a failed call counts as recovered only when a later
 call to the same tool succeeds (a text the regex could not read, when a later reply is read).
 
+A call to a tool that does not exist counts as recovered by any later successful call:
+the right tool has another name.
+
 States, in the order they are checked:
   ❌ provider or client error (an error event other than the two guards)
   🛑 stopped by the loop's guard (too_many_failures)
   ⏹ stopped by max_turns
+  ✂️ truncated: the final answer ended at finish_reason "length" (cut off by max_tokens)
+  🔁 repetition: the final answer repeats one phrase many times (the accent of that name)
   ⚠️ answered, but after a failed call that was never recovered (the model gave up)
+  💬 no_tool_call: tools were offered and the model answered without calling one
   ✅ answered after recovering from failed calls (with a note: which round, how many)
   ✅ answered
+
+Only answered and recovered are a success (summary()["ok"]): every named endpoint's result
+carries the same verdict object the headline is drawn from.
 """
 from __future__ import annotations
 
@@ -24,8 +33,9 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
     for index, event in enumerate(events):
         if event.get("type") == "tool_result" and not event.get("ok"):
             name = event.get("name")
+            unknown = event.get("error_code") == "unknown_tool"
             fixed = next((e for e in events[index + 1:] if e.get("type") == "tool_result" and e.get("ok")
-                          and e.get("name") == name), None)
+                          and (unknown or e.get("name") == name)), None)
         elif event.get("type") == "parse" and not event.get("ok"):
             name = None
             fixed = next((e for e in events[index + 1:] if e.get("type") == "parse" and e.get("ok")), None)
@@ -51,9 +61,19 @@ def _what(entries: list[dict]) -> str:
     return "、".join(names)
 
 
+def _tools_offered(events: list[dict]) -> bool:
+    """Native tools in a request, or a text protocol's run (a parse event): ReAct and JSON-from-text
+    always write the tool list into the system prompt."""
+    return any((e.get("type") == "request" and e.get("tools")) or e.get("type") == "parse" for e in events)
+
+
+def _last_response(events: list[dict]) -> dict:
+    return next((e for e in reversed(events) if e.get("type") == "response"), {})
+
+
 def verdict(events: list[dict]) -> dict[str, Any] | None:
     """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
-    state: answered / recovered / gave_up / guard / max_turns / error."""
+    state: answered / recovered / no_tool_call / truncated / repetition / gave_up / guard / max_turns / error."""
     end = next((e for e in reversed(events) if e.get("type") in ("final", "error")), None)
     if end is None:
         return None
@@ -71,10 +91,25 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
         return {"state": "error", "icon": "❌", "title": f"模型端或客户端出错（{code or '未知'}）：{counts}",
                 "detail": message}
     answer = str(end.get("content") or "")
+    last = _last_response(events)
+    if last.get("finish_reason") == "length":
+        return {"state": "truncated", "icon": "✂️",
+                "title": f"回答被截断了（finish_reason = \"length\"：写到 max_tokens 上限就停了），后面的内容没有写完：{counts}",
+                "detail": answer}
+    if any(a.get("code") == "repetition" for a in last.get("accents") or []):
+        return {"state": "repetition", "icon": "🔁",
+                "title": f"回答在原地打转：同一句话重复了很多遍，这不是一个可用的回答：{counts}",
+                "detail": answer}
     if unrecovered:
         return {"state": "gave_up", "icon": "⚠️",
                 "title": f"模型放弃了：{len(unrecovered)} 次失败的调用没有改正（{_what(unrecovered)}），"
                          f"下面的回答不是工具的结果：{counts}",
+                "detail": answer}
+    called = any(e.get("type") == "tool_call" for e in events)
+    if not called and _tools_offered(events):
+        return {"state": "no_tool_call", "icon": "💬",
+                "title": f"模型没有调用任何工具就直接回答了：下面的回答不来自工具，其中的数据可能是编的"
+                         f"（打招呼这类不需要工具的问题，这样答没问题，由你判断）：{counts}",
                 "detail": answer}
     if recovered:
         rounds = sorted({r["fixed_in"] for r in recovered if r["fixed_in"] is not None})
@@ -82,6 +117,19 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
         return {"state": "recovered", "icon": "✅",
                 "title": f"{counts}（模型在{where}改正了 {len(recovered)} 次失败的调用）", "detail": answer}
     return {"state": "answered", "icon": "✅", "title": counts, "detail": answer}
+
+
+SUCCESS = ("answered", "recovered")
+
+
+def summary(events: list[dict]) -> dict[str, Any]:
+    """A named endpoint's judgement of a run: {"ok", "final", "error", "verdict"}.
+    ok only when the verdict is a success: a truncated or invented answer is not ok."""
+    found = verdict(events)
+    final = next((e for e in reversed(events) if e.get("type") == "final"), None)
+    error = next((e for e in reversed(events) if e.get("type") == "error"), None)
+    return {"ok": bool(found) and found["state"] in SUCCESS, "final": (final or {}).get("content") or "",
+            "error": None if final else error, "verdict": found}
 
 
 def headline(events: list[dict], escape=lambda s: s) -> str:

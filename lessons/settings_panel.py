@@ -46,13 +46,16 @@ class Settings:
     temperature: float = 0.0
     max_turns: int = 6
     stream: bool = False
+    max_tokens: int = 1024    # the answer's length limit sent to the endpoint (0 = not sent)
+    round_seconds: float = 60.0   # one round's wall-clock limit, kept by the client
     preset: str = ""          # provider_presets key chosen in 预设 ("" = none); decides the local placeholder key
 
     def public(self) -> dict:
         """What may be shown or exported: everything except keys."""
         return {"provider": self.provider, "model": self.model or default_model(self.provider),
                 "base_url": self.base_url, "temperature": self.temperature,
-                "max_turns": self.max_turns, "stream": self.stream}
+                "max_turns": self.max_turns, "stream": self.stream, "max_tokens": self.max_tokens,
+                "round_seconds": self.round_seconds}
 
 
 def model_choices(provider: str, secrets: Mapping[str, str] | None = None) -> list[str]:
@@ -143,6 +146,8 @@ def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str]
         max_retries=0,
         mistake=(mistake or None) if settings.provider == "offline" else None,
         http_client=outbound.client_for_typed_url(base_url, 60.0) if typed else None,
+        max_tokens=settings.max_tokens or None,
+        round_seconds=settings.round_seconds or None,
     )
     return server_keys.policy_for(secrets).metered(client, request) if on_server_key else client
 
@@ -172,6 +177,11 @@ class SettingsPanel:
                 self.temperature = gr.Slider(0, 2, value=0, step=0.1, label="temperature", min_width=160)
                 self.max_turns = gr.Slider(1, 12, value=6, step=1, label="最多轮数 max_turns", min_width=160)
                 self.stream = gr.Checkbox(value=False, label="流式输出（逐段显示）", elem_id="stream", min_width=140)
+            with gr.Row():
+                self.max_tokens = gr.Slider(0, 4096, value=1024, step=16, label="每轮最多写 max_tokens 个 token（0 = 不限，由服务端定）",
+                                            elem_id="max-tokens", min_width=220)
+                self.round_seconds = gr.Slider(5, 300, value=60, step=5, label="每轮时限（秒）：超过就停止等待",
+                                               elem_id="round-seconds", min_width=220)
             self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider)
             # Remember the key in this browser / forget it / clear what this page keeps (browser_memory.py).
             self.memory = SettingsControls()
@@ -180,14 +190,15 @@ class SettingsPanel:
         # Settings field -> the control that sets it; handlers read them by name (read()).
         self.fields = MappingProxyType({"provider": self.provider, "model": self.model, "base_url": self.base_url,
                                         "temperature": self.temperature, "max_turns": self.max_turns,
-                                        "stream": self.stream})
+                                        "stream": self.stream, "max_tokens": self.max_tokens,
+                                        "round_seconds": self.round_seconds})
         self.components = (*self.fields.values(), self.preset, self.key_state)
         self._wire()
 
     def read(self, values: Mapping) -> tuple[Settings, str]:
         """Handler side: {component: value} (of an event whose inputs include `components`)
         -> (Settings, the session's typed key)."""
-        named = {name: values[component] for name, component in self.fields.items()}
+        named = {name: values.get(component) for name, component in self.fields.items()}
         return settings_from({**named, "preset": values.get(self.preset, NO_PRESET)}, values[self.key_state])
 
     def _wire(self):
@@ -339,10 +350,20 @@ def preset_card(key: str, secrets: Mapping[str, str]) -> str:
     ]), quote=False)
 
 
+def whole(value: Any, default: int, low: int, high: int) -> int:
+    """A number from the page or an API call, clamped to [low, high]; absent or not a number -> default."""
+    try:
+        return min(high, max(low, int(float(value))))
+    except (TypeError, ValueError):
+        return default
+
+
 def settings_from(values: Mapping[str, Any], session_key: str = "") -> tuple[Settings, str]:
     """The panel's values by field name -> (Settings, session key), each value made sane."""
     settings = Settings(provider=values.get("provider") or "offline", model=(values.get("model") or "").strip(),
                         base_url=(values.get("base_url") or "").strip(),
                         temperature=float(values.get("temperature") or 0), max_turns=int(values.get("max_turns") or 6),
-                        stream=bool(values.get("stream")), preset=values.get("preset") or "")
+                        stream=bool(values.get("stream")), preset=values.get("preset") or "",
+                        max_tokens=whole(values.get("max_tokens"), 1024, 0, 32_768),
+                        round_seconds=float(whole(values.get("round_seconds"), 60, 5, 600)))
     return settings, session_key or ""

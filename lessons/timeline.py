@@ -11,6 +11,7 @@ import html
 import json
 from typing import Any, Iterable
 
+from accents import ANSWER_PROBLEMS
 from lessons import cost_view
 from tool_outcome import RESULT_LIMIT
 
@@ -282,8 +283,13 @@ def render_accents(response: dict) -> str:
     """The endpoint's accents (code/accents.py) of one response, as info notes: what the
     endpoint did, why it matters and what to change are in each message."""
     notes = [a for a in response.get("accents") or [] if isinstance(a, dict)]
-    return "".join(f'<div class="tw-accent">ℹ️ <b>端点的口音</b> <code>{esc(a.get("code"))}</code>：'
+    return "".join(f'<div class="tw-accent">{accent_title(a.get("code"))} <code>{esc(a.get("code"))}</code>：'
                    f'{esc(cut(str(a.get("message") or ""), 2000))}</div>' for a in notes)
+
+
+def accent_title(code: Any) -> str:
+    """A quirk the client repaired is the endpoint's accent; a failure of the answer itself is not."""
+    return "⚠️ <b>回答有问题</b>" if code in ANSWER_PROBLEMS else "ℹ️ <b>端点的口音</b>"
 
 
 def render_reasoning(response: dict) -> str:
@@ -303,7 +309,8 @@ def chat_notes(event: dict) -> list[dict]:
     for accent in event.get("accents") or []:
         if isinstance(accent, dict):
             notes.append({"role": "assistant", "content": cut(str(accent.get("message") or ""), 2000),
-                          "metadata": {"title": f"ℹ️ 端点的口音：{accent.get('code')}", "status": "done"}})
+                          "metadata": {"title": f"{'⚠️ 回答有问题' if accent.get('code') in ANSWER_PROBLEMS else 'ℹ️ 端点的口音'}"
+                                                f"：{accent.get('code')}", "status": "done"}})
     return notes
 
 

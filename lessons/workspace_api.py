@@ -11,20 +11,21 @@ from typing import Any, Mapping
 import permissions
 import workspace
 
-from lessons import workspace_backend
+from lessons import headline, workspace_backend
 from lessons.settings_panel import Settings
 
 MAX_EVENTS = 2_000
 
 
 def refused(message: str) -> dict:
-    return {"ok": False, "final": "", "error": {"code": "invalid_request", "message": message}, "events": [],
-            "files": {}}
+    return {"ok": False, "final": "", "error": {"code": "invalid_request", "message": message}, "verdict": None,
+            "events": [], "files": {}}
 
 
 def run(question: str, files: Mapping | None, rules: Mapping | None, settings: Settings, *,
         secrets: Mapping[str, str], request: Any = None, class_code: str = "") -> dict:
-    """{"ok", "final", "error", "events", "files"}; bad files or rules are refused before anything runs."""
+    """{"ok", "final", "error", "verdict", "events", "files"} (ok and verdict as headline.summary says);
+    bad files or rules are refused before anything runs."""
     if not (question or "").strip():
         return refused("question 不能为空：请写一个问题，如「运行测试」。")
     if rules is not None:
@@ -45,10 +46,7 @@ def run(question: str, files: Mapping | None, rules: Mapping | None, settings: S
         if run.error is not None:
             return {**refused(run.error["message"]), "error": run.error}
         events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
-        final = next((e for e in reversed(events) if e.get("type") == "final"), None)
-        error = next((e for e in reversed(events) if e.get("type") == "error"), None)
-        return {"ok": final is not None, "final": (final or {}).get("content") or "",
-                "error": None if final else error, "events": events, "files": workspace.export_files(session_id)}
+        return {**headline.summary(events), "events": events, "files": workspace.export_files(session_id)}
     except workspace.WorkspaceError as exc:
         return refused(f"工作区没有准备好：{exc}")
     finally:

@@ -539,6 +539,28 @@ class TestFunctionCallingLesson:
         choose(page, panel.locator(".tw-example-set"), "天气")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
 
+    def test_a_greeting_answered_without_a_tool_is_not_a_check_mark(self, panel):
+        status = run(panel, "你好")
+        assert status.startswith("💬") and "✅" not in status
+        assert "不来自工具" in status and "可能是编的" in status and "由你判断" in status
+        assert "握手第三步" not in "".join(rounds(panel))
+
+    def test_a_small_max_tokens_cuts_the_answer_and_says_length(self, page, panel):
+        page.get_by_text("⚙️ 模型设置").click()
+        limit = page.locator("#max-tokens input[type=number]")
+        limit.fill("16")
+        limit.press("Enter")
+        try:
+            status = run(panel, "北京今天天气怎么样？")
+            last = rounds(panel)[-1]
+            assert status.startswith("✂️") and "✅" not in status and "截断" in status
+            assert '"finish_reason": "length"' in last and "被截断" in last
+        finally:
+            limit.fill("1024")
+            limit.press("Enter")
+            page.get_by_text("⚙️ 模型设置").click()
+        assert run(panel, "北京今天天气怎么样？").startswith("✅")
+
     def test_step_mode_pauses_before_the_tool(self, panel):
         panel.locator(".tw-question textarea").fill("北京今天天气怎么样？")
         panel.locator(".tw-step-btn").click()

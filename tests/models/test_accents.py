@@ -33,6 +33,8 @@ EXPLAINED = {
     "rough-gateway": ({"usage_partial"}, {"missing_id", "missing_type", "arguments_object"}, {"stream_no_index"}),
 }
 NOT_STREAMED_ONLY = {"dashscope": {"empty_content"}}
+# Accents no client can repair: the server never shows the model the tools (test_length_and_honesty.py).
+CANNOT_BE_FIXED = {"llamacpp-no-tools": "drops_tools"}
 
 
 def execute(name, args):
@@ -58,13 +60,13 @@ def codes(completions):
 
 
 def test_every_accent_is_covered_here():
-    assert set(EXPLAINED) == set(ACCENTS)
+    assert set(EXPLAINED) | set(CANNOT_BE_FIXED) == set(ACCENTS)
 
 
 @pytest.mark.parametrize("provider", ["openai", "glm"])
 @pytest.mark.parametrize("loop", list(LOOPS))
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("accent", list(ACCENTS))
+@pytest.mark.parametrize("accent", list(EXPLAINED))
 def test_every_accent_through_every_loop(connect, server, provider, loop, stream, accent):
     client, seen = recording(connect(provider, accent=accent))
     events = list(LOOPS[loop](client, QUESTION, TOOLS, execute, stream=stream))
@@ -110,7 +112,8 @@ def test_a_server_that_wants_reasoning_back_explains_itself(connect, server, pro
     assert caught.value.retry_without is None
 
 
-@pytest.mark.parametrize("quirk", sorted(q for q in QUIRKS if not q.startswith("rejects_") and q != "needs_reasoning_back"))
+@pytest.mark.parametrize("quirk", sorted(q for q in QUIRKS if not q.startswith("rejects_") and q != "needs_reasoning_back"
+                                          and q not in CANNOT_BE_FIXED.values()))
 @pytest.mark.parametrize("stream", [False, True])
 def test_every_single_quirk_leaves_a_runnable_conversation(connect, quirk, stream):
     client, seen = recording(connect("openai", quirks=(quirk,)))

@@ -187,7 +187,8 @@ def test_request_event_is_a_copy_of_what_was_sent(connect, server):
     requests = kinds(events, "request")
     assert [r["messages"] for r in requests] == [r["body"]["messages"] for r in server.requests]
     assert requests[0]["params"] == {"model": "offline-rule-model", "temperature": 0.2, "tool_choice": None,
-                                     "parallel_tool_calls": None, "stop": None, "stream": False}
+                                     "parallel_tool_calls": None, "stop": None, "stream": False,
+                                     "max_tokens": None, "round_seconds": None}
     assert kinds(events, "response")[0]["raw"]["system_fingerprint"] == "rule-based-not-an-llm"
 
 

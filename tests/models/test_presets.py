@@ -9,6 +9,7 @@ from function_calling_loop import run_function_calling
 from llm_clients import make_client
 from offline_accents import ACCENTS
 from provider_presets import PRESETS, Preset, script_env, settings_for
+from lessons import headline
 from lessons.settings_panel import Settings, resolve_credentials
 
 FIELDS = {f.name for f in dataclasses.fields(Preset)}
@@ -70,5 +71,10 @@ def test_each_preset_rehearses_against_its_accent(server, key, stream):
     events = list(run_function_calling(client, "北京和上海的天气怎么样？", tools,
                                        lambda n, a: examples_weather.registry.call(n, a).to_dict(), stream=stream))
     json.dumps(events, ensure_ascii=False)
-    assert events[-1]["type"] == "final" and "上海今天多云" in events[-1]["content"]
     assert server.requests[0]["body"]["model"] == preset.models[0]
+    if "drops_tools" in ACCENTS[preset.accent]:
+        # The rehearsal of a template without tools is the failure itself, named: no client can repair it.
+        accents = [a["code"] for e in events if e["type"] == "response" for a in e["accents"]]
+        assert "tools_not_delivered" in accents and headline.verdict(events)["state"] == "no_tool_call"
+        return
+    assert events[-1]["type"] == "final" and "上海今天多云" in events[-1]["content"]
