@@ -11,17 +11,19 @@
   - 任何失败都变成 LLMError，带 code 和一句告诉你该怎么办的中文；
   - 各家接口的"口音"（思考字段、缺 id、参数是对象……见 accents.py）修好后记在 Completion.accents 里。
 Key 只从参数或环境变量来，从不写进文件，也从不出现在错误信息里。
+离线规则模型不是课程代码，在项目根目录的 offline/ 包里：只有选了它才导入，用真平台时不会加载。
 """
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 
 from accents import StreamAssembler, error_fields, explain_error, tidy, tidy_usage
-from offline_model import MODEL_NAME, OfflineModel
 
+OFFLINE_MODEL = "offline-rule-model"          # offline/model.py 的 MODEL_NAME
 MODEL_SUGGESTIONS = {
-    "offline": [MODEL_NAME],
+    "offline": [OFFLINE_MODEL],
     "glm": ["glm-4.5-flash", "glm-4-flash", "glm-4.6"],   # 前两个免费，够上课用
     "openai": ["gpt-4o-mini", "gpt-4.1-mini", "deepseek-chat", "qwen-plus"],
 }
@@ -124,8 +126,8 @@ class OfflineClient(BaseClient):
     provider = "offline"
 
     def __init__(self, model=None, mistake=None):
-        super().__init__(model or MODEL_NAME)
-        self.offline = OfflineModel(mistake)
+        super().__init__(model or OFFLINE_MODEL)
+        self.offline = load_offline_model().OfflineModel(mistake)
         self.base_url = None
 
     def send(self, body):
@@ -133,6 +135,15 @@ class OfflineClient(BaseClient):
 
     def send_stream(self, body):
         yield from self.offline.completion_chunks(body)
+
+
+def load_offline_model():
+    """-> offline.model 模块。它在项目根目录（code/ 的上一级），第一次选离线模型时才导入。"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if root not in sys.path:
+        sys.path.insert(1, root)          # 紧跟在 code/ 后面，和 import_paths.py 的规则一致
+    from offline import model
+    return model
 
 
 class OpenAICompatibleClient(BaseClient):
@@ -319,7 +330,7 @@ def without_parameter(tools, tool_choice, parallel_tool_calls, parameter):
 
 def make_client(provider, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, mistake=None,
                 http_client=None):
-    """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline_model.MISTAKES）。
+    """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline/model.py 的 MISTAKES）。
     http_client：交给 SDK 的 httpx.Client（例如公开部署时只连检查过的地址），不给就用 SDK 自己的。"""
     if provider == "offline":
         return OfflineClient(model, mistake)
