@@ -1,11 +1,13 @@
 """Lines of project code a course script loads: every module in sys.modules whose file is in
 this repository, counted once, after the script has run.
 
-    python benchmarks/loaded_lines.py                 # code/minimal_loop.py on the offline model
+    python benchmarks/loaded_lines.py                 # both runs below, side by side
+    python benchmarks/loaded_lines.py --provider offline
+        # `python code/minimal_loop.py` as shipped: the offline model answers
     python benchmarks/loaded_lines.py --provider openai
         # imports minimal_loop and builds an OpenAI-compatible client (no request is sent)
 
-Prints one line per loaded file and the total; --json prints {"files": {path: lines}, "total": n}.
+Prints one line per loaded file and the totals; --json prints {provider: {"files": {path: lines}, "total": n}}.
 """
 import argparse
 import json
@@ -46,16 +48,20 @@ def measure(provider):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--provider", default="offline", choices=("offline", "openai", "glm"))
+    parser.add_argument("--provider", choices=("offline", "openai", "glm"), action="append",
+                        help="measure only this provider (repeatable); default: offline and openai")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = measure(args.provider)
+    results = {provider: measure(provider) for provider in args.provider or ("offline", "openai")}
     if args.json:
-        print(json.dumps(result, indent=1))
+        print(json.dumps(results, indent=1))
         return
-    for path, lines in result["files"].items():
-        print(f"{lines:6d}  {path}")
-    print(f"{result['total']:6d}  total ({len(result['files'])} files, provider {args.provider})")
+    paths = sorted({path for result in results.values() for path in result["files"]})
+    print("".join(f"{provider:>9}" for provider in results) + "  file")
+    for path in paths:
+        print("".join(f"{result['files'].get(path, ''):>9}" for result in results.values()) + f"  {path}")
+    print("".join(f"{result['total']:>9}" for result in results.values()) + "  total lines")
+    print("".join(f"{len(result['files']):>9}" for result in results.values()) + "  files")
 
 
 if __name__ == "__main__":
