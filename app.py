@@ -40,6 +40,10 @@ def restart_with_jemalloc(environ=os.environ, execve=os.execve):
 if __name__ == "__main__":
     restart_with_jemalloc()
 
+from import_paths import use_project_paths  # noqa: E402
+
+use_project_paths()      # code/ first: `import events` is the course's file, whatever else is installed
+
 import sandbox  # noqa: E402
 
 SERVER_SECRETS = sandbox.seal_secrets([

@@ -13,6 +13,8 @@ import hashlib
 import json
 import re
 
+from text_parsers import parse_json_reply, parse_react
+
 # 开头的 <think>…</think>，或者只有结尾标签的（有的模板把 <think> 放进了提示词，回答里只剩 </think>）
 THINK_BLOCK = re.compile(r"^\s*(?:<think>(?P<inside>.*?)</think>|(?P<open>(?:(?!<think>).)*?)</think>)\s*", re.S)
 HERMES_CALL = re.compile(r"<tool_call>\s*(?P<body>\{.*?\})\s*</tool_call>", re.S)
@@ -126,15 +128,13 @@ CALL_PROBLEMS = {
 def calls_written_as_text(content, tool_names):
     """请求带了 tools，模型却把调用写成了文字：服务端没有打开工具解析器。
     能看懂的（<tool_call> JSON、Action: 工具名[JSON]、单独一个 JSON 对象）转成 tool_calls，让课能继续。"""
-    import json_loop     # 放在函数里：两个循环模块都会导入 llm_clients，顶层导入会绕成一圈
-    import react_loop
-    hermes = [json_loop.parse_json_reply(m.group("body")) for m in HERMES_CALL.finditer(content)]
+    hermes = [parse_json_reply(m.group("body")) for m in HERMES_CALL.finditer(content)]
     if hermes:
         shape, readings = "<tool_call> 标签", hermes
     elif re.search(r"Action\**\s*[:：]", content):
-        shape, readings = "ReAct 的 Action: 写法（react_loop.parse_react 是这样读的）", [react_loop.parse_react(content)[0]]
+        shape, readings = "ReAct 的 Action: 写法（text_parsers.parse_react 是这样读的）", [parse_react(content)[0]]
     elif content.lstrip().startswith(("{", "```")):
-        shape, readings = "一个 JSON 对象（json_loop.parse_json_reply 是这样读的）", [json_loop.parse_json_reply(content)]
+        shape, readings = "一个 JSON 对象（text_parsers.parse_json_reply 是这样读的）", [parse_json_reply(content)]
     else:
         return [], content, []
     advice = ("vLLM 启动时要加 --enable-auto-tool-choice --tool-call-parser <与模型匹配的解析器，如 hermes>；"

@@ -46,7 +46,7 @@ class ResponseEvent(TypedDict):
 
 
 class ParseExtras(TypedDict, total=False):
-    naive: dict                   # 只有 ReAct：朴素正则读同一段回复的结果（react_loop.compare_naive）
+    naive: dict                   # 只有 ReAct：朴素正则读同一段回复的结果（text_parsers.compare_naive）
 
 
 class ParseEvent(ParseExtras):

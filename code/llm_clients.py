@@ -14,17 +14,19 @@
   - 每一轮有两道限：max_tokens（回答最多多长，发给服务端）和 round_seconds（这一轮最多等多久，客户端自己掐表）。
     学生自己的端点可能是个会一直写下去的小模型，没有这两道限，一轮就能跑上几十秒。
 Key 只从参数或环境变量来，从不写进文件，也从不出现在错误信息里。
+离线规则模型不是课程代码，在项目根目录的 offline/ 包里：只有选了它才导入，用真平台时不会加载。
 """
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 
 from accents import StreamAssembler, answer_accents, error_fields, explain_error, template_accent, tidy, tidy_usage
-from offline_model import MODEL_NAME, OfflineModel
 
+OFFLINE_MODEL = "offline-rule-model"          # offline/model.py 的 MODEL_NAME
 MODEL_SUGGESTIONS = {
-    "offline": [MODEL_NAME],
+    "offline": [OFFLINE_MODEL],
     "glm": ["glm-4.5-flash", "glm-4-flash", "glm-4.6"],   # 前两个免费，够上课用
     "openai": ["gpt-4o-mini", "gpt-4.1-mini", "deepseek-chat", "qwen-plus"],
 }
@@ -153,8 +155,8 @@ class OfflineClient(BaseClient):
     provider = "offline"
 
     def __init__(self, model=None, mistake=None):
-        super().__init__(model or MODEL_NAME)
-        self.offline = OfflineModel(mistake)
+        super().__init__(model or OFFLINE_MODEL)
+        self.offline = load_offline_model().OfflineModel(mistake)
         self.base_url = None
 
     def send(self, body):
@@ -162,6 +164,15 @@ class OfflineClient(BaseClient):
 
     def send_stream(self, body):
         yield from self.offline.completion_chunks(body)
+
+
+def load_offline_model():
+    """-> offline.model 模块。它在项目根目录（code/ 的上一级），第一次选离线模型时才导入。"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if root not in sys.path:
+        sys.path.insert(1, root)          # 紧跟在 code/ 后面，和 import_paths.py 的规则一致
+    from offline import model
+    return model
 
 
 class OpenAICompatibleClient(BaseClient):
@@ -383,7 +394,7 @@ def without_parameter(tools, tool_choice, parallel_tool_calls, parameter):
 
 def make_client(provider, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, mistake=None,
                 http_client=None, max_tokens=None, round_seconds=None):
-    """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline_model.MISTAKES）。
+    """provider: "offline" | "glm" | "openai"。mistake 只对离线模型有效（见 offline/model.py 的 MISTAKES）。
     http_client：交给 SDK 的 httpx.Client（例如公开部署时只连检查过的地址），不给就用 SDK 自己的。
     max_tokens / round_seconds：每一轮的长度上限和时间上限（见 BaseClient.limit）。"""
     if round_seconds:

@@ -96,7 +96,12 @@ async def serve(path: str) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+USAGE = "用法：python code/mcp_server.py 工具源码文件，例如 code/examples_weather.py（MCP 客户端经 stdio 连上来）"
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("用法：python code/mcp_server.py 工具源码文件，例如 code/examples_weather.py")
-    anyio.run(serve, sys.argv[1])
+    if sys.argv[1:] in (["-h"], ["--help"]):
+        print(USAGE)
+    elif len(sys.argv) != 2:
+        raise SystemExit(USAGE)
+    else:
+        anyio.run(serve, sys.argv[1])

@@ -1,5 +1,8 @@
 """ToolRegistry：写一个普通函数，加一行装饰器，模型需要的 JSON Schema 就从函数签名推出来。
 
+这是参考实现（本工坊的页面、沙箱、循环用的都是它）。第一次读，先看 simple_registry.py：
+同样的思路（装饰器登记、schema 由签名和文档字符串推出、jsonschema 检查、一个分派 dict），一百多行写完。
+
     registry = ToolRegistry()
 
     @registry.tool("查询指定城市的当前天气")

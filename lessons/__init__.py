@@ -1,12 +1,12 @@
 """The playground's lesson tabs and the panels they share.
 
-The course modules in code/ are imported by bare name (`import llm_clients`); make
-sure that folder is importable however the app is started.
+The course modules in code/ are imported by bare name (`import llm_clients`); the
+project's one path rule (import_paths.py) puts that folder first however the app is started.
 """
-import sys
 from pathlib import Path
 
+from import_paths import use_project_paths
+
+use_project_paths()
 ROOT = Path(__file__).resolve().parent.parent
 CODE_DIR = ROOT / "code"
-if str(CODE_DIR) not in sys.path:
-    sys.path.insert(0, str(CODE_DIR))

@@ -27,7 +27,7 @@ def mistake_choices(mode: str | None = None) -> list[tuple[str, str]]:
     mode ("function_calling", "react" or "json") keeps only the mistakes that can happen in that mode;
     each label says whether the parser tolerates it (容错) or the call fails (出错)."""
     try:
-        import offline_model
+        from offline import model as offline_model
         mistakes = offline_model.mistakes_for(mode) if mode else dict(offline_model.MISTAKES)
         kinds = dict(getattr(offline_model, "MISTAKE_KINDS", {}))
     except (ImportError, AttributeError, ValueError):

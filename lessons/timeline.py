@@ -175,9 +175,9 @@ def highlight_match(text: str, event: dict) -> str:
 
 
 def parsed_as_json(event: dict) -> bool:
-    """JSON-from-text finds a JSON object (json_loop.OPEN_BRACE, then json.JSONDecoder); ReAct uses a regex."""
+    """JSON-from-text finds a JSON object (text_parsers.OPEN_BRACE, then json.JSONDecoder); ReAct uses a regex."""
     try:
-        from json_loop import OPEN_BRACE
+        from text_parsers import OPEN_BRACE
     except ImportError:
         return False
     return event.get("pattern") == OPEN_BRACE.pattern
@@ -212,7 +212,7 @@ def render_parse(event: dict, raw_text: str) -> str:
 
 
 def render_naive(naive: Any) -> str:
-    """ReAct only: what the naive regex (react_loop.compare_naive) reads from the same reply, beside ours;
+    """ReAct only: what the naive regex (text_parsers.compare_naive) reads from the same reply, beside ours;
     the verdict is the loop's own sentence (no match / the same / matched the wrong thing)."""
     if not isinstance(naive, dict):
         return ""

@@ -17,7 +17,7 @@ TOKENIZER_LABEL = "OpenAI cl100k_base 分词器（tiktoken）"
 # is primed with a few more. An approximation of the chat format, said as such on the page.
 PER_MESSAGE = 3
 REPLY_PRIMING = 3
-OFFLINE_MODEL = "offline-rule-model"   # offline_model.MODEL_NAME: its usage is a character estimate
+OFFLINE_MODEL = "offline-rule-model"   # offline.model.MODEL_NAME: its usage is a character estimate
 
 
 @functools.lru_cache(maxsize=1)

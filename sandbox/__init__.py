@@ -18,14 +18,12 @@ and bash alike), messages.py (what a student is told), sealing.py (secrets out o
 environment), service.py (the one object that ties them together).
 """
 import atexit
-import os
-import sys
 
-# The course modules (tool_outcome, tool_registry...) are imported by bare name; the
-# folder that holds them is on the path however the app was started.
-_COURSE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "code")
-if _COURSE_DIR not in sys.path:
-    sys.path.append(_COURSE_DIR)
+# The course modules (tool_outcome, tool_registry...) are imported by bare name: the project's
+# one path rule (import_paths.py) puts their folder first however the app was started.
+from import_paths import use_project_paths
+
+use_project_paths()
 
 from .sealing import seal_secrets  # noqa: E402
 from .service import Sandbox  # noqa: E402

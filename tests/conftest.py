@@ -3,6 +3,9 @@ import os
 
 import pytest
 
+from import_paths import use_project_paths
+
+use_project_paths()      # the app's and the sandbox's path rule (pytest.ini already gives this order)
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 os.environ.setdefault("no_proxy", "127.0.0.1,localhost")

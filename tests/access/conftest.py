@@ -3,7 +3,7 @@ OpenAI-compatible server, and the app's "serving publicly" decision switched on 
 a Space does it (SPACE_ID in the environment)."""
 import pytest
 
-from offline_server import OfflineServer
+from offline.server import OfflineServer
 
 from tests.access.listener import Listener
 

@@ -178,7 +178,7 @@ def type_key(page, key: str):
 
 
 def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
-    from offline_server import OfflineServer
+    from offline.server import OfflineServer
 
     server = OfflineServer().start()
     watched = open_page(browser, app_url, record_streams=True)

@@ -110,7 +110,7 @@ def test_export_blanks_a_key_an_endpoint_echoed(fc_events):
 
 
 def test_generated_code_reproduces_the_request_against_the_local_server(fc_events, tmp_path):
-    from offline_server import OfflineServer
+    from offline.server import OfflineServer
 
     server = OfflineServer().start()
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from offline_server import OfflineServer
+from offline.server import OfflineServer
 from provider_presets import PRESETS
 
 from tests.app.harness import open_page, screenshot, start_app, tab

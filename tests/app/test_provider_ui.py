@@ -14,7 +14,7 @@ from lessons import function_calling_tab, registry_tab, run_driver, settings_pan
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.run_driver import RunInputs, RunState
 from lessons.settings_panel import Settings, key_status, make_client, preset_card, resolve_credentials
-from offline_server import OfflineServer
+from offline.server import OfflineServer
 from provider_presets import PRESETS, settings_for
 
 ROOT = Path(__file__).resolve().parents[2]

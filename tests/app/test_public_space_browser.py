@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from access import class_code
-from offline_server import OfflineServer
+from offline.server import OfflineServer
 
 from tests.access.listener import Listener, spellings
 from tests.app.harness import open_page, screenshot, start_app, tab

@@ -9,7 +9,7 @@ from gradio_client import Client
 
 from access import class_code
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from offline_server import OfflineServer
+from offline.server import OfflineServer
 
 from tests.app.harness import start_app
 

@@ -26,7 +26,7 @@ BETA = TOOLS.format(desc="把两个整数相乘，返回它们的积", name="bet
 
 @pytest.fixture(scope="module")
 def llm_server():
-    from offline_server import OfflineServer
+    from offline.server import OfflineServer
 
     server = OfflineServer().start()
     yield server

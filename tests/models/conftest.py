@@ -2,7 +2,7 @@
 import pytest
 
 from llm_clients import make_client
-from offline_server import OfflineServer
+from offline.server import OfflineServer
 
 PATHS = {"openai": "/v1", "glm": "/api/paas/v4"}
 

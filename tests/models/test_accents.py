@@ -10,7 +10,7 @@ from accents import StreamAssembler, tidy
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import Completion, LLMError, without_parameter
-from offline_accents import ACCENTS, QUIRKS, quirks_of
+from offline.accents import ACCENTS, QUIRKS, quirks_of
 from react_loop import run_react
 
 REGISTRY = examples_weather.registry

@@ -6,7 +6,7 @@ import urllib.request
 import pytest
 
 from llm_clients import LLMError, make_client
-from offline_model import MODEL_NAME
+from offline.model import MODEL_NAME
 
 WEATHER = [{"type": "function", "function": {
     "name": "get_weather", "description": "查询指定城市的当前天气",

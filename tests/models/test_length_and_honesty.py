@@ -6,11 +6,12 @@ import json
 import pytest
 
 import examples_weather
-import offline_workspace
 from accents import repeated_phrase, rough_tokens
 from function_calling_loop import run_function_calling
 from lessons import headline
 from llm_clients import LLMError, make_client
+from offline import workspace as offline_workspace
+from offline.server import OfflineServer
 from react_loop import run_react
 
 REGISTRY = examples_weather.registry
@@ -112,7 +113,6 @@ def test_tools_dropped_by_the_template_are_caught_from_the_usage(connect, provid
 
 
 def test_a_llama_server_template_without_tools_is_read_from_props_before_the_run():
-    from offline_server import OfflineServer
     server = OfflineServer(accent="llamacpp-no-tools").start()
     try:
         client = make_client("openai", api_key="x", base_url=server.url + "/v1")

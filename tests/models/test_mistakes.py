@@ -11,7 +11,7 @@ from json_loop import run_json_from_text
 from lessons.presets import mistake_choices
 from llm_clients import make_client
 from loop_parts import MAX_FAILURES
-from offline_model import (EVERY_MODE, MISTAKE_KINDS, MISTAKES, MISTAKES_BY_MODE, OfflineModel, mistakes_for)
+from offline.model import (EVERY_MODE, MISTAKE_KINDS, MISTAKES, MISTAKES_BY_MODE, OfflineModel, mistakes_for)
 from react_loop import run_react
 
 LOOPS = {"function_calling": run_function_calling, "react": run_react, "json": run_json_from_text}

@@ -4,7 +4,8 @@ import pytest
 
 import examples_weather
 from llm_clients import make_client
-from react_loop import NAIVE_ACTION, parse_react, run_react
+from react_loop import run_react
+from text_parsers import NAIVE_ACTION, parse_react
 
 QUESTION = "北京和上海明天的天气预报"
 

@@ -15,7 +15,7 @@ import examples_calculator
 import examples_employees
 import examples_payroll
 import examples_weather
-from offline_model import OfflineModel, plan_calls
+from offline.model import OfflineModel, plan_calls
 from tool_registry import ToolRegistry
 
 WEATHER, CALC, STAFF, PAYROLL = examples_weather, examples_calculator, examples_employees, examples_payroll
@@ -232,7 +232,7 @@ def test_preset_questions_run_cleanly_in_every_loop(label, question, loop):
 
 def test_plans_do_not_depend_on_the_hash_seed():
     script = ("import json, examples_weather, examples_employees, examples_calculator, examples_payroll\n"
-              "from offline_model import plan_calls\n"
+              "import llm_clients\nplan_calls = llm_clients.load_offline_model().plan_calls\n"
               "cases = " + json.dumps([(m.__name__, q) for m, q, _ in EXAMPLE_QUESTIONS], ensure_ascii=False) + "\n"
               "print(json.dumps([plan_calls(q, __import__(m).registry.to_schemas()) for m, q in cases]))")
     outputs = set()

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import examples_calculator
 import examples_employees
 import examples_weather
-from offline_model import MISTAKES, NOTICE, OfflineModel, plan_calls
+from offline.model import MISTAKES, NOTICE, OfflineModel, plan_calls
 
 
 @pytest.mark.parametrize("module, question, expected", [
@@ -141,7 +141,7 @@ def test_local_refs_and_nested_objects_are_filled_validly():
 
 # ---- numbers carry their labels: amounts go to the parameter they are said for
 
-from offline_arguments import said_numbers  # noqa: E402
+from offline.arguments import said_numbers  # noqa: E402
 
 
 def test_each_number_keeps_the_words_said_next_to_it():

@@ -5,7 +5,7 @@ import secrets
 
 import pytest
 
-import offline_workspace
+from offline import workspace as offline_workspace
 import permissions
 import workspace
 from function_calling_loop import run_function_calling

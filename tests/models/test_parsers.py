@@ -1,9 +1,9 @@
 """The text-protocol parsers on replies real models write."""
 import pytest
 
-from json_loop import find_json_objects, parse_json_reply
-from react_loop import build_react_prompt, parse_react
-from offline_model import parse_prompt_tools
+from offline.model import parse_prompt_tools
+from react_loop import build_react_prompt
+from text_parsers import find_json_objects, parse_json_reply, parse_react
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "查询天气\n（多行说明）",
                                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},

@@ -7,7 +7,7 @@ import pytest
 import examples_weather
 from function_calling_loop import run_function_calling
 from llm_clients import make_client
-from offline_accents import ACCENTS
+from offline.accents import ACCENTS
 from provider_presets import PRESETS, Preset, script_env, settings_for
 from lessons import headline
 from lessons.settings_panel import Settings, resolve_credentials

@@ -13,7 +13,7 @@ from json_loop import run_json_from_text
 from lessons.editor_panel import EXAMPLE_SETS
 from lessons.presets import PRESETS, WALKTHROUGH
 from llm_clients import make_client
-from offline_model import plan_calls
+from offline.model import plan_calls
 from react_loop import run_react
 from tool_registry import ToolRegistry
 

@@ -4,7 +4,7 @@
   1. 把问题切成关键词（中文取相邻两个字，英文取单词），和每个工具的名字、描述、参数说明比对；
      再看参数能不能从问题里取到（提到了枚举值、有数字、有像人名城市名的片段），
      两样加起来得分最高的工具就是"选中的工具"；
-  2. 按参数的 JSON Schema 从问题里抠参数（规则在 offline_arguments.py）；
+  2. 按参数的 JSON Schema 从问题里抠参数（规则在 arguments.py）；
      "北京和上海" 这样并列的几样东西，变成同一个工具的几次并行调用；
   3. 拿到工具结果后，把结果原样引用进最终回答。
 同样的输入永远得到同样的输出，所以课堂演示和测试都可以依赖它。
@@ -22,10 +22,10 @@ import hashlib
 import json
 import re
 
-import offline_workspace
-from accents import rough_tokens
-from offline_arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid,
-                               keywords, tool_words)
+from . import workspace as offline_workspace
+from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
+                        tool_words)
+from accents import rough_tokens    # 和客户端同一个粗估：工具清单算进输入
 
 MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
@@ -340,7 +340,7 @@ class OfflineModel:
         return {"role": "assistant", "content": answer}
 
     def _workspace_step(self, question, history, mode):
-        """工具是 read、write、edit、bash 四个原子工具：下一步由 offline_workspace.py 的剧本决定，
+        """工具是 read、write、edit、bash 四个原子工具：下一步由 workspace.py 的剧本决定，
         这里只把它写成三种方言之一。（故意犯错的开关在这里不起作用。）"""
         results = [readable(r) for r in offline_workspace.results_of(history, mode)]     # 结果信封也拆开读
         step = offline_workspace.next_step(question, results)
