@@ -59,6 +59,7 @@ import gradio as gr  # noqa: E402
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab  # noqa: E402
 from lessons import permissions_tab, workspace_memory, workspace_tab  # noqa: E402
 from lessons.browser_memory import BrowserMemory  # noqa: E402
+from lessons.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -117,11 +118,11 @@ def build_demo(secrets=None) -> gr.Blocks:
         workspace_memory.keep(memory, workspace_tabs)
         restored = memory.wire(demo, settings, tabs)
         for tab in tabs:
-            restored[tab.name].then(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility="private",
+            restored[tab.name].then(tab.schema.refresh, tab.schema.inputs, tab.schema.outputs, api_visibility=PRIVATE,
                                     show_progress="hidden")
         for tab in workspace_tabs:
             tab.wire_refresh(demo, after=restored[tab.name])
-        demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
+        demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
     return demo
 

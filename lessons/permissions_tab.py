@@ -9,6 +9,7 @@ import gradio as gr
 import permissions
 
 from lessons.editor_panel import lesson_text
+from lessons.page_events import PRIVATE
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import WorkspaceRunPanel, WorkspaceTab, WorkspaceView
 
@@ -64,7 +65,7 @@ def build(settings: SettingsPanel) -> WorkspaceTab:
                 run = WorkspaceRunPanel(LESSON, settings, PRESETS, view, ask=True, rule_inputs=[rules],
                                         rules=lambda values: parse_rules(values[rules]))
         preset.input(lambda name: (rules_text(name), rules_status(rules_text(name))), [preset], [rules, status],
-                     api_visibility="private", show_progress="hidden")
-        rules.change(rules_status, [rules], [status], api_visibility="private", show_progress="hidden")
+                     api_visibility=PRIVATE, show_progress="hidden")
+        rules.change(rules_status, [rules], [status], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
     return WorkspaceTab(LESSON, run, tab, kept={"rules": rules, "rules_preset": preset})

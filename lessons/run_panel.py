@@ -12,13 +12,10 @@ from typing import Any
 import gradio as gr
 
 from lessons import expiry, run_driver, session_io
+from lessons.page_events import PRIVATE, session_of
 from lessons.run_driver import Lesson, RunInputs, RunState
 from lessons.run_views import RunViews
 from lessons.settings_panel import SettingsPanel
-
-
-def _session(request: gr.Request | None) -> str | None:
-    return getattr(request, "session_hash", None) or None
 
 
 class RunPanel:
@@ -60,20 +57,20 @@ class RunPanel:
         def starter(step: bool):
             def start(values: dict, request: gr.Request):
                 for state, note in run_driver.begin(lesson, self.read(values), values[self.state], secrets=secrets,
-                                                    session_id=_session(request), step=step, request=request):
+                                                    session_id=session_of(request), step=step, request=request):
                     yield self.show(state, note)
             return start
 
-        views.run_btn.click(starter(False), run_inputs, outputs, api_visibility="private")
+        views.run_btn.click(starter(False), run_inputs, outputs, api_visibility=PRIVATE)
 
         def retry(values: dict, request: gr.Request):
             for state, note in run_driver.retry(lesson, self.read(values), values[self.state], secrets=secrets,
-                                                session_id=_session(request), request=request):
+                                                session_id=session_of(request), request=request):
                 yield self.show(state, note)
 
-        views.retry_btn.click(retry, run_inputs, outputs, api_visibility="private")
-        views.step_btn.click(starter(True), run_inputs, outputs, api_visibility="private")
-        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility="private",
+        views.retry_btn.click(retry, run_inputs, outputs, api_visibility=PRIVATE)
+        views.step_btn.click(starter(True), run_inputs, outputs, api_visibility=PRIVATE)
+        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility=PRIVATE,
                             show_progress="hidden")
 
         def resumer(keep_stepping: bool):
@@ -84,15 +81,15 @@ class RunPanel:
             return resume
 
         resume_inputs = {self.state, views.step_args, views.step_result}
-        views.continue_btn.click(resumer(True), resume_inputs, outputs, api_visibility="private")
-        views.finish_btn.click(resumer(False), resume_inputs, outputs, api_visibility="private")
+        views.continue_btn.click(resumer(True), resume_inputs, outputs, api_visibility=PRIVATE)
+        views.finish_btn.click(resumer(False), resume_inputs, outputs, api_visibility=PRIVATE)
 
         def export(values: dict):
             path, note = run_driver.export(lesson.name, values[self.state], values[self.settings.key_state])
             return {views.export_file: gr.update(value=path), views.status: note}
 
         views.export_btn.click(export, {self.state, self.settings.key_state}, [views.export_file, views.status],
-                               api_visibility="private")
+                               api_visibility=PRIVATE)
 
         def load(values: dict):
             path, state = values[views.import_file], values[self.state] or RunState()
@@ -107,12 +104,12 @@ class RunPanel:
                     views.views_tabs: gr.Tabs(selected="protocol"), **self.show(fresh, note)}
 
         views.import_file.upload(load, {views.import_file, self.state},
-                                 [self.editor, self.question, views.views_tabs] + outputs, api_visibility="private")
+                                 [self.editor, self.question, views.views_tabs] + outputs, api_visibility=PRIVATE)
 
         def walker(to_end: bool):
             def walk(values: dict) -> dict[Any, Any]:
                 return self.show(*run_driver.walk(values[self.state], to_end))
             return walk
 
-        views.next_btn.click(walker(False), {self.state}, outputs, api_visibility="private")
-        views.all_btn.click(walker(True), {self.state}, outputs, api_visibility="private")
+        views.next_btn.click(walker(False), {self.state}, outputs, api_visibility=PRIVATE)
+        views.all_btn.click(walker(True), {self.state}, outputs, api_visibility=PRIVATE)

@@ -17,6 +17,7 @@ import gradio as gr
 import workspace
 
 from lessons import expiry, run_driver, session_io, timeline, workspace_driver
+from lessons.page_events import PRIVATE, session_of
 from lessons.run_driver import RunState
 from lessons.run_views import RunViews
 from lessons.settings_panel import SettingsPanel
@@ -28,10 +29,6 @@ NO_FILE = "（在上面的文件树里选一个文件）"
 MEMORY_NOTE = ("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
                "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。")
 NOT_RUN = '<div class="tw-protocol"><div class="tw-empty">还没有运行。选一个预设问题，点「运行」。</div></div>'
-
-
-def session_of(request: gr.Request | None) -> str | None:
-    return getattr(request, "session_hash", None) or None
 
 
 def changes_html(events: list[dict]) -> str:
@@ -113,7 +110,7 @@ class WorkspaceView:
         def select(path, request: gr.Request):
             return file_text(session_of(request), path)
 
-        self.tree.input(select, [self.tree], [self.file], api_visibility="private", show_progress="hidden")
+        self.tree.input(select, [self.tree], [self.file], api_visibility=PRIVATE, show_progress="hidden")
 
         def replaced(note, request):
             extra = on_replace() if on_replace else {}
@@ -126,7 +123,7 @@ class WorkspaceView:
                 return {self.note: f"❌ {exc}"}
             return replaced("已重置为初始练习项目（本浏览器保存的工作区文件随之换成初始项目）。", request)
 
-        self.replaced.append(self.reset_btn.click(reset, None, outputs + [self.note], api_visibility="private"))
+        self.replaced.append(self.reset_btn.click(reset, None, outputs + [self.note], api_visibility=PRIVATE))
 
         def download(request: gr.Request):
             try:
@@ -135,7 +132,7 @@ class WorkspaceView:
                 return {self.note: f"❌ {exc}", self.zip_file: gr.update(visible=False)}
             return {self.zip_file: gr.update(value=path, visible=True), self.note: "已打包，点文件名下载。"}
 
-        self.zip_btn.click(download, None, [self.zip_file, self.note], api_visibility="private")
+        self.zip_btn.click(download, None, [self.zip_file, self.note], api_visibility=PRIVATE)
 
         def upload(path, request: gr.Request):
             try:
@@ -146,7 +143,7 @@ class WorkspaceView:
             return replaced("已用上传的 zip 替换工作区。", request)
 
         self.replaced.append(self.upload_btn.upload(upload, [self.upload_btn], outputs + [self.note],
-                                                    api_visibility="private"))
+                                                    api_visibility=PRIVATE))
 
 
 def shell_note() -> str:
@@ -263,8 +260,8 @@ class WorkspaceRunPanel:
                                                       session_id=session_id, request=request):
                 yield self.show(state, note, session_id, values[view.tree])
 
-        self.changed_files.append(views.run_btn.click(start, run_inputs, outputs, api_visibility="private"))
-        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility="private",
+        self.changed_files.append(views.run_btn.click(start, run_inputs, outputs, api_visibility=PRIVATE))
+        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility=PRIVATE,
                             show_progress="hidden")
 
         if self.ask is not None:
@@ -281,7 +278,7 @@ class WorkspaceRunPanel:
             for button, choice in ((ask.approve, workspace_driver.APPROVE), (ask.approve_edited, workspace_driver.EDIT),
                                    (ask.deny, workspace_driver.DENY)):
                 self.changed_files.append(button.click(answerer(choice), answer_inputs, outputs,
-                                                       api_visibility="private"))
+                                                       api_visibility=PRIVATE))
 
         def export(values: dict, request: gr.Request):
             path, note = workspace_driver.export(self.lesson, values[self.state], values[self.settings.key_state],
@@ -289,7 +286,7 @@ class WorkspaceRunPanel:
             return {views.export_file: gr.update(value=path), views.status: note}
 
         views.export_btn.click(export, {self.state, self.settings.key_state}, [views.export_file, views.status],
-                               api_visibility="private")
+                               api_visibility=PRIVATE)
 
         def load(values: dict, request: gr.Request):
             path, state = values[views.import_file], values[self.state] or WorkspaceRunState()
@@ -306,7 +303,7 @@ class WorkspaceRunPanel:
 
         self.changed_files.append(views.import_file.upload(load, {views.import_file, self.state, view.tree},
                                                            [views.question, views.views_tabs] + outputs,
-                                                           api_visibility="private"))
+                                                           api_visibility=PRIVATE))
 
         def walker(to_end: bool):
             def walk(values: dict, request: gr.Request):
@@ -314,8 +311,8 @@ class WorkspaceRunPanel:
                 return self.show(state, note, session_of(request), values[view.tree])
             return walk
 
-        views.next_btn.click(walker(False), {self.state, view.tree}, outputs, api_visibility="private")
-        views.all_btn.click(walker(True), {self.state, view.tree}, outputs, api_visibility="private")
+        views.next_btn.click(walker(False), {self.state, view.tree}, outputs, api_visibility=PRIVATE)
+        views.all_btn.click(walker(True), {self.state, view.tree}, outputs, api_visibility=PRIVATE)
 
         # The workspace's files may have changed in the other tab, or been replaced here.
         view.wire(extra_outputs=[views.status], on_replace=lambda: {views.status: ""})
@@ -347,5 +344,5 @@ class WorkspaceTab:
         view = self.run.view
         first = after.then if after is not None else demo.load
         for event in (first, self.tab.select):
-            event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility="private",
+            event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility=PRIVATE,
                   show_progress="hidden")
