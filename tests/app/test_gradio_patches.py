@@ -102,6 +102,22 @@ def test_the_queue_keeps_a_short_history_of_events(served):
     assert 0 < len(demo._queue.event_analytics) <= 50
 
 
+def test_the_queue_read_the_knobs(served):
+    """The names Gradio's queue reads its history settings under (set before gradio is imported)."""
+    demo, _ = served
+    assert demo._queue.ANALYTICS_MAX_EVENTS == int(gradio_patches.ANALYTICS_MAX_EVENTS)
+    assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == int(gradio_patches.ANALYTICS_CACHE_FREQUENCY)
+
+
+def test_gradio_still_looks_for_matplotlib_per_event():
+    """If this Gradio no longer imports matplotlib around each event, the knob can go."""
+    import inspect
+
+    import gradio.utils
+
+    assert "import matplotlib" in inspect.getsource(gradio.utils.MatplotlibBackendMananger)
+
+
 def test_the_tests_idle_queue_polls_less_often(served):
     demo, _ = served
     assert demo._queue.sleep_when_free >= 0.01
