@@ -2,34 +2,38 @@
 
 They were all written against one Gradio version: the `gradio==` pin of requirements.txt
 (PINNED_GRADIO reads it). `check_version()` runs when the app starts and says, in Chinese and
-English, when the installed Gradio is another one: then each patch below has to be checked
-again, by tests/app/test_gradio_patches.py, which pins every internal used here.
+English, when the installed Gradio is another one (a warning; TOOL_WORKSHOP_GRADIO_STRICT=1
+makes it an error): then each patch below has to be checked again, by
+tests/app/test_gradio_patches.py, which pins every internal used here. Nothing outside this
+module touches a private part of Gradio; new patches belong here, with their test there.
 
 What is here, what it is for, and what breaks without it:
 
 - `set_environment()`, before `import gradio` (the knobs are read at import time):
-  * GRADIO_ANALYTICS_ENABLED=False: no telemetry requests from the server (there is no
-    network on a classroom machine, and students' actions are none of Gradio's business).
+  * GRADIO_ANALYTICS_ENABLED=False: no telemetry. Without it Gradio reports usage to its own
+    servers when the page is launched: traffic the classroom never agreed to.
   * GRADIO_ANALYTICS_CACHE_FREQUENCY / GRADIO_ANALYTICS_MAX_EVENTS: the queue rebuilds a pandas
     table of its last 10 000 events after every event, for a monitoring page this app does not
     use. Under a classroom that was a tenth of the server's CPU and grew with the history; the
     history is also memory that outlives a class (a record per event, made amid the tabs' own
-    objects, so a thousand of them held a thousand pages the tabs had freed).
+    objects, so a thousand of them held a thousand pages the tabs had freed). Without them:
+    CPU and memory that grow with every event of the day.
   * matplotlib recorded as absent when it is not installed: Gradio tries `import matplotlib`
     twice per queued event, on its event loop, and each failed try searches every folder on
-    sys.path.
+    sys.path. Without it: a search of sys.path per event, on the event loop all tabs share.
 - `install_lean_session_records()`: Gradio keeps one record per browser tab
   (gradio.state_holder.SessionState) and fills it, the moment a tab first talks to the server,
   with the rendered settings of every component on the page: about 0.4 MB and a few ms of CPU
   per tab, fifty times over when a class opens the link. Nothing reads that table as a whole;
   Gradio adds or updates one entry at a time and builds a missing entry itself. So the table
   starts empty and fills only with what the tab's events touch. Without it: 0.4 MB per tab.
-- `session_holder()`, `idle_sessions()`, `drop_session_record()`, `drop_queue_mailboxes()`:
-  what expiry.py needs to forget an idle tab. Gradio drops a tab's record only when 10 000
-  tabs are full and keeps the queue's message box of each tab for up to 2 000 tabs. Without
-  them the server's memory grows with every class and never comes back.
+- `session_holder()`, `idle_sessions()`, `run_delete_callbacks()`, `drop_session_record()`,
+  `drop_queue_mailboxes()`: what expiry.py needs to forget an idle tab. Gradio drops a tab's
+  record only when 10 000 tabs are full and keeps the queue's message box of each tab for up
+  to 2 000 tabs. Without them the server's memory grows with every class and never comes back.
 - `poll_idle_queue_every()`: while idle, Gradio's queue looks for new events every
-  millisecond (about 7 % of a core per open app); the tests' in-process apps poll every 10 ms.
+  millisecond (about 7 % of a core per open app); the tests' in-process apps (harness.py) poll
+  every 10 ms. Without it: the test run's idle apps take CPU from the browser beside them.
 """
 from __future__ import annotations
 
