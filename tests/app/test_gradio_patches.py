@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import ssl
 import sys
 import time
@@ -21,6 +22,7 @@ from lessons.run_driver import RunState
 
 from tests.app.harness import start_app
 
+ROOT = Path(__file__).resolve().parents[2]
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 TLS = ssl.create_default_context()
 
@@ -68,6 +70,18 @@ def test_the_pin_is_read_from_requirements(tmp_path: Path):
     reqs.write_text("gradio_client==2.7.2\n", encoding="utf-8")
     assert gradio_patches.pinned_version(reqs) is None
     assert gradio_patches.pinned_version(tmp_path / "missing.txt") is None
+
+
+def test_gradio_internals_are_touched_only_in_gradio_patches():
+    """The app's own code reaches Gradio's internals through gradio_patches only, and reads the
+    tab's session and the page's api visibility through page_events only."""
+    only_in = {r"\b_queue\b": "gradio_patches.py", r"\bstate_holder\b": "gradio_patches.py",
+               r"\bimport gradio\.": "gradio_patches.py", r"\bGRADIO_ANALYTICS_": "gradio_patches.py",
+               r"\bsession_hash\b": "page_events.py", r'api_visibility="private"': "page_events.py"}
+    sources = [ROOT / "app.py", *sorted((ROOT / "lessons").glob("*.py"))]
+    found = [(path.name, pattern) for path in sources for pattern, home in only_in.items()
+             if path.name != home and re.search(pattern, path.read_text(encoding="utf-8"))]
+    assert found == []
 
 
 def test_the_environment_knobs():
