@@ -7,7 +7,6 @@ no thread, helper or child process that gradio starts can ever see them. Only th
 gradio imported, with telemetry off.
 """
 import gc
-import importlib.util
 import os
 import sys
 import threading
@@ -50,26 +49,21 @@ SERVER_SECRETS = sandbox.seal_secrets([
     "ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
     "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "TOOL_WORKSHOP_CLASS_CODE",
 ])
-os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-# Gradio's queue rebuilds a pandas table of its last 10 000 events after every event, for a
-# monitoring page this app does not use: under a classroom that was a tenth of the server's
-# CPU and grew with the history. Summarise rarely, over a short history. The history is
-# also memory that outlives a class: a record per event, each made amid the tabs' own
-# objects, so that a thousand of them held a thousand pages the tabs had freed.
-os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
-os.environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", "50")
-# Gradio tries `import matplotlib` twice per queued event, on its event loop; when it is not
-# installed each failed try searches every folder on sys.path. Record the absence once.
-if importlib.util.find_spec("matplotlib") is None:
-    sys.modules.setdefault("matplotlib", None)
+from lessons import gradio_patches  # noqa: E402
+
+# Gradio's environment knobs (telemetry off, a short event history, no matplotlib search) are
+# read when gradio is imported; gradio_patches says what each one is for.
+gradio_patches.set_environment()
+gradio_patches.check_version()
 
 from types import MappingProxyType  # noqa: E402
 
 import gradio as gr  # noqa: E402
 
-from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
+from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab  # noqa: E402
 from lessons import permissions_tab, workspace_memory, workspace_tab  # noqa: E402
 from lessons.browser_memory import BrowserMemory  # noqa: E402
+from lessons.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -111,7 +105,7 @@ HEADER = ("# 🧰 工具调用教学工坊\n"
 
 def build_demo(secrets=None) -> gr.Blocks:
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
-    session_records.install()   # each tab's record in Gradio: 0.4 MB less
+    gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
     with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         notice = gr.Markdown(elem_id="sandbox-notice")
@@ -129,7 +123,7 @@ def build_demo(secrets=None) -> gr.Blocks:
         restored = memory.wire(demo, settings, tabs)
         for tab in tabs:
             tab.wire_refresh(demo, after=restored[tab.name])
-        demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
+        demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
     return demo
 

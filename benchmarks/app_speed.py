@@ -118,7 +118,6 @@ def browser_edits(url: str, variants: list[str]) -> list[float]:
         panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=30_000)
         for i, text in enumerate(variants):
             marker = f"edit{i}x"
-            edited = text.replace("def get_weather(", f"def get_weather_{marker}(")
             set_code(page, panel.locator(".tw-editor"), text)  # back to the original first
             panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=30_000)
             page.wait_for_timeout(300)

@@ -9,16 +9,13 @@ from typing import Any, Mapping
 import gradio as gr
 
 from lessons import backend, function_calling_tab, headline, react_tab, session_io, workspace_api
+from lessons.page_events import session_of
 from lessons.settings_panel import Settings, settings_from
 
 MAX_EVENTS = 2_000
 LESSONS = ("react", "registry", "function_calling")
 MAX_ECHO_CHARS = 10_000
 TRY_CALL_KEYS = ("ok", "content", "error_code", "arguments", "problems", "coercions", "duration_ms", "stdout")
-
-
-def _session(request) -> str | None:
-    return getattr(request, "session_hash", None) or None
 
 
 def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any = False) -> Settings:
@@ -46,12 +43,12 @@ def register(secrets: Mapping[str, str]) -> list[str]:
 
     def schema(source: str, strict: bool = False, method: str = "registry", request: gr.Request = None) -> dict:
         """工具源码 -> OpenAI tools 列表、警告、错误（含行号）。method: registry | naive。"""
-        report = backend.extract(source, method, strict, _session(request))
+        report = backend.extract(source, method, strict, session_of(request))
         return {key: report[key] for key in ("ok", "tools", "warnings", "error")}
 
     def try_call(source: str, name: str, arguments: str = "{}", request: gr.Request = None) -> dict:
         """不经过模型，在沙箱里调用一个工具：类型转换、参数问题和 invoke 返回的原文。"""
-        result = backend.call_tool(source, name, arguments if arguments is not None else "{}", _session(request))
+        result = backend.call_tool(source, name, arguments if arguments is not None else "{}", session_of(request))
         return {key: result.get(key) for key in TRY_CALL_KEYS}
 
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
@@ -66,7 +63,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         envelope=True：工具结果装进固定形状的 JSON 信封 {"status", "data", "error_code", "message"} 再回填。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
         return _run(function_calling_tab.start, secrets, source, question,
-                    api_settings(provider, model, max_tokens, stream), options, mistake, _session(request), request,
+                    api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
@@ -77,7 +74,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         用服务器的密钥且服务器设了课堂口令时，需要 class_code。envelope=True：Observation 装进 JSON 信封。"""
         options = {"approach": approach, "envelope": bool(envelope)}
         return _run(react_tab.start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
-                    options, mistake, _session(request), request, class_code)
+                    options, mistake, session_of(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""

@@ -51,6 +51,7 @@ import gradio as gr
 from lessons import session_io
 from lessons.memory_format import (PREFIX, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
+from lessons.page_events import PRIVATE, session_of
 
 TAB_KEY = PREFIX + "tab"          # sessionStorage: this browser tab's id (survives F5, not shared)
 LESSON_NOTE = ("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"
@@ -61,7 +62,7 @@ REMEMBER_WARNING = "⚠️ 勾选后密钥以明文存在本浏览器（localSto
 CLEAR_LABEL = "清除本页保存的内容"
 NAMES = {"source": "源码", "example_set": "示例工具集", "question": "问题", "preset": "预设问题", "strict": "strict 模式",
          "option.approach": "循环", "rules": "权限规则", "rules_preset": "规则预设"}
-SILENT = dict(queue=False, show_progress="hidden", api_visibility="private")
+SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 KEY_LIMIT = 1_000                 # characters of a remembered key
 FORGOTTEN = ("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
              "本浏览器保存的{label}没有被覆盖，刷新页面即可恢复。")
@@ -279,7 +280,7 @@ class BrowserMemory:
             def save(values: dict, request: gr.Request) -> dict:
                 if not values[held]:
                     return {part.outbox: gr.skip(), note: base + "\n\n⚠️ " + FORGOTTEN.format(label=shared["label"])}
-                fields, notices = shared["read"](getattr(request, "session_hash", None))
+                fields, notices = shared["read"](session_of(request))
                 if fields is None:
                     return {part.outbox: gr.skip()}
                 current = values[note] or ""
@@ -300,7 +301,7 @@ class BrowserMemory:
             self._writer(part, note, saving)
 
         def restore(values: dict, request: gr.Request) -> dict:
-            who, session_id = client_of(values[client]), getattr(request, "session_hash", None)
+            who, session_id = client_of(values[client]), session_of(request)
             out = {said: "", held: bool(session_id)}
             if not who["storage"]:
                 return out

@@ -8,6 +8,7 @@ import gradio as gr
 
 from lessons import CODE_DIR
 from lessons.browser_memory import LESSON_NOTE
+from lessons.page_events import PRIVATE
 
 EXAMPLE_SETS = {
     "天气": "examples_weather.py",
@@ -61,10 +62,10 @@ class EditorPanel:
             return source, gr.update(choices=choices, value=first), first
 
         outputs = [self.editor] + ([presets_dropdown, question] if presets_dropdown is not None else [])
-        self.example_set.input(pick, [self.example_set], outputs, api_visibility="private")
+        self.example_set.input(pick, [self.example_set], outputs, api_visibility=PRIVATE)
 
         def reset(label):
             return texts.get(label, ""), (f"{LESSON_NOTE}\n\n↺ 已把源码恢复为示例「{label}」：你改过的源码已被替换，"
                                           "本浏览器里保存的源码也随之更新。")
 
-        self.reset_btn.click(reset, [self.example_set], [self.editor, self.memory_note], api_visibility="private")
+        self.reset_btn.click(reset, [self.example_set], [self.editor, self.memory_note], api_visibility=PRIVATE)

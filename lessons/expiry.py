@@ -3,7 +3,7 @@
 A day of classes brings hundreds of tabs. Each one costs the server memory in four
 places: the tab's gr.State values (runs, a paused loop, a typed key), Gradio's own
 per-tab record (kept even for API clients and only dropped when 10 000 tabs are full;
-session_records.py keeps it small), the queue's message box of the tab, the
+gradio_patches.py keeps it small), the queue's message box of the tab, the
 sandbox's usage ledger, and the tab's workspace folder on disk (workspace/).
 Exported session files and workspace zips also stay in the temp folder.
 Everything here is dropped once a tab has been idle for TOOL_WORKSHOP_SESSION_TTL
@@ -22,7 +22,7 @@ import time
 
 import workspace
 
-from lessons import backend
+from lessons import backend, gradio_patches
 
 DEFAULT_TTL_SECONDS = 2 * 3600
 DEFAULT_MAX_SESSIONS = 500
@@ -79,31 +79,18 @@ def remove_old_exports(age_seconds: float, now: float | None = None, folder: str
 def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
     """Drops Gradio's record of every tab idle for more than `ttl` seconds (its State
     delete callbacks run first), the sandbox's ledger of it and its workspace. Returns their ids."""
-    import datetime
-
-    now_dt = datetime.datetime.now() if now is None else datetime.datetime.fromtimestamp(now)
-    with holder.lock:
-        idle = [sid for sid, last in holder.time_last_used.items()
-                if (now_dt - last).total_seconds() > ttl]
+    idle = gradio_patches.idle_sessions(holder, ttl, now)
     for sid in idle:
         try:
-            holder.delete_state(sid)
+            gradio_patches.run_delete_callbacks(holder, sid)
         except Exception:  # a failing delete callback must not keep the rest alive
             log.exception("delete callback failed")
-        with holder.lock:
-            holder.session_data.pop(sid, None)
-            holder.time_last_used.pop(sid, None)
+        gradio_patches.drop_session_record(holder, sid)
         backend.forget_session(sid)
         forget_workspace(sid)
-    queue = getattr(getattr(holder, "blocks", None), "_queue", None)
-    if queue is not None and idle:
-        # The queue's message box of each tab (kept for up to 2 000 tabs); none of these
-        # tabs has an event pending after this long.
-        waiting = queue.pending_event_ids_session
-        for sid in idle:
-            if not waiting.get(sid):
-                waiting.pop(sid, None)
-                queue.pending_messages_per_session.pop(sid, None)
+    # The queue's message box of each tab (kept for up to 2 000 tabs); none of these
+    # tabs has an event pending after this long.
+    gradio_patches.drop_queue_mailboxes(holder, idle)
     return idle
 
 
@@ -146,7 +133,7 @@ class Housekeeper(threading.Thread):
         self.exports_checked = self.collected = time.monotonic()
 
     def sweep(self) -> list[str]:
-        holder = getattr(self.demo, "state_holder", None)
+        holder = gradio_patches.session_holder(self.demo)
         gone = forget_idle(holder, self.ttl) if holder is not None else []
         if time.monotonic() - self.exports_checked > EXPORTS_EVERY_SECONDS:
             self.exports_checked = time.monotonic()

@@ -8,6 +8,7 @@ from function_calling_loop import run_function_calling
 from llm_clients import without_parameter
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
+from lessons.page_events import PRIVATE
 from lessons.presets import PRESETS, mistake_choices
 from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
@@ -89,7 +90,7 @@ def build(settings: SettingsPanel) -> LessonTab:
 
         schema.wire(editor.editor, extra=choices_for, extra_outputs=[tool_choice])
         for trigger in (tool_choice.change, settings.provider.change):
-            trigger(choice_note, [tool_choice, settings.provider], [choice_help], api_visibility="private",
+            trigger(choice_note, [tool_choice, settings.provider], [choice_help], api_visibility=PRIVATE,
                     show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 import gradio as gr
 
 from lessons.editor_panel import EditorPanel
+from lessons.page_events import PRIVATE
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 
@@ -30,10 +31,10 @@ class LessonTab:
         """`after`: the event after which the tab's kept controls (and a workspace's kept files) are back."""
         first = after.then if after is not None else demo.load
         if self.schema is not None:
-            first(self.schema.refresh, self.schema.inputs, self.schema.outputs, api_visibility="private",
+            first(self.schema.refresh, self.schema.inputs, self.schema.outputs, api_visibility=PRIVATE,
                   show_progress="hidden")
         view = self.run.workspace
         if view is not None:
             for event in (first, self.tab.select):
-                event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility="private",
+                event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility=PRIVATE,
                       show_progress="hidden")

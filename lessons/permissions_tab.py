@@ -10,6 +10,7 @@ import permissions
 
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
+from lessons.page_events import PRIVATE
 from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
@@ -67,7 +68,7 @@ def build(settings: SettingsPanel) -> LessonTab:
                 run = RunPanel(LESSON, settings, None, PRESETS, options={"approach": approach_radio()}, workspace=view,
                                rules=lambda values: parse_rules(values[rules]), rule_inputs=[rules], ask=True)
         preset.input(lambda name: (rules_text(name), rules_status(rules_text(name))), [preset], [rules, status],
-                     api_visibility="private", show_progress="hidden")
-        rules.change(rules_status, [rules], [status], api_visibility="private", show_progress="hidden")
+                     api_visibility=PRIVATE, show_progress="hidden")
+        rules.change(rules_status, [rules], [status], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
     return LessonTab(LESSON.name, run, tab, kept={"rules": rules, "rules_preset": preset})

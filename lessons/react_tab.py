@@ -7,6 +7,7 @@ import gradio as gr
 from json_loop import build_json_prompt, run_json_from_text
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
+from lessons.page_events import PRIVATE
 from lessons.presets import PRESETS, mistake_choices
 from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
@@ -67,8 +68,8 @@ def build(settings: SettingsPanel) -> LessonTab:
 
         schema.wire(editor.editor, extra=prompt_for, extra_inputs=[approach], extra_outputs=[prompt])
         approach.change(lambda tools, a: system_prompt(a, tools or []), [schema.tools_state, approach], [prompt],
-                        api_visibility="private", show_progress="hidden")
-        approach.change(mistakes_for_approach, [approach, mistake], [mistake], api_visibility="private",
+                        api_visibility=PRIVATE, show_progress="hidden")
+        approach.change(mistakes_for_approach, [approach, mistake], [mistake], api_visibility=PRIVATE,
                         show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()

@@ -15,6 +15,7 @@ from function_calling_loop import run_function_calling
 from lessons import backend
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
 from lessons.lesson_tab import LessonTab
+from lessons.page_events import PRIVATE, session_of
 from lessons.presets import PRESETS
 from lessons.run_driver import Lesson
 from lessons.run_panel import RunPanel
@@ -150,18 +151,18 @@ def build(settings: SettingsPanel) -> LessonTab:
 
         schema.wire(editor.editor, strict=strict, extra=compare, extra_inputs=[tool_name],
                     extra_outputs=[naive, diff, tool_name])
-        trap_btn.click(lambda: trap_text, None, [editor.editor], api_visibility="private")
-        drift_btn.click(lambda: drift_text, None, [editor.editor], api_visibility="private")
-        tool_name.change(example_arguments, [schema.tools_state, tool_name], [try_args], api_visibility="private",
+        trap_btn.click(lambda: trap_text, None, [editor.editor], api_visibility=PRIVATE)
+        drift_btn.click(lambda: drift_text, None, [editor.editor], api_visibility=PRIVATE)
+        tool_name.change(example_arguments, [schema.tools_state, tool_name], [try_args], api_visibility=PRIVATE,
                          show_progress="hidden")
 
         def on_try(values: dict, request: gr.Request):
             result = backend.call_tool(values[editor.editor], values[tool_name], values[try_args],
-                                       getattr(request, "session_hash", None) or None)
+                                       session_of(request))
             return {try_report: try_call_markdown(result), try_content: str(result.get("content", ""))}
 
         try_btn.click(on_try, {editor.editor, tool_name, try_args}, [try_report, try_content],
-                      api_visibility="private")
+                      api_visibility=PRIVATE)
         editor.wire(run.presets, run.question)
         run.wire()
     return LessonTab("registry", run, tab, editor=editor, schema=schema)

@@ -16,10 +16,11 @@ from typing import Any, Callable
 import gradio as gr
 
 from lessons import expiry, run_driver, session_io, workspace_panel
+from lessons.page_events import PRIVATE, session_of
 from lessons.run_driver import Lesson, RunInputs, RunState
 from lessons.run_views import RunViews
 from lessons.settings_panel import SettingsPanel
-from lessons.workspace_panel import AskBox, WorkspaceView, session_of
+from lessons.workspace_panel import AskBox, WorkspaceView
 
 
 class RunPanel:
@@ -106,8 +107,8 @@ class RunPanel:
                     yield show(state, note)
             return start
 
-        self.changed_files.append(views.run_btn.click(starter(False), run_inputs, outputs, api_visibility="private"))
-        views.step_btn.click(starter(True), run_inputs, outputs, api_visibility="private")
+        self.changed_files.append(views.run_btn.click(starter(False), run_inputs, outputs, api_visibility=PRIVATE))
+        views.step_btn.click(starter(True), run_inputs, outputs, api_visibility=PRIVATE)
         if not lesson.workspace:   # the workspace's loops leave no parameter out: nothing to retry without
 
             def retry(values: dict, request: gr.Request):
@@ -115,8 +116,8 @@ class RunPanel:
                                                     session_id=session_of(request), request=request):
                     yield self.show(state, note)
 
-            views.retry_btn.click(retry, run_inputs, outputs, api_visibility="private")
-        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility="private",
+            views.retry_btn.click(retry, run_inputs, outputs, api_visibility=PRIVATE)
+        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility=PRIVATE,
                             show_progress="hidden")
 
         def resumer(keep_stepping: bool):
@@ -128,8 +129,8 @@ class RunPanel:
             return resume
 
         resume_inputs = {self.state, views.step_args, views.step_result, *tree}
-        views.continue_btn.click(resumer(True), resume_inputs, outputs, api_visibility="private")
-        views.finish_btn.click(resumer(False), resume_inputs, outputs, api_visibility="private")
+        views.continue_btn.click(resumer(True), resume_inputs, outputs, api_visibility=PRIVATE)
+        views.finish_btn.click(resumer(False), resume_inputs, outputs, api_visibility=PRIVATE)
 
         if self.ask is not None:
             ask = self.ask
@@ -145,7 +146,7 @@ class RunPanel:
             for button, choice in ((ask.approve, run_driver.APPROVE), (ask.approve_edited, run_driver.EDIT),
                                    (ask.deny, run_driver.DENY)):
                 self.changed_files.append(button.click(answerer(choice), {self.state, ask.args, ask.reason, *tree},
-                                                       outputs, api_visibility="private"))
+                                                       outputs, api_visibility=PRIVATE))
 
         def export(values: dict, request: gr.Request):
             path, note = run_driver.export(lesson, values[self.state], values[self.settings.key_state],
@@ -153,7 +154,7 @@ class RunPanel:
             return {views.export_file: gr.update(value=path), views.status: note}
 
         views.export_btn.click(export, {self.state, self.settings.key_state}, [views.export_file, views.status],
-                               api_visibility="private")
+                               api_visibility=PRIVATE)
 
         def load(values: dict, request: gr.Request):
             path, state, show = values[views.import_file], values[self.state] or RunState(), self.shower(values, request)
@@ -169,15 +170,15 @@ class RunPanel:
 
         self.changed_files.append(views.import_file.upload(load, {views.import_file, self.state, *tree},
                                                            editor + [self.question, views.views_tabs] + outputs,
-                                                           api_visibility="private"))
+                                                           api_visibility=PRIVATE))
 
         def walker(to_end: bool):
             def walk(values: dict, request: gr.Request) -> dict[Any, Any]:
                 return self.shower(values, request)(*run_driver.walk(values[self.state], to_end))
             return walk
 
-        views.next_btn.click(walker(False), {self.state, *tree}, outputs, api_visibility="private")
-        views.all_btn.click(walker(True), {self.state, *tree}, outputs, api_visibility="private")
+        views.next_btn.click(walker(False), {self.state, *tree}, outputs, api_visibility=PRIVATE)
+        views.all_btn.click(walker(True), {self.state, *tree}, outputs, api_visibility=PRIVATE)
 
         if view is not None:
             # The workspace's files may have changed in the other tab, or been replaced here.

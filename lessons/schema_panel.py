@@ -11,6 +11,7 @@ import gradio as gr
 
 import tool_outcome
 from lessons import backend, expiry
+from lessons.page_events import PRIVATE, session_of
 
 
 def _props(tool: dict) -> tuple[dict, set]:
@@ -141,7 +142,7 @@ class SchemaPanel:
         def refresh(values: dict, request: gr.Request):
             inputs = SchemaInputs(source=values[editor] or "", previous=values[self.tools_state],
                                   strict=bool(values[strict]) if strict is not None else False,
-                                  session_id=getattr(request, "session_hash", None) or None)
+                                  session_id=session_of(request))
             report = schema_report(inputs.source, inputs.strict, inputs.previous, session_id=inputs.session_id)
             tools = report["tools"] if report["ok"] else inputs.previous
             shown = {self.json: json.dumps(tools or [], ensure_ascii=False, indent=2),
@@ -151,10 +152,10 @@ class SchemaPanel:
         # A few milliseconds of work: answered directly rather than through the queue. `edited`
         # is the refresh after an edit: what else an edit triggers (keeping the source in the
         # browser) is chained after it, so the student sees the new schema first.
-        self.edited = editor.change(refresh, self.inputs, self.outputs, api_visibility="private",
+        self.edited = editor.change(refresh, self.inputs, self.outputs, api_visibility=PRIVATE,
                                     show_progress="hidden", queue=False)
         if strict is not None:
-            strict.change(refresh, self.inputs, self.outputs, api_visibility="private", show_progress="hidden",
+            strict.change(refresh, self.inputs, self.outputs, api_visibility=PRIVATE, show_progress="hidden",
                           queue=False)
         self.refresh = refresh
         return refresh

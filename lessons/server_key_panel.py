@@ -8,6 +8,7 @@ import gradio as gr
 
 from access import server_keys
 from access.class_code import CodeRefused
+from lessons.page_events import PRIVATE
 
 KEY_NAMES = ("ZHIPUAI_API_KEY", "OPENAI_API_KEY")
 
@@ -37,7 +38,7 @@ class ServerKeyPanel:
                 note = f"❌ {exc}"
             return "", f"{note}\n\n{policy.usage_line(request)}"
 
-        accordion.expand(show_usage, None, [self.usage], api_visibility="private", show_progress="hidden")
-        provider.change(show_usage, None, [self.usage], api_visibility="private", show_progress="hidden")
+        accordion.expand(show_usage, None, [self.usage], api_visibility=PRIVATE, show_progress="hidden")
+        provider.change(show_usage, None, [self.usage], api_visibility=PRIVATE, show_progress="hidden")
         self.class_code.submit(enter_code, [self.class_code], [self.class_code, self.usage],
-                               api_visibility="private", show_progress="hidden")
+                               api_visibility=PRIVATE, show_progress="hidden")

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 import gradio as gr
 
 from lessons.browser_memory import SettingsControls
+from lessons.page_events import PRIVATE
 from lessons.server_key_panel import ServerKeyPanel
 from llm_clients import MODEL_SUGGESTIONS
 from provider_presets import PRESETS, Preset, settings_for
@@ -224,7 +225,7 @@ class SettingsPanel:
         provider_changed = self.provider.change(
             on_provider, [self.provider, self.key_state, self.preset, self.base_url],
             [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
-            api_visibility="private", show_progress="hidden")
+            api_visibility=PRIVATE, show_progress="hidden")
         self._settle_status(provider_changed)
         self._wire_presets()
 
@@ -236,13 +237,13 @@ class SettingsPanel:
         for event in (self.api_key.submit, self.api_key.blur):
             self._settle_status(event(store_key, [self.api_key, self.key_state, self.provider, self.base_url, self.preset],
                                       [self.api_key, self.key_state, self.key_status, self.clear_key],
-                                      api_visibility="private", show_progress="hidden"))
+                                      api_visibility=PRIVATE, show_progress="hidden"))
 
         def forget_key(provider, base_url, preset):
             return "", key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
 
         self.clear_key.click(forget_key, [self.provider, self.base_url, self.preset],
-                             [self.key_state, self.key_status, self.clear_key], api_visibility="private")
+                             [self.key_state, self.key_status, self.clear_key], api_visibility=PRIVATE)
 
     def _wire_presets(self):
         """预设: choosing one fills provider, base URL and model and shows its card; choosing a
@@ -262,17 +263,17 @@ class SettingsPanel:
 
         self.preset.input(on_preset, [self.preset, self.key_state],
                           [self.provider, self.model, self.base_url, self.preset_card, self.key_status],
-                          api_visibility="private", show_progress="hidden")
+                          api_visibility=PRIVATE, show_progress="hidden")
 
         def on_pick(provider):
             return NO_PRESET, gr.update(visible=False), model_update(provider, secrets)
 
         self.provider.input(on_pick, [self.provider], [self.preset, self.preset_card, self.model],
-                            api_visibility="private", show_progress="hidden")
+                            api_visibility=PRIVATE, show_progress="hidden")
 
         # Enter only (not blur): a blur racing the key box's own update could show a stale line.
         self._settle_status(self.base_url.submit(self._status_now, [self.provider, self.key_state, self.base_url, self.preset],
-                                                 [self.key_status], api_visibility="private", show_progress="hidden"))
+                                                 [self.key_status], api_visibility=PRIVATE, show_progress="hidden"))
 
     def _settle_status(self, event) -> None:
         """After each event that writes the key status line, the line once more from what the
@@ -280,7 +281,7 @@ class SettingsPanel:
         key's) may finish in either order, and the one computed from the older key must not
         stay on screen."""
         event.then(self._status_now, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
-                   api_visibility="private", show_progress="hidden")
+                   api_visibility=PRIVATE, show_progress="hidden")
 
     def _status_now(self, provider, session_key, base_url, preset) -> str:
         return key_status(provider, session_key, self.secrets, base_url, preset)

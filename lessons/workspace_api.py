@@ -12,6 +12,7 @@ import permissions
 import workspace
 
 from lessons import headline, workspace_backend
+from lessons.page_events import session_of
 from lessons.settings_panel import Settings
 
 MAX_EVENTS = 2_000
@@ -40,7 +41,7 @@ def run(question: str, files: Mapping | None, rules: Mapping | None, settings: S
             workspace.import_files(session_id, dict(files))
         # The workspace is the call's own, the bash budget is the caller's: a script that
         # calls again and again still shares one budget (anonymous callers share one too).
-        workspace.charge_to(session_id, getattr(request, "session_hash", None) or "api-anonymous")
+        workspace.charge_to(session_id, session_of(request) or "api-anonymous")
         run = workspace_backend.run_unattended(session_id, question.strip(), settings, rules, secrets=secrets,
                                                request=request, class_code=class_code)
         if run.error is not None:

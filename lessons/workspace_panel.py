@@ -16,6 +16,7 @@ import gradio as gr
 import workspace
 
 from lessons import timeline
+from lessons.page_events import PRIVATE, session_of
 from lessons.run_driver import RunState
 from lessons.run_views import RunViews
 from lessons.workspace_backend import APPROACHES
@@ -25,10 +26,6 @@ NO_FILE = "（在上面的文件树里选一个文件）"
 MEMORY_NOTE = ("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
                "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。")
 NOT_RUN = '<div class="tw-protocol"><div class="tw-empty">还没有运行。选一个预设问题，点「运行」。</div></div>'
-
-
-def session_of(request: gr.Request | None) -> str | None:
-    return getattr(request, "session_hash", None) or None
 
 
 def changes_html(events: list[dict]) -> str:
@@ -110,7 +107,7 @@ class WorkspaceView:
         def select(path, request: gr.Request):
             return file_text(session_of(request), path)
 
-        self.tree.input(select, [self.tree], [self.file], api_visibility="private", show_progress="hidden")
+        self.tree.input(select, [self.tree], [self.file], api_visibility=PRIVATE, show_progress="hidden")
 
         def replaced(note, request):
             extra = on_replace() if on_replace else {}
@@ -123,7 +120,7 @@ class WorkspaceView:
                 return {self.note: f"❌ {exc}"}
             return replaced("已重置为初始练习项目（本浏览器保存的工作区文件随之换成初始项目）。", request)
 
-        self.replaced.append(self.reset_btn.click(reset, None, outputs + [self.note], api_visibility="private"))
+        self.replaced.append(self.reset_btn.click(reset, None, outputs + [self.note], api_visibility=PRIVATE))
 
         def download(request: gr.Request):
             try:
@@ -132,7 +129,7 @@ class WorkspaceView:
                 return {self.note: f"❌ {exc}", self.zip_file: gr.update(visible=False)}
             return {self.zip_file: gr.update(value=path, visible=True), self.note: "已打包，点文件名下载。"}
 
-        self.zip_btn.click(download, None, [self.zip_file, self.note], api_visibility="private")
+        self.zip_btn.click(download, None, [self.zip_file, self.note], api_visibility=PRIVATE)
 
         def upload(path, request: gr.Request):
             try:
@@ -143,7 +140,7 @@ class WorkspaceView:
             return replaced("已用上传的 zip 替换工作区。", request)
 
         self.replaced.append(self.upload_btn.upload(upload, [self.upload_btn], outputs + [self.note],
-                                                    api_visibility="private"))
+                                                    api_visibility=PRIVATE))
 
 
 def shell_note() -> str:

@@ -146,7 +146,7 @@ def harden(config):
     try:
         hardening.set_non_dumpable()
         layers["non_dumpable"] = True
-    except Exception as exc:
+    except Exception:
         layers["non_dumpable"] = False
     try:
         layers["landlock"] = hardening.apply_landlock(config["read_only_paths"])

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what the tests need (Debian chromium included),
-# then the ordinary tests (two at a time), the fairness tests alone, a short classroom smoke run,
+# then the linter, the ordinary tests (two at a time), the fairness tests alone, a short classroom smoke run,
 # and the sandbox containment tests as an unprivileged user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,9 @@ if [ "$(id -u)" = 0 ] && ! { [ -x /usr/bin/chromium ] && lib libseccomp.so.2 && 
     chromium fonts-liberation fonts-noto-color-emoji fonts-noto-cjk libseccomp2 libjemalloc2 python3-venv >/dev/null
 fi
 source scripts/setup.sh requirements-dev.txt
+
+echo "== ruff (rules in pyproject.toml); any finding fails the run"
+"$PY" -m ruff check .
 
 # Extra arguments (paths, -k ...) go to both pytest runs below; a selection may leave one of
 # them nothing to run (pytest's exit 5), which is then no failure.

@@ -32,6 +32,7 @@ def free_port() -> int:
 def start_app(secrets: dict | None = None):
     """(demo, url) of the real page served on a free loopback port."""
     import app
+    from lessons import gradio_patches
 
     demo = app.build_demo(secrets)
     port = free_port()
@@ -39,7 +40,7 @@ def start_app(secrets: dict | None = None):
     # While idle, Gradio's queue looks for new events every millisecond: about 7 % of a core for each
     # app a test run keeps open (one per worker the whole run), taken from the browser beside it.
     # Every 10 ms starts an event just as surely, at most 10 ms later.
-    demo._queue.sleep_when_free = max(demo._queue.sleep_when_free, 0.01)
+    gradio_patches.poll_idle_queue_every(demo, 0.01)
     return demo, f"http://127.0.0.1:{port}/"
 
 

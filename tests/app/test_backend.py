@@ -64,7 +64,7 @@ def test_a_run_extracts_once_after_the_panel_did():
 
 def test_a_hand_written_result_is_marked_and_the_tool_does_not_run():
     run = backend.start_run(function_calling_tab.start, WEATHER, "广州冷不冷？", Settings(), {})
-    while (event := backend.advance(run))["type"] != "tool_call":
+    while backend.advance(run)["type"] != "tool_call":
         pass
     result = backend.advance(run, {"result": "手写：晴"})
     assert result["type"] == "tool_result" and result["overridden"] and "手写：晴" in result["message"]["content"]

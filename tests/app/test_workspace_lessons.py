@@ -10,7 +10,7 @@ import pytest
 from gradio_client import Client
 
 import workspace
-from lessons import expiry, permissions_tab, run_driver, session_io, workspace_tab
+from lessons import expiry, gradio_patches, permissions_tab, run_driver, session_io, workspace_tab
 from lessons.run_driver import RunInputs
 from lessons.settings_panel import Settings
 from tests.app.harness import start_app
@@ -116,7 +116,7 @@ def test_an_expired_tab_loses_its_workspace():
         sid = client.session_hash
         workspace.tree(sid)                                   # the page made its workspace
         count = workspace.known_sessions()
-        gone = expiry.forget_idle(demo.state_holder, ttl=3600, now=time.time() + 7200)
+        gone = expiry.forget_idle(gradio_patches.session_holder(demo), ttl=3600, now=time.time() + 7200)
         assert sid in gone and workspace.known_sessions() == count - 1
     finally:
         demo.close()

@@ -5,7 +5,6 @@ project; a workspace too big to keep whole says which files were left out and th
 two browsers keep their own workspaces."""
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 from pathlib import Path

@@ -1,0 +1,202 @@
+"""Every place the app reaches into Gradio's internals or sets one of its environment knobs.
+
+They were all written against one Gradio version: the `gradio==` pin of requirements.txt
+(PINNED_GRADIO reads it). `check_version()` runs when the app starts and says, in Chinese and
+English, when the installed Gradio is another one (a warning; TOOL_WORKSHOP_GRADIO_STRICT=1
+makes it an error): then each patch below has to be checked again, by
+tests/app/test_gradio_patches.py, which pins every internal used here. Nothing outside this
+module touches a private part of Gradio; new patches belong here, with their test there.
+
+What is here, what it is for, and what breaks without it:
+
+- `set_environment()`, before `import gradio` (the knobs are read at import time):
+  * GRADIO_ANALYTICS_ENABLED=False: no telemetry. Without it Gradio reports usage to its own
+    servers when the page is launched: traffic the classroom never agreed to.
+  * GRADIO_ANALYTICS_CACHE_FREQUENCY / GRADIO_ANALYTICS_MAX_EVENTS: the queue rebuilds a pandas
+    table of its last 10 000 events after every event, for a monitoring page this app does not
+    use. Under a classroom that was a tenth of the server's CPU and grew with the history; the
+    history is also memory that outlives a class (a record per event, made amid the tabs' own
+    objects, so a thousand of them held a thousand pages the tabs had freed). Without them:
+    CPU and memory that grow with every event of the day.
+  * matplotlib recorded as absent when it is not installed: Gradio tries `import matplotlib`
+    twice per queued event, on its event loop, and each failed try searches every folder on
+    sys.path. Without it: a search of sys.path per event, on the event loop all tabs share.
+- `install_lean_session_records()`: Gradio keeps one record per browser tab
+  (gradio.state_holder.SessionState) and fills it, the moment a tab first talks to the server,
+  with the rendered settings of every component on the page: about 0.4 MB and a few ms of CPU
+  per tab, fifty times over when a class opens the link. Nothing reads that table as a whole;
+  Gradio adds or updates one entry at a time and builds a missing entry itself. So the table
+  starts empty and fills only with what the tab's events touch. Without it: 0.4 MB per tab.
+- `session_holder()`, `idle_sessions()`, `run_delete_callbacks()`, `drop_session_record()`,
+  `drop_queue_mailboxes()`: what expiry.py needs to forget an idle tab. Gradio drops a tab's
+  record only when 10 000 tabs are full and keeps the queue's message box of each tab for up
+  to 2 000 tabs. Without them the server's memory grows with every class and never comes back.
+- `poll_idle_queue_every()`: while idle, Gradio's queue looks for new events every
+  millisecond (about 7 % of a core per open app); the tests' in-process apps (harness.py) poll
+  every 10 ms. Without it: the test run's idle apps take CPU from the browser beside them.
+"""
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import importlib.util
+import os
+import re
+import sys
+import warnings
+from pathlib import Path
+
+REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
+
+
+class GradioVersionMismatch(RuntimeWarning):
+    """The installed Gradio is not the one the patches here were written against."""
+
+
+def pinned_version(requirements: Path = REQUIREMENTS) -> str | None:
+    """The `gradio==X` pin of requirements.txt (None without one)."""
+    try:
+        text = requirements.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r"^\s*gradio\s*==\s*([^\s;#]+)", text, re.MULTILINE | re.IGNORECASE)
+    return match.group(1) if match else None
+
+
+PINNED_GRADIO = pinned_version()
+
+
+def installed_version() -> str | None:
+    try:
+        return importlib.metadata.version("gradio")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def mismatch_message(installed: str | None, pinned: str | None) -> str:
+    return (f"Gradio 版本不符：已安装 {installed}，requirements.txt 固定的是 {pinned}。"
+            f"lessons/gradio_patches.py 的补丁是照 {pinned} 写的，请先跑 tests/app/test_gradio_patches.py 再用。 / "
+            f"Gradio version mismatch: {installed} is installed, requirements.txt pins {pinned}. "
+            f"The patches in lessons/gradio_patches.py were written against {pinned}; "
+            f"run tests/app/test_gradio_patches.py before relying on them.")
+
+
+def check_version(installed: str | None = None, pinned: str | None = None, strict: bool | None = None) -> bool:
+    """True when the installed Gradio is the pinned one. Otherwise warns (GradioVersionMismatch),
+    or raises RuntimeError when `strict` (default: TOOL_WORKSHOP_GRADIO_STRICT=1)."""
+    installed = installed_version() if installed is None else installed
+    pinned = PINNED_GRADIO if pinned is None else pinned
+    if installed == pinned:
+        return True
+    if strict is None:
+        strict = os.environ.get("TOOL_WORKSHOP_GRADIO_STRICT", "") == "1"
+    message = mismatch_message(installed, pinned)
+    if strict:
+        raise RuntimeError(message)
+    warnings.warn(message, GradioVersionMismatch, stacklevel=2)
+    return False
+
+
+# --- environment knobs: before `import gradio` ---------------------------------------------
+
+ANALYTICS_CACHE_FREQUENCY = "1000"
+ANALYTICS_MAX_EVENTS = "50"
+
+
+def set_environment(environ=os.environ, modules=sys.modules) -> None:
+    """The knobs Gradio reads when imported (see the module docstring). Set values win, except
+    telemetry, which is always off."""
+    environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", ANALYTICS_CACHE_FREQUENCY)
+    environ.setdefault("GRADIO_ANALYTICS_MAX_EVENTS", ANALYTICS_MAX_EVENTS)
+    if importlib.util.find_spec("matplotlib") is None:
+        modules.setdefault("matplotlib", None)
+
+
+# --- a lighter per-tab record (gradio.state_holder.SessionState) ---------------------------
+
+_lean_class = None
+
+
+def lean_session_state():
+    """The class LeanSessionState, made once: it subclasses Gradio's record, so gradio is
+    imported here and not when this module is (set_environment must come first)."""
+    global _lean_class
+    if _lean_class is None:
+        import gradio.state_holder as state_holder
+
+        original = state_holder.SessionState
+
+        class _PageSettingsOnly:
+            """What SessionState.__init__ reads from the Blocks, minus the components to copy."""
+
+            def __init__(self, blocks):
+                self.default_config = blocks.default_config
+                self.blocks = {}
+
+        class LeanSessionState(original):
+            def __init__(self, blocks):
+                super().__init__(_PageSettingsOnly(blocks))
+
+        _lean_class = LeanSessionState
+    return _lean_class
+
+
+def install_lean_session_records() -> bool:
+    """Makes new tabs use the lighter record; False (nothing changed) if this Gradio's record
+    does not look as expected."""
+    import gradio.state_holder as state_holder
+
+    lean = lean_session_state()
+    if state_holder.SessionState is lean:
+        return True
+    probe = lean.__mro__[1].__init__.__code__
+    if "config_values" not in probe.co_names or "default_config" not in probe.co_names:
+        return False
+    state_holder.SessionState = lean
+    return True
+
+
+# --- forgetting an idle tab (expiry.py) ----------------------------------------------------
+
+def session_holder(demo):
+    """Gradio's table of per-tab records (gradio.state_holder.StateHolder) of a launched Blocks."""
+    return getattr(demo, "state_holder", None)
+
+
+def idle_sessions(holder, ttl: float, now: float | None = None) -> list[str]:
+    """Ids of the tabs whose last event is more than `ttl` seconds old."""
+    now_dt = datetime.datetime.now() if now is None else datetime.datetime.fromtimestamp(now)
+    with holder.lock:
+        return [sid for sid, last in holder.time_last_used.items() if (now_dt - last).total_seconds() > ttl]
+
+
+def run_delete_callbacks(holder, session_id: str) -> None:
+    """The tab's gr.State delete callbacks (Gradio's own delete_state)."""
+    holder.delete_state(session_id)
+
+
+def drop_session_record(holder, session_id: str) -> None:
+    """Gradio's record of the tab and its last-used time."""
+    with holder.lock:
+        holder.session_data.pop(session_id, None)
+        holder.time_last_used.pop(session_id, None)
+
+
+def drop_queue_mailboxes(holder, session_ids: list[str]) -> None:
+    """The queue's message box of each tab that has no event pending."""
+    queue = getattr(getattr(holder, "blocks", None), "_queue", None)
+    if queue is None or not session_ids:
+        return
+    waiting = queue.pending_event_ids_session
+    for sid in session_ids:
+        if not waiting.get(sid):
+            waiting.pop(sid, None)
+            queue.pending_messages_per_session.pop(sid, None)
+
+
+# --- the tests' in-process apps ------------------------------------------------------------
+
+def poll_idle_queue_every(demo, seconds: float) -> None:
+    """An idle queue looks for new events every `seconds` at most as often (Gradio: 1 ms)."""
+    demo._queue.sleep_when_free = max(demo._queue.sleep_when_free, seconds)

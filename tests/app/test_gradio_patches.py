@@ -1,0 +1,170 @@
+"""Every Gradio internal that lessons/gradio_patches.py relies on, pinned against the real server:
+when an upgrade of Gradio moves one of them, a test here fails (the version check says so first).
+Functional checks; no timing asserts."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import ssl
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+import sandbox
+from lessons import backend, expiry, gradio_patches
+from lessons.editor_panel import EXAMPLE_SETS, example_text
+from lessons.run_driver import RunState
+
+from tests.app.harness import start_app
+
+ROOT = Path(__file__).resolve().parents[2]
+WEATHER = example_text(EXAMPLE_SETS["天气"])
+TLS = ssl.create_default_context()
+
+
+@pytest.fixture(scope="module")
+def served():
+    demo, url = start_app()
+    yield demo, url
+    demo.close()
+
+
+def tab(url: str) -> Client:
+    """A fresh browser tab: its own session."""
+    return Client(url, verbose=False, ssl_verify=TLS)
+
+
+def test_the_installed_gradio_is_the_pinned_one():
+    assert gradio_patches.PINNED_GRADIO and gradio_patches.PINNED_GRADIO == gradio_patches.pinned_version()
+    import gradio
+
+    assert gradio.__version__ == gradio_patches.PINNED_GRADIO == gradio_patches.installed_version()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gradio_patches.check_version() is True
+
+
+def test_another_gradio_is_named_in_chinese_and_english(monkeypatch):
+    monkeypatch.delenv("TOOL_WORKSHOP_GRADIO_STRICT", raising=False)
+    with pytest.warns(gradio_patches.GradioVersionMismatch) as caught:
+        assert gradio_patches.check_version(installed="7.0.0", pinned="6.31.0") is False
+    message = str(caught[0].message)
+    assert "Gradio 版本不符" in message and "Gradio version mismatch" in message
+    assert "7.0.0" in message and "6.31.0" in message and "test_gradio_patches.py" in message
+    with pytest.raises(RuntimeError, match="version mismatch"):
+        gradio_patches.check_version(installed="7.0.0", pinned="6.31.0", strict=True)
+    monkeypatch.setenv("TOOL_WORKSHOP_GRADIO_STRICT", "1")
+    with pytest.raises(RuntimeError, match="版本不符"):
+        gradio_patches.check_version(installed="6.30.0", pinned="6.31.0")
+
+
+def test_the_pin_is_read_from_requirements(tmp_path: Path):
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("# app\nopenai==3.57.0\ngradio==6.31.0  # the page\n", encoding="utf-8")
+    assert gradio_patches.pinned_version(reqs) == "6.31.0"
+    reqs.write_text("gradio_client==2.7.2\n", encoding="utf-8")
+    assert gradio_patches.pinned_version(reqs) is None
+    assert gradio_patches.pinned_version(tmp_path / "missing.txt") is None
+
+
+def test_gradio_internals_are_touched_only_in_gradio_patches():
+    """The app's own code reaches Gradio's internals through gradio_patches only, and reads the
+    tab's session and the page's api visibility through page_events only."""
+    only_in = {r"\b_queue\b": "gradio_patches.py", r"\bstate_holder\b": "gradio_patches.py",
+               r"\bimport gradio\.": "gradio_patches.py", r"\bGRADIO_ANALYTICS_": "gradio_patches.py",
+               r"\bsession_hash\b": "page_events.py", r'api_visibility="private"': "page_events.py"}
+    sources = [ROOT / "app.py", *sorted((ROOT / "lessons").glob("*.py"))]
+    found = [(path.name, pattern) for path in sources for pattern, home in only_in.items()
+             if path.name != home and re.search(pattern, path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_environment_knobs():
+    environ, modules = {"GRADIO_ANALYTICS_ENABLED": "True", "GRADIO_ANALYTICS_MAX_EVENTS": "7"}, {}
+    gradio_patches.set_environment(environ, modules)
+    assert environ == {"GRADIO_ANALYTICS_ENABLED": "False", "GRADIO_ANALYTICS_MAX_EVENTS": "7",
+                       "GRADIO_ANALYTICS_CACHE_FREQUENCY": "1000"}
+    if importlib.util.find_spec("matplotlib") is None:
+        assert "matplotlib" in modules and modules["matplotlib"] is None
+    import app  # noqa: F401  (the app sets the knobs when imported)
+
+    assert os.environ["GRADIO_ANALYTICS_ENABLED"] == "False"
+    if "matplotlib" in sys.modules and sys.modules["matplotlib"] is None:
+        with pytest.raises(ImportError):
+            import matplotlib  # noqa: F401
+
+
+def test_the_lean_record_still_fits_this_gradio():
+    import gradio.state_holder as state_holder
+
+    assert gradio_patches.install_lean_session_records() is True
+    assert state_holder.SessionState is gradio_patches.lean_session_state()
+
+
+def test_the_queue_keeps_a_short_history_of_events(served):
+    """Gradio records every event for a monitoring page the app does not serve; a long
+    history is memory that outlives the class (records scattered among the tabs' freed pages)."""
+    demo, url = served
+    client = tab(url)
+    for n in range(70):
+        assert client.predict(str(n), api_name="/echo") == str(n)
+    assert 0 < len(demo._queue.event_analytics) <= 50
+
+
+def test_the_queue_read_the_knobs(served):
+    """The names Gradio's queue reads its history settings under (set before gradio is imported)."""
+    demo, _ = served
+    assert demo._queue.ANALYTICS_MAX_EVENTS == int(gradio_patches.ANALYTICS_MAX_EVENTS)
+    assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == int(gradio_patches.ANALYTICS_CACHE_FREQUENCY)
+
+
+def test_gradio_still_looks_for_matplotlib_per_event():
+    """If this Gradio no longer imports matplotlib around each event, the knob can go."""
+    import inspect
+
+    import gradio.utils
+
+    assert "import matplotlib" in inspect.getsource(gradio.utils.MatplotlibBackendMananger)
+
+
+def test_the_tests_idle_queue_polls_less_often(served):
+    demo, _ = served
+    assert demo._queue.sleep_when_free >= 0.01
+
+
+def test_idle_tabs_are_forgotten_with_their_state(served):
+    demo, url = served
+    client = tab(url)
+    client.predict(WEATHER, "get_weather", '{"city": "北京"}', api_name="/try_call")
+    sid = client.session_hash
+    holder = demo.state_holder
+    assert gradio_patches.session_holder(demo) is holder
+    assert sid in holder.session_data and sandbox.session_usage(sid)["known"]
+    assert isinstance(holder.session_data[sid], gradio_patches.lean_session_state())
+    assert len(holder.session_data[sid].config_values) < len(demo.blocks) / 10   # not every component
+    assert sid in demo._queue.pending_messages_per_session
+    closed = []
+
+    def paused():
+        try:
+            yield "tool_call"
+        finally:
+            closed.append(True)
+
+    generator = paused()
+    next(generator)
+    run_state = next(block for block in demo.blocks.values()
+                     if getattr(block, "delete_callback", None) is expiry.close_run)
+    holder[sid][run_state._id] = RunState(run=backend.Run(loop=generator))   # a run paused in step mode
+    assert expiry.forget_idle(holder, ttl=3600) == []                   # still fresh: kept
+    gone = expiry.forget_idle(holder, ttl=3600, now=time.time() + 7200)
+    assert sid in gone and sid not in holder.session_data and sid not in holder.time_last_used
+    assert closed == [True] and not sandbox.session_usage(sid)["known"]
+    assert sid not in demo._queue.pending_messages_per_session and sid not in demo._queue.pending_event_ids_session
+    again = client.predict("还在吗", api_name="/echo")                   # the tab can come back as new
+    assert again == "还在吗"
