@@ -77,6 +77,14 @@ def get_json(url: str, timeout: float = 5.0):
         return json.loads(response.read())
 
 
+def die_with_parent():
+    """In the child before exec: the server gets SIGTERM when the test run goes (even when killed)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+
+
 class LlamaServer:
     """One llama-server process on a free loopback port."""
 
@@ -90,7 +98,8 @@ class LlamaServer:
         if template is not None:
             command += ["--chat-template-file", str(template)]
         self.command = command
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                        preexec_fn=die_with_parent)
         self.started_seconds = self._wait_healthy()
 
     def _wait_healthy(self) -> float:
