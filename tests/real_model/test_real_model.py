@@ -25,6 +25,7 @@ WEATHER = example_text(EXAMPLE_SETS["天气"])
 CALCULATOR = example_text(EXAMPLE_SETS["计算器"])
 MODEL = "smollm2-135m"          # llama-server answers with whatever model name it is sent
 KEY = "sk-local-llama"         # llama-server without --api-key accepts any
+APP_MAX_TOKENS = 24
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
 GET_WEATHER = [{"type": "function", "function": {
     "name": "get_weather", "description": "Get the current weather for a city",
@@ -99,9 +100,11 @@ def test_the_model_answers_in_text_instead_of_calling_the_tool(tools_server):
 
 @pytest.fixture(scope="module")
 def secrets(tools_server):
-    """The server's configuration: an OpenAI-compatible key and base URL (and the same for GLM)."""
+    """The server's configuration: an OpenAI-compatible key and base URL (and the same for GLM).
+    Runs on a server key ask for at most TOOL_WORKSHOP_KEY_MAX_TOKENS (the app's only max_tokens)."""
     return {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": tools_server.url + "/v1",
-            "ZHIPUAI_API_KEY": KEY, "ZHIPUAI_BASE_URL": tools_server.url + "/v1"}
+            "ZHIPUAI_API_KEY": KEY, "ZHIPUAI_BASE_URL": tools_server.url + "/v1",
+            "TOOL_WORKSHOP_KEY_MAX_TOKENS": str(APP_MAX_TOKENS)}
 
 
 @pytest.fixture(scope="module")
@@ -133,9 +136,10 @@ def assert_real_run(result, streamed=False):
         raw = event["raw"]
         chunks = raw if streamed else [raw]
         assert isinstance(raw, list) is streamed
-        assert all(chunk.get("model") == MODEL for chunk in chunks if isinstance(chunk, dict))
-        if not streamed:
+        assert all(isinstance(chunk, dict) and chunk.get("object", "").startswith("chat.completion") for chunk in chunks)
+        if not streamed:     # llama.cpp's own timings: the real server answered, as it answered
             assert "timings" in raw and raw["choices"][0]["message"].get("content") == event["message"].get("content")
+        assert (event["usage"] or {}).get("completion_tokens", 0) <= APP_MAX_TOKENS   # the app's cap reached it
         assert event["finish_reason"] in ("stop", "length", "tool_calls")
         assert event["text"] or event["message"].get("tool_calls")
     if result["ok"]:
@@ -193,9 +197,65 @@ def test_run_workspace(client):
 
 # ------------------------------------------------------------------ the page against the server
 
+class Recorder:
+    """A pass-through in front of the real server that keeps each chat answer's text: what the
+    page must show is known from the wire, not from the page."""
+
+    def __init__(self, target: str):
+        import http.server
+        import json
+        import threading
+        import urllib.request
+
+        recorder = self
+        self.answers: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                forward = urllib.request.Request(target + self.path, data=body, method="POST",
+                                                 headers={"Content-Type": "application/json"})
+                with urllib.request.urlopen(forward, timeout=120) as answer:
+                    data, status, kind = answer.read(), answer.status, answer.headers.get("Content-Type")
+                try:
+                    recorder.answers.append(json.loads(data)["choices"][0]["message"].get("content") or "")
+                except (ValueError, KeyError, IndexError):
+                    pass
+                self.send_response(status)
+                self.send_header("Content-Type", kind or "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def recorded_app(tools_server, secrets):
+    recorder = Recorder(tools_server.url)
+    demo, url = start_app({**secrets, "OPENAI_BASE_URL": recorder.url + "/v1"})
+    yield url, recorder
+    demo.close()
+    recorder.stop()
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
 @pytest.mark.browser
-def test_function_calling_on_the_page_shows_the_model_answer(browser, app, tools_server):
-    watched = open_page(browser, app)
+def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_app):
+    url, recorder = recorded_app
+    watched = open_page(browser, url)
     try:
         page = watched.page
         page.get_by_text("⚙️ 模型设置").click()
@@ -208,11 +268,13 @@ def test_function_calling_on_the_page_shows_the_model_answer(browser, app, tools
         panel = tab(page, "Function Calling")
         panel.get_by_role("tab", name="协议时间线").click()
         panel.locator(".tw-run").click()
-        panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").first.wait_for(timeout=90_000)
+        panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").first.wait_for(timeout=150_000)
         screenshot(page, "real-model-function-calling-1280x800")
-        shown = panel.locator(".tw-protocol").text_content()
-        reply = get_last_reply(tools_server)
-        assert reply and reply[:40] in " ".join(shown.split())
+        shown = words(panel.locator(".tw-protocol").text_content())
+        assert recorder.answers, "the page's run never reached the real server"
+        answer = words(recorder.answers[0])
+        print(f"\non the page, the model's answer: {answer!r}")
+        assert answer and answer[:40] in shown
         assert watched.foreign_requests() == []
     finally:
         watched.context.close()
