@@ -6,8 +6,9 @@ Two servers, each started the first time a test asks for it:
   - `own_server`: with the model's own template, which has no tools (this llama.cpp then drops
     the tools from the prompt without a word).
 Both: one slot (an abandoned request on a spare slot would keep generating and slow
-the next), temperature 0 and at most N_PREDICT new tokens unless a request asks for fewer, so
-that runs through the app (which sends no max_tokens) stay short.
+the next), temperature 0 and at most N_PREDICT new tokens for a request that sends no max_tokens
+(a request's own max_tokens wins: the app's runs on a server key send TOOL_WORKSHOP_KEY_MAX_TOKENS,
+which the tests set small).
 
 Threads: 2 (`-t 2`), or 1 when the machine is already busier than its cores ($LLAMA_THREADS
 decides if set). Measured on a 2-core VM with a load average above 12: `-t 2` generated 0.4 to

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.real_model
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 CALCULATOR = example_text(EXAMPLE_SETS["计算器"])
-MODEL = "smollm2-135m"          # llama-server answers with whatever model name it is sent
+MODEL = "smollm2-135m"          # llama-server serves its one model whatever name it is sent
 KEY = "sk-local-llama"         # llama-server without --api-key accepts any
 APP_MAX_TOKENS = 24
 QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
