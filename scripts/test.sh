@@ -36,7 +36,7 @@ if [ -z "$extra" ] || "$PY" -m pytest -q --collect-only -m real_model "$@" >/dev
   LLAMA_SERVER=$(sed -n 's/^LLAMA_SERVER=//p' <<<"$paths")
   MODEL=$(sed -n 's/^MODEL=//p' <<<"$paths")
   export LLAMA_SERVER MODEL
-  part -m real_model "$@"
+  if [ -n "$extra" ]; then part -m real_model "$@"; else part -m real_model tests/real_model; fi
 fi
 
 # The classroom smoke run (it fails only on an error, not on a time) and the containment tests
