@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.harness import free_port
+from tests.app.harness import browser, free_port  # noqa: F401  (browser: the page test's, per module)
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS_TEMPLATE = Path(__file__).with_name("chatml_tools.jinja")
@@ -48,7 +48,7 @@ def locate() -> tuple[str, str] | str:
             return f"MODEL={model!r} is not a file"
         return server, model
     found = subprocess.run(["bash", str(ROOT / "scripts" / "real_model.sh"), "--check"],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60, check=False)
     lines = dict(line.split("=", 1) for line in found.stdout.splitlines() if "=" in line)
     if found.returncode == 0 and lines.get("LLAMA_SERVER") and lines.get("MODEL"):
         return lines["LLAMA_SERVER"], lines["MODEL"]
@@ -92,7 +92,7 @@ class LlamaServer:
     def __init__(self, binary: str, model: str, template: Path | None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
+        self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)  # noqa: SIM115
         command = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(self.port),
                    "-t", str(threads()), "-np", "1", "-c", "4096", "--jinja", "--no-webui",
                    "--temp", "0", "-n", str(N_PREDICT)]
@@ -100,7 +100,7 @@ class LlamaServer:
             command += ["--chat-template-file", str(template)]
         self.command = command
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                        preexec_fn=die_with_parent)
+                                        preexec_fn=die_with_parent)  # noqa: PLW1509  (one prctl)
         self.started_seconds = self._wait_healthy()
 
     def _wait_healthy(self) -> float:

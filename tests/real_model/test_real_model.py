@@ -16,8 +16,7 @@ from gradio_client import Client
 from lessons import backend, function_calling_tab
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
-
-from tests.app.harness import browser, open_page, screenshot, start_app, tab  # noqa: F401  (browser: a fixture)
+from tests.app.harness import open_page, screenshot, start_app, tab
 
 pytestmark = pytest.mark.real_model
 
