@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what the tests need (Debian chromium included),
-# then the linter, the ordinary tests (two at a time), the fairness tests alone, a short classroom smoke run,
-# and the sandbox containment tests as an unprivileged user.
+# then the linter, the ordinary tests (two at a time), the fairness tests alone, the real-model lane
+# (a real llama.cpp server and a real small model, built once outside the checkout), a short classroom
+# smoke run, and the sandbox containment tests as an unprivileged user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GRADIO_ANALYTICS_ENABLED=False
@@ -25,10 +26,21 @@ part() { "$PY" -m pytest "$@" || { status=$?; [ "$status" = 5 ] && [ -n "$extra"
 extra="$*"
 
 echo "== tests, ${TEST_WORKERS:-2} at a time (each test file, or class, stays on one worker)"
-part -m "not unprivileged and not serial" -n "${TEST_WORKERS:-2}" --dist loadscope "$@"
+part -m "not unprivileged and not serial and not real_model" -n "${TEST_WORKERS:-2}" --dist loadscope "$@"
 
 echo "== fairness tests, on their own: their limits are tenths of a second"
-part -m "serial and not unprivileged" "$@"
+part -m "serial and not unprivileged and not real_model" "$@"
+
+echo "== real model: SmolLM2-135M-Instruct on llama.cpp's llama-server, one slot, on its own"
+# A selection without real-model tests skips this step (and never starts the one-time build).
+if [ -z "$extra" ] || "$PY" -m pytest -q --collect-only -m real_model "$@" >/dev/null 2>&1; then
+  # Builds llama-server (about 25 minutes, once per machine) and fetches the model if missing.
+  paths=$(bash scripts/real_model.sh)
+  LLAMA_SERVER=$(sed -n 's/^LLAMA_SERVER=//p' <<<"$paths")
+  MODEL=$(sed -n 's/^MODEL=//p' <<<"$paths")
+  export LLAMA_SERVER MODEL
+  if [ -n "$extra" ]; then part -m real_model "$@"; else part -m real_model tests/real_model; fi
+fi
 
 # The classroom smoke run (it fails only on an error, not on a time) and the containment tests
 # as an unprivileged user (no time limits of their own) share the two cores.

@@ -1,0 +1,279 @@
+"""The lessons against a real model on a real server: SmolLM2-135M-Instruct on llama.cpp's
+llama-server (see conftest.py), through the real openai and zhipuai SDKs and the app's named API.
+
+What is asserted are facts of the server and the shape of what the app hands back, never that
+the model did well: a 135M model answers in text, invents data and repeats itself. A run in which
+it called no tool is not asserted to be `ok` (that verdict is another matter)."""
+from __future__ import annotations
+
+import time
+
+import openai
+import pytest
+import zhipuai
+from gradio_client import Client
+
+from lessons import backend, function_calling_tab
+from lessons.editor_panel import EXAMPLE_SETS, example_text
+from lessons.settings_panel import Settings
+from tests.app.harness import open_page, screenshot, start_app, tab
+
+pytestmark = pytest.mark.real_model
+
+WEATHER = example_text(EXAMPLE_SETS["天气"])
+CALCULATOR = example_text(EXAMPLE_SETS["计算器"])
+MODEL = "smollm2-135m"          # llama-server serves its one model whatever name it is sent
+KEY = "sk-local-llama"         # llama-server without --api-key accepts any
+APP_MAX_TOKENS = 24
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+GET_WEATHER = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Get the current weather for a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+
+
+def sdk(server) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.url + "/v1", api_key=KEY, max_retries=0, timeout=60)
+
+
+def chat(server, max_tokens=16, **extra):
+    return sdk(server).chat.completions.create(model=MODEL, messages=QUESTION, temperature=0,
+                                               max_tokens=max_tokens, **extra)
+
+
+# ------------------------------------------------------------------ the server through the SDKs
+
+def test_openai_sdk_chats_with_the_real_model(tools_server):
+    started = time.perf_counter()
+    reply = chat(tools_server, max_tokens=16)
+    choice = reply.choices[0]
+    assert choice.message.role == "assistant" and choice.message.content.strip()
+    assert choice.finish_reason in ("stop", "length")
+    assert 0 < reply.usage.completion_tokens <= 16
+    timings = reply.model_extra["timings"]               # llama.cpp's own: this is the real server
+    assert timings["predicted_n"] == reply.usage.completion_tokens
+    print(f"\n{reply.usage.completion_tokens} tokens at {timings['predicted_per_second']:.1f}/s generated, "
+          f"{timings['prompt_per_second']:.1f}/s prompt, {time.perf_counter() - started:.2f} s: "
+          f"{choice.message.content!r}")
+
+
+def test_zhipuai_sdk_chats_with_the_real_model(tools_server):
+    client = zhipuai.ZhipuAI(api_key=KEY, base_url=tools_server.url + "/v1", max_retries=0, timeout=60,
+                             disable_token_cache=True)
+    reply = client.chat.completions.create(model=MODEL, messages=QUESTION, temperature=0, max_tokens=16)
+    choice = reply.choices[0]
+    assert choice.message.role == "assistant" and choice.message.content.strip()
+    assert choice.finish_reason in ("stop", "length") and 0 < reply.usage.completion_tokens <= 16
+
+
+def test_props_say_whether_the_template_renders_tools(tools_server, own_server):
+    assert tools_server.props()["chat_template_caps"]["supports_tools"] is True
+    assert own_server.props()["chat_template_caps"]["supports_tools"] is False
+
+
+def test_tools_reach_the_prompt_only_through_a_template_that_renders_them(tools_server, own_server):
+    """The model's own template has no tools: the server drops them without a word."""
+    counts = {}
+    for name, server in (("tools", tools_server), ("own", own_server)):
+        without = chat(server, max_tokens=1).usage.prompt_tokens
+        with_tools = chat(server, max_tokens=1, tools=GET_WEATHER).usage.prompt_tokens
+        counts[name] = (without, with_tools)
+    print(f"\nprompt_tokens (without tools, with one tool): {counts}")
+    assert counts["tools"][1] > counts["tools"][0] + 100      # the tool's JSON and the instructions
+    assert counts["own"][1] == counts["own"][0]               # silently dropped
+
+
+def test_a_small_max_tokens_ends_with_length(tools_server):
+    reply = chat(tools_server, max_tokens=4)
+    assert reply.choices[0].finish_reason == "length" and reply.usage.completion_tokens == 4
+
+
+def test_the_model_answers_in_text_instead_of_calling_the_tool(tools_server):
+    """What the 135M model really does with a tool it could call: it writes an answer instead."""
+    reply = chat(tools_server, max_tokens=40, tools=GET_WEATHER)
+    message = reply.choices[0].message
+    print(f"\nwith get_weather offered: tool_calls={message.tool_calls!r}, content={message.content!r}")
+    assert message.tool_calls or message.content.strip()
+
+
+# ------------------------------------------------------------------ the app against the server
+
+@pytest.fixture(scope="module")
+def secrets(tools_server):
+    """The server's configuration: an OpenAI-compatible key and base URL (and the same for GLM).
+    Runs on a server key ask for at most TOOL_WORKSHOP_KEY_MAX_TOKENS (the app's only max_tokens)."""
+    return {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": tools_server.url + "/v1",
+            "ZHIPUAI_API_KEY": KEY, "ZHIPUAI_BASE_URL": tools_server.url + "/v1",
+            "TOOL_WORKSHOP_KEY_MAX_TOKENS": str(APP_MAX_TOKENS)}
+
+
+@pytest.fixture(scope="module")
+def app(secrets):
+    demo, url = start_app(secrets)
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    client = Client(app, verbose=False, download_files=False)
+    yield client
+    client.close()
+
+
+def responses(result) -> list[dict]:
+    return [e for e in result["events"] if e["type"] == "response"]
+
+
+def assert_real_run(result, streamed=False):
+    """A run that reached the real server and ended with the shape the API documents: the
+    model's real text in its responses (and in `final` when the run ended with one)."""
+    assert set(result) >= {"ok", "final", "error", "tools", "events"}, result
+    assert result["ok"] is (result["error"] is None), result
+    answered = responses(result)
+    assert answered, result
+    for event in answered:
+        raw = event["raw"]
+        chunks = raw if streamed else [raw]
+        assert isinstance(raw, list) is streamed
+        assert all(isinstance(chunk, dict) and chunk.get("object", "").startswith("chat.completion") for chunk in chunks)
+        if not streamed:     # llama.cpp's own timings: the real server answered, as it answered
+            assert "timings" in raw and raw["choices"][0]["message"].get("content") == event["message"].get("content")
+        assert (event["usage"] or {}).get("completion_tokens", 0) <= APP_MAX_TOKENS   # the app's cap reached it
+        assert event["finish_reason"] in ("stop", "length", "tool_calls")
+        assert event["text"] or event["message"].get("tool_calls")
+    if result["ok"]:
+        assert result["final"] == [e for e in result["events"] if e["type"] == "final"][-1]["content"]
+    else:
+        assert result["error"]["message"]
+    print(f"\nok={result['ok']} turns={len(answered)} texts={[e['text'][:80] for e in answered]!r} "
+          f"error={(result['error'] or {}).get('code')!r}")
+
+
+def test_run_function_calling(client):
+    result = client.predict(WEATHER, "What is the weather in Hangzhou?", "auto", True, "", "openai", MODEL,
+                            api_name="/run_function_calling")
+    assert_real_run(result)
+    request = next(e for e in result["events"] if e["type"] == "request")
+    assert [t["function"]["name"] for t in request["tools"]] == ["get_weather", "get_forecast"]
+
+
+def test_run_function_calling_streamed(secrets):
+    """The named API does not stream: the same backend call with the page's stream setting on."""
+    settings = Settings(provider="openai", model=MODEL, stream=True)
+    run = backend.run_to_end(backend.start_run(
+        function_calling_tab.start, WEATHER, "What is the weather in Hangzhou?", settings,
+        {"tool_choice": "auto", "parallel_tool_calls": True}, secrets=secrets, session_id="real-model-stream"))
+    assert run.error is None, run.error
+    deltas = [e for e in run.events if e["type"] == "delta"]
+    events = [e for e in run.events if e["type"] != "delta"]
+    final = next((e for e in reversed(events) if e["type"] == "final"), None)
+    error = next((e for e in reversed(events) if e["type"] == "error"), None)
+    result = {"ok": final is not None, "final": (final or {}).get("content") or "", "error": None if final else error,
+              "tools": run.tools, "events": events}
+    assert_real_run(result, streamed=True)
+    assert deltas                                          # the text came in pieces
+
+
+def test_run_react(client):
+    result = client.predict(CALCULATOR, "What is (3+5)*12?", "react", "", "openai", MODEL, api_name="/run_react")
+    assert_real_run(result)
+    assert any(e["type"] == "parse" for e in result["events"])   # every reply went through the parser
+
+
+def test_run_json_from_text_through_zhipuai(client):
+    result = client.predict(CALCULATOR, "What is (3+5)*12?", "json", "", "glm", MODEL, api_name="/run_react")
+    assert_real_run(result)
+    assert any(e["type"] == "parse" for e in result["events"])
+
+
+def test_run_workspace(client):
+    result = client.predict("List the files in the project.", None, None, "openai", MODEL, "",
+                            api_name="/run_workspace")
+    assert set(result) >= {"ok", "final", "error", "events", "files"}, result
+    assert_real_run({**result, "tools": []})
+    assert "src/calc.py" in result["files"]                # the starter project came back
+
+
+# ------------------------------------------------------------------ the page against the server
+
+class Recorder:
+    """A pass-through in front of the real server that keeps each chat answer's text: what the
+    page must show is known from the wire, not from the page."""
+
+    def __init__(self, target: str):
+        import http.server
+        import json
+        import threading
+        import urllib.request
+
+        recorder = self
+        self.answers: list[str] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                forward = urllib.request.Request(target + self.path, data=body, method="POST",
+                                                 headers={"Content-Type": "application/json"})
+                with urllib.request.urlopen(forward, timeout=120) as answer:
+                    data, status, kind = answer.read(), answer.status, answer.headers.get("Content-Type")
+                try:
+                    recorder.answers.append(json.loads(data)["choices"][0]["message"].get("content") or "")
+                except (ValueError, KeyError, IndexError):
+                    pass
+                self.send_response(status)
+                self.send_header("Content-Type", kind or "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def recorded_app(tools_server, secrets):
+    recorder = Recorder(tools_server.url)
+    demo, url = start_app({**secrets, "OPENAI_BASE_URL": recorder.url + "/v1"})
+    yield url, recorder
+    demo.close()
+    recorder.stop()
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.browser
+def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_app):
+    url, recorder = recorded_app
+    watched = open_page(browser, url)
+    try:
+        page = watched.page
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#provider input").click()
+        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        page.locator("#key-status").filter(has_text="已使用服务器配置的密钥").wait_for(timeout=30_000)
+        model = page.locator("#model input")
+        model.fill(MODEL)
+        model.press("Enter")
+        panel = tab(page, "Function Calling")
+        panel.get_by_role("tab", name="协议时间线").click()
+        panel.locator(".tw-run").click()
+        panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").first.wait_for(timeout=150_000)
+        screenshot(page, "real-model-function-calling-1280x800")
+        shown = words(panel.locator(".tw-protocol").text_content())
+        assert recorder.answers, "the page's run never reached the real server"
+        answer = words(recorder.answers[0])
+        print(f"\non the page, the model's answer: {answer!r}")
+        assert answer and answer[:40] in shown
+        assert watched.foreign_requests() == []
+    finally:
+        watched.context.close()
