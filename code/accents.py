@@ -179,7 +179,10 @@ def repeated_phrase(text):
     for found in LOOPING.finditer(text[:20_000]):
         phrase = found.group(1)
         if len(re.findall(r"\w", phrase)) >= 2:      # "-----" 这种分隔线不算
-            return phrase.strip(), len(re.findall(re.escape(phrase), found.group(0)))
+            times = len(re.findall(re.escape(phrase), found.group(0)))
+            # 正则找到的一段可能从词中间开始（"ello, h"）：转到从一个词的开头开始（"hello, "）再给人看
+            start = next((i for i in range(1, len(phrase)) if not phrase[i - 1].isalnum() and phrase[i].isalnum()), 0)
+            return (phrase[start:] + phrase[:start]).strip(), times
     return None
 
 

@@ -9,8 +9,9 @@ States, in the order they are checked:
   ❌ provider or client error (an error event other than the two guards)
   🛑 stopped by the loop's guard (too_many_failures)
   ⏹ stopped by max_turns
+  🔁 repetition: the final answer repeats one phrase many times (the accent of that name); a
+     looping answer is usually cut at max_tokens too, and the loop is the news
   ✂️ truncated: the final answer ended at finish_reason "length" (cut off by max_tokens)
-  🔁 repetition: the final answer repeats one phrase many times (the accent of that name)
   ⚠️ answered, but after a failed call that was never recovered (the model gave up)
   💬 no_tool_call: tools were offered and the model answered without calling one
   ✅ answered after recovering from failed calls (with a note: which round, how many)
@@ -92,13 +93,13 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                 "detail": message}
     answer = str(end.get("content") or "")
     last = _last_response(events)
-    if last.get("finish_reason") == "length":
-        return {"state": "truncated", "icon": "✂️",
-                "title": f"回答被截断了（finish_reason = \"length\"：写到 max_tokens 上限就停了），后面的内容没有写完：{counts}",
-                "detail": answer}
     if any(a.get("code") == "repetition" for a in last.get("accents") or []):
         return {"state": "repetition", "icon": "🔁",
                 "title": f"回答在原地打转：同一句话重复了很多遍，这不是一个可用的回答：{counts}",
+                "detail": answer}
+    if last.get("finish_reason") == "length":
+        return {"state": "truncated", "icon": "✂️",
+                "title": f"回答被截断了（finish_reason = \"length\"：写到 max_tokens 上限就停了），后面的内容没有写完：{counts}",
                 "detail": answer}
     if unrecovered:
         return {"state": "gave_up", "icon": "⚠️",

@@ -1,9 +1,9 @@
 """The lessons against a real model on a real server: SmolLM2-135M-Instruct on llama.cpp's
 llama-server (see conftest.py), through the real openai and zhipuai SDKs and the app's named API.
 
-What is asserted are facts of the server and the shape of what the app hands back, never that
-the model did well: a 135M model answers in text, invents data and repeats itself. A run in which
-it called no tool is not asserted to be `ok` (that verdict is another matter)."""
+What is asserted are facts of the server, the shape of what the app hands back, and that the
+verdict tells the truth: a 135M model answers in text, invents data, repeats itself and is cut off,
+and a run in which no tool answered is never `ok` and never ✅, on the page or in the API."""
 from __future__ import annotations
 
 import time
@@ -13,7 +13,9 @@ import pytest
 import zhipuai
 from gradio_client import Client
 
-from lessons import backend, function_calling_tab
+from function_calling_loop import run_function_calling
+from llm_clients import make_client
+from lessons import backend, function_calling_tab, headline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
 from tests.app.harness import open_page, screenshot, start_app, tab
@@ -126,9 +128,17 @@ def responses(result) -> list[dict]:
 
 def assert_real_run(result, streamed=False):
     """A run that reached the real server and ended with the shape the API documents: the
-    model's real text in its responses (and in `final` when the run ended with one)."""
-    assert set(result) >= {"ok", "final", "error", "tools", "events"}, result
-    assert result["ok"] is (result["error"] is None), result
+    model's real text in its responses (and in `final` when the run ended with one), and a verdict
+    that is a success only when a tool answered."""
+    assert set(result) >= {"ok", "final", "error", "verdict", "tools", "events"}, result
+    verdict = result["verdict"]
+    assert set(verdict) == {"state", "icon", "title", "detail"}
+    assert result["ok"] is (verdict["state"] in ("answered", "recovered")), result
+    if result["error"] is not None:
+        assert not result["ok"]
+    tool_answered = any(e["type"] == "tool_result" and e["ok"] for e in result["events"])
+    if not tool_answered:      # what the issue saw: ✅ over an answer no tool gave
+        assert not result["ok"] and verdict["icon"] != "✅", verdict
     answered = responses(result)
     assert answered, result
     for event in answered:
@@ -141,11 +151,12 @@ def assert_real_run(result, streamed=False):
         assert (event["usage"] or {}).get("completion_tokens", 0) <= APP_MAX_TOKENS   # the app's cap reached it
         assert event["finish_reason"] in ("stop", "length", "tool_calls")
         assert event["text"] or event["message"].get("tool_calls")
-    if result["ok"]:
-        assert result["final"] == [e for e in result["events"] if e["type"] == "final"][-1]["content"]
+    finals = [e for e in result["events"] if e["type"] == "final"]
+    if finals:
+        assert result["final"] == finals[-1]["content"] and result["error"] is None
     else:
         assert result["error"]["message"]
-    print(f"\nok={result['ok']} turns={len(answered)} texts={[e['text'][:80] for e in answered]!r} "
+    print(f"\nverdict={verdict['state']} {verdict['icon']} ok={result['ok']} turns={len(answered)} texts={[e['text'][:80] for e in answered]!r} "
           f"error={(result['error'] or {}).get('code')!r}")
 
 
@@ -166,12 +177,66 @@ def test_run_function_calling_streamed(secrets):
     assert run.error is None, run.error
     deltas = [e for e in run.events if e["type"] == "delta"]
     events = [e for e in run.events if e["type"] != "delta"]
-    final = next((e for e in reversed(events) if e["type"] == "final"), None)
-    error = next((e for e in reversed(events) if e["type"] == "error"), None)
-    result = {"ok": final is not None, "final": (final or {}).get("content") or "", "error": None if final else error,
-              "tools": run.tools, "events": events}
-    assert_real_run(result, streamed=True)
+    assert_real_run({**headline.summary(events), "tools": run.tools, "events": events}, streamed=True)
     assert deltas                                          # the text came in pieces
+
+
+def test_run_function_calling_streamed_through_the_api(client):
+    result = client.predict(WEATHER, "What is the weather in Hangzhou?", stream=True, provider="openai", model=MODEL,
+                            api_name="/run_function_calling")
+    assert_real_run(result, streamed=True)
+    assert next(e for e in result["events"] if e["type"] == "request")["params"]["stream"] is True
+
+
+def test_a_max_tokens_from_the_api_cuts_the_answer_and_the_verdict_says_so(client):
+    result = client.predict(WEATHER, "What is the weather in Hangzhou?", max_tokens=6, provider="openai",
+                            model=MODEL, api_name="/run_function_calling")
+    assert_real_run(result)
+    last = responses(result)[-1]
+    assert last["finish_reason"] == "length" and last["usage"]["completion_tokens"] <= 6
+    assert "length" in [a["code"] for a in last["accents"]]
+    assert result["verdict"]["state"] == "truncated" and result["verdict"]["icon"] == "✂️"
+
+
+def accents(done) -> list[str]:
+    return [a["code"] for a in done.accents]
+
+
+def test_the_client_names_a_template_that_drops_the_tools(own_server, tools_server):
+    ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+    dropped = make_client("openai", model=MODEL, api_key=KEY, base_url=own_server.url + "/v1", max_tokens=4)
+    note = next(a for a in dropped.complete(ask, tools=GET_WEATHER).accents if a["code"] == "tools_not_delivered")
+    assert "supports_tools 为 false" in note["message"] and "--chat-template-file" in note["message"]
+    carried = make_client("openai", model=MODEL, api_key=KEY, base_url=tools_server.url + "/v1", max_tokens=4)
+    assert "tools_not_delivered" not in accents(carried.complete(ask, tools=GET_WEATHER))
+
+
+def test_the_client_sees_the_tools_dropped_from_the_usage_alone(own_server):
+    """Without /props (a client that never asks, as for a remote host), usage.prompt_tokens tells."""
+    client = make_client("openai", model=MODEL, api_key=KEY, base_url=own_server.url + "/v1", max_tokens=4)
+    client.template_checked = True
+    done = client.complete([{"role": "user", "content": "What is the weather in Paris?"}], tools=GET_WEATHER)
+    note = next(a for a in done.accents if a["code"] == "tools_not_delivered")
+    assert str(done.usage["prompt_tokens"]) in note["message"]
+
+
+def test_a_required_tool_choice_the_server_ignores_is_named(tools_server):
+    client = make_client("openai", model=MODEL, api_key=KEY, base_url=tools_server.url + "/v1", max_tokens=16)
+    done = client.complete([{"role": "user", "content": "What is the weather in Paris?"}], tools=GET_WEATHER,
+                           tool_choice="required", temperature=0)
+    assert ("tool_choice_ignored" in accents(done)) is (not done.message.get("tool_calls"))
+
+
+def test_a_model_repeating_itself_is_named_and_is_not_a_success(tools_server):
+    # SmolLM2-135M at temperature 0 answers this with "Hello, hello, hello, …" until max_tokens.
+    client = make_client("openai", model=MODEL, api_key=KEY, base_url=tools_server.url + "/v1", max_tokens=64)
+    events = list(run_function_calling(client, "Write the word hello 50 times.", [], None, temperature=0))
+    last = [e for e in events if e["type"] == "response"][-1]
+    print(f"\nrepeated: {last['text'][:100]!r}")
+    note = next(a["message"] for a in last["accents"] if a["code"] == "repetition")
+    assert "「hello,」" in note.lower() and last["finish_reason"] == "length"
+    found = headline.verdict(events)
+    assert found["state"] == "repetition" and found["icon"] == "🔁" and not headline.summary(events)["ok"]
 
 
 def test_run_react(client):
@@ -268,6 +333,9 @@ def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_a
         panel.get_by_role("tab", name="协议时间线").click()
         panel.locator(".tw-run").click()
         panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").first.wait_for(timeout=150_000)
+        status = panel.locator(".tw-status").first
+        status.filter(has_text="轮，").wait_for(timeout=30_000)
+        assert not status.inner_text().startswith("✅"), status.inner_text()   # no tool answered it
         screenshot(page, "real-model-function-calling-1280x800")
         shown = words(panel.locator(".tw-protocol").text_content())
         assert recorder.answers, "the page's run never reached the real server"
