@@ -133,9 +133,15 @@ def build_demo(secrets=None) -> gr.Blocks:
     return demo
 
 
+def default_host(environ=os.environ) -> str:
+    """0.0.0.0 on a Hugging Face Space (SPACE_ID) or a ModelScope 创空间 (MODELSCOPE_ENVIRONMENT=studio)."""
+    hosted = environ.get("SPACE_ID") or environ.get("MODELSCOPE_ENVIRONMENT") == "studio"
+    return "0.0.0.0" if hosted else "127.0.0.1"
+
+
 def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock=False, quiet=False):
-    """Serves the page: loopback locally, 0.0.0.0 on a Hugging Face Space."""
-    host = server_name or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1")
+    """Serves the page: loopback locally, 0.0.0.0 on a Hugging Face Space or a ModelScope 创空间."""
+    host = server_name or default_host()
     sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE,
                       schema_methods={"naive": "naive_schema:naive_function_schema"})
     demo = demo or build_demo()
