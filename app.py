@@ -66,6 +66,7 @@ import gradio as gr  # noqa: E402
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab, session_records  # noqa: E402
 from lessons import permissions_tab, workspace_memory, workspace_tab  # noqa: E402
 from lessons.browser_memory import BrowserMemory  # noqa: E402
+from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -111,12 +112,13 @@ def build_demo(secrets=None) -> gr.Blocks:
     with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         notice = gr.Markdown(elem_id="sandbox-notice")
+        links = DeepLinks()   # the banner of a link's notes and the 复制本页链接 button
         memory = BrowserMemory()
         settings = SettingsPanel(secrets)
         # Named endpoints first: their names must not be taken by the page's own handlers
         # (three tabs each have a private `export`).
         api.register(secrets)
-        with gr.Tabs():
+        with gr.Tabs() as lesson_tabs:
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings)]
             workspace_tabs = [workspace_tab.build(settings), permissions_tab.build(settings)]
         # What the browser kept is put back first, so each schema panel shows the student's source
@@ -128,6 +130,8 @@ def build_demo(secrets=None) -> gr.Blocks:
                                     show_progress="hidden")
         for tab in workspace_tabs:
             tab.wire_refresh(demo, after=restored[tab.name])
+        # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.
+        links.wire(demo, lesson_tabs, tabs + workspace_tabs, restored, settings, memory)
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility="private",
                   show_progress="hidden")
     return demo
