@@ -35,6 +35,7 @@ from urllib.parse import quote, urlencode
 import gradio as gr
 
 from lessons.editor_panel import EXAMPLE_SETS
+from lessons.presets import mistake_choices
 
 DEFAULT_LESSON = "react"
 
@@ -315,6 +316,7 @@ WRITE_JS = """async (query, note) => {
   try { await navigator.clipboard.writeText(url); } catch (e) { told = %s; }
   return [url, (note ? note + "\\n\\n" : "") + told];
 }""" % (json.dumps(COPIED), json.dumps(COPY_REFUSED))
+_CHOICES = "choices"     # the key of plan_updates' first step
 SILENT = dict(queue=False, show_progress="hidden", api_visibility="private")
 
 
@@ -361,6 +363,19 @@ class DeepLinks:
                 inputs.add(notes[name])
 
         def open_link(values: dict, request: gr.Request) -> dict:
+            """Everything the link sets, except the choices it changes (set first, by `choices`)."""
+            out = plan_updates(values, request)
+            out.pop(_CHOICES, None)
+            return out
+
+        def choices(values: dict, request: gr.Request) -> dict:
+            """First the choices of the dropdowns whose choices follow another control (the preset
+            questions follow the example set, ReAct's mistakes the loop): each change of a kept
+            control sends the page's values to the server, and a value that is not among the server's
+            choices of that moment is refused."""
+            return plan_updates(values, request).get(_CHOICES, {})
+
+        def plan_updates(values: dict, request: gr.Request) -> dict:
             plan = parse(request.query_params.multi_items() if request is not None else [])
             if not plan.wanted:
                 return {}
@@ -385,7 +400,8 @@ class DeepLinks:
                 out[editor.editor] = source
                 choices = editor.presets.get(example) or []
                 question = accepted.get("question", choices[0] if choices else "")
-                out[run.presets] = gr.update(choices=choices, value=question if question in choices else None)
+                out.setdefault(_CHOICES, {})[run.presets] = gr.update(
+                    choices=choices, value=question if question in choices else None)
                 out[run.question] = question
             elif "question" in accepted:
                 question = accepted["question"]
@@ -394,6 +410,9 @@ class DeepLinks:
             for option in OPTION_PARAMS:
                 if option in accepted and option in run.options:
                     out[run.options[option]] = accepted[option]
+            if plan.lesson == "react" and "mistake" in run.options:
+                mode = "json" if (accepted.get("approach") or approach) == "json" else "react"
+                out.setdefault(_CHOICES, {})[run.options["mistake"]] = gr.update(choices=mistake_choices(mode))
             if kept and out:
                 told.insert(0, OVERRIDDEN + "。")
             if plan.run:
@@ -408,7 +427,7 @@ class DeepLinks:
             out[self.banner] = banner(problems + told)
             return out
 
-        opened = self.go.click(open_link, inputs, outputs, **SILENT)
+        opened = self.go.click(choices, inputs, outputs, **SILENT).then(open_link, inputs, outputs, **SILENT)
         opened.then(None, [self.run_flag], None, js=CLICK_RUN_JS, **SILENT)
 
     # ------------------------------------------------------------ copying a link
