@@ -366,14 +366,14 @@ class DeepLinks:
             """Everything the link sets, except the choices it changes (set first, by `choices`)."""
             out = plan_updates(values, request)
             out.pop(_CHOICES, None)
-            return out
+            return out or {self.banner: gr.skip()}   # an empty dict would be taken for one value
 
         def choices(values: dict, request: gr.Request) -> dict:
             """First the choices of the dropdowns whose choices follow another control (the preset
             questions follow the example set, ReAct's mistakes the loop): each change of a kept
             control sends the page's values to the server, and a value that is not among the server's
             choices of that moment is refused."""
-            return plan_updates(values, request).get(_CHOICES, {})
+            return plan_updates(values, request).get(_CHOICES) or {self.banner: gr.skip()}
 
         def plan_updates(values: dict, request: gr.Request) -> dict:
             plan = parse(request.query_params.multi_items() if request is not None else [])
