@@ -120,3 +120,20 @@ def test_the_copied_link_has_no_key_and_reproduces_the_scenario(browser, app_url
         watched.context.close()
         if fresh is not None:
             fresh.context.close()
+
+
+def test_a_link_does_not_run_on_the_students_own_model(browser, app_url):
+    """run=1 starts a run only with the offline model: a link must not spend a student's key."""
+    watched = open_page(browser, app_url)
+    page = watched.page
+    try:
+        choose_openai(page, "http://127.0.0.1:9/v1")
+        wait_stored(page, "offline-rule-model")
+        page.goto(link(app_url, lesson="function_calling", question="北京今天天气怎么样？", run="1"))
+        banner(page).filter(has_text="不是离线演示模型").wait_for(timeout=WAIT)
+        panel = page.locator("#tab-function-calling")
+        assert panel.locator(".tw-question textarea").input_value() == "北京今天天气怎么样？"
+        page.wait_for_timeout(500)
+        assert panel.locator(".tw-status").first.inner_text().strip() == ""
+    finally:
+        watched.context.close()
