@@ -326,7 +326,7 @@ class DeepLinks:
 
     def __init__(self):
         self.banner = gr.Markdown(visible=False, elem_id="deep-link-note")
-        with gr.Row(equal_height=True):
+        with gr.Row(equal_height=False):
             self.copy_btn = gr.Button("🔗 复制本页链接", size="sm", elem_id="copy-page-link", scale=0, min_width=150)
             self.link = gr.Textbox(label="本页链接（课、示例集、问题和选项；不含密钥和源码）", visible=False,
                                    interactive=False, elem_id="page-link", scale=4)
