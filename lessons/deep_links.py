@@ -202,7 +202,10 @@ def _check(name: str, value: str, spec: LessonSpec) -> str:
 
 def _mistakes(mode: str | None) -> list[str]:
     try:
-        import offline_model
+        try:
+            from offline import model as offline_model   # where newer trees keep it
+        except ImportError:
+            import offline_model
         return list(offline_model.mistakes_for(mode) if mode else offline_model.MISTAKES)
     except (ImportError, ValueError):
         return []
