@@ -63,6 +63,7 @@ import gradio as gr  # noqa: E402
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab  # noqa: E402
 from lessons import permissions_tab, workspace_memory, workspace_tab  # noqa: E402
 from lessons.browser_memory import BrowserMemory  # noqa: E402
+from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
@@ -109,12 +110,13 @@ def build_demo(secrets=None) -> gr.Blocks:
     with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         notice = gr.Markdown(elem_id="sandbox-notice")
+        links = DeepLinks()   # the banner of a link's notes and the 复制本页链接 button
         memory = BrowserMemory()
         settings = SettingsPanel(secrets)
         # Named endpoints first: their names must not be taken by the page's own handlers
         # (three tabs each have a private `export`).
         api.register(secrets)
-        with gr.Tabs():
+        with gr.Tabs() as lesson_tabs:
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings),
                     workspace_tab.build(settings), permissions_tab.build(settings)]
         # What the browser kept is put back first, so each schema panel shows the student's source
@@ -123,14 +125,22 @@ def build_demo(secrets=None) -> gr.Blocks:
         restored = memory.wire(demo, settings, tabs)
         for tab in tabs:
             tab.wire_refresh(demo, after=restored[tab.name])
+        # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.
+        links.wire(demo, lesson_tabs, tabs, restored, settings, memory)
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
     return demo
 
 
+def default_host(environ=os.environ) -> str:
+    """0.0.0.0 on a Hugging Face Space (SPACE_ID) or a ModelScope 创空间 (MODELSCOPE_ENVIRONMENT=studio)."""
+    hosted = environ.get("SPACE_ID") or environ.get("MODELSCOPE_ENVIRONMENT") == "studio"
+    return "0.0.0.0" if hosted else "127.0.0.1"
+
+
 def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock=False, quiet=False):
-    """Serves the page: loopback locally, 0.0.0.0 on a Hugging Face Space."""
-    host = server_name or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1")
+    """Serves the page: loopback locally, 0.0.0.0 on a Hugging Face Space or a ModelScope 创空间."""
+    host = server_name or default_host()
     sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE,
                       schema_methods={"naive": "naive_schema:naive_function_schema"})
     demo = demo or build_demo()

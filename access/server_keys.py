@@ -50,7 +50,7 @@ def client_address(request: Any) -> str | None:
     (anything before it was written by the client). Elsewhere: the peer address."""
     if request is None:
         return None
-    if os.environ.get("SPACE_ID"):
+    if os.environ.get("SPACE_ID") or os.environ.get("MODELSCOPE_ENVIRONMENT") == "studio":
         headers = getattr(request, "headers", None) or {}
         entries = [e.strip() for e in (headers.get("x-forwarded-for") or "").split(",") if e.strip()]
         if entries:

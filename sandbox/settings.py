@@ -129,10 +129,12 @@ class Settings:
                       refusal_pause_max_seconds=self.refusal_pause_max_seconds)
 
     def serving_publicly(self):
-        """True on a Hugging Face Space or a non-loopback address: then no seccomp, no runs."""
+        """True on a Hugging Face Space, a ModelScope 创空间 or a non-loopback address: then no seccomp, no runs."""
         if self.public is not None:
             return self.public
         if os.environ.get("SPACE_ID"):
+            return True
+        if os.environ.get("MODELSCOPE_ENVIRONMENT") == "studio":   # a ModelScope 创空间
             return True
         name = self.server_name or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
         return not _is_loopback(name)

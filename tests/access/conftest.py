@@ -29,6 +29,7 @@ def on_loopback(monkeypatch):
     import sandbox
 
     monkeypatch.delenv("SPACE_ID", raising=False)
+    monkeypatch.delenv("MODELSCOPE_ENVIRONMENT", raising=False)
     monkeypatch.delenv("TOOL_WORKSHOP_ALLOW_PRIVATE_URLS", raising=False)
     assert not sandbox.serving_publicly()
 

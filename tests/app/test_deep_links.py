@@ -1,0 +1,115 @@
+"""A link's parameters (lessons/deep_links.py) are checked before anything changes: unknown,
+oversized or misplaced values are named in a note (escaped) and ignored; the copy link carries
+the lesson, example set, question and options, never a key or source text."""
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlsplit
+
+from lessons import deep_links
+from lessons.deep_links import EXAMPLE_SETS, LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
+from lessons.editor_panel import example_text
+
+
+def plan_of(query: str):
+    return parse(parse_qsl(query.lstrip("?"), keep_blank_values=True))
+
+
+def test_a_plain_page_is_no_link():
+    assert not plan_of("").wanted
+    assert not plan_of("__theme=dark&logs=container").wanted
+
+
+def test_a_full_function_calling_link_is_accepted():
+    plan = plan_of("lesson=function_calling&example=计算器&question=帮我算一下 (3%2B5)*12&tool_choice=auto"
+                   "&mistake=bad_json&run=1")
+    assert plan.lesson == "function_calling" and plan.run and plan.notes == []
+    assert plan.values == {"example": "计算器", "question": "帮我算一下 (3+5)*12", "tool_choice": "auto",
+                           "mistake": "bad_json"}
+
+
+def test_an_unknown_lesson_changes_nothing_and_lists_the_choices():
+    plan = plan_of("lesson=xyz&example=天气&run=1")
+    assert plan.lesson is None and plan.values == {} and not plan.run and plan.target == "react"
+    assert len(plan.notes) == 1 and "lesson=「xyz」不认识" in plan.notes[0]
+    assert all(name in plan.notes[0] for name in LESSONS) and "其余按默认打开" in plan.notes[0]
+
+
+def test_a_link_without_a_lesson_says_so():
+    plan = plan_of("question=hi")
+    assert plan.wanted and plan.lesson is None and "没有 lesson" in plan.notes[0]
+
+
+def test_hostile_values_are_escaped_shortened_and_ignored():
+    plan = plan_of("lesson=react&example=<img src=x onerror=alert(1)>&approach=**bold**[x](javascript:y)")
+    assert plan.values == {} and len(plan.notes) == 2
+    text = "".join(plan.notes)
+    assert "<img" not in text and "&lt;img" in text
+    assert "**bold**" not in text and "\\*\\*bold" in text and "](javascript" not in text
+    assert shown("a" * 100).endswith("…」") and len(shown("a" * 100)) < 40
+    assert "\x00" not in shown("a\x00b")
+
+
+def test_oversized_values_and_too_many_parameters():
+    plan = plan_of("lesson=function_calling&question=" + "问" * 301)
+    assert plan.values == {} and "太长（301 字，最多 300 字）" in plan.notes[0]
+    plan = plan_of("lesson=" + "x" * 500)
+    assert plan.lesson is None and "太长" in plan.notes[0] and "x" * 40 not in plan.notes[0]
+    plan = plan_of("lesson=react&" + "&".join(f"q{i}=1" for i in range(30)))
+    assert plan.lesson is None and "参数太多" in plan.notes[0]
+
+
+def test_values_for_another_lesson_are_named_and_ignored():
+    plan = plan_of("lesson=registry&tool_choice=auto&mistake=bad_json&approach=json&example=天气")
+    assert plan.values == {"example": "天气"}
+    assert len(plan.notes) == 3 and all("不适用于「工具注册」" in n for n in plan.notes)
+    plan = plan_of("lesson=workspace&example=天气&approach=react")
+    assert plan.values == {"approach": "react"} and "没有示例工具集" in plan.notes[0]
+
+
+def test_unknown_parameters_duplicates_and_bad_run():
+    plan = plan_of("lesson=react&foo=1&question=a&question=b&run=yes")
+    assert plan.values == {"question": "a"} and not plan.run
+    assert any("「foo」不认识" in n for n in plan.notes)
+    assert any("question 出现了不止一次" in n for n in plan.notes)
+    assert any("run=「yes」" in n for n in plan.notes)
+
+
+def test_a_mistake_must_fit_the_loop():
+    plan = plan_of("lesson=react&mistake=bold_action")
+    assert for_page(plan, "", "react") == ({"mistake": "bold_action"}, [])
+    values, notes = for_page(plan, "", "json")          # the page's loop is JSON-from-text
+    assert values == {} and "不会出现" in notes[0]
+    plan = plan_of("lesson=react&approach=json&mistake=bold_action")   # the link's own loop counts
+    assert for_page(plan, "", "react")[0] == {"approach": "json"}
+    plan = plan_of("lesson=function_calling&mistake=paren_call")
+    assert for_page(plan, "", None)[0] == {}
+    assert for_page(plan_of("lesson=function_calling&mistake=none"), "", None)[0] == {"mistake": ""}
+    assert "不是离线模型会犯的失误" in plan_of("lesson=function_calling&mistake=nope").notes[0]
+
+
+def test_a_forced_tool_must_be_in_the_source():
+    weather = example_text(EXAMPLE_SETS["天气"])
+    plan = plan_of("lesson=function_calling&tool_choice=get_weather")
+    assert for_page(plan, weather, None) == ({"tool_choice": "get_weather"}, [])
+    values, notes = for_page(plan_of("lesson=function_calling&tool_choice=get_weath"), weather, None)
+    assert values == {} and "不是源码里的工具" in notes[0]
+    assert "不认识" in plan_of("lesson=function_calling&tool_choice=a b").notes[0]
+
+
+def test_the_copy_link_round_trips_and_carries_no_source():
+    weather = example_text(EXAMPLE_SETS["天气"])
+    query, notes = link_query("function_calling", "天气", weather, weather, "广州冷不冷？",
+                              {"tool_choice": "required", "mistake": ""})
+    assert notes == [] and "def " not in query
+    plan = plan_of(urlsplit(query).query)
+    assert plan.notes == [] and plan.values == {"example": "天气", "question": "广州冷不冷？",
+                                                "tool_choice": "required", "mistake": NO_MISTAKE}
+    edited, notes = link_query("function_calling", "天气", weather + "\n# mine\n", weather, "q", {})
+    assert "mine" not in edited and "导出" in notes[0] and "不在链接里" in notes[0]
+    long, notes = link_query("workspace", None, None, None, "问" * 400, {"approach": "react"})
+    assert "question" not in long and "太长" in notes[0] and plan_of(long.lstrip("?")).values == {"approach": "react"}
+
+
+def test_the_page_scripts_name_every_lesson_panel():
+    for spec in LESSONS.values():
+        assert spec.panel in deep_links.PANELS_JS

@@ -1,0 +1,139 @@
+"""Links that open a scenario (lessons/deep_links.py), in real chromium: a Function Calling link
+runs and shows its headline on that tab, an unknown lesson gives a note and the default tab, a
+link beats what the browser kept and says so, and 复制本页链接 writes a link without the key
+that reproduces the scenario in a fresh browser."""
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+import pytest
+
+from tests.app.harness import open_page, set_code
+from tests.app.test_browser_memory import choose_openai, type_key, wait_stored
+
+pytestmark = pytest.mark.browser
+WAIT = 60_000
+KEY = "sk-link-must-not-carry-7e41c0"
+
+
+def link(app_url: str, **params) -> str:
+    return app_url + "?" + urlencode(params, quote_via=quote)
+
+
+def banner(page):
+    return page.locator("#deep-link-note")
+
+
+def visible_panel(page) -> str:
+    return page.evaluate("""() => ["tab-react", "tab-registry", "tab-function-calling", "tab-workspace",
+        "tab-permissions"].find((id) => { const p = document.getElementById(id); return p && p.offsetParent !== null; })""")
+
+
+def test_a_function_calling_link_runs_on_its_tab(browser, app_url):
+    watched = open_page(browser, link(app_url, lesson="function_calling", example="计算器",
+                                      question="帮我算一下 (3+5)*12", run="1"))
+    page = watched.page
+    try:
+        panel = page.locator("#tab-function-calling")
+        panel.locator(".tw-status").filter(has_text="次工具调用").first.wait_for(timeout=WAIT)
+        assert visible_panel(page) == "tab-function-calling"
+        assert "96" in panel.locator(".tw-protocol .tw-final").first.inner_text()
+        assert panel.locator(".tw-question textarea").input_value() == "帮我算一下 (3+5)*12"
+        assert panel.locator(".tw-example-set input").input_value() == "计算器"
+        assert not banner(page).is_visible()      # nothing to tell: every value was used
+        assert watched.foreign_requests() == []
+    finally:
+        watched.context.close()
+
+
+def test_an_unknown_lesson_gives_a_note_and_the_default_tab(browser, app_url):
+    watched = open_page(browser, link(app_url, lesson="<b>xyz</b>", example="计算器", run="1"))
+    page = watched.page
+    try:
+        banner(page).filter(has_text="不认识").wait_for(timeout=WAIT)
+        text = banner(page).inner_text()
+        assert "xyz" in text and "function_calling" in text and "其余按默认打开" in text
+        assert banner(page).locator("b").count() == 0          # shown as text, never as HTML
+        assert visible_panel(page) == "tab-react"
+        react = page.locator("#tab-react")
+        assert react.locator(".tw-example-set input").input_value() == "天气"
+        page.wait_for_timeout(500)
+        assert react.locator(".tw-status").first.inner_text().strip() == ""   # no run
+    finally:
+        watched.context.close()
+
+
+def test_a_link_beats_what_the_browser_kept_and_says_so(browser, app_url):
+    watched = open_page(browser, app_url)
+    page = watched.page
+    try:
+        page.get_by_role("tab", name="Function Calling", exact=True).first.click()
+        panel = page.locator("#tab-function-calling")
+        panel.locator(".tw-question textarea").fill("我自己的问题 42")
+        wait_stored(page, "我自己的问题 42")
+        page.goto(link(app_url, lesson="function_calling", question="北京今天天气怎么样？", mistake="none"))
+        banner(page).filter(has_text="链接里的设置覆盖了浏览器保存的内容").wait_for(timeout=WAIT)
+        assert visible_panel(page) == "tab-function-calling"
+        assert panel.locator(".tw-question textarea").input_value() == "北京今天天气怎么样？"
+        assert "已恢复本浏览器保存的内容" in panel.locator(".tw-memory-note").first.inner_text()
+        wait_stored(page, "北京今天天气怎么样？")        # and it is what the browser keeps now
+    finally:
+        watched.context.close()
+
+
+def test_the_copied_link_has_no_key_and_reproduces_the_scenario(browser, app_url):
+    watched = open_page(browser, link(app_url, lesson="function_calling", example="计算器",
+                                      question="5 公里是多少英里？", tool_choice="required"))
+    page = watched.page
+    watched.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    fresh = None
+    try:
+        panel = page.locator("#tab-function-calling")
+        page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-question textarea')?"
+                               ".value === '5 公里是多少英里？'", timeout=WAIT)
+        choose_openai(page, "http://127.0.0.1:9/v1")
+        type_key(page, KEY)
+        panel.locator(".tw-question textarea").fill("算一下 2**10 + 24")
+        page.locator("#copy-page-link").click()
+        page.locator("#page-link-note").filter(has_text="已复制到剪贴板").wait_for(timeout=WAIT)
+        copied = page.evaluate("() => navigator.clipboard.readText()")
+        assert copied == page.locator("#page-link textarea, #page-link input").first.input_value()
+        assert copied.startswith(app_url) and "lesson=function_calling" in copied and "tool_choice=required" in copied
+        assert KEY not in copied and "key" not in copied.lower() and "def%20" not in copied
+        assert not [body for body in watched.bodies if KEY.encode() in body]
+
+        # An edited source is not in the link, and the note says how to share it.
+        set_code(page, panel.locator(".tw-editor"), "from tool_registry import ToolRegistry\nregistry = ToolRegistry()\n")
+        page.locator("#copy-page-link").click()
+        page.locator("#page-link-note").filter(has_text="不在链接里").wait_for(timeout=WAIT)
+        assert "导出" in page.locator("#page-link-note").inner_text()
+
+        fresh = open_page(browser, copied)
+        again = fresh.page.locator("#tab-function-calling")
+        fresh.page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-question textarea')?"
+                                     ".value === '算一下 2**10 + 24'", timeout=WAIT)
+        assert visible_panel(fresh.page) == "tab-function-calling"
+        assert again.locator(".tw-example-set input").input_value() == "计算器"
+        assert again.locator(".tw-tool-choice input").input_value().startswith("required")
+        assert not banner(fresh.page).is_visible()      # every value of the copied link was used
+    finally:
+        watched.context.close()
+        if fresh is not None:
+            fresh.context.close()
+
+
+def test_a_link_does_not_run_on_the_students_own_model(browser, app_url):
+    """run=1 starts a run only with the offline model: a link must not spend a student's key."""
+    watched = open_page(browser, app_url)
+    page = watched.page
+    try:
+        choose_openai(page, "http://127.0.0.1:9/v1")
+        wait_stored(page, "offline-rule-model")
+        page.goto(link(app_url, lesson="function_calling", question="北京今天天气怎么样？", run="1"))
+        banner(page).filter(has_text="不是离线演示模型").wait_for(timeout=WAIT)
+        panel = page.locator("#tab-function-calling")
+        assert panel.locator(".tw-question textarea").input_value() == "北京今天天气怎么样？"
+        page.wait_for_timeout(500)
+        assert panel.locator(".tw-status").first.inner_text().strip() == ""
+    finally:
+        watched.context.close()
