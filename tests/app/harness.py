@@ -85,6 +85,22 @@ class Watched:
                 and urlparse(u).hostname not in LOOPBACK]
 
 
+@pytest.fixture(scope="module")
+def served():
+    """One app for a test module: (demo, url)."""
+    demo, url = start_app()
+    yield demo, url
+    demo.close()
+
+
+def api_tab(url: str):
+    """A fresh browser tab as the named API sees it: its own session."""
+    import ssl
+
+    from gradio_client import Client
+    return Client(url, verbose=False, ssl_verify=ssl.create_default_context())
+
+
 def open_page(browser, url: str, width: int = 1280, height: int = 800, record_streams: bool = False) -> Watched:
     context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
     page = context.new_page()

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import gc
 import os
-import ssl
 import time
 import weakref
 
 import pytest
-from gradio_client import Client
 
 import sandbox
 from lessons import expiry, session_io
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 
-from tests.app.harness import start_app
+from tests.app.harness import api_tab
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 LOOPING = '''from tool_registry import ToolRegistry
@@ -30,24 +28,11 @@ def get_weather(city: str) -> str:
     while True:
         pass
 '''
-TLS = ssl.create_default_context()
-
-
-@pytest.fixture(scope="module")
-def served():
-    demo, url = start_app()
-    yield demo, url
-    demo.close()
-
-
-def tab(url: str) -> Client:
-    """A fresh browser tab: its own session."""
-    return Client(url, verbose=False, ssl_verify=TLS)
 
 
 def test_echo_status_and_export(served):
     _, url = served
-    client = tab(url)
+    client = api_tab(url)
     assert client.predict("你好", api_name="/echo") == "你好"
     status = client.predict(api_name="/status")
     assert status["mode"] in ("sandboxed", "unsandboxed", "refused") and status["notice"]
@@ -110,7 +95,7 @@ def test_a_looping_tab_is_refused_while_another_tab_runs(served, request):
                                tool={"probation_wall_seconds": 0.3, "seconds_per_minute": 0.6,
                                      "probation_seconds_per_minute": 0.6})
     request.addfinalizer(lambda: sandbox.configure(before))
-    looping, calm = tab(url), tab(url)
+    looping, calm = api_tab(url), api_tab(url)
     codes = [looping.predict(LOOPING, "get_weather", '{"city": "北京"}', api_name="/try_call")["error_code"]
              for _ in range(3)]
     assert codes[:2] == ["timeout", "timeout"] and codes[2] == "rate_limited"

@@ -6,37 +6,22 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import ssl
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import pytest
-from gradio_client import Client
 
 import sandbox
 from lessons import backend, expiry, gradio_patches
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.run_driver import RunState
 
-from tests.app.harness import start_app
+from tests.app.harness import api_tab
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = example_text(EXAMPLE_SETS["天气"])
-TLS = ssl.create_default_context()
-
-
-@pytest.fixture(scope="module")
-def served():
-    demo, url = start_app()
-    yield demo, url
-    demo.close()
-
-
-def tab(url: str) -> Client:
-    """A fresh browser tab: its own session."""
-    return Client(url, verbose=False, ssl_verify=TLS)
 
 
 def test_the_installed_gradio_is_the_pinned_one():
@@ -110,7 +95,7 @@ def test_the_queue_keeps_a_short_history_of_events(served):
     """Gradio records every event for a monitoring page the app does not serve; a long
     history is memory that outlives the class (records scattered among the tabs' freed pages)."""
     demo, url = served
-    client = tab(url)
+    client = api_tab(url)
     for n in range(70):
         assert client.predict(str(n), api_name="/echo") == str(n)
     assert 0 < len(demo._queue.event_analytics) <= 50
@@ -139,7 +124,7 @@ def test_the_tests_idle_queue_polls_less_often(served):
 
 def test_idle_tabs_are_forgotten_with_their_state(served):
     demo, url = served
-    client = tab(url)
+    client = api_tab(url)
     client.predict(WEATHER, "get_weather", '{"city": "北京"}', api_name="/try_call")
     sid = client.session_hash
     holder = demo.state_holder
