@@ -7,6 +7,7 @@ import json
 import re
 import time
 
+import brotli
 import gradio as gr
 import httpx
 import pytest
@@ -47,11 +48,26 @@ def test_plain_when_gzip_is_not_asked(app_url):
     assert json.loads(response.wire)["components"]
 
 
-def test_assets_keep_gradios_brotli(app_url):
+def test_assets_stay_brotli_and_are_compressed_once(app_url):
     page = raw(app_url, {"Accept-Encoding": "identity"}).wire.decode()
     script = re.search(r'assets/index-[\w-]+\.js', page).group(0)
-    assert raw(app_url + script, BROWSER).headers["content-encoding"] == "br"
-    assert raw(app_url + script, GZIP).headers["content-encoding"] == "gzip"
+    plain = raw(app_url + script, {"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    first, again = raw(app_url + script, BROWSER), raw(app_url + script, BROWSER)
+    for answer in (first, again):
+        assert answer.headers["content-encoding"] == "br"
+        assert answer.headers["content-type"] == plain.headers["content-type"]
+        assert int(answer.headers["content-length"]) == len(answer.wire)
+        assert brotli.decompress(answer.wire) == plain.wire
+    assert again.wire == first.wire
+    assert len(first.wire) * 2 < len(plain.wire)
+    assert raw(app_url + script, GZIP).headers["content-encoding"] == "gzip"   # Gradio's own fallback
+    # A revalidation gets Gradio's own answer (compressed by Gradio, not from the cache).
+    revalidated = raw(app_url + script, dict(BROWSER, **{"If-None-Match": plain.headers["etag"]}))
+    assert revalidated.status_code in (200, 304)
+    if revalidated.status_code == 200:
+        assert brotli.decompress(revalidated.wire) == plain.wire
+    assert raw(app_url + "assets/no-such-file.js", BROWSER).status_code == 404
 
 
 def join(url: str, fn_index: int, data: list, session: str) -> None:
