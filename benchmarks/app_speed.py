@@ -72,7 +72,7 @@ def environment(port: int) -> dict:
     return env
 
 
-def serve(script: Path, timeout: float = 120.0) -> tuple[subprocess.Popen, int, float]:
+def serve(script: Path, timeout: float = 300.0) -> tuple[subprocess.Popen, int, float]:
     """`python script` on a free port: (process, port, seconds to its first HTTP 200)."""
     port = free_port()
     started = time.perf_counter()
@@ -103,7 +103,7 @@ def stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def first_200(script: Path, timeout: float = 120.0) -> float:
+def first_200(script: Path, timeout: float = 300.0) -> float:
     """Seconds from starting `python script` to the first HTTP 200 on its port."""
     process, _, seconds = serve(script, timeout)
     stop(process)
