@@ -62,6 +62,7 @@ import gradio as gr  # noqa: E402
 
 from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab  # noqa: E402
 from lessons import permissions_tab, workspace_memory, workspace_tab  # noqa: E402
+from lessons import page_compression  # noqa: E402
 from lessons.browser_memory import BrowserMemory  # noqa: E402
 from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons.page_events import PRIVATE  # noqa: E402
@@ -150,7 +151,7 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     # Forget idle tabs (their state, Gradio's record of them, old exports) after the session TTL.
     demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
                 prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
-                state_session_capacity=expiry.max_sessions())
+                state_session_capacity=expiry.max_sessions(), app_kwargs=page_compression.app_kwargs())
     expiry.start(demo)
     # Everything built so far (gradio, the SDKs, the page's components) lives as long as the
     # server. Frozen, it is out of the collector's sight: a full collection then walks only
