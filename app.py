@@ -49,7 +49,7 @@ SERVER_SECRETS = sandbox.seal_secrets([
     "ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
     "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "TOOL_WORKSHOP_CLASS_CODE",
 ])
-from lessons import gradio_patches  # noqa: E402
+from serving import gradio_patches  # noqa: E402
 
 # Gradio's environment knobs (telemetry off, a short event history, no matplotlib search) are
 # read when gradio is imported; gradio_patches says what each one is for.
@@ -60,12 +60,16 @@ from types import MappingProxyType  # noqa: E402
 
 import gradio as gr  # noqa: E402
 
-from lessons import api, backend, expiry, function_calling_tab, react_tab, registry_tab  # noqa: E402
-from lessons import permissions_tab, workspace_memory, workspace_tab  # noqa: E402
-from lessons import page_compression  # noqa: E402
-from lessons.browser_memory import BrowserMemory  # noqa: E402
+from endpoints import api  # noqa: E402
+from lessons import function_calling_tab, react_tab, registry_tab  # noqa: E402
+from runs import backend  # noqa: E402
+from serving import expiry  # noqa: E402
+from lessons import permissions_tab, workspace_tab  # noqa: E402
+from memory import workspace_memory  # noqa: E402
+from serving import page_compression  # noqa: E402
+from memory.browser_memory import BrowserMemory  # noqa: E402
 from lessons.deep_links import DeepLinks  # noqa: E402
-from lessons.page_events import PRIVATE  # noqa: E402
+from serving.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))

@@ -35,7 +35,7 @@ from urllib.parse import quote, urlencode
 import gradio as gr
 
 from lessons.editor_panel import EXAMPLE_SETS
-from lessons.page_events import PRIVATE
+from serving.page_events import PRIVATE
 from lessons.presets import mistake_choices
 
 DEFAULT_LESSON = "react"

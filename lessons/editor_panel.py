@@ -7,8 +7,8 @@ from pathlib import Path
 import gradio as gr
 
 from lessons import CODE_DIR
-from lessons.browser_memory import LESSON_NOTE
-from lessons.page_events import PRIVATE
+from memory.browser_memory import LESSON_NOTE
+from serving.page_events import PRIVATE
 
 EXAMPLE_SETS = {
     "天气": "examples_weather.py",

@@ -8,9 +8,9 @@ from function_calling_loop import run_function_calling
 from llm_clients import without_parameter
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
-from lessons.page_events import PRIVATE
+from serving.page_events import PRIVATE
 from lessons.presets import PRESETS, mistake_choices
-from lessons.run_driver import Lesson
+from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel

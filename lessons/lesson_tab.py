@@ -7,7 +7,7 @@ from typing import Any, Mapping
 import gradio as gr
 
 from lessons.editor_panel import EditorPanel
-from lessons.page_events import PRIVATE
+from serving.page_events import PRIVATE
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 

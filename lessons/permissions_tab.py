@@ -10,8 +10,8 @@ import permissions
 
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
-from lessons.page_events import PRIVATE
-from lessons.run_driver import Lesson
+from serving.page_events import PRIVATE
+from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import WorkspaceView, approach_radio

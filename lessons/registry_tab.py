@@ -12,12 +12,12 @@ import re
 import gradio as gr
 
 from function_calling_loop import run_function_calling
-from lessons import backend
+from runs import backend
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
 from lessons.lesson_tab import LessonTab
-from lessons.page_events import PRIVATE, session_of
+from serving.page_events import PRIVATE, session_of
 from lessons.presets import PRESETS
-from lessons.run_driver import Lesson
+from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel, describe_changes, error_text
 from lessons.settings_panel import SettingsPanel

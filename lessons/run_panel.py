@@ -15,9 +15,12 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from lessons import expiry, run_driver, session_io, workspace_panel
-from lessons.page_events import PRIVATE, session_of
-from lessons.run_driver import Lesson, RunInputs, RunState
+from lessons import workspace_panel
+from memory import session_io
+from runs import run_driver
+from serving import expiry
+from serving.page_events import PRIVATE, session_of
+from runs.run_driver import Lesson, RunInputs, RunState
 from lessons.run_views import RunViews
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import AskBox, WorkspaceView

@@ -8,12 +8,13 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from lessons import code_view, cost_view, headline, run_driver, timeline
-from lessons.run_driver import RunState
+from lessons import code_view, cost_view, timeline
+from runs import headline, run_driver
+from runs.run_driver import RunState
 
 
 def summary(events: list[dict]) -> str:
-    """The status line once a run has ended (lessons/headline.py decides what it says)."""
+    """The status line once a run has ended (runs/headline.py decides what it says)."""
     return headline.headline(events, timeline.esc)
 
 

@@ -10,8 +10,9 @@ from typing import Any, Callable, Iterable, Mapping
 import gradio as gr
 
 import tool_outcome
-from lessons import backend, expiry
-from lessons.page_events import PRIVATE, session_of
+from runs import backend
+from serving import expiry
+from serving.page_events import PRIVATE, session_of
 
 
 def _props(tool: dict) -> tuple[dict, set]:

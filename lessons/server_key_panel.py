@@ -8,7 +8,7 @@ import gradio as gr
 
 from access import server_keys
 from access.class_code import CodeRefused
-from lessons.page_events import PRIVATE
+from serving.page_events import PRIVATE
 
 KEY_NAMES = ("ZHIPUAI_API_KEY", "OPENAI_API_KEY")
 

@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import gradio as gr
 
-from lessons.browser_memory import SettingsControls
-from lessons.page_events import PRIVATE
+from memory.browser_memory import SettingsControls
+from serving.page_events import PRIVATE
 from lessons.server_key_panel import ServerKeyPanel
 from llm_clients import MODEL_SUGGESTIONS
 from provider_presets import PRESETS, Preset, settings_for

@@ -16,10 +16,10 @@ import gradio as gr
 import workspace
 
 from lessons import timeline
-from lessons.page_events import PRIVATE, session_of
-from lessons.run_driver import RunState
+from serving.page_events import PRIVATE, session_of
+from runs.run_driver import RunState
 from lessons.run_views import RunViews
-from lessons.workspace_backend import APPROACHES
+from runs.workspace_backend import APPROACHES
 
 NO_FILE = "（在上面的文件树里选一个文件）"
 # What this browser keeps of the workspace lessons (workspace_memory.py saves and restores it).

@@ -6,7 +6,7 @@ import gradio as gr
 
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
-from lessons.run_driver import Lesson
+from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import WorkspaceView, approach_radio

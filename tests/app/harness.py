@@ -32,7 +32,7 @@ def free_port() -> int:
 def start_app(secrets: dict | None = None):
     """(demo, url) of the real page served on a free loopback port."""
     import app
-    from lessons import gradio_patches
+    from serving import gradio_patches
 
     demo = app.build_demo(secrets)
     port = free_port()

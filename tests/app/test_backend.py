@@ -7,7 +7,8 @@ import pytest
 
 import sandbox
 import tool_outcome
-from lessons import backend, function_calling_tab
+from lessons import function_calling_tab
+from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
 

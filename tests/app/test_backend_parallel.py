@@ -3,7 +3,8 @@ allows one tab, and a hand-written result is marked on its own call even when re
 from __future__ import annotations
 
 import sandbox
-from lessons import backend, function_calling_tab
+from lessons import function_calling_tab
+from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
 

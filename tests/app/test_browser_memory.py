@@ -1,4 +1,4 @@
-"""A student's work kept in the browser (lessons/browser_memory.py), in real chromium: an edit
+"""A student's work kept in the browser (memory/browser_memory.py), in real chromium: an edit
 and the last run come back after a reload and after the server restarts, two browsers keep
 their own work, a key is stored only when the student asks (and only as the session's key),
 a corrupted or old-format stored value gives a notice and a working page, and the explicit

@@ -12,7 +12,8 @@ import weakref
 import pytest
 
 import sandbox
-from lessons import expiry, session_io
+from memory import session_io
+from serving import expiry
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 
 from tests.app.harness import api_tab

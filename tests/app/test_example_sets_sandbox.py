@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import sandbox
-from lessons import backend, function_calling_tab
+from lessons import function_calling_tab
+from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
 

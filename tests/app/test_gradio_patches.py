@@ -1,4 +1,4 @@
-"""Every Gradio internal that lessons/gradio_patches.py relies on, pinned against the real server:
+"""Every Gradio internal that serving/gradio_patches.py relies on, pinned against the real server:
 when an upgrade of Gradio moves one of them, a test here fails (the version check says so first).
 Functional checks; no timing asserts."""
 from __future__ import annotations
@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 
 import sandbox
-from lessons import backend, expiry, gradio_patches
+from runs import backend
+from serving import expiry, gradio_patches
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.run_driver import RunState
+from runs.run_driver import RunState
 
 from tests.app.harness import api_tab
 
 ROOT = Path(__file__).resolve().parents[2]
+APP_FOLDERS = ("lessons", "runs", "endpoints", "serving", "memory")      # the page's own code
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 
 
@@ -63,7 +65,7 @@ def test_gradio_internals_are_touched_only_in_gradio_patches():
     only_in = {r"\b_queue\b": "gradio_patches.py", r"\bstate_holder\b": "gradio_patches.py",
                r"\bimport gradio\.": "gradio_patches.py", r"\bGRADIO_ANALYTICS_": "gradio_patches.py",
                r"\bsession_hash\b": "page_events.py", r'api_visibility="private"': "page_events.py"}
-    sources = [ROOT / "app.py", *sorted((ROOT / "lessons").glob("*.py"))]
+    sources = [ROOT / "app.py", *sorted(path for folder in APP_FOLDERS for path in (ROOT / folder).glob("*.py"))]
     found = [(path.name, pattern) for path in sources for pattern, home in only_in.items()
              if path.name != home and re.search(pattern, path.read_text(encoding="utf-8"))]
     assert found == []

@@ -7,8 +7,9 @@ import pytest
 import llm_clients
 import sandbox
 from function_calling_loop import run_function_calling
-from lessons import headline, presets
-from lessons.backend import executor
+from lessons import presets
+from runs import headline
+from runs.backend import executor
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from react_loop import run_react
 

@@ -32,7 +32,7 @@ def look_alikes(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("entry", ["app", "sandbox", "lessons"])
+@pytest.mark.parametrize("entry", ["app", "sandbox", "lessons", "runs", "endpoints", "serving", "memory"])
 def test_course_modules_resolve_to_code_even_behind_an_installed_module_of_the_same_name(entry, look_alikes):
     result = subprocess.run([sys.executable, "-c", PROBE.format(entry=entry, names=SHADOWED), str(look_alikes)],
                             capture_output=True, text=True, timeout=120, cwd=ROOT,

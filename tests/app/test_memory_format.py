@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from lessons import memory_format as mf
-from lessons import session_io
+from memory import memory_format as mf
+from memory import session_io
 
 SPECS = {
     "source": mf.FieldSpec("text", mf.SOURCE_LIMIT, label="源码"),

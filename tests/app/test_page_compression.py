@@ -12,7 +12,7 @@ import gradio as gr
 import httpx
 import pytest
 
-from lessons import page_compression
+from serving import page_compression
 from tests.app.harness import free_port
 
 GZIP = {"Accept-Encoding": "gzip"}

@@ -12,10 +12,11 @@ import pytest
 import llm_clients
 import sandbox
 from function_calling_loop import run_function_calling
-from lessons import code_view, schema_panel, session_io, settings_panel, timeline
+from lessons import code_view, schema_panel, settings_panel, timeline
+from memory import session_io
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.react_tab import start as react_start
-from lessons.backend import executor
+from runs.backend import executor
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 

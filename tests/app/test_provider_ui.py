@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from lessons import function_calling_tab, registry_tab, run_driver, settings_panel, timeline
+from lessons import function_calling_tab, registry_tab, settings_panel, timeline
+from runs import run_driver
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.run_driver import RunInputs, RunState
+from runs.run_driver import RunInputs, RunState
 from lessons.settings_panel import Settings, key_status, make_client, preset_card, resolve_credentials
 from offline.server import OfflineServer
 from provider_presets import PRESETS, settings_for

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from lessons import backend, run_driver
-from lessons.run_driver import RunState
+from runs import backend, run_driver
+from runs.run_driver import RunState
 
 
 def loop_of(*events, slow_before: str | None = None, seconds: float = 0.0):

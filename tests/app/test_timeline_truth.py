@@ -9,7 +9,8 @@ import pytest
 from gradio_client import Client
 
 import tool_outcome
-from lessons import backend, function_calling_tab, react_tab, timeline
+from lessons import function_calling_tab, react_tab, timeline
+from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
 

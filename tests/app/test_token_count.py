@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from lessons import backend, cost_view, token_count
+from lessons import cost_view, token_count
+from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.function_calling_tab import start as fc_start
 from lessons.react_tab import start as react_start

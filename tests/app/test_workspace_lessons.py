@@ -10,8 +10,11 @@ import pytest
 from gradio_client import Client
 
 import workspace
-from lessons import expiry, gradio_patches, permissions_tab, run_driver, session_io, workspace_tab
-from lessons.run_driver import RunInputs
+from lessons import permissions_tab, workspace_tab
+from memory import session_io
+from runs import run_driver
+from serving import expiry, gradio_patches
+from runs.run_driver import RunInputs
 from lessons.settings_panel import Settings
 from tests.app.harness import start_app
 

@@ -1,4 +1,4 @@
-"""The workspace lessons kept in the browser (lessons/workspace_memory.py), in real chromium:
+"""The workspace lessons kept in the browser (memory/workspace_memory.py), in real chromium:
 a file written by a run is back in the tree after a reload (with the run's timeline, replayed)
 and after the server restarts, with the loop and the permission rules; 重置 keeps the starter
 project; a workspace too big to keep whole says which files were left out and the page works;

@@ -1,4 +1,4 @@
-"""The workspace's files as browser_memory keeps them (lessons/workspace_memory.py), without a
+"""The workspace's files as browser_memory keeps them (memory/workspace_memory.py), without a
 browser: read from one session's real workspace, put back into another's, too-big files
 left out and named, a tampered record refused without touching the workspace."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import secrets
 import pytest
 
 import workspace
-from lessons import memory_format, workspace_memory
+from memory import memory_format, workspace_memory
 
 
 @pytest.fixture

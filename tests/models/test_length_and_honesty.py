@@ -8,7 +8,7 @@ import pytest
 import examples_weather
 from accents import repeated_phrase, rough_tokens
 from function_calling_loop import run_function_calling
-from lessons import headline
+from runs import headline
 from llm_clients import LLMError, make_client
 from offline import workspace as offline_workspace
 from offline.server import OfflineServer

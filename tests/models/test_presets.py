@@ -9,7 +9,7 @@ from function_calling_loop import run_function_calling
 from llm_clients import make_client
 from offline.accents import ACCENTS
 from provider_presets import PRESETS, Preset, script_env, settings_for
-from lessons import headline
+from runs import headline
 from lessons.settings_panel import Settings, resolve_credentials
 
 FIELDS = {f.name for f in dataclasses.fields(Preset)}

@@ -15,7 +15,8 @@ from gradio_client import Client
 
 from function_calling_loop import run_function_calling
 from llm_clients import make_client
-from lessons import backend, function_calling_tab, headline
+from lessons import function_calling_tab
+from runs import backend, headline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.settings_panel import Settings
 from tests.app.harness import open_page, screenshot, start_app, tab

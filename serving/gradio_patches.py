@@ -75,9 +75,9 @@ def installed_version() -> str | None:
 
 def mismatch_message(installed: str | None, pinned: str | None) -> str:
     return (f"Gradio 版本不符：已安装 {installed}，requirements.txt 固定的是 {pinned}。"
-            f"lessons/gradio_patches.py 的补丁是照 {pinned} 写的，请先跑 tests/app/test_gradio_patches.py 再用。 / "
+            f"serving/gradio_patches.py 的补丁是照 {pinned} 写的，请先跑 tests/app/test_gradio_patches.py 再用。 / "
             f"Gradio version mismatch: {installed} is installed, requirements.txt pins {pinned}. "
-            f"The patches in lessons/gradio_patches.py were written against {pinned}; "
+            f"The patches in serving/gradio_patches.py were written against {pinned}; "
             f"run tests/app/test_gradio_patches.py before relying on them.")
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import workspace
 
-from lessons.browser_memory import BrowserMemory
-from lessons.memory_format import files_notice, keep_files, restore_files
+from memory.browser_memory import BrowserMemory
+from memory.memory_format import files_notice, keep_files, restore_files
 from lessons.workspace_panel import MEMORY_NOTE
 
 PART = "workspace"

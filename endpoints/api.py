@@ -8,8 +8,11 @@ from typing import Any, Mapping
 
 import gradio as gr
 
-from lessons import backend, function_calling_tab, headline, react_tab, session_io, workspace_api
-from lessons.page_events import session_of
+from endpoints import workspace_api
+from lessons import function_calling_tab, react_tab
+from memory import session_io
+from runs import backend, headline
+from serving.page_events import session_of
 from lessons.settings_panel import Settings, settings_from
 
 MAX_EVENTS = 2_000

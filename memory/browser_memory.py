@@ -48,10 +48,10 @@ from typing import Any, Callable, Mapping
 
 import gradio as gr
 
-from lessons import session_io
-from lessons.memory_format import (PREFIX, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
+from memory import session_io
+from memory.memory_format import (PREFIX, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
-from lessons.page_events import PRIVATE, session_of
+from serving.page_events import PRIVATE, session_of
 
 TAB_KEY = PREFIX + "tab"          # sessionStorage: this browser tab's id (survives F5, not shared)
 LESSON_NOTE = ("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 import permissions
 import workspace
 
-from lessons import backend
+from runs import backend
 from lessons.settings_panel import Settings, make_client
 
 APPROACHES = [("Function Calling（原生 tool_calls）", "function_calling"), ("正则 ReAct（对比）", "react")]
@@ -40,7 +40,7 @@ class WorkspaceRun(backend.Run):
 
 def start_loop(client, question, tools, execute, settings: Settings, approach: str):
     """The lesson's loop on the four tools: the same starters the other tabs use."""
-    from lessons import function_calling_tab, react_tab   # the tabs' modules import run_driver, which imports this one
+    from lessons import function_calling_tab, react_tab  # the tabs' modules import run_driver, which imports this one
 
     if approach == "react":
         return react_tab.start(client, question, tools, execute, settings, {"approach": "react"})

@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 import workspace
 
-from lessons import backend, session_io, workspace_backend
+from memory import session_io
+from runs import backend, workspace_backend
 from lessons.schema_panel import error_text
 from lessons.settings_panel import Settings
 

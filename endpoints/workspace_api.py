@@ -11,8 +11,8 @@ from typing import Any, Mapping
 import permissions
 import workspace
 
-from lessons import headline, workspace_backend
-from lessons.page_events import session_of
+from runs import headline, workspace_backend
+from serving.page_events import session_of
 from lessons.settings_panel import Settings
 
 MAX_EVENTS = 2_000

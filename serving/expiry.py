@@ -22,7 +22,8 @@ import time
 
 import workspace
 
-from lessons import backend, gradio_patches
+from runs import backend
+from serving import gradio_patches
 
 DEFAULT_TTL_SECONDS = 2 * 3600
 DEFAULT_MAX_SESSIONS = 500
