@@ -61,7 +61,7 @@ from types import MappingProxyType  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from endpoints import api  # noqa: E402
-from lessons import function_calling_tab, react_tab, registry_tab  # noqa: E402
+from lessons import function_calling_tab, projector, react_tab, registry_tab  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
 from lessons import permissions_tab, workspace_tab  # noqa: E402
@@ -69,6 +69,7 @@ from memory import workspace_memory  # noqa: E402
 from serving import page_compression  # noqa: E402
 from memory.browser_memory import BrowserMemory  # noqa: E402
 from lessons.deep_links import DeepLinks  # noqa: E402
+from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 
@@ -104,7 +105,7 @@ CSS = """
   #header h1 { font-size: 1.4em; }
   button[role=tab] { padding-left: 6px !important; padding-right: 6px !important; font-size: 0.88em !important; }
 }
-"""
+""" + projector.CSS
 HEADER = ("# 🧰 工具调用教学工坊\n"
           "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。")
 
@@ -114,6 +115,7 @@ def build_demo(secrets=None) -> gr.Blocks:
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
     with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
+        present = Projector()
         notice = gr.Markdown(elem_id="sandbox-notice")
         links = DeepLinks()   # the banner of a link's notes and the 复制本页链接 button
         memory = BrowserMemory()
@@ -132,6 +134,7 @@ def build_demo(secrets=None) -> gr.Blocks:
             tab.wire_refresh(demo, after=restored[tab.name])
         # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.
         links.wire(demo, lesson_tabs, tabs, restored, settings, memory)
+        present.wire(demo)
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
     return demo

@@ -61,6 +61,8 @@ PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake",
 OPTION_PARAMS = ("approach", "tool_choice", "mistake")
 # Added by Gradio itself or by a hosting page around the app: never the student's business.
 FOREIGN = {"__theme", "deep_link", "view", "__sign", "logs", "write_token", "_target_url"}
+# Read by the browser alone (projector.py): how this screen shows the page, not a scenario.
+PAGE_ONLY = {"present"}
 QUESTION_LIMIT = 300
 VALUE_LIMIT = 80
 NAME_LIMIT = 40
@@ -133,7 +135,7 @@ def parse(items: Iterable[tuple[str, str]]) -> Plan:
         return plan
     seen: dict[str, str] = {}
     for name, value in pairs:
-        if name in FOREIGN:
+        if name in FOREIGN or name in PAGE_ONLY:
             continue
         if name not in PARAMS:
             if len(name) > NAME_LIMIT:
