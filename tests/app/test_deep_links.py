@@ -113,3 +113,9 @@ def test_the_copy_link_round_trips_and_carries_no_source():
 def test_the_page_scripts_name_every_lesson_panel():
     for spec in LESSONS.values():
         assert spec.panel in deep_links.PANELS_JS
+
+
+def test_projector_mode_is_the_browser_s_own_and_never_a_note():
+    assert not parse([("present", "1")]).wanted              # a present-only link asks the server nothing
+    plan = parse([("lesson", "react"), ("present", "1")])
+    assert plan.lesson == "react" and plan.notes == []
