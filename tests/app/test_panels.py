@@ -180,3 +180,13 @@ def test_a_run_reads_its_inputs_by_name():
     assert (inputs.source, inputs.question, inputs.session_key, inputs.strict) == (WEATHER, "q", "sk-typed", False)
     assert inputs.settings == settings_panel.Settings(provider="openai", model="gpt-x", temperature=0.5, max_turns=3,
                                                       stream=True)
+
+
+@pytest.mark.parametrize("typed, sent", [(0, None), (64, 64), ("x", 1024), (10**9, 32_768)])
+def test_the_length_and_time_limits_reach_the_client_as_labelled(typed, sent):
+    # 「每轮最多写 max_tokens 个 token（0 = 不限，由服务端定）」和「每轮时限（秒）」
+    settings, _ = settings_panel.settings_from({"provider": "offline", "max_tokens": typed, "round_seconds": 30})
+    client = settings_panel.make_client(settings, "", {})
+    assert client.max_tokens == sent and client.round_seconds == 30
+    body = client.request_body([{"role": "user", "content": "你好"}], None, None, None, None, None, False)
+    assert body.get("max_tokens") == sent
