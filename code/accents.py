@@ -201,7 +201,8 @@ def answer_accents(message, finish_reason, usage, tools, tool_choice):
                                                  "要么换一个支持的服务端，要么在循环里检查并重问。"))
     listed = rough_tokens(json.dumps(tools, ensure_ascii=False)) if tools else 0
     prompt = (usage or {}).get("prompt_tokens")
-    if tools and isinstance(prompt, int) and prompt < listed:
+    # 只在没有调用时才说：模型调用了工具，它就看到了工具。留一半余量：有的服务端把工具改写得更短再交给模型。
+    if tools and not calls and isinstance(prompt, int) and prompt < listed // 2:
         found.append(note("tools_not_delivered", f"服务端说这次输入只有 {prompt} 个 token，可光是工具清单就约有 {listed} 个："
                                                  "工具根本没有送到模型面前（聊天模板里没有 tools 的位置，被悄悄丢掉了）。"
                                                  + TEMPLATE_ADVICE))

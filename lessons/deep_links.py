@@ -290,11 +290,13 @@ GATE_JS = """() => {
 }""" % {"state": STATE_JS, "params": json.dumps(PARAMS), "lessons": json.dumps(list(LESSONS)),
         "default": json.dumps(DEFAULT_LESSON)}
 RESTORED_JS = "() => { const w = %s; w.restored.push(%%s); if (w.go) w.go(); }" % STATE_JS
-CLICK_RUN_JS = """(flag) => {
+CLICK_RUN_JS = """(flag, provider) => {
   const name = (flag || "").split(":")[0], panels = %s;
   const panel = panels[name] && document.getElementById(panels[name]);
   if (!panel) return;
   const find = () => panel.querySelector("button.tw-run, .tw-run button, .tw-run");
+  // The settings may have been restored after the link was checked: look again now.
+  if (provider !== "offline") return;
   const press = () => { const button = find(); if (button) button.click(); };
   const button = find();
   if (button && button.offsetParent !== null) { press(); return; }
@@ -431,7 +433,7 @@ class DeepLinks:
             return out
 
         opened = self.go.click(choices, inputs, outputs, **SILENT).then(open_link, inputs, outputs, **SILENT)
-        opened.then(None, [self.run_flag], None, js=CLICK_RUN_JS, **SILENT)
+        opened.then(None, [self.run_flag, settings.provider], None, js=CLICK_RUN_JS, **SILENT)
 
     # ------------------------------------------------------------ copying a link
 

@@ -355,7 +355,7 @@ def whole(value: Any, default: int, low: int, high: int) -> int:
     """A number from the page or an API call, clamped to [low, high]; absent or not a number -> default."""
     try:
         return min(high, max(low, int(float(value))))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
 
 

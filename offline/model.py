@@ -25,7 +25,7 @@ import re
 from . import workspace as offline_workspace
 from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
                         tool_words)
-from accents import rough_tokens    # 和客户端同一个粗估：工具清单算进输入
+from accents import WIDE, rough_tokens    # 和客户端同一个粗估：工具清单算进输入
 
 MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
@@ -403,12 +403,12 @@ def cut_to(max_tokens, message, finish):
     content = message.get("content")
     if not max_tokens or not content or rough_tokens(content) <= max_tokens:
         return message, finish
-    kept = ""
-    for char in content:
-        if rough_tokens(kept + char) > max_tokens:
-            break
-        kept += char
-    return {**message, "content": kept}, "length"
+    wide = narrow = 0                         # rough_tokens 的两部分，一个字一个字地加
+    for end, char in enumerate(content):
+        wide, narrow = (wide + 1, narrow) if WIDE.match(char) else (wide, narrow + 1)
+        if wide + -(-narrow // 4) > max_tokens:
+            return {**message, "content": content[:end]}, "length"
+    return message, finish
 
 
 def as_list(stop):

@@ -2,8 +2,8 @@
 that the model did not recover from: a failed call counts as recovered only when a later
 call to the same tool succeeds (a text the regex could not read, when a later reply is read).
 
-A call to a tool that does not exist counts as recovered by any later successful call:
-the right tool has another name.
+A call to a tool that does not exist counts as recovered by a successful call of any tool in a
+later round (the right tool has another name); a success in the same round fixes nothing.
 
 States, in the order they are checked:
   ❌ provider or client error (an error event other than the two guards)
@@ -36,6 +36,7 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
             name = event.get("name")
             unknown = event.get("error_code") == "unknown_tool"
             fixed = next((e for e in events[index + 1:] if e.get("type") == "tool_result" and e.get("ok")
+                          and (e.get("turn") or 0) > (event.get("turn") or 0)
                           and (unknown or e.get("name") == name)), None)
         elif event.get("type") == "parse" and not event.get("ok"):
             name = None

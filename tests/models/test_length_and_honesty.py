@@ -171,3 +171,33 @@ def test_errors_are_still_errors():
     with pytest.raises(LLMError):
         make_client("openai", api_key="x", base_url="http://127.0.0.1:9/v1", round_seconds=1).complete(
             [{"role": "user", "content": "你好"}])
+
+
+def test_tools_that_were_called_were_delivered_whatever_the_usage_says(connect, server):
+    # A server that renders the tools more compactly than their JSON may count fewer prompt tokens.
+    server.queue({"body": {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                               "role": "assistant", "content": None, "tool_calls": [
+                                   {"id": "c1", "type": "function",
+                                    "function": {"name": "get_weather", "arguments": "{\"city\": \"北京\"}"}}]}}],
+                           "usage": {"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21}}})
+    done = connect("openai").complete([{"role": "user", "content": "北京天气"}], tools=TOOLS)
+    assert done.message["tool_calls"] and "tools_not_delivered" not in codes(done)
+
+
+def test_a_failure_is_not_fixed_by_a_success_in_the_same_round():
+    # Round 1: a made-up tool fails while the real one succeeds beside it; the answer follows.
+    events = [{"type": "request", "turn": 1, "tools": TOOLS, "messages": [], "params": {}},
+              {"type": "response", "turn": 1, "finish_reason": "tool_calls", "accents": []},
+              {"type": "tool_call", "turn": 1, "name": "get_air_quality"},
+              {"type": "tool_result", "turn": 1, "name": "get_air_quality", "ok": False, "error_code": "unknown_tool"},
+              {"type": "tool_call", "turn": 1, "name": "get_weather"},
+              {"type": "tool_result", "turn": 1, "name": "get_weather", "ok": True},
+              {"type": "response", "turn": 2, "finish_reason": "stop", "accents": []},
+              {"type": "final", "turn": 2, "content": "北京晴，空气质量优。"}]
+    assert headline.verdict(events)["state"] == "gave_up"
+    later = events[:6] + [{"type": "tool_call", "turn": 2, "name": "get_weather"},
+                          {"type": "tool_result", "turn": 2, "name": "get_weather", "ok": True},
+                          {"type": "response", "turn": 3, "finish_reason": "stop", "accents": []},
+                          {"type": "final", "turn": 3, "content": "北京晴。"}]
+    assert headline.verdict(later)["state"] == "recovered"

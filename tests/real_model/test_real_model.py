@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+import examples_weather
 import openai
 import pytest
 import zhipuai
@@ -216,7 +217,8 @@ def test_the_client_sees_the_tools_dropped_from_the_usage_alone(own_server):
     """Without /props (a client that never asks, as for a remote host), usage.prompt_tokens tells."""
     client = make_client("openai", model=MODEL, api_key=KEY, base_url=own_server.url + "/v1", max_tokens=4)
     client.template_checked = True
-    done = client.complete([{"role": "user", "content": "What is the weather in Paris?"}], tools=GET_WEATHER)
+    tools = examples_weather.registry.to_schemas()       # the lesson's two tools, as the page sends them
+    done = client.complete([{"role": "user", "content": "What is the weather in Paris?"}], tools=tools)
     note = next(a for a in done.accents if a["code"] == "tools_not_delivered")
     assert str(done.usage["prompt_tokens"]) in note["message"]
 
