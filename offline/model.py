@@ -25,7 +25,7 @@ import re
 from . import workspace as offline_workspace
 from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
                         tool_words)
-from accents import WIDE, rough_tokens    # 和客户端同一个粗估：工具清单算进输入
+from accents import rough_tokens    # 和客户端同一个粗估：工具清单算进输入
 
 MODEL_NAME = "offline-rule-model"
 FINGERPRINT = "rule-based-not-an-llm"
@@ -403,12 +403,12 @@ def cut_to(max_tokens, message, finish):
     content = message.get("content")
     if not max_tokens or not content or rough_tokens(content) <= max_tokens:
         return message, finish
-    wide = narrow = 0                         # rough_tokens 的两部分，一个字一个字地加
-    for end, char in enumerate(content):
-        wide, narrow = (wide + 1, narrow) if WIDE.match(char) else (wide, narrow + 1)
-        if wide + -(-narrow // 4) > max_tokens:
-            return {**message, "content": content[:end]}, "length"
-    return message, finish
+    # 前缀越长 token 越多：二分找出放得下的最长前缀（估算用的是同一个 rough_tokens）
+    low, high = 0, len(content)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if rough_tokens(content[:middle]) <= max_tokens else (low, middle - 1)
+    return {**message, "content": content[:low]}, "length"
 
 
 def as_list(stop):
