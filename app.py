@@ -61,7 +61,7 @@ from types import MappingProxyType  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from endpoints import api  # noqa: E402
-from lessons import function_calling_tab, projector, react_tab, registry_tab  # noqa: E402
+from lessons import function_calling_tab, mcp_tab, projector, react_tab, registry_tab  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
 from lessons import permissions_tab, workspace_tab  # noqa: E402
@@ -125,7 +125,7 @@ def build_demo(secrets=None) -> gr.Blocks:
         api.register(secrets)
         with gr.Tabs() as lesson_tabs:
             tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings),
-                    workspace_tab.build(settings), permissions_tab.build(settings)]
+                    mcp_tab.build(settings), workspace_tab.build(settings), permissions_tab.build(settings)]
         # What the browser kept is put back first, so each schema panel shows the student's source
         # and each workspace tree the student's files (kept once for the lessons with a workspace).
         workspace_memory.keep(memory, [tab for tab in tabs if tab.run.workspace is not None])
@@ -150,7 +150,8 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     """Serves the page: loopback locally, 0.0.0.0 on a Hugging Face Space or a ModelScope 创空间."""
     host = server_name or default_host()
     sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE,
-                      schema_methods={"naive": "naive_schema:naive_function_schema"})
+                      schema_methods={"naive": "naive_schema:naive_function_schema",
+                                      "fastmcp": "mcp_schema_diff:fastmcp_schema"})
     demo = demo or build_demo()
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
     # Warm the sandbox's worker pool while the server starts, so the first schema is quick.

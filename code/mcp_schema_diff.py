@@ -68,6 +68,13 @@ def both_schemas(func: Callable, description: str | None = None) -> dict:
                         "outputSchema": theirs.output_schema}}
 
 
+def fastmcp_schema(func: Callable, description: str | None = None) -> dict:
+    """FastMCP 推出的这一份，写成 OpenAI tools 列表里一项的样子（和注册表的 to_schemas 同一个形状），方便并排比较。"""
+    theirs = FastMCPTool.from_function(func, description=description)
+    return {"type": "function",
+            "function": {"name": func.__name__, "description": theirs.description, "parameters": theirs.parameters}}
+
+
 def differences(registry: dict, fastmcp: dict) -> list[Difference]:
     """逐个参数、逐个键比较（根上的键也比）。值整个比较：
     {"type": "integer"} 和 {"type": ["integer", "null"]} 就是不同。"""

@@ -153,6 +153,23 @@ DEFAULT = {"read": "allow",
 PRESETS = {"默认": DEFAULT, "只读": READ_ONLY, "全部信任": TRUST_ALL}
 
 
+# ── MCP 的工具注解当默认规则
+
+def annotation_rules(tools: list[Mapping[str, Any]]) -> dict[str, str]:
+    """MCP 服务器 tools/list 里的工具 -> 默认规则：readOnlyHint → allow，destructiveHint → ask。
+    两样都没说的工具不写规则，按第 3 条先问你。只读优先：MCP 规定 destructiveHint 只在“不是只读”时才有意义。
+    注解是服务器对自己的描述，是提示，不是保证：一个服务器完全可以把删库的工具标成只读。
+    所以它们只当默认值，你自己写的规则放在后面、覆盖它们：{**annotation_rules(tools), **rules}。"""
+    rules = {}
+    for tool in tools:
+        hints = tool.get("annotations") or {}
+        if hints.get("readOnlyHint") is True:
+            rules[str(tool.get("name"))] = "allow"
+        elif hints.get("destructiveHint") is True:
+            rules[str(tool.get("name"))] = "ask"
+    return rules
+
+
 if __name__ == "__main__":
     calls = [("read", {"path": "notes.md"}),
              ("edit", {"path": "src/calc.py", "old": "- 1", "new": ""}),

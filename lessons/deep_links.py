@@ -54,6 +54,7 @@ LESSONS = {
     "react": LessonSpec("正则 ReAct", "tab-react", True, ("approach", "mistake"), ("react", "json")),
     "registry": LessonSpec("工具注册", "tab-registry", True),
     "function_calling": LessonSpec("Function Calling", "tab-function-calling", True, ("tool_choice", "mistake")),
+    "mcp": LessonSpec("MCP", "tab-mcp", True),
     "workspace": LessonSpec("原子工具", "tab-workspace", False, ("approach",), ("function_calling", "react")),
     "permissions": LessonSpec("权限与确认", "tab-permissions", False, ("approach",), ("function_calling", "react")),
 }

@@ -23,6 +23,13 @@ HANDSHAKE = {
     "response": "② 握手第二步：模型回复（原始 tool_calls）",
     "execute": "③ 握手第三步：本地执行工具，结果以 role: \"tool\" 回填",
 }
+MCP = {
+    "request": "① 把 tools/list 得到的工具作为 tools，和 messages 一起发给模型",
+    "response": "② 模型回复（原始 tool_calls）",
+    "execute": "③ 每个 tool_call 变成一次 tools/call，结果以 role: \"tool\" 回填",
+    "connect": "MCP 连接：initialize 握手，再 tools/list 取工具清单（JSON-RPC）",
+    "wire": "线上的 JSON-RPC 消息",
+}
 TEXT_PROTOCOL = {
     "request": "请求：发送给模型的 messages",
     "response": "模型原始文本",
@@ -58,6 +65,9 @@ CSS = """
 .tw-lane { position: relative; height: 10px; background: var(--background-fill-secondary); border-radius: 3px; margin: 2px 0 4px 0; }
 .tw-bar { position: absolute; top: 0; bottom: 0; min-width: 2px; background: #2563eb; border-radius: 3px; opacity: 0.75; }
 .tw-clipped { color: #b45309; font-size: 0.9em; }
+.tw-rpc { border-left: 4px solid #0891b2; padding: 2px 8px; margin: 4px 0; background: rgba(8,145,178,0.06); border-radius: 4px; font-size: 0.9em; }
+.tw-rpc.tw-rpc-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
+.tw-rpc-head { font-family: var(--font-mono); }
 """
 REASONING_TITLE = "模型的思考过程（不放回历史）"
 
@@ -255,11 +265,13 @@ def call_notes(call: dict) -> str:
     return f"<div class='tw-note tw-call-note'>ℹ️ 解析备注（已容错，照常执行）：{text}</div>"
 
 
-def render_call(call: dict, result: dict | None, labels: dict) -> str:
+def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = ()) -> str:
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
     body = [f"<div>模型给出的参数（原文）：</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
         body.append(call_notes(call))
+    if wire:
+        body.append(f"<div>{esc(labels.get('wire', 'JSON-RPC'))}：</div>" + "".join(render_rpc(e) for e in wire))
     if result is None:
         body.append('<div class="tw-pause">⏸ 尚未执行</div>')
         return f'<div class="tw-call">{head}{"".join(body)}</div>'
@@ -277,6 +289,58 @@ def render_call(call: dict, result: dict | None, labels: dict) -> str:
     if result.get("message") is not None:
         body.append(f"<div>回填给模型的消息：</div>{pre(result.get('message'))}")
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
+
+
+ARROWS = {"send": "→ 客户端发给服务器", "receive": "← 服务器发给客户端"}
+KINDS = {"request": "请求", "notification": "通知", "result": "响应", "error": "JSON-RPC 错误"}
+
+
+def render_rpc(event: dict) -> str:
+    """One JSON-RPC message between the MCP client and server: direction, kind, method, id,
+    the moment (ms since the connection opened) and its params / result / error. A tool that
+    failed (result.isError) and a protocol error are marked as failures."""
+    result = event.get("result") if isinstance(event.get("result"), dict) else None
+    failed = event.get("kind") == "error" or bool(result and result.get("isError"))
+    mark = ""
+    if event.get("kind") == "error":
+        mark = " <span class=tw-bad>✗ 协议层出错</span>"
+    elif failed:
+        mark = " <span class=tw-bad>✗ isError: true（工具失败，结果照样回给模型）</span>"
+    at = event.get("at_ms")
+    when = f"{float(at):.0f} ms" if isinstance(at, (int, float)) else "?"
+    ident = "" if event.get("id") is None else f" id={esc(event.get('id'))}"
+    head = (f'<div class="tw-rpc-head">{esc(ARROWS.get(event.get("direction"), event.get("direction")))} · '
+            f'{esc(KINDS.get(event.get("kind"), event.get("kind")))} <b>{esc(event.get("method") or "?")}</b>'
+            f'{ident} <span class="tw-meta">@ {when}</span>{mark}</div>')
+    body = {"request": "params", "notification": "params", "result": "result", "error": "error"}.get(event.get("kind"))
+    shown = fold(body, pre(event.get(body))) if body and event.get(body) is not None else ""
+    return f'<div class="tw-rpc{" tw-rpc-failed" if failed else ""}">{head}{shown}</div>'
+
+
+def rpc_by_call(calls: list[dict], rpcs: list[dict]) -> tuple[dict, list[dict]]:
+    """Which tools/call messages belong to which tool call ((turn, id) -> [rpc events]): each
+    tools/call request goes to the first call of that name not given one yet, a response to its
+    request's call (same JSON-RPC id). Everything else comes back as the rest, in order."""
+    owner: dict = {}          # JSON-RPC id -> (turn, call id)
+    taken: set = set()
+    found: dict = {}
+    rest = []
+    for event in rpcs:
+        key = None
+        if event.get("kind") == "request" and event.get("method") == "tools/call":
+            name = (event.get("params") or {}).get("name")
+            call = next((c for c in calls if c.get("name") == name and (c.get("turn"), c.get("id")) not in taken), None)
+            if call is not None:
+                key = (call.get("turn"), call.get("id"))
+                taken.add(key)
+                owner[event.get("id")] = key
+        elif event.get("kind") in ("result", "error"):
+            key = owner.get(event.get("id"))
+        if key is None:
+            rest.append(event)
+        else:
+            found.setdefault(key, []).append(event)
+    return found, rest
 
 
 def render_accents(response: dict) -> str:
@@ -329,6 +393,14 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
         meta.append("调用 " + ", ".join(str(c.get("name")) for c in calls))
     title = "开始前" if turn is None else f"第 {turn} 轮"
     parts = [f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>']
+    # MCP: the messages before this round's request (initialize, tools/list) open it; tools/call
+    # messages go inside their call; any other message is listed after the calls.
+    at = events.index(request) if request in events else len(events)
+    connect = [e for e in events[:at] if e.get("type") == "rpc"]
+    wire, rest = rpc_by_call(calls, [e for e in events[at:] if e.get("type") == "rpc"])
+    if connect:
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels.get("connect", "JSON-RPC"))}</div>'
+                     + "".join(render_rpc(e) for e in connect) + "</div>")
 
     if request:
         messages = request.get("messages") or []
@@ -363,8 +435,12 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
             parts.append(render_parse(event, str(raw_text)))
 
     if calls:
-        body = "".join(render_call(c, results.get(c.get("id")), labels) for c in calls)
+        body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []))
+                       for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["execute"])}</div>{body}</div>')
+    if rest:
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels.get("wire", "JSON-RPC"))}</div>'
+                     + "".join(render_rpc(e) for e in rest) + "</div>")
     # Results without a matching call (e.g. a text protocol that feeds back a notice).
     called = {c.get("id") for c in calls}
     for event in events:
@@ -381,7 +457,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
 
 def render_protocol(events: list[dict], lesson: str = "function_calling", note: str = "") -> str:
     """The step-by-step protocol view. `note` is shown on top (pause, replay position...)."""
-    labels = HANDSHAKE if lesson != "react" else TEXT_PROTOCOL
+    labels = {"react": TEXT_PROTOCOL, "mcp": MCP}.get(lesson, HANDSHAKE)
     if not events:
         body = '<div class="tw-empty">还没有运行。选一个预设问题，点「运行」或「单步」。</div>'
     else:

@@ -96,6 +96,8 @@ def executor(source: str, session_id: str | None = None) -> Callable[[str, Any],
     def execute(name: str, args: Any) -> dict:
         return call_tool(source, name, args, session_id)
     execute.max_parallel = sandbox.current_settings().tool.per_session_concurrent   # parallel calls beyond it are refused
+    # A loop that serves the tools elsewhere (the MCP lesson: a server for this source) starts from these.
+    execute.source, execute.session_id = source, session_id
     return execute
 
 

@@ -6,6 +6,8 @@ A call to a tool that does not exist counts as recovered by a successful call of
 later round (the right tool has another name); a success in the same round fixes nothing.
 
 States, in the order they are checked:
+  ❌ mcp_failed: the MCP server could not be reached, initialized or listed (mcp_client_loop's
+     mcp_connect), with the server's own error text: the model was never asked
   ❌ provider or client error (an error event other than the two guards)
   🛑 stopped by the loop's guard (too_many_failures)
   ⏹ stopped by max_turns
@@ -75,7 +77,8 @@ def _last_response(events: list[dict]) -> dict:
 
 def verdict(events: list[dict]) -> dict[str, Any] | None:
     """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
-    state: answered / recovered / no_tool_call / truncated / repetition / gave_up / guard / max_turns / error."""
+    state: answered / recovered / no_tool_call / truncated / repetition / gave_up / guard / max_turns / mcp_failed /
+    error."""
     end = next((e for e in reversed(events) if e.get("type") in ("final", "error")), None)
     if end is None:
         return None
@@ -87,6 +90,9 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
         if code == "too_many_failures":
             return {"state": "guard", "icon": "🛑", "title": f"循环的保险停下了运行（too_many_failures）：{counts}",
                     "detail": message}
+        if code == "mcp_connect":
+            return {"state": "mcp_failed", "icon": "❌",
+                    "title": "MCP 服务器没有连上（initialize / tools/list 没有完成），模型还没被问到", "detail": message}
         if code == "max_turns":
             return {"state": "max_turns", "icon": "⏹", "title": f"用完 max_turns 仍没有最终回答：{counts}",
                     "detail": message}

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Mapping
 import workspace
 
 from memory import session_io
-from runs import backend, workspace_backend
+from runs import backend, mcp_backend, workspace_backend
 from lessons.schema_panel import error_text
 from lessons.settings_panel import Settings
 
@@ -126,14 +126,20 @@ def advance(run: backend.Run, override: Any = backend.NEXT) -> dict | None:
     return backend.advance(run, override)
 
 
+def preview(state: RunState, event: dict) -> str:
+    """What approving the call would do: a workspace's command or diff; over MCP, the tools/call to be sent."""
+    if isinstance(state.run, workspace_backend.WorkspaceRun):
+        return workspace_backend.preview(state.run.session_id, event)
+    return mcp_backend.call_preview(event)
+
+
 def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunState, str]]:
     """Advances the run until it pauses (step mode before a tool runs, or a rule's "ask") or ends."""
     pace = Pace(state)
     while (event := (yield from pace.step(advance, state.run, override))) is not None:
         override, asking = workspace_backend.ruling(state.rules, event)
         if asking is not None:
-            state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason,
-                            "preview": workspace_backend.preview(state.run.session_id, event)}
+            state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason, "preview": preview(state, event)}
             yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见确认框）。"
             return
         if event.get("type") == "tool_call" and state.step and override is backend.NEXT:
