@@ -9,14 +9,14 @@ from typing import Any, Mapping
 import gradio as gr
 
 from endpoints import workspace_api
-from lessons import function_calling_tab, react_tab
+from lessons import function_calling_tab, mcp_tab, react_tab
 from memory import session_io
 from runs import backend, headline
 from serving.page_events import session_of
 from lessons.settings_panel import Settings, settings_from
 
 MAX_EVENTS = 2_000
-LESSONS = ("react", "registry", "function_calling")
+LESSONS = ("react", "registry", "function_calling", "mcp")
 MAX_ECHO_CHARS = 10_000
 TRY_CALL_KEYS = ("ok", "content", "error_code", "arguments", "problems", "coercions", "duration_ms", "stdout")
 
@@ -69,6 +69,18 @@ def register(secrets: Mapping[str, str]) -> list[str]:
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
 
+    def run_mcp(source: str, question: str, tool_choice: str = "auto",
+                parallel_tool_calls: bool = True, mistake: str = "",
+                provider: str = "offline", model: str = "", class_code: str = "",
+                envelope: bool = False, max_tokens: int = 1024, stream: bool = False,
+                request: gr.Request = None) -> dict:
+        """同 /run_function_calling，但工具由一个 MCP 服务器提供：源码在沙箱里的服务器上运行，循环是 MCP 客户端。
+        事件里还有每条 JSON-RPC 消息（type 为 rpc：initialize、tools/list、tools/call，它们的结果和错误）。
+        连不上服务器（initialize / tools/list 没有完成）时 verdict.state 是 mcp_failed。"""
+        options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
+        return _run(mcp_tab.start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+                    options, mistake, session_of(request), request, class_code)
+
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
                   provider: str = "offline", model: str = "", class_code: str = "",
                   envelope: bool = False, max_tokens: int = 1024, stream: bool = False,
@@ -80,12 +92,12 @@ def register(secrets: Mapping[str, str]) -> list[str]:
                     options, mistake, session_of(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
-        """把 /run_function_calling 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
+        """把 /run_function_calling、/run_mcp 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
         if lesson not in LESSONS:
             raise gr.Error(f"lesson 只能是 {' / '.join(LESSONS)}，收到 {lesson!r}。")
         events = run.get("events") if isinstance(run, dict) else None
         if not isinstance(events, list) or not all(isinstance(e, dict) and "type" in e for e in events):
-            raise gr.Error("run 应是 /run_function_calling 或 /run_react 的返回值（含 events 事件列表）。")
+            raise gr.Error("run 应是 /run_function_calling、/run_mcp 或 /run_react 的返回值（含 events 事件列表）。")
         tools = run.get("tools") if isinstance(run.get("tools"), list) else []
         settings = Settings().public()
         return session_io.session_document(lesson, source or "", backend.jsonable(tools), question or "",
@@ -114,7 +126,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return (text or "")[:MAX_ECHO_CHARS]
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
-                 "run_react": run_react, "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
+                 "run_mcp": run_mcp, "run_react": run_react, "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")
