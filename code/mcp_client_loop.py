@@ -7,7 +7,9 @@
   - 工具不在本进程里：启动 mcp_server.py 子进程，经 stdio 用 JSON-RPC 说话（官方 SDK 的 ClientSession）；
   - 先 initialize（握手：双方报上协议版本和能力），再 tools/list：服务器的工具清单就是模型的 tools=；
   - 模型的每个 tool_call 变成一次 tools/call；结果（isError 标出成败）照旧以 role "tool" 回到历史；
-  - 每条经过的 JSON-RPC 消息都 yield 一个 rpc 事件（events.rpc），时间线上能看到协议本身。
+  - 每条经过的 JSON-RPC 消息都 yield 一个 rpc 事件（events.rpc），时间线上能看到协议本身；
+  - transport=（可选）换掉“启动子进程”这一步：任何像 stdio_client 那样给出一对消息流的东西都行，
+    比如网页版把服务器放进沙箱（sandbox.mcp_transport），循环和会话一行不改。
 其余（并行调用、单步干预、连续失败就停、max_turns）都是 function_calling_loop.py 原样的。
 SDK 是异步的，循环是同步的生成器：连接在后台线程的事件循环里跑（anyio 的 blocking portal）。
 """
@@ -20,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 from anyio.from_thread import start_blocking_portal
@@ -87,10 +89,13 @@ class McpConnection:
     """到一个 MCP 服务器的连接，给同步代码用。wire 里按顺序存着线上的每条消息：
     (方向, 消息 dict, 它回答的方法, 从连接开始的毫秒数)。"""
 
-    def __init__(self, server: StdioServerParameters):
+    def __init__(self, server: StdioServerParameters, transport: Callable[[], Any] | None = None):
         self.server = server
+        # transport()：返回一个异步上下文管理器，进入时给出 (读流, 写流)；不给就用 stdio_client 启动子进程
+        self.transport = transport or (lambda: stdio_client(self.server, errlog=self.errlog))
         self.wire: collections.deque = collections.deque()   # 后台线程追加，循环取走：deque 两头操作是线程安全的
         self.errlog = tempfile.TemporaryFile("w+", encoding="utf-8")   # 服务器的 stderr：出错时拿来给人看
+        self.opened: Any = None          # 这次连接用的传输，server_log 从它那里读日志（如果它自己记着）
         self._methods: dict = {}         # 请求 id -> 方法名，给响应配对
         self._stack = contextlib.ExitStack()
         self._start = time.perf_counter()
@@ -112,8 +117,8 @@ class McpConnection:
         """启动服务器进程，initialize。返回服务器的 InitializeResult（名字、版本、能力）。"""
         self._start = time.perf_counter()
         portal = self._stack.enter_context(start_blocking_portal())
-        read, write = self._stack.enter_context(portal.wrap_async_context_manager(
-            stdio_client(self.server, errlog=self.errlog)))
+        self.opened = self.transport()
+        read, write = self._stack.enter_context(portal.wrap_async_context_manager(self.opened))
         self.session = self._stack.enter_context(portal.wrap_async_context_manager(
             ClientSession(Tap(read, "receive", self._record), Tap(write, "send", self._record),
                           read_timeout_seconds=datetime.timedelta(seconds=TIMEOUT),
@@ -128,6 +133,8 @@ class McpConnection:
         return self.portal.call(self.session.call_tool, name, arguments)
 
     def server_log(self) -> str:
+        if hasattr(self.opened, "log"):  # 自己记着服务器 stderr 的传输（如沙箱里的服务器）
+            return self.opened.log()[-2000:]
         self.errlog.seek(0)
         return self.errlog.read()[-2000:]
 
@@ -152,9 +159,11 @@ def outcome_of(result: Any) -> dict:
 
 
 def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE / "examples_weather.py", *,
-            server: StdioServerParameters | None = None, **options: Any) -> Steps:
-    """和 run_function_calling 一样 yield 事件、接受 send 干预；options 原样交给它（max_turns、stream……）。"""
-    connection = McpConnection(server or server_for(source))
+            server: StdioServerParameters | None = None, transport: Callable[[], Any] | None = None,
+            **options: Any) -> Steps:
+    """和 run_function_calling 一样 yield 事件、接受 send 干预；options 原样交给它（max_turns、stream……）。
+    给了 transport（见 McpConnection）就用它连服务器，不再按 source / server 启动子进程。"""
+    connection = McpConnection(server or server_for(source), transport)
     turn = 1
 
     def rpc_events():                    # 上一个事件以来线上走过的消息，按顺序变成 rpc 事件

@@ -10,12 +10,16 @@
     seal_secrets(names) -> dict
     start(wait=True), shutdown(), serving_publicly()
     session_usage(session_id, kind="tool"), forget_session(session_id), known_sessions()
+    mcp_transport(source, session_id=None) -> an async context manager yielding (read_stream,
+        write_stream) as mcp.client.stdio.stdio_client does, to an MCP server for the source
+        (code/mcp_server.py's) in a hardened process; its .log() is the server's stderr
 
 Behind this face: settings.py (what may be configured), admission.py (who may run a job
 now), pool.py (the zygote and the warm workers), worker.py and hardening.py (the worker
 program), cpu_share.py (the CPU a job may take: its clocks, demotion and duty cycle, for tools
 and bash alike), messages.py (what a student is told), sealing.py (secrets out of the app's
-environment), service.py (the one object that ties them together).
+environment), mcp_host.py and mcp_worker.py (MCP servers: the app side and the program),
+service.py (the one object that ties them together).
 """
 import atexit
 
@@ -26,10 +30,12 @@ from import_paths import use_project_paths
 use_project_paths()
 
 from .sealing import seal_secrets  # noqa: E402
+from .admission import Refusal  # noqa: E402
 from .service import Sandbox  # noqa: E402
 
 __all__ = ["extract_schemas", "run_tool", "status", "configure", "current_settings", "seal_secrets", "start",
-           "shutdown", "serving_publicly", "session_usage", "forget_session", "known_sessions"]
+           "shutdown", "serving_publicly", "session_usage", "forget_session", "known_sessions", "mcp_transport",
+           "Refusal"]
 
 _sandbox = Sandbox()
 
@@ -81,19 +87,33 @@ def shutdown():
 
 
 def session_usage(session_id, kind="tool"):
-    """What the sandbox currently remembers about a session's "tool" runs or "shell" commands
-    (for tests and the status line)."""
-    return (_sandbox.shell_gate if kind == "shell" else _sandbox.gate).usage(session_id)
+    """What the sandbox currently remembers about a session's "tool" runs, "shell" commands or
+    "mcp" servers (for tests and the status line)."""
+    return {"shell": _sandbox.shell_gate, "mcp": _sandbox.mcp.gate}.get(kind, _sandbox.gate).usage(session_id)
 
 
 def forget_session(session_id):
-    """Called when the app lets a session go; a running job keeps its ledger until it ends."""
+    """Called when the app lets a session go: its MCP servers end now; a running job keeps
+    its ledger until it ends."""
+    _sandbox.mcp.forget(session_id)
     _sandbox.gate.forget(session_id)
     _sandbox.shell_gate.forget(session_id)
 
 
 def known_sessions():
-    return _sandbox.gate.known() + _sandbox.shell_gate.known()
+    return _sandbox.gate.known() + _sandbox.shell_gate.known() + _sandbox.mcp.gate.known()
+
+
+def mcp_transport(source, session_id=None):
+    """An MCP server for `source`, in a hardened process of its own: `async with
+    mcp_transport(source) as (read_stream, write_stream)` gives what `stdio_client` gives
+    (hand them to `ClientSession`); leaving the block kills the server and all it started.
+    The object's `.log()` is the server's stderr (bounded) and, when the sandbox ended the
+    server (time, CPU, output, its session), why; `.ended` names that reason. Entering raises
+    `Refusal` (its `message` in Chinese) when the session or the class is over its limits
+    (rules in `Settings.mcp`) or no server can start. Charged to `session_id` like a tool run
+    (`session_usage(session_id, kind="mcp")`); `forget_session` ends its servers."""
+    return _sandbox.mcp.transport(source, session_id)
 
 
 atexit.register(shutdown)

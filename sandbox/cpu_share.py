@@ -90,6 +90,19 @@ def until_next_turn(now, on_probation=False):
     return (tick + ticks) * DUTY_TICK_SECONDS - now + 0.001
 
 
+def process_clocks(pid):
+    """(run-queue wait of the main thread, CPU time of the process, all its threads and its
+    reaped children), in seconds; None when the kernel does not say (or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as schedstat:
+            waited = int(schedstat.read().split()[1]) / 1e9
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return waited, sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class WaitCredit:
     """The seconds a job spends waiting for a CPU, read from the kernel, up to `most`.
 
@@ -113,15 +126,7 @@ class WaitCredit:
 
     @staticmethod
     def _read(pid):
-        """(run-queue wait of the main thread, CPU time of the process and its reaped children), in seconds."""
-        try:
-            with open(f"/proc/{pid}/schedstat") as schedstat:
-                waited = int(schedstat.read().split()[1]) / 1e9
-            with open(f"/proc/{pid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            return waited, sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            return None
+        return process_clocks(pid)
 
     def more(self, pids):
         """Seconds of waiting since the last call (or the start), within `most` in all; `pids`

@@ -31,12 +31,15 @@ def machine_failure(outcome, limits, wall_seconds, memory_bytes):
 
 # Refusals of the admission gate; `what` is the kind of job as a student calls it ("工具", "bash 命令").
 
+MCP_SERVER = "MCP 服务器"     # Settings.mcp.what
+
+
 def _spaced(what):
     return f" {what}" if what[:1].isascii() else what     # 你的 bash 命令, 你的工具
 
 
 def over_budget(what, used, allowed, retry_in):
-    fix = "死循环或耗时的代码" if what == "工具" else "一直等待、死循环或耗时的命令"
+    fix = "死循环或耗时的代码" if what in ("工具", MCP_SERVER) else "一直等待、死循环或耗时的命令"
     return (f"运行太频繁：你的{_spaced(what)}在最近一分钟里累计运行了 {used:.1f} 秒（上限 {allowed:g} 秒），"
             f"请修好{fix}后，约 {retry_in} 秒后再试。")
 
@@ -44,6 +47,8 @@ def over_budget(what, used, allowed, retry_in):
 def session_busy(what, running):
     if what == "工具":
         return f"你已经有 {running} 个工具任务在运行，请等它们结束后再试。"
+    if what == MCP_SERVER:
+        return f"你已经有 {running} 个 MCP 服务器在运行，请等这次运行结束后再试。"
     return f"你已经有 {running} 条{_spaced(what)}在运行（每人同时只能运行一条），请等它结束后再试。"
 
 
@@ -96,3 +101,22 @@ def describe_mode(layers, public, start_error=None):
             "notice": ("注意：本机没有可用的 seccomp 沙箱（" + layers.get("seccomp_error", "未知原因")
                        + "），工具代码只在带资源限制的子进程中运行，没有隔离。"
                        "只适合在自己的电脑上运行自己信任的代码。")}
+
+
+def mcp_ended(reason, limits=None, wall_seconds=None, cpu_seconds=None):
+    """Why the sandbox ended an MCP server before its run did (None: nothing to say)."""
+    if reason == "timeout":
+        return (f"MCP 服务器运行超过 {wall_seconds:g} 秒，沙箱结束了它。"
+                "请检查工具或导入时是否有死循环、长时间等待。")
+    if reason == "cpu_limit":
+        return (f"MCP 服务器用满了 {cpu_seconds:g} 秒 CPU，沙箱结束了它。"
+                "请检查工具或导入时是否有死循环或耗时的计算。")
+    if reason == "output_too_large":
+        return (f"MCP 服务器的日志（stderr 与 print）超过 {limits.output_bytes // 1024} KB，沙箱结束了它。"
+                "请减少 print 的内容，只输出需要的信息。")
+    if reason == "message_too_large":
+        return (f"MCP 服务器的一条消息超过 {limits.result_bytes // 1024} KB，沙箱结束了它。"
+                "请只返回模型需要的信息，不要返回整份数据。")
+    if reason == "session_ended":
+        return "这个页面的会话已经结束，沙箱结束了它的 MCP 服务器。"
+    return None

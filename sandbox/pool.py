@@ -27,7 +27,7 @@ from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The worker program, its hardening and its priority: always in the runtime folder.
-SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py")
+SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py", "mcp_worker.py")
 # Course modules every worker needs (the registry a student's source builds on, and the
 # shape of a tool's outcome); the modules they import from their own folder come along.
 COURSE_MODULES = ("tool_registry", "tool_outcome")
@@ -137,8 +137,12 @@ class Outcome:
 
 
 class Pool:
-    def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0, schema_methods=None):
+    def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0, schema_methods=None,
+                 program="worker.py", modules=(), extra_config=None):
         self.pool_size = pool_size
+        self.program = program                 # the zygote's program in the runtime folder
+        self.modules = tuple(modules)          # course modules it needs besides COURSE_MODULES
+        self.extra_config = dict(extra_config or {})   # more of the zygote's config, for its program
         self.schema_methods = dict(schema_methods or {})   # method name -> "module:function"
         self.nice = nice                       # the zygote's and every worker's priority
         self.limits = limits or Limits()
@@ -159,7 +163,7 @@ class Pool:
 
     def _make_runtime(self):
         user = _worker_user()
-        modules = sorted({target.split(":", 1)[0] for target in self.schema_methods.values()})
+        modules = sorted({target.split(":", 1)[0] for target in self.schema_methods.values()} | set(self.modules))
         files = runtime_files(modules)
         runtime = tempfile.mkdtemp(prefix="tool-workshop-runtime-")
         for source, name in files:
@@ -178,14 +182,14 @@ class Pool:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"limits": self.limits.for_worker(), "workdir": self._workbase,
                   "require_seccomp": self.require_seccomp, "nice": self.nice,
-                  "schema_methods": self.schema_methods}
+                  "schema_methods": self.schema_methods, **self.extra_config}
         kwargs = {}
         user = _worker_user()
         if user:
             kwargs.update(user=user[0], group=user[1], extra_groups=[])
         try:
             self._zygote = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(self._runtime, "worker.py"),
+                [sys.executable, "-I", "-B", "-X", "utf8", os.path.join(self._runtime, self.program),
                  "zygote", json.dumps(config)],
                 stdin=child_end, stdout=subprocess.DEVNULL, env=_minimal_env(), cwd=self._workbase,
                 # A process group of its own (Ctrl-C in the app's terminal is the app's to handle),

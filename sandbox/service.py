@@ -12,6 +12,7 @@ from tool_outcome import ToolOutcome, error_text, failure
 
 from . import messages
 from .admission import Gate, Refusal
+from .mcp_host import McpHost
 from .pool import Pool, WorkerError
 from .settings import Settings
 
@@ -27,6 +28,7 @@ class Sandbox:
         self._pool_built = None           # the shape the current pool was started with
         self.gate = Gate(self.settings, self.pool)
         self.shell_gate = Gate(self.settings, kind="shell")     # bash commands (sandbox/shell.py)
+        self.mcp = McpHost(self.settings)                        # MCP servers (sandbox/mcp_host.py)
 
     # ------------------------------------------------------------ settings and the pool
 
@@ -82,6 +84,7 @@ class Sandbox:
             pool, self._pool = self._pool, None
         if pool:
             pool.close()
+        self.mcp.shutdown()
 
     # ------------------------------------------------------------ status
 

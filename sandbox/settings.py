@@ -55,6 +55,12 @@ class JobSettings:
 TOOL = JobSettings(what="工具", concurrent=4, per_session_concurrent=2, per_session_per_minute=120,
                    seconds_per_minute=8.0, probation_concurrent=1, probation_wall_seconds=0.5,
                    probation_seconds_per_minute=1.0, demote_after_seconds=0.2, slow_concurrent=8)
+# MCP servers (sandbox/mcp_host.py) live for a whole run, mostly waiting for the model: they are
+# charged the CPU they use, `concurrent` bounds how many are alive at once, and a server that has
+# used `demote_after_seconds` of CPU moves to SCHED_IDLE.
+MCP = JobSettings(what="MCP 服务器", concurrent=16, per_session_concurrent=2, per_session_per_minute=30,
+                  seconds_per_minute=8.0, probation_concurrent=2, probation_wall_seconds=10.0,
+                  probation_seconds_per_minute=2.0, demote_after_seconds=0.3, slow_concurrent=0)
 SHELL = JobSettings(what="bash 命令", concurrent=3, per_session_concurrent=1, per_session_per_minute=30,
                     seconds_per_minute=20.0, probation_concurrent=1, probation_wall_seconds=3.0,
                     probation_seconds_per_minute=6.0, demote_after_seconds=0.5, slow_concurrent=8)
@@ -75,6 +81,11 @@ class Settings:
     server_name: str | None = None
     tool: JobSettings = TOOL
     shell: JobSettings = SHELL
+    mcp: JobSettings = MCP
+    # One MCP server's limits: how long it may live (wall clock, from its start) and how many
+    # seconds of CPU it may use in all (its other limits are the tool workers').
+    mcp_wall_seconds: float = 60.0
+    mcp_cpu_seconds: int = 5
     # Shared by both lanes: how long a session stays on probation after a job hit a limit
     # (time, memory, output), how long a job may wait for a slot, and the pause before a
     # refusal for an exhausted budget is answered (no CPU spent): it doubles with each
@@ -107,7 +118,7 @@ class Settings:
         limits = values.pop("limits", self.limits)
         if "wall_seconds" in values:
             limits = dataclasses.replace(limits, wall_seconds=float(values.pop("wall_seconds")))
-        for lane in ("tool", "shell"):
+        for lane in ("tool", "shell", "mcp"):
             if lane in values:
                 values[lane] = _lane(getattr(self, lane), values[lane], lane)
         _coerce(self, values)
@@ -121,8 +132,9 @@ class Settings:
         return dataclasses.replace(self, limits=limits, **values)
 
     def budget(self, kind):
-        """The gate's rules for "tool" jobs (tool runs, schema extraction) or "shell" ones (bash)."""
-        lane = self.shell if kind == "shell" else self.tool
+        """The gate's rules for "tool" jobs (tool runs, schema extraction), "shell" ones (bash)
+        or "mcp" servers."""
+        lane = {"shell": self.shell, "mcp": self.mcp}.get(kind, self.tool)
         return Budget(**{field.name: getattr(lane, field.name) for field in dataclasses.fields(JobSettings)},
                       probation_seconds=self.probation_seconds, queue_wait_seconds=self.queue_wait_seconds,
                       refusal_pause_seconds=self.refusal_pause_seconds,

@@ -75,7 +75,7 @@ def preload():
 def course_modules():
     """The modules copied next to this file (the parent copies exactly what workers import)."""
     return sorted(entry[:-3] for entry in os.listdir(HERE)
-                  if entry.endswith(".py") and entry not in ("worker.py", "hardening.py", "cpu_share.py"))
+                  if entry.endswith(".py") and entry not in ("worker.py", "hardening.py", "cpu_share.py", "mcp_worker.py"))
 
 
 def _warm_registry(tool_registry):
@@ -441,12 +441,17 @@ def _with_memory(config, requested):
     return dict(config, limits=limits)
 
 
-def zygote_main(config):
+def zygote_main(config, child=None, warm=None):
+    """Imports everything, then forks a child per request: `child(fds, config)` (a tool worker
+    unless given: sandbox/mcp_worker.py passes its MCP server) after `warm()`, more imports."""
+    child = child or child_main
     _memory_bytes[0] = config["limits"]["memory_bytes"]
     _schema_methods.update(config.get("schema_methods") or {})
     cpu_share.lower_priority(config.get("nice", 0))     # its forks inherit it
     hardening.detach_terminal()                          # and have no terminal
     preload()
+    if warm is not None:
+        warm()
     config["read_only_paths"] = hardening.read_only_paths([HERE])
     hardening.prepare_seccomp()
     hardening.set_non_dumpable()
@@ -462,7 +467,7 @@ def zygote_main(config):
         gc.freeze()  # the child's collector then leaves the inherited objects (and their pages) alone
         pid = os.fork()
         if pid == 0:
-            child_main(fds, _with_memory(config, message[1:]))
+            child(fds, _with_memory(config, message[1:]))
         for fd in fds:
             os.close(fd)
         try:

@@ -1,0 +1,122 @@
+"""The MCP server program: serves one student's tool source over MCP, inside a tool worker's limits.
+
+Started by the app (sandbox/mcp_host.py) as `python -I -B -X utf8 mcp_worker.py zygote '<config>'`
+from a private runtime folder that also holds worker.py, hardening.py, cpu_share.py and the
+course modules, `mcp_server.py` among them.  The zygote is worker.py's: it imports everything
+a tool worker has, and with mcp_server.py the `mcp` SDK (about 1.3 s, paid once), then forks
+one child per server.  A child hardens itself exactly like a tool worker (rlimits,
+non-dumpable, Landlock, seccomp, audit hook), reports its layers, reads the student's source
+as the first line of its standard input, and from then on is the course's MCP server
+(`mcp_server.build_server`) on the rest of that input and its protocol channel.
+
+File descriptors of a child: 0 in (one JSON line {"source": ...}, then the client's JSON-RPC
+messages), 1 the protocol channel (the server's JSON-RPC messages, nothing else), 2 stderr
+(the source's print() lands here too, as with `python code/mcp_server.py`), 3 the "ready"
+line.  The source is loaded only in here, after the layers are in place.
+"""
+import io
+import json
+import logging
+import os
+import signal
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import hardening  # noqa: E402  (needs the path above)
+import worker  # noqa: E402
+
+PR_SET_PDEATHSIG = 1
+# Beyond the app's own time limit: the app kills the server at its limit; this alarm only
+# covers an app that died without doing so (the zygote's death is covered by PDEATHSIG).
+ALARM_MARGIN_SECONDS = 5
+
+
+def warm():
+    """What the server needs besides the tool worker's imports: the SDK's server side and the
+    event loop's backend, and one server built, so a child's first messages find them ready."""
+    import anyio._backends._asyncio  # noqa: F401  (anyio imports its backend at the first run)
+    import mcp.server.stdio  # noqa: F401
+    import mcp_server
+    import tool_registry
+
+    registry = tool_registry.ToolRegistry()
+
+    @registry.tool("预热")
+    def _warm(count: int) -> str:
+        return "x" * count
+
+    server = mcp_server.build_server(registry)
+    server.create_initialization_options()
+
+
+def server_main(fds, config):
+    """Runs in the freshly forked child; never returns."""
+    try:
+        in_r, out_w, err_w, ready_w = fds
+        os.dup2(in_r, 0)
+        os.dup2(out_w, 1)
+        os.dup2(err_w, 2)
+        os.dup2(ready_w, worker.RESULT_FD)
+        os.closerange(worker.RESULT_FD + 1, 1 << 16)
+        os.setpgid(0, 0)   # its own process group, killed as one
+        hardening.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)     # gone with the zygote, whatever happens
+        for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.alarm(int(config["wall_seconds"]) + ALARM_MARGIN_SECONDS)
+        workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
+        os.mkdir(workdir, 0o700)
+        os.chdir(workdir)
+        import anyio
+        import mcp_server
+
+        # Both ends are opened before the audit hook, which refuses to open anything for writing.
+        protocol = mcp_server.protocol_stdout()     # fd 1 for the protocol only; print() goes to stderr
+        incoming = io.TextIOWrapper(io.FileIO(0, "rb", closefd=False), encoding="utf-8", errors="replace")
+        layers = worker.harden(config)
+        refuse = config.get("require_seccomp") and not layers.get("seccomp")
+        worker._write_all(worker.RESULT_FD, worker._json_line({"ready": not refuse, "layers": layers}))
+        os.close(worker.RESULT_FD)
+        if refuse:
+            os._exit(3)
+        line = incoming.readline()        # buffered: what follows the line stays for the server
+        try:
+            source = json.loads(line)["source"]
+        except (ValueError, KeyError, TypeError):
+            os._exit(4)
+        module, error = worker.load_module(source)
+        if error is None and (registry := worker.find_registry(module)) is None:
+            error = worker._error("no_registry", worker.NO_REGISTRY, None)
+        if error is not None:
+            sys.stderr.write(error["message"] + "\n")
+            sys.stderr.flush()
+            os._exit(1)
+        # As in mcp_server.serve: the SDK's note about an unlisted tool would mislead.
+        logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
+        anyio.run(_serve, mcp_server.build_server(registry), anyio.wrap_file(incoming), protocol)
+    except BaseException:
+        try:
+            import traceback
+            traceback.print_exc()
+        except BaseException:
+            pass
+    try:
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    os._exit(0)
+
+
+async def _serve(server, incoming, protocol):
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server(stdin=incoming, stdout=protocol) as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    # The parent starts this file as the zygote: `python -I -B mcp_worker.py zygote CONFIG_JSON`.
+    worker.zygote_main(json.loads(sys.argv[2]), child=server_main, warm=warm)
