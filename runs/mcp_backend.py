@@ -1,8 +1,8 @@
 """The MCP lesson on the server: the editor's source served over MCP, the course's client
 loop (code/mcp_client_loop.py) talking to that server, and the schema panel's views.
 
-The server for a source is started by one function, `_server_transport`; the app never
-imports the student's source itself. The panel's FastMCP view is a schema method of the
+The server for a source runs in the sandbox (`_server_transport`: sandbox.mcp_transport); the
+app never imports the student's source itself. The panel's FastMCP view is a schema method of the
 sandbox ("fastmcp": code/mcp_schema_diff.fastmcp_schema, registered in app.py), so that
 derivation imports the source in a sandbox worker too. What the MCP client is shown
 (tools/list) comes from a real initialize + tools/list against the served source; like
@@ -12,17 +12,15 @@ starts from the same examples), only when it succeeded.
 from __future__ import annotations
 
 import collections
-import contextlib
 import copy
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from typing import Iterator
 
 import mcp_client_loop
 import mcp_schema_diff
+import sandbox
 
 from runs import backend
 
@@ -31,15 +29,12 @@ _listed: collections.OrderedDict = collections.OrderedDict()
 _lock = threading.Lock()
 
 
-@contextlib.contextmanager
-def _server_transport(source: str, session_id: str | None) -> Iterator[dict]:
+def _server_transport(source: str, session_id: str | None) -> dict:
     """How the MCP client reaches a server for `source`: keyword arguments of
-    mcp_client_loop.run_mcp / McpConnection, valid while the block lasts."""
-    with tempfile.TemporaryDirectory(prefix="tw-mcp-") as folder:
-        path = os.path.join(folder, "tools.py")
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(source)
-        yield {"server": mcp_client_loop.server_for(path)}
+    mcp_client_loop.run_mcp / McpConnection. The server runs in the sandbox
+    (sandbox.mcp_transport: a hardened process, charged to the session), opened when the
+    client connects and ended when it disconnects."""
+    return {"server": None, "transport": lambda: sandbox.mcp_transport(source, session_id)}
 
 
 # ------------------------------------------------------------------ a run
@@ -47,9 +42,9 @@ def _server_transport(source: str, session_id: str | None) -> Iterator[dict]:
 def served_loop(execute, client, question, **options) -> Iterator:
     """mcp_client_loop.run_mcp on a server for the source that `execute` (backend.executor)
     was made for; `options` go to the loop as run_function_calling's (max_turns, tool_choice…).
-    The server lives as long as the loop; step mode's send() goes straight through."""
-    with _server_transport(execute.source, execute.session_id) as reach:
-        return (yield from mcp_client_loop.run_mcp(client, question, **reach, **options))
+    The server lives as long as the loop (a loop closed while paused ends it)."""
+    return mcp_client_loop.run_mcp(client, question, **_server_transport(execute.source, execute.session_id),
+                                   **options)
 
 
 def call_preview(event: dict) -> str:
@@ -76,15 +71,14 @@ def listed_tools(source: str, session_id: str | None = None) -> dict:
             return copy.deepcopy(found)
     log = ""
     try:
-        with _server_transport(source or "", session_id) as reach:
-            connection = mcp_client_loop.McpConnection(**reach)
-            try:
-                connection.open()
-                tools = [tool.model_dump(by_alias=True, mode="json", exclude_none=True)
-                         for tool in connection.list_tools()]
-            finally:
-                log = connection.server_log().strip()
-                connection.close()
+        connection = mcp_client_loop.McpConnection(**_server_transport(source or "", session_id))
+        try:
+            connection.open()
+            tools = [tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+                     for tool in connection.list_tools()]
+        finally:
+            log = connection.server_log().strip()
+            connection.close()
         result = {"ok": True, "tools": tools, "error": None}
     except Exception as exc:      # the server's failure is shown in the panel, never raised
         said = f"服务器的输出：{log[-600:]}" if log else "请先单独运行服务器，看看它报什么错。"

@@ -9,10 +9,10 @@ from lessons.editor_panel import EXAMPLE_SETS, example_text
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 AUTHORIZATION = example_text(EXAMPLE_SETS["转账与删除用户（Schema ≠ 授权）"])
-# Registers fine in the sandbox's extraction, but its MCP server stops before it can answer initialize.
+# Registers fine in the sandbox's extraction, but stops when the MCP server program loads it.
 DIES_WHEN_SERVED = ("import sys\nfrom tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
                     '@registry.tool("回声")\ndef echo(text: str) -> str:\n    return text\n\n\n'
-                    'if __name__ == "mcp_tools":\n    sys.stderr.write("服务器不想启动\\n")\n    sys.exit(3)\n')
+                    'if sys.argv[0].endswith("mcp_worker.py"):\n    raise RuntimeError("服务器不想启动")\n')
 
 
 @pytest.fixture(scope="module")
