@@ -9,6 +9,7 @@ import json
 
 import gradio as gr
 import permissions
+from mcp_schema_diff import show
 
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.function_calling_tab import tool_choice_value
@@ -38,6 +39,10 @@ NOT_LISTED = "❌ `{name}`：tools/list 里没有这个工具"
 HINTS = {"readOnlyHint": "只读 readOnlyHint", "destructiveHint": "会删改 destructiveHint"}
 NO_HINTS = "没有注解"
 FASTMCP_FAILED = "FastMCP 的 schema 没有生成：{message}"
+SERVED = "🔒 tools/list 来自沙箱里的 MCP 服务器（code/mcp_server.py 加载编辑器里的源码）：{layers}"
+NO_LAYERS = "⚠️ 服务器没有报告任何隔离层"
+LAYER_NAMES = {"seccomp": "seccomp", "landlock": "Landlock", "rlimits": "rlimits", "non_dumpable": "不可转储",
+               "audit_hook": "审计钩子"}
 
 
 def start(client, question, tools, execute, settings, options):
@@ -58,34 +63,41 @@ def hints_text(annotations: dict) -> str:
     return "、".join(shown) if shown else NO_HINTS
 
 
-def show(value) -> str:
-    return json.dumps(value, ensure_ascii=False)
+def layers_text(layers: dict) -> str:
+    """The layers a contained server reported, e.g. seccomp、Landlock、rlimits、不可转储、审计钩子、uid 65534."""
+    shown = [label for key, label in LAYER_NAMES.items() if layers.get(key)]
+    if isinstance(layers.get("uid"), int):
+        shown.append(f"uid {layers['uid']}")
+    return "、".join(shown) if shown else NO_LAYERS
 
 
 def comparison(views: dict) -> str:
     """Per tool: inputSchema = parameters or not, its annotations, and what FastMCP derives differently."""
-    lines = []
-    if not views["listed"]["ok"]:
-        lines.append(f"❌ {views['listed']['error']}")
+    blocks = []
+    if views["listed"]["ok"]:
+        blocks.append(SERVED.format(layers=layers_text(views["listed"].get("layers") or {})))
+    else:
+        blocks.append(f"❌ {views['listed']['error']}")
     if not views["fastmcp"]["ok"]:
         message = (views["fastmcp"].get("error") or {}).get("message") or "没有说明原因"
-        lines.append("⚠️ " + FASTMCP_FAILED.format(message=message))
+        blocks.append("⚠️ " + FASTMCP_FAILED.format(message=message))
     for row in views["tools"]:
         if views["listed"]["ok"]:
             template = SAME if row["same"] else NOT_SAME if row["listed"] else NOT_LISTED
-            lines.append(template.format(name=row["name"]) + f"；注解：{hints_text(row['annotations'])}")
+            blocks.append(template.format(name=row["name"]) + f"；注解：{hints_text(row['annotations'])}")
         if not views["fastmcp"]["ok"]:
             continue
         found = row["differences"]
-        lines.append(f"- FastMCP 推出的 `{row['name']}` 与注册表有 {len(found)} 处不同" if found
-                     else f"- FastMCP 推出的 `{row['name']}` 参数与注册表的一样")
+        lines = [f"FastMCP 推出的 `{row['name']}` 与注册表有 {len(found)} 处不同：" if found
+                 else f"FastMCP 推出的 `{row['name']}` 参数与注册表的一样。"]
         for d in found:
             where = "根上的" if d["where"] == "根" else f"参数 {d['where']} 的"
-            lines.append(f"  - 【{d['kind']}】{where} `{d['key']}`：注册表 `{show(d['registry'])}`，"
+            lines.append(f"- 【{d['kind']}】{where} `{d['key']}`：注册表 `{show(d['registry'])}`，"
                          f"FastMCP `{show(d['fastmcp'])}`")
         if row["description_differs"]:
-            lines.append(f"  - 【描述】工具描述：FastMCP 用整段文档字符串 `{show(row['fastmcp_description'])}`")
-    return "\n".join(lines)
+            lines.append(f"- 【描述】工具描述：FastMCP 用整段文档字符串 `{show(row['fastmcp_description'])}`")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def annotation_gate(listed: dict, on: bool) -> tuple[dict | None, str]:
@@ -105,10 +117,11 @@ def build(settings: SettingsPanel) -> LessonTab:
                 editor = EditorPanel(presets=PRESETS)
                 schema = SchemaPanel(REGISTRY_LABEL)
                 compared = gr.Markdown(elem_classes=["tw-mcp-compare"])
-                listed = gr.Code(label=LISTED_LABEL, language="json", interactive=False, lines=10, max_lines=30,
-                                 elem_classes=["tw-mcp-listed"])
-                fastmcp = gr.Code(label=FASTMCP_LABEL, language="json", interactive=False, lines=10, max_lines=30,
-                                  elem_classes=["tw-mcp-fastmcp"])
+                with gr.Row(equal_height=False):
+                    listed = gr.Code(label=LISTED_LABEL, language="json", interactive=False, lines=10, max_lines=30,
+                                     elem_classes=["tw-mcp-listed"], min_width=200)
+                    fastmcp = gr.Code(label=FASTMCP_LABEL, language="json", interactive=False, lines=10,
+                                      max_lines=30, elem_classes=["tw-mcp-fastmcp"], min_width=200)
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
                     parallel = gr.Checkbox(value=True, label=PARALLEL_LABEL, min_width=150)

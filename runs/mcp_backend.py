@@ -61,8 +61,9 @@ def _key(source: str) -> str:
 
 
 def listed_tools(source: str, session_id: str | None = None) -> dict:
-    """{"ok", "tools", "error"}: what tools/list answers for the served source, each tool as
-    on the wire ({"name", "description", "inputSchema", "annotations"?})."""
+    """{"ok", "tools", "error", "layers"}: what tools/list answers for the served source, each
+    tool as on the wire ({"name", "description", "inputSchema", "annotations"?}), and the
+    isolation layers the sandboxed server reported (sandbox.mcp_transport's `layers`)."""
     key = _key(source or "")
     with _lock:
         found = _listed.get(key)
@@ -76,13 +77,14 @@ def listed_tools(source: str, session_id: str | None = None) -> dict:
             connection.open()
             tools = [tool.model_dump(by_alias=True, mode="json", exclude_none=True)
                      for tool in connection.list_tools()]
+            layers = dict(getattr(connection.opened, "layers", None) or {})   # what the contained server reported
         finally:
             log = connection.server_log().strip()
             connection.close()
-        result = {"ok": True, "tools": tools, "error": None}
+        result = {"ok": True, "tools": tools, "error": None, "layers": layers}
     except Exception as exc:      # the server's failure is shown in the panel, never raised
         said = f"服务器的输出：{log[-600:]}" if log else "请先单独运行服务器，看看它报什么错。"
-        result = {"ok": False, "tools": [], "error": f"initialize / tools/list 没有完成（{type(exc).__name__}: {exc}）。{said}"}
+        result = {"ok": False, "tools": [], "layers": {}, "error": f"initialize / tools/list 没有完成（{type(exc).__name__}: {exc}）。{said}"}
     if result["ok"]:
         with _lock:
             _listed[key] = copy.deepcopy(result)

@@ -605,3 +605,205 @@ class TestFunctionCallingLesson:
         numbers = cost_numbers(panel)
         assert "请求里的 tools 参数" in numbers["text"] and '"name":"get_weather"' in numbers["text"]
         assert int(numbers["tools"]) > 100 and int(numbers["share"].rstrip("%")) > 50
+
+
+# ---------------------------------------------------------------- mcp.md
+
+AUTHORIZATION_SET = "转账与删除用户（Schema ≠ 授权）"
+# Registers fine in the sandbox's extraction, but stops when the MCP server program loads it.
+DIES_WHEN_SERVED = ("import sys\nfrom tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
+                    '@registry.tool("回声")\ndef echo(text: str) -> str:\n    return text\n\n\n'
+                    'if sys.argv[0].endswith("mcp_worker.py"):\n    raise RuntimeError("服务器不想启动")\n')
+
+
+def rpc_json(panel, head: str, round_index: int = 0):
+    """The body (params / result / error) of the first JSON-RPC message whose head has `head`, in a round."""
+    message = panel.locator(".tw-protocol details.tw-round").nth(round_index).locator(".tw-rpc").filter(
+        has=panel.page.locator(".tw-rpc-head", has_text=head)).first
+    return json.loads(message.locator("pre").first.text_content())
+
+
+def sent_tools(panel, round_index: int = 0):
+    step = panel.locator(".tw-protocol details.tw-round").nth(round_index).locator(".tw-step").filter(has_text="①")
+    return json.loads(step.locator("details").filter(has_text="tools（").locator("pre").first.text_content())
+
+
+def compared(panel) -> str:
+    return panel.locator(".tw-mcp-compare").first.inner_text()
+
+
+class TestMcpLesson:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def panel(cls, page):
+        panel = tab(page, "MCP")
+        panel.locator(".tw-mcp-compare").filter(has_text="完全相同").first.wait_for(timeout=WAIT)
+        return panel
+
+    def test_the_tools_live_in_a_server_and_the_two_sides_talk_json_rpc(self, panel):
+        """MCP 让工具住在另一个进程里：工具在 MCP 服务器上，循环是 MCP 客户端，两边用一条条 JSON-RPC 消息说话。"""
+        assert run(panel, "北京今天天气怎么样？").startswith("✅")
+        text = "".join(rounds(panel))
+        assert "→ 客户端发给服务器" in text and "← 服务器发给客户端" in text
+        assert rpc_json(panel, "请求 initialize")["clientInfo"]["name"] == "tool-workshop-loop"
+        heads = panel.locator(".tw-protocol .tw-rpc-head").all_text_contents()
+        assert all(re.search(r"@ \d+ ms", h) for h in heads) and len(heads) >= 7
+        assert [h for h in heads if "id=" in h and "initialize" in h][0].count("id=0") == 1
+
+    def test_the_server_is_the_course_server_and_the_answer_is_the_function_calling_one(self, page, panel):
+        """服务器是 code/mcp_server.py，在沙箱里加载编辑器里的源码；客户端是 code/mcp_client_loop.py，
+        里面的循环还是上一课的 Function Calling 循环，问同一个问题，得到同样的回答。"""
+        run(panel, "北京今天天气怎么样？")
+        assert rpc_json(panel, "响应 initialize")["serverInfo"]["name"] == "tool-workshop"
+        over_mcp = panel.locator(".tw-protocol .tw-final").text_content()
+        served = panel.locator(".tw-mcp-compare").first.inner_text()
+        assert "🔒 tools/list 来自沙箱里的 MCP 服务器（code/mcp_server.py 加载编辑器里的源码）：seccomp、Landlock" in served
+        direct = tab(page, "Function Calling")
+        direct.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        run(direct, "北京今天天气怎么样？")
+        assert direct.locator(".tw-protocol .tw-final").text_content() == over_mcp
+        tab(page, "MCP")
+
+    def test_the_server_lists_its_tools_first(self, panel):
+        """点「运行」，第 1 轮最上面先是 initialize 握手，接着是 tools/list，响应里是服务器的全部工具。"""
+        run(panel, "北京今天天气怎么样？")
+        first = rounds(panel)[0]
+        assert first.index("请求 initialize") < first.index("响应 initialize") < first.index("请求 tools/list") \
+            < first.index("响应 tools/list") < first.index("①")
+        listed = rpc_json(panel, "响应 tools/list")["tools"]
+        assert [t["name"] for t in listed] == ["get_weather", "get_forecast"]
+
+    def test_the_listed_tools_are_the_tools_sent_to_the_model(self, panel):
+        """发给模型的 tools 就是 tools/list 里的工具，inputSchema 原样成为 parameters。"""
+        run(panel, "北京今天天气怎么样？")
+        listed, sent = rpc_json(panel, "响应 tools/list")["tools"], sent_tools(panel)
+        assert [t["function"]["name"] for t in sent] == [t["name"] for t in listed]
+        assert [t["function"]["parameters"] for t in sent] == [t["inputSchema"] for t in listed]
+
+    def test_each_tool_call_becomes_a_tools_call(self, panel):
+        """调用框里能看到这次请求的 name 和 arguments，以及服务器的响应。"""
+        run(panel, "北京和上海今天天气怎么样？")
+        boxes = panel.locator(".tw-protocol details.tw-round").first.locator(".tw-call")
+        assert boxes.count() == 2
+        for box, city in zip(boxes.all(), ("北京", "上海")):
+            request = json.loads(box.locator(".tw-rpc").filter(has_text="请求 tools/call").locator("pre").first
+                                 .text_content())
+            assert request == {"name": "get_weather", "arguments": {"city": city}}
+            answer = box.locator(".tw-rpc").filter(has_text="响应 tools/call").locator("pre").first.text_content()
+            assert city in json.loads(answer)["content"][0]["text"]
+
+    def test_a_failure_is_an_is_error_result_fed_back_as_a_tool_message(self, page, panel):
+        """选示例「转账与删除用户（Schema ≠ 授权）」，问"给张三转账 8000 元"。工具拒绝了，响应里的 isError: true
+        标成红色，这段文字照样以 role: "tool" 的消息回到模型，顶上的结论是 ⚠️。"""
+        use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
+        assert run(panel, "给张三转账 8000 元").startswith("⚠️")
+        failed = panel.locator(".tw-protocol .tw-rpc.tw-rpc-failed")
+        assert failed.count() == 1 and "isError: true" in failed.text_content()    # in round 1, folded
+        assert failed.evaluate("e => getComputedStyle(e).borderLeftColor") == "rgb(220, 38, 38)"
+        assert json.loads(failed.locator("pre").first.text_content())["isError"] is True
+        back = rounds(panel)[0].split("回填给模型的消息", 1)[1]
+        assert '"role": "tool"' in back and "单笔转账上限是 5000 元" in back
+
+    def test_the_same_schema_and_what_fastmcp_derives(self, page, panel):
+        """左边每个工具都有一行 ✅，说 tools/list 里的 inputSchema 和上一课注册表生成的 parameters 完全相同。
+        下面的对照是 FastMCP 用 pydantic 从同一个函数自己推出的 schema：多了 title 键，参数的说明丢了，
+        也没有 additionalProperties: false。"""
+        use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
+        panel.locator(".tw-mcp-compare").filter(has_text="delete_user").first.wait_for(timeout=WAIT)
+        text = compared(panel)
+        for name in ("transfer_money", "delete_user"):
+            assert f"✅ {name}：inputSchema 与注册表的 parameters 完全相同" in text
+        assert "【title 键】参数 payee 的 title：注册表 （没有），FastMCP \"Payee\"" in text
+        assert "【描述】参数 payee 的 description：注册表 \"收款人姓名，如 张三\"，FastMCP （没有）" in text
+        assert "根上的 additionalProperties：注册表 false，FastMCP （没有）" in text
+        fastmcp = code_text(panel.locator(".tw-mcp-fastmcp"))
+        assert '"title": "Payee"' in fastmcp and "additionalProperties" not in fastmcp
+        listed = code_text(panel.locator(".tw-mcp-listed"))
+        assert '"inputSchema"' in listed and '"additionalProperties": false' in listed
+
+    def test_annotations_are_shown_and_can_be_the_default_rules(self, page, panel):
+        """每个工具后面写着它的注解，readOnlyHint 是"只读"，destructiveHint 是"会删改"。勾选「用工具注解作为默认规则」
+        后问"删除用户 42"：delete_user 标了 destructiveHint，运行停下来等你批准或拒绝；天气示例的工具都标了
+        readOnlyHint，直接执行。"""
+        use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
+        assert "delete_user：inputSchema 与注册表的 parameters 完全相同；注解：会删改 destructiveHint" in compared(panel)
+        panel.locator(".tw-mcp-annotations input").check()
+        try:
+            panel.locator(".tw-question textarea").fill("删除用户 42")
+            panel.locator(".tw-run").click()
+            panel.locator(".tw-ask").first.wait_for(state="visible", timeout=WAIT)
+            assert "delete_user" in panel.locator(".tw-ask-title").first.inner_text()
+            preview = json.loads(code_text(panel.locator(".tw-ask-preview")))
+            assert preview == {"method": "tools/call", "params": {"name": "delete_user", "arguments": {"user_id": "42"}}}
+            assert "请求 tools/call" not in "".join(rounds(panel))           # held back: nothing sent yet
+            panel.locator(".tw-deny").click()
+            panel.locator(".tw-ask").first.wait_for(state="hidden", timeout=WAIT)
+            panel.locator(".tw-status").filter(has_text="轮，").first.wait_for(timeout=WAIT)
+            assert "请求 tools/call" not in "".join(rounds(panel)) and "用户没有说明理由" in "".join(rounds(panel))
+            use_examples(page, panel, "天气", "get_weather")
+            assert "get_weather：inputSchema 与注册表的 parameters 完全相同；注解：只读 readOnlyHint" in compared(panel)
+            assert run(panel, "北京今天天气怎么样？").startswith("✅")
+            assert not panel.locator(".tw-ask").first.is_visible()
+        finally:
+            panel.locator(".tw-mcp-annotations input").uncheck()
+
+    def test_a_hint_is_not_a_guarantee(self, page, panel):
+        """把 delete_user 的装饰器改成 read_only=True 再问一次，它就不再问你，直接删了。"""
+        use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
+        source = code_text(panel.locator(".tw-editor"))
+        lying = source.replace('时使用", read_only=False, destructive=True)\ndef delete_user',
+                               '时使用", read_only=True)\ndef delete_user')
+        assert lying != source
+        set_code(page, panel.locator(".tw-editor"), lying)
+        panel.locator(".tw-mcp-compare").filter(has_text="delete_user：inputSchema 与注册表的 parameters 完全相同；注解：只读").first \
+            .wait_for(timeout=WAIT)
+        panel.locator(".tw-mcp-annotations input").check()
+        try:
+            assert run(panel, "删除用户 42").startswith("✅")
+            assert not panel.locator(".tw-ask").first.is_visible()
+            assert "已删除用户 42" in panel.locator(".tw-protocol .tw-call").first.text_content()
+        finally:
+            panel.locator(".tw-mcp-annotations input").uncheck()
+            panel.locator(".tw-reset").click()
+
+    def test_a_server_that_cannot_be_reached_is_a_failure(self, page, panel):
+        """服务器加载源码时出错，initialize 就得不到响应。顶上的结论是 ❌，写着服务器自己报的错，模型一次也没被问到。"""
+        set_code(page, panel.locator(".tw-editor"), DIES_WHEN_SERVED)
+        panel.locator(".tw-schema-json").filter(has_text="echo").first.wait_for(timeout=WAIT)
+        panel.locator(".tw-question textarea").fill("回声一下你好")
+        panel.locator(".tw-run").click()
+        status = panel.locator(".tw-status").filter(has_text="MCP 服务器没有连上").first
+        status.wait_for(timeout=WAIT)
+        text = status.inner_text()
+        assert text.startswith("❌") and "✅" not in text and "服务器不想启动" in text
+        shown = "".join(rounds(panel))
+        assert "请求 initialize" in shown and "响应 initialize" not in shown and "①" not in shown
+        use_examples(page, panel, "天气", "get_weather")
+
+    def test_step_export_and_import_as_on_the_other_tabs(self, page, panel, tmp_path):
+        """单步暂停时，这次的 tools/call 还没有发出；导入的会话回放时，JSON-RPC 消息也在。"""
+        panel.locator(".tw-question textarea").fill("北京今天天气怎么样？")
+        panel.locator(".tw-step-btn").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
+        paused = "".join(rounds(panel))
+        assert "响应 tools/list" in paused and "请求 tools/call" not in paused and "尚未执行" in paused
+        panel.locator(".tw-finish").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
+        panel.locator(".tw-status").filter(has_text="✅").first.wait_for(timeout=WAIT)
+        assert "请求 tools/call" in "".join(rounds(panel))
+        panel.get_by_role("tab", name="导出/导入").click()
+        panel.locator(".tw-export").click()
+        link = panel.locator(".tw-export-file a").first
+        link.wait_for(timeout=WAIT)
+        with page.expect_download() as download:
+            link.click()
+        saved = tmp_path / "session.json"
+        download.value.save_as(saved)
+        document = json.loads(saved.read_text(encoding="utf-8"))
+        assert document["lesson"] == "mcp" and any(e["type"] == "rpc" for e in document["events"])
+        panel.locator(".tw-import input[type=file]").set_input_files(str(saved))
+        panel.locator(".tw-status").filter(has_text="已导入录制的运行").first.wait_for(timeout=WAIT)
+        panel.locator(".tw-all").click()
+        panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+        replayed = "".join(rounds(panel))
+        assert "请求 initialize" in replayed and "请求 tools/call" in replayed and "响应 tools/call" in replayed
