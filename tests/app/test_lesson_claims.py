@@ -724,7 +724,8 @@ class TestMcpLesson:
     def test_annotations_are_shown_and_can_be_the_default_rules(self, page, panel):
         """每个工具后面写着它的注解，readOnlyHint 是"只读"，destructiveHint 是"会删改"。勾选「用工具注解作为默认规则」
         后问"删除用户 42"：delete_user 标了 destructiveHint，运行停下来等你批准或拒绝；天气示例的工具都标了
-        readOnlyHint，直接执行。"""
+        readOnlyHint，直接执行；去掉 get_weather 的 read_only=True，它没有注解，也先问你。
+        （复选框的说明：其余的也先问你。）"""
         use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
         assert "delete_user：inputSchema 与注册表的 parameters 完全相同；注解：会删改 destructiveHint" in compared(panel)
         panel.locator(".tw-mcp-annotations input").check()
@@ -744,11 +745,24 @@ class TestMcpLesson:
             assert "get_weather：inputSchema 与注册表的 parameters 完全相同；注解：只读 readOnlyHint" in compared(panel)
             assert run(panel, "北京今天天气怎么样？").startswith("✅")
             assert not panel.locator(".tw-ask").first.is_visible()
+            source = code_text(panel.locator(".tw-editor"))
+            unmarked = source.replace('时使用", read_only=True)\ndef get_weather', '时使用")\ndef get_weather')
+            assert unmarked != source
+            set_code(page, panel.locator(".tw-editor"), unmarked)
+            panel.locator(".tw-mcp-compare").filter(has_text="get_weather：inputSchema 与注册表的 parameters 完全相同；注解：没有注解") \
+                .first.wait_for(timeout=WAIT)
+            panel.locator(".tw-run").click()
+            panel.locator(".tw-ask").first.wait_for(state="visible", timeout=WAIT)
+            assert "get_weather" in panel.locator(".tw-ask-title").first.inner_text()
+            panel.locator(".tw-approve").click()
+            panel.locator(".tw-status").filter(has_text="✅").first.wait_for(timeout=WAIT)
         finally:
             panel.locator(".tw-mcp-annotations input").uncheck()
+            panel.locator(".tw-reset").click()
 
     def test_a_hint_is_not_a_guarantee(self, page, panel):
-        """把 delete_user 的装饰器改成 read_only=True 再问一次，它就不再问你，直接删了。"""
+        """把 delete_user 的装饰器改成 read_only=True 再问一次，它就不再问你，直接删了。服务器怎么描述自己都可以：
+        注解是它的自我介绍，不是授权。"""
         use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
         source = code_text(panel.locator(".tw-editor"))
         lying = source.replace('时使用", read_only=False, destructive=True)\ndef delete_user',
