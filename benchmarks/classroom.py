@@ -21,6 +21,9 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
 
   schema   the tools JSON from an edited tool source (the sandbox runs the source)
   fc       a function-calling question answered with two tool calls on the offline model
+  mcp      (every fifth student, instead of fc: the MCP lesson) `/run_mcp`, the same question with
+           the same tools served over MCP: a contained MCP server for the source, initialize,
+           tools/list and a tools/call for each call
   react    a ReAct question (one tool call, regex-parsed text)
   bash     (every fifth student, instead of react: lesson 4) `/run_workspace` "跑一下测试": the
            offline model runs `python3 -m unittest` through `bash` in a private workspace, in
@@ -93,6 +96,7 @@ FC_QUESTION = "北京和上海今天天气怎么样？"
 REACT_QUESTION = "帮我算一下 (3+4)*5 等于多少"
 WORKSPACE_QUESTION = "跑一下测试"
 WORKSPACE_EVERY = 5          # one student in five is on lesson 4 (the four atomic tools)
+MCP_EVERY = 5                # one student in five (another one) is on the MCP lesson
 
 PRESETS = {"lecture": {"students": 200, "abusers": 10, "think": 10.0, "seconds": 240.0, "ramp": 30.0,
                        "settle": 30.0, "rounds": 12}}
@@ -448,14 +452,17 @@ def student(url: str, seed: int, results: Results, think: float):
     if client is None:
         return
     deadline = results.clock.ends
+    # The same question on the MCP lesson or on Function Calling: one lesson's run or the other's.
+    action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if seed % MCP_EVERY == 1
+                                else ("fc", "/run_function_calling", "function_calling"))
     time.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
     while time.monotonic() < deadline:
         began = time.monotonic()
         timed(results, group, "schema",
               lambda: client.predict(edited_source(rng), False, "registry", api_name="/schema"), check_schema)
         time.sleep(rng.uniform(0.5, 1.5) * think)
-        run = timed(results, group, "fc",
-                    lambda: client.predict(WEATHER_SOURCE, FC_QUESTION, api_name="/run_function_calling"),
+        run = timed(results, group, action,
+                    lambda: client.predict(WEATHER_SOURCE, FC_QUESTION, api_name=endpoint),
                     lambda r: check_run(r, 2))
         time.sleep(rng.uniform(0.5, 1.5) * think)
         if seed % WORKSPACE_EVERY == 0:
@@ -467,7 +474,7 @@ def student(url: str, seed: int, results: Results, think: float):
                   lambda r: check_run(r, 1))
         if run:
             timed(results, group, "export",
-                  lambda: client.predict(run, "function_calling", WEATHER_SOURCE, FC_QUESTION, api_name="/export"),
+                  lambda: client.predict(run, lesson, WEATHER_SOURCE, FC_QUESTION, api_name="/export"),
                   lambda r: None if isinstance(r, dict) and r.get("events") == run["events"] else "bad export")
         timed(results, group, "echo", lambda: client.predict("ping", api_name="/echo"),
               lambda r: None if r == "ping" else "bad echo")
@@ -705,7 +712,7 @@ def report_fairness(results: Results, outcome: dict, goals: list):
     quiet_names = [name for name, part, _, _ in results.clock.windows if part == "baseline"]
     abuse_names = [name for name, part, _, _ in results.clock.windows if part == "abuse"]
     noise = []
-    for action in ("fc", "schema", "react", "bash", "export", "echo"):
+    for action in ("fc", "mcp", "schema", "react", "bash", "export", "echo"):
         if ("students", action) not in base or ("students", action) not in abuse:
             continue
         quiet, busy = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
@@ -834,10 +841,13 @@ def main() -> int:
             for part, figures in outcome.items():
                 figures = figures["figures"]
                 fc = figures.get(("students", "fc"), {}).get("p95", float("nan"))
+                mcp = figures.get(("students", "mcp"), {}).get("p95", float("nan"))
                 schema = figures.get(("students", "schema"), {}).get("p95", float("nan"))
-                print(f"goals, {part}: fc p95 {fc * 1000:.0f} ms (< 2000), "
+                print(f"goals, {part}: fc p95 {fc * 1000:.0f} ms (< 2000), mcp p95 {mcp * 1000:.0f} ms (< 2000), "
                       f"schema p95 {schema * 1000:.0f} ms (< 300), errors {outcome[part]['errors']} (0)")
                 goals.append((f"{part}: fc p95", f"{fc * 1000:.0f} ms", "< 2000 ms", fc < 2.0))
+                if ("students", "mcp") in figures:     # a class too small to have an MCP student has no figure
+                    goals.append((f"{part}: mcp p95", f"{mcp * 1000:.0f} ms", "< 2000 ms", mcp < 2.0))
                 goals.append((f"{part}: schema p95", f"{schema * 1000:.0f} ms", "< 300 ms", schema < 0.3))
                 goals.append((f"{part}: errors", str(outcome[part]["errors"]), "0", outcome[part]["errors"] == 0))
             print()
