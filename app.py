@@ -151,7 +151,7 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     host = server_name or default_host()
     sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE,
                       schema_methods={"naive": "naive_schema:naive_function_schema",
-                                      "fastmcp": "mcp_schema_diff:fastmcp_schema"})
+                                      "mcp": "mcp_schema_diff:mcp_views"})
     demo = demo or build_demo()
     demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
     # Warm the sandbox's worker pool while the server starts, so the first schema is quick.

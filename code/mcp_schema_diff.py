@@ -27,7 +27,8 @@ except ImportError as error:     # mcp 1.19 在 pydantic 2.14 上导入就失败
                       f"请按 requirements.txt 安装：mcp==1.19.0 和 pydantic==2.13.5") from error
 from mcp.server.fastmcp.tools import Tool as FastMCPTool
 
-from tool_registry import build_tool
+from mcp_server import mcp_tool
+from tool_registry import Tool, ToolRegistry, build_tool
 
 KINDS = {"title": "title 键", "description": "描述", "default": "默认值"}   # 其余的键都算“类型和其他”
 
@@ -68,11 +69,28 @@ def both_schemas(func: Callable, description: str | None = None) -> dict:
                         "outputSchema": theirs.output_schema}}
 
 
-def fastmcp_schema(func: Callable, description: str | None = None) -> dict:
-    """FastMCP 推出的这一份，写成 OpenAI tools 列表里一项的样子（和注册表的 to_schemas 同一个形状），方便并排比较。"""
-    theirs = FastMCPTool.from_function(func, description=description)
-    return {"type": "function",
-            "function": {"name": func.__name__, "description": theirs.description, "parameters": theirs.parameters}}
+def registered(func: Callable) -> Tool:
+    """登记了这个函数的那个工具（注解 read_only / destructive 在它上面）：到函数所在模块里找注册表。
+    找不到（比如注册表建在某个函数里面）就按函数重新推一份，这时没有注解。"""
+    for value in list(getattr(func, "__globals__", {}).values()):
+        if isinstance(value, ToolRegistry):
+            for tool in value.tools.values():
+                if tool.func is func:
+                    return tool
+    return build_tool(func)
+
+
+def mcp_views(func: Callable, description: str | None = None) -> dict:
+    """一个工具在 MCP 上的两种样子，都写成 tools/list 里的一项：
+    listed 是 mcp_server.py 的服务器会列出的（mcp_tool 生成，和服务器回答的一字不差），
+    fastmcp 是换成 FastMCP 时它会列出的（两边拿到同一个 description）。网页在沙箱里逐个函数调用它。"""
+    tool = registered(func)
+    theirs = FastMCPTool.from_function(func, name=tool.name, description=description or tool.description)
+    fastmcp = {"name": theirs.name, "description": theirs.description, "inputSchema": theirs.parameters}
+    if theirs.output_schema:
+        fastmcp["outputSchema"] = theirs.output_schema
+    return {"name": tool.name, "listed": mcp_tool(tool).model_dump(by_alias=True, mode="json", exclude_none=True),
+            "fastmcp": fastmcp}
 
 
 def differences(registry: dict, fastmcp: dict) -> list[Difference]:

@@ -27,7 +27,7 @@ TITLE = "MCP"
 LESSON_TITLE = "📖 课文：同一批工具，放到 MCP 上"
 REGISTRY_LABEL = "注册表的 schema（上一课的 tools）"
 LISTED_LABEL = "MCP 客户端看到的 tools/list（inputSchema、annotations）"
-FASTMCP_LABEL = "对照：FastMCP（pydantic）从同一个函数自己推出的 schema"
+FASTMCP_LABEL = "对照：换成 FastMCP（pydantic 从同一个函数自己推）会列出的"
 PARALLEL_LABEL = "允许并行调用 parallel_tool_calls"
 MISTAKE_LABEL = "模拟模型失误（离线模型）"
 ANNOTATIONS_LABEL = "用工具注解作为默认规则（readOnlyHint → 直接执行，destructiveHint → 先问你）"
@@ -38,11 +38,10 @@ NOT_SAME = "❌ `{name}`：inputSchema 与注册表的 parameters 不同"
 NOT_LISTED = "❌ `{name}`：tools/list 里没有这个工具"
 HINTS = {"readOnlyHint": "只读 readOnlyHint", "destructiveHint": "会删改 destructiveHint"}
 NO_HINTS = "没有注解"
-FASTMCP_FAILED = "FastMCP 的 schema 没有生成：{message}"
-SERVED = "🔒 tools/list 来自沙箱里的 MCP 服务器（code/mcp_server.py 加载编辑器里的源码）：{layers}"
-NO_LAYERS = "⚠️ 服务器没有报告任何隔离层"
-LAYER_NAMES = {"seccomp": "seccomp", "landlock": "Landlock", "rlimits": "rlimits", "non_dumpable": "不可转储",
-               "audit_hook": "审计钩子"}
+LISTED_FAILED = "tools/list 的样子没有生成：{message}"
+MADE_HOW = ("在沙箱里为每个工具生成：左边是课程的服务器（code/mcp_server.py 的 mcp_tool）在 tools/list 里列出的一项，"
+            "右边是 FastMCP 会列出的一项。运行时，时间线里是服务器真正的回答。")
+OUTPUT_SCHEMA = "- 【outputSchema】FastMCP 还按返回值注解生成了一份 `{schema}`；注册表不生成（MCP 里它是可选的）"
 
 
 def start(client, question, tools, execute, settings, options):
@@ -63,30 +62,14 @@ def hints_text(annotations: dict) -> str:
     return "、".join(shown) if shown else NO_HINTS
 
 
-def layers_text(layers: dict) -> str:
-    """The layers a contained server reported, e.g. seccomp、Landlock、rlimits、不可转储、审计钩子、uid 65534."""
-    shown = [label for key, label in LAYER_NAMES.items() if layers.get(key)]
-    if isinstance(layers.get("uid"), int):
-        shown.append(f"uid {layers['uid']}")
-    return "、".join(shown) if shown else NO_LAYERS
-
-
 def comparison(views: dict) -> str:
     """Per tool: inputSchema = parameters or not, its annotations, and what FastMCP derives differently."""
-    blocks = []
-    if views["listed"]["ok"]:
-        blocks.append(SERVED.format(layers=layers_text(views["listed"].get("layers") or {})))
-    else:
-        blocks.append(f"❌ {views['listed']['error']}")
-    if not views["fastmcp"]["ok"]:
-        message = (views["fastmcp"].get("error") or {}).get("message") or "没有说明原因"
-        blocks.append("⚠️ " + FASTMCP_FAILED.format(message=message))
+    if not views["listed"]["ok"]:
+        return "❌ " + LISTED_FAILED.format(message=views["listed"]["error"])
+    blocks = [MADE_HOW]
     for row in views["tools"]:
-        if views["listed"]["ok"]:
-            template = SAME if row["same"] else NOT_SAME if row["listed"] else NOT_LISTED
-            blocks.append(template.format(name=row["name"]) + f"；注解：{hints_text(row['annotations'])}")
-        if not views["fastmcp"]["ok"]:
-            continue
+        template = SAME if row["same"] else NOT_SAME if row["listed"] else NOT_LISTED
+        blocks.append(template.format(name=row["name"]) + f"；注解：{hints_text(row['annotations'])}")
         found = row["differences"]
         lines = [f"FastMCP 推出的 `{row['name']}` 与注册表有 {len(found)} 处不同：" if found
                  else f"FastMCP 推出的 `{row['name']}` 参数与注册表的一样。"]
@@ -95,17 +78,21 @@ def comparison(views: dict) -> str:
             lines.append(f"- 【{d['kind']}】{where} `{d['key']}`：注册表 `{show(d['registry'])}`，"
                          f"FastMCP `{show(d['fastmcp'])}`")
         if row["description_differs"]:
-            lines.append(f"- 【描述】工具描述：FastMCP 用整段文档字符串 `{show(row['fastmcp_description'])}`")
+            lines.append(f"- 【描述】工具描述：FastMCP `{show(row['fastmcp_description'])}`")
+        if row["output_schema"]:
+            lines.append(OUTPUT_SCHEMA.format(schema=show(row["output_schema"])))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
 
-def annotation_gate(listed: dict, on: bool) -> tuple[dict | None, str]:
-    """The run's permission rules: None (no gate) unless the student turned the annotations on.
-    A listing that failed leaves no rule, so every call asks (and the run names the failure)."""
+def annotation_gate(source: str, on: bool) -> tuple[dict | None, str]:
+    """The run's permission rules: None (no gate) unless the student turned the annotations on;
+    then the annotations of the tools the server lists for `source` (from the panel's cache).
+    A source whose tools cannot be listed leaves no rule, so every call asks."""
     if not on:
         return None, ""
-    return permissions.annotation_rules(listed["tools"] if listed["ok"] else []), ""
+    listed = mcp_backend.listed_tools(source or "")
+    return permissions.annotation_rules(listed["tools"]), ""
 
 
 def build(settings: SettingsPanel) -> LessonTab:
@@ -131,18 +118,16 @@ def build(settings: SettingsPanel) -> LessonTab:
                                           elem_classes=["tw-mcp-annotations"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
                                options={"parallel_tool_calls": parallel, "mistake": mistake},
-                               rules=lambda values: annotation_gate(mcp_backend.listed_tools(values[editor.editor] or ""),
-                                                                   bool(values[annotations])),
+                               rules=lambda values: annotation_gate(values[editor.editor], bool(values[annotations])),
                                rule_inputs=[annotations], ask=True)
 
         def views_for(report, inputs, values):
             if not report["ok"]:
                 return {}
             views = mcp_backend.schema_views(inputs.source, report["tools"], inputs.session_id)
-            derived = [t for t in views["fastmcp"]["tools"]] if views["fastmcp"]["ok"] else []
             return {compared: comparison(views),
                     listed: json.dumps(views["listed"]["tools"], ensure_ascii=False, indent=2),
-                    fastmcp: json.dumps(derived, ensure_ascii=False, indent=2)}
+                    fastmcp: json.dumps(views["listed"]["fastmcp"], ensure_ascii=False, indent=2)}
 
         schema.wire(editor.editor, extra=views_for, extra_outputs=[compared, listed, fastmcp])
         editor.wire(run.presets, run.question)

@@ -651,13 +651,16 @@ class TestMcpLesson:
         assert [h for h in heads if "id=" in h and "initialize" in h][0].count("id=0") == 1
 
     def test_the_server_is_the_course_server_and_the_answer_is_the_function_calling_one(self, page, panel):
-        """服务器是 code/mcp_server.py，在沙箱里加载编辑器里的源码；客户端是 code/mcp_client_loop.py，
+        """服务器是 code/mcp_server.py，和工具一样在沙箱里运行（页面顶上写着有哪些隔离层），加载的是编辑器里的源码；
+        客户端是 code/mcp_client_loop.py，
         里面的循环还是上一课的 Function Calling 循环，问同一个问题，得到同样的回答。"""
         run(panel, "北京今天天气怎么样？")
         assert rpc_json(panel, "响应 initialize")["serverInfo"]["name"] == "tool-workshop"
         over_mcp = panel.locator(".tw-protocol .tw-final").text_content()
-        served = panel.locator(".tw-mcp-compare").first.inner_text()
-        assert "🔒 tools/list 来自沙箱里的 MCP 服务器（code/mcp_server.py 加载编辑器里的源码）：seccomp、Landlock" in served
+        notice = page.locator("#sandbox-notice").inner_text()
+        assert "工具代码在一次性的隔离进程中运行" in notice and "seccomp" in notice and "Landlock" in notice
+        said = rpc_json(panel, "响应 tools/list")["tools"][0]["description"]
+        assert said == "查询指定城市今天的天气（天气、气温、湿度）。用户问“某地天气怎么样”“冷不冷”时使用"   # the editor's source
         direct = tab(page, "Function Calling")
         direct.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
         run(direct, "北京今天天气怎么样？")
@@ -706,7 +709,7 @@ class TestMcpLesson:
 
     def test_the_same_schema_and_what_fastmcp_derives(self, page, panel):
         """左边每个工具都有一行 ✅，说 tools/list 里的 inputSchema 和上一课注册表生成的 parameters 完全相同。
-        下面的对照是 FastMCP 用 pydantic 从同一个函数自己推出的 schema：多了 title 键，参数的说明丢了，
+        旁边的对照是 FastMCP 用 pydantic 从同一个函数自己推出的 schema：多了 title 键，参数的说明丢了，
         也没有 additionalProperties: false。"""
         use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
         panel.locator(".tw-mcp-compare").filter(has_text="delete_user").first.wait_for(timeout=WAIT)
@@ -720,6 +723,9 @@ class TestMcpLesson:
         assert '"title": "Payee"' in fastmcp and "additionalProperties" not in fastmcp
         listed = code_text(panel.locator(".tw-mcp-listed"))
         assert '"inputSchema"' in listed and '"additionalProperties": false' in listed
+        left, right = (panel.locator(f".tw-mcp-{name}").bounding_box() for name in ("listed", "fastmcp"))
+        assert left["x"] + left["width"] <= right["x"]                        # side by side, as the panel says
+        assert "左边是课程的服务器（code/mcp_server.py 的 mcp_tool）在 tools/list 里列出的一项" in text
 
     def test_annotations_are_shown_and_can_be_the_default_rules(self, page, panel):
         """每个工具后面写着它的注解，readOnlyHint 是"只读"，destructiveHint 是"会删改"。勾选「用工具注解作为默认规则」

@@ -68,8 +68,10 @@ def test_annotations_become_default_rules_read_only_allow_destructive_ask():
     assert permissions.decide({**rules, "delete_user": "deny"}, "delete_user", {}).verdict == "deny"   # yours win
 
 
-def test_the_tab_gates_only_when_the_annotations_are_turned_on():
+def test_the_tab_gates_only_when_the_annotations_are_turned_on(monkeypatch):
     listed = {"ok": True, "tools": [{"name": "get_weather", "annotations": {"readOnlyHint": True}}]}
-    assert mcp_tab.annotation_gate(listed, False) == (None, "")
-    assert mcp_tab.annotation_gate(listed, True) == ({"get_weather": "allow"}, "")
-    assert mcp_tab.annotation_gate({"ok": False, "tools": [], "error": "x"}, True) == ({}, "")   # every call asks
+    monkeypatch.setattr(mcp_tab.mcp_backend, "listed_tools", lambda source: listed if source == "ok" else {
+        "ok": False, "tools": [], "fastmcp": [], "error": "第 3 行：语法错误"})
+    assert mcp_tab.annotation_gate("ok", False) == (None, "")
+    assert mcp_tab.annotation_gate("ok", True) == ({"get_weather": "allow"}, "")
+    assert mcp_tab.annotation_gate("broken", True) == ({}, "")          # no rule: every call asks
