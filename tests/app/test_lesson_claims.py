@@ -720,7 +720,8 @@ class TestMcpLesson:
         assert "【描述】参数 payee 的 description：注册表 \"收款人姓名，如 张三\"，FastMCP （没有）" in text
         assert "根上的 additionalProperties：注册表 false，FastMCP （没有）" in text
         fastmcp = code_text(panel.locator(".tw-mcp-fastmcp"))
-        assert '"title": "Payee"' in fastmcp and "additionalProperties" not in fastmcp
+        first_input = fastmcp[fastmcp.index('"inputSchema"'):fastmcp.index('"outputSchema"')]
+        assert '"title": "Payee"' in first_input and "additionalProperties" not in first_input
         listed = code_text(panel.locator(".tw-mcp-listed"))
         assert '"inputSchema"' in listed and '"additionalProperties": false' in listed
         left, right = (panel.locator(f".tw-mcp-{name}").bounding_box() for name in ("listed", "fastmcp"))
