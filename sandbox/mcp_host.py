@@ -7,8 +7,9 @@
 
 The server is `code/mcp_server.py`'s (`build_server` on the source's ToolRegistry), run by
 sandbox/mcp_worker.py in a fork of a zygote of its own that has already imported the `mcp`
-SDK: opening a server costs a fork, not an interpreter and an SDK import. The zygote starts
-on the first MCP server (about 1.5 s, once) and holds the imports for every later one.
+SDK: opening a server costs a fork, not an interpreter and an SDK import, and with a server
+kept waiting (`Settings.mcp_pool_size`) not even that. The zygote starts on the first MCP
+server (about 1.5 s, once) and holds the imports for every later one.
 A server has a tool worker's layers (rlimits, non-dumpable, Landlock, seccomp, audit hook;
 as an unprivileged user when the app is root; the minimal environment of the zygote) and:
 
@@ -58,13 +59,13 @@ class McpHost:
     def _shape(self):
         settings = self.settings()
         limits = dataclasses.replace(settings.limits, cpu_seconds=settings.mcp_cpu_seconds)
-        return {"pool_size": 0, "limits": limits, "require_seccomp": settings.serving_publicly(),
+        return {"pool_size": settings.mcp_pool_size, "limits": limits, "require_seccomp": settings.serving_publicly(),
                 "nice": settings.job_nice, "program": "mcp_worker.py", "modules": ("mcp_server",),
                 "extra_config": {"wall_seconds": settings.mcp_wall_seconds}}
 
     def pool(self):
-        """The zygote's pool (no warm workers: a server is forked when asked for), rebuilt when
-        the settings would start it differently."""
+        """The zygote and `Settings.mcp_pool_size` servers waiting for a source, rebuilt when the
+        settings would start them differently."""
         shape = self._shape()
         with self._lock:
             old = None
@@ -196,6 +197,7 @@ class ContainedServer:
                     worker.close()
                     self._worker = None
                 self.host._leave(self)
+                self.host.pool()._refill_soon()    # the next one is forked now, not during this run
         finally:
             admission.note_own_time(self.cpu_seconds)
             if self.ended not in (None, "session_ended"):
@@ -208,12 +210,13 @@ class ContainedServer:
         if admission.on_probation:
             self._wall_seconds = min(self._wall_seconds, admission.budget.probation_wall_seconds)
         smaller = admission.memory_bytes if admission.memory_bytes < settings.limits.memory_bytes else None
+        pool = self.host.pool()
         try:
-            worker = self.host.pool().spawn(smaller)
+            worker = pool.spawn(smaller) if smaller else pool.take()
         except (WorkerError, OSError) as exc:
             raise Refusal(*messages.worker_unavailable(exc)) from exc
         self.pid, self.layers = worker.pid, worker.layers
-        if admission.nice > self.host.pool().nice or admission.on_probation:
+        if admission.nice > pool.nice or admission.on_probation:
             lower([worker.pid], admission.nice, idle=admission.on_probation)
         with self._kill_lock:
             self._worker = worker

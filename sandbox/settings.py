@@ -86,6 +86,8 @@ class Settings:
     # seconds of CPU it may use in all (its other limits are the tool workers').
     mcp_wall_seconds: float = 60.0
     mcp_cpu_seconds: int = 5
+    # MCP servers kept started (hardened, waiting for a source) once the first one was asked for.
+    mcp_pool_size: int = 1
     # Shared by both lanes: how long a session stays on probation after a job hit a limit
     # (time, memory, output), how long a job may wait for a slot, and the pause before a
     # refusal for an exhausted budget is answered (no CPU spent): it doubles with each
