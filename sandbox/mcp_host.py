@@ -60,8 +60,7 @@ class McpHost:
         settings = self.settings()
         limits = dataclasses.replace(settings.limits, cpu_seconds=settings.mcp_cpu_seconds)
         return {"pool_size": settings.mcp_pool_size, "limits": limits, "require_seccomp": settings.serving_publicly(),
-                "nice": settings.job_nice, "program": "mcp_worker.py", "modules": ("mcp_server",),
-                "extra_config": {"wall_seconds": settings.mcp_wall_seconds}}
+                "nice": settings.job_nice, "program": "mcp_worker.py", "modules": ("mcp_server",)}
 
     def pool(self):
         """The zygote and `Settings.mcp_pool_size` servers waiting for a source, rebuilt when the
@@ -262,7 +261,8 @@ class ContainedServer:
         async def protocol_in():
             """The source first (one JSON line), then every message the session sends."""
             async with write_reader:
-                if not await _write(worker.job_w, json.dumps({"source": self.source}).encode() + b"\n"):
+                job = {"source": self.source, "wall_seconds": self._wall_seconds}
+                if not await _write(worker.job_w, json.dumps(job).encode() + b"\n"):
                     return
                 async for message in write_reader:
                     data = message.message.model_dump_json(by_alias=True, exclude_none=True)

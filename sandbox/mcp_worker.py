@@ -9,7 +9,7 @@ non-dumpable, Landlock, seccomp, audit hook), reports its layers, reads the stud
 as the first line of its standard input, and from then on is the course's MCP server
 (`mcp_server.build_server`) on the rest of that input and its protocol channel.
 
-File descriptors of a child: 0 in (one JSON line {"source": ...}, then the client's JSON-RPC
+File descriptors of a child: 0 in (one JSON line {"source", "wall_seconds"}, then the client's JSON-RPC
 messages), 1 the protocol channel (the server's JSON-RPC messages, nothing else), 2 stderr
 (the source's print() lands here too, as with `python code/mcp_server.py`), 3 the "ready"
 line.  The source is loaded only in here, after the layers are in place.
@@ -102,11 +102,12 @@ def server_main(fds, config):
         if refuse:
             os._exit(3)
         line = incoming.readline()        # buffered: what follows the line stays for the server
-        signal.alarm(int(config["wall_seconds"]) + ALARM_MARGIN_SECONDS)   # its life starts now
         try:
-            source = json.loads(line)["source"]
+            job = json.loads(line)
+            source, wall_seconds = job["source"], float(job["wall_seconds"])
         except (ValueError, KeyError, TypeError):
             os._exit(4)
+        signal.alarm(int(wall_seconds) + ALARM_MARGIN_SECONDS)   # its life starts now
         module, error = worker.load_module(source)
         if error is None and (registry := worker.find_registry(module)) is None:
             error = worker._error("no_registry", worker.NO_REGISTRY, None)

@@ -138,11 +138,10 @@ class Outcome:
 
 class Pool:
     def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0, schema_methods=None,
-                 program="worker.py", modules=(), extra_config=None):
+                 program="worker.py", modules=()):
         self.pool_size = pool_size
         self.program = program                 # the zygote's program in the runtime folder
         self.modules = tuple(modules)          # course modules it needs besides COURSE_MODULES
-        self.extra_config = dict(extra_config or {})   # more of the zygote's config, for its program
         self.schema_methods = dict(schema_methods or {})   # method name -> "module:function"
         self.nice = nice                       # the zygote's and every worker's priority
         self.limits = limits or Limits()
@@ -182,7 +181,7 @@ class Pool:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"limits": self.limits.for_worker(), "workdir": self._workbase,
                   "require_seccomp": self.require_seccomp, "nice": self.nice,
-                  "schema_methods": self.schema_methods, **self.extra_config}
+                  "schema_methods": self.schema_methods}
         kwargs = {}
         user = _worker_user()
         if user:
