@@ -136,6 +136,7 @@ class ContainedServer:
         self.cpu_seconds = 0.0
         self._stderr = bytearray()
         self._worker = None
+        self._pool = None          # the pool it came from
         self._kill_lock = threading.Lock()
         self._context = None
         self._wall_seconds = None
@@ -196,7 +197,7 @@ class ContainedServer:
                     worker.close()
                     self._worker = None
                 self.host._leave(self)
-                self.host.pool()._refill_soon()    # the next one is forked now, not during this run
+                self._pool._refill_soon()          # the next one is forked now, not during this run
         finally:
             admission.note_own_time(self.cpu_seconds)
             if self.ended not in (None, "session_ended"):
@@ -213,7 +214,11 @@ class ContainedServer:
         try:
             worker = pool.spawn(smaller) if smaller else pool.take()
         except (WorkerError, OSError) as exc:
+            mode = messages.describe_mode(pool.last_layers, settings.serving_publicly(), str(exc))
+            if mode["mode"] == "refused" and pool.last_layers:     # no seccomp on a public server
+                raise Refusal("sandbox_refused", mode["notice"]) from exc
             raise Refusal(*messages.worker_unavailable(exc)) from exc
+        self._pool = pool
         self.pid, self.layers = worker.pid, worker.layers
         if admission.nice > pool.nice or admission.on_probation:
             lower([worker.pid], admission.nice, idle=admission.on_probation)

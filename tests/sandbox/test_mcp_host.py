@@ -55,9 +55,8 @@ async def _list(session, server):
     return (await session.list_tools()).tools
 
 
-@pytest.mark.parametrize("example", ["examples_weather.py", "examples_calculator.py", "examples_authorization.py"])
-def test_tools_list_is_the_registrys_own_schema_and_annotations(example):
-    path = CODE / example
+@pytest.mark.parametrize("path", sorted(CODE.glob("examples_*.py")), ids=lambda path: path.stem)
+def test_tools_list_is_the_registrys_own_schema_and_annotations(path):
 
     listed, server = served(path.read_text(encoding="utf-8"), _list)
     registry = load_registry(str(path))
@@ -86,6 +85,17 @@ def test_tools_call_ok_and_iserror_carry_the_registrys_text():
     assert unknown.content[0].text == registry.call("get_wether", {"city": "北京"}).content
     assert wrong.isError is True and wrong.content[0].text.startswith("❌")
     assert wrong.content[0].text == registry.call("get_weather", {"city": 5, "unit": "kelvin"}).content
+
+
+def test_an_async_tool_runs_on_the_sandboxed_server():
+    path = CODE / "examples_async.py"
+
+    async def work(session, server):
+        return await session.call_tool("get_air_quality", {"city": "北京"})
+
+    result, _ = served(path.read_text(encoding="utf-8"), work)
+    assert result.isError is False
+    assert result.content[0].text == load_registry(str(path)).call("get_air_quality", {"city": "北京"}).content
 
 
 def test_a_syntax_error_is_the_servers_error_text_with_its_line():
