@@ -8,11 +8,14 @@ the official SDK's ClientSession. Measured in one run on this machine, the two k
   sandbox, classroom pace  sandbox.mcp_transport, a pause between sessions (a server is kept ready)
   sandbox, back to back    sandbox.mcp_transport, no pause (the next server is forked on demand)
   plain stdio_client       stdio_client(server_for(path)): a fresh `python code/mcp_server.py`, unprotected
-Prints medians, the speed-up against the plain subprocess (plain median / case median), the first
+Prints medians of the time and of the CPU a session costs (this process, the server, and for the
+sandbox the zygote's fork, also of a server forked in the pause before; the plain subprocess's CPU includes its interpreter start and imports),
+the speed-up against the plain subprocess (plain median / case median), the first
 sandboxed session (it starts the MCP zygote) and the memory of the zygote and of one server.
 """
 import argparse
 import os
+import resource
 import statistics
 import sys
 import time
@@ -26,6 +29,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 import sandbox  # noqa: E402
 from mcp_client_loop import server_for  # noqa: E402
+from sandbox.cpu_share import process_clocks  # noqa: E402
 
 EXAMPLE = os.path.join(ROOT, "code", "examples_weather.py")
 with open(EXAMPLE, encoding="utf-8") as handle:
@@ -46,13 +50,29 @@ async def one_session(transport, inside=None):
     return (time.perf_counter() - start) * 1000
 
 
+def cpu_seconds(who):
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
 def sandboxed(inside=None):
-    return anyio.run(one_session, sandbox.mcp_transport(SOURCE), inside)
+    """(ms, CPU ms: this process + the server + the zygote's fork)."""
+    zygote = sandbox._sandbox.mcp.zygote_pid()
+    before = cpu_seconds(resource.RUSAGE_SELF), process_clocks(zygote)[1] if zygote else 0.0
+    server = sandbox.mcp_transport(SOURCE)
+    ms = anyio.run(one_session, server, inside)
+    zygote = sandbox._sandbox.mcp.zygote_pid()
+    used = cpu_seconds(resource.RUSAGE_SELF) - before[0] + server.cpu_seconds + \
+        (process_clocks(zygote)[1] - before[1] if before[1] else 0.0)
+    return ms, used * 1000
 
 
 def plain():
+    """(ms, CPU ms: this process + the server subprocess)."""
+    before = cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN)
     with open(os.devnull, "w") as errlog:
-        return anyio.run(one_session, stdio_client(server_for(EXAMPLE), errlog=errlog))
+        ms = anyio.run(one_session, stdio_client(server_for(EXAMPLE), errlog=errlog))
+    return ms, (cpu_seconds(resource.RUSAGE_SELF) + cpu_seconds(resource.RUSAGE_CHILDREN) - before) * 1000
 
 
 def memory_kb(pid):
@@ -70,10 +90,12 @@ def memory_kb(pid):
 
 
 def median_row(name, samples, peer=None):
-    median = statistics.median(samples)
-    ratio = f"  {peer / median:6.1f}x faster than plain" if peer else ""
-    print(f"  {name:<28} median {median:8.1f} ms   p90 {sorted(samples)[int(len(samples) * 0.9) - 1]:8.1f} ms"
-          f"   n={len(samples)}{ratio}")
+    times = [ms for ms, _ in samples]
+    median = statistics.median(times)
+    cpu = statistics.median(cpu_ms for _, cpu_ms in samples)
+    ratio = f"  {peer[0] / median:5.1f}x faster, {peer[1] / cpu:5.1f}x less CPU than plain" if peer else ""
+    print(f"  {name:<24} median {median:7.1f} ms  p90 {sorted(times)[int(len(times) * 0.9) - 1]:7.1f} ms"
+          f"  CPU {cpu:6.1f} ms  n={len(times)}{ratio}")
 
 
 def main():
@@ -87,9 +109,12 @@ def main():
     server_memory = []
     rows = {"sandbox, classroom pace": [], "sandbox, back to back": [], "plain stdio_client": []}
     for _ in range(options.sessions):
+        # The server kept ready for it is forked during the pause: that fork is counted too.
+        zygote_before = process_clocks(host.zygote_pid())[1]
         time.sleep(options.pace)
-        rows["sandbox, classroom pace"].append(sandboxed(
-            lambda: server_memory.append(memory_kb(host.live()[0].pid))))
+        refill_ms = (process_clocks(host.zygote_pid())[1] - zygote_before) * 1000
+        ms, cpu_ms = sandboxed(lambda: server_memory.append(memory_kb(host.live()[0].pid)))
+        rows["sandbox, classroom pace"].append((ms, cpu_ms + refill_ms))
         rows["sandbox, back to back"].append(sandboxed())
         rows["plain stdio_client"].append(plain())
     zygote = memory_kb(host.zygote_pid())
@@ -98,10 +123,11 @@ def main():
     layers = sandbox.status()["layers"]
     print(f"MCP session (connect + initialize + tools/list + tools/call), {os.cpu_count()} CPUs, "
           f"seccomp={layers.get('seccomp')} landlock={layers.get('landlock')}")
-    peer = statistics.median(rows["plain stdio_client"])
+    peer = (statistics.median(ms for ms, _ in rows["plain stdio_client"]),
+            statistics.median(cpu_ms for _, cpu_ms in rows["plain stdio_client"]))
     for name, samples in rows.items():
         median_row(name, samples, None if name.startswith("plain") else peer)
-    print(f"  first sandboxed session (starts the MCP zygote): {first:.0f} ms")
+    print(f"  first sandboxed session (starts the MCP zygote): {first[0]:.0f} ms")
     if zygote:
         print(f"  MCP zygote memory: RSS {zygote[0] / 1024:.1f} MB, PSS {zygote[1] / 1024:.1f} MB")
     servers = [entry for entry in server_memory if entry]
