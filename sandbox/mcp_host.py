@@ -13,8 +13,10 @@ server (about 1.5 s, once) and holds the imports for every later one.
 A server has a tool worker's layers (rlimits, non-dumpable, Landlock, seccomp, audit hook;
 as an unprivileged user when the app is root; the minimal environment of the zygote) and:
 
-- a wall-clock limit from its start (`Settings.mcp_wall_seconds`, shorter on probation), kept
-  here, and a CPU limit in all (`Settings.mcp_cpu_seconds`, an rlimit); after
+- a time to answer each request (`Settings.mcp_request_seconds`: initialize, so the source's
+  import, and every tools/call), a wall-clock limit from its start (`Settings.mcp_wall_seconds`,
+  shorter on probation), both kept here, and a CPU limit in all (`Settings.mcp_cpu_seconds`, an
+  rlimit); after
   `Settings.mcp.demote_after_seconds` of CPU it runs at SCHED_IDLE;
 - stderr kept up to `Limits.output_bytes` and one message up to `Limits.result_bytes`: past
   either, the server is ended (a tool's result is already cut by the registry, as always);
@@ -117,7 +119,7 @@ class McpHost:
 
     def shutdown(self):
         for server in self.live():
-            server.kill("closed")
+            server.kill()
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -131,8 +133,8 @@ class ContainedServer:
         self.host, self.source, self.session_id = host, source, session_id
         self.pid = None
         self.layers = None
-        self.ended = None          # why the sandbox ended it: "timeout", "cpu_limit", "output_too_large",
-        #                            "message_too_large", "session_ended" (None: it ended with the run)
+        self.ended = None          # why the sandbox ended it: "request_timeout", "timeout", "cpu_limit",
+        #                            "output_too_large", "message_too_large", "session_ended" (None: it ended with the run)
         self.cpu_seconds = 0.0
         self._stderr = bytearray()
         self._worker = None
@@ -140,6 +142,7 @@ class ContainedServer:
         self._kill_lock = threading.Lock()
         self._context = None
         self._wall_seconds = None
+        self._late_method = None   # the request it did not answer in time
 
     # ------------------------------------------------------------ what the app reads
 
@@ -154,7 +157,8 @@ class ContainedServer:
 
     def _note(self):
         settings = self.host.settings()
-        return messages.mcp_ended(self.ended, settings.limits, self._wall_seconds, settings.mcp_cpu_seconds)
+        return messages.mcp_ended(self.ended, settings.limits, self._wall_seconds, settings.mcp_cpu_seconds,
+                                  settings.mcp_request_seconds, self._late_method)
 
     def kill(self, reason=None):
         """Ends the server's whole process group now (from any thread); `reason` is kept as
@@ -162,7 +166,7 @@ class ContainedServer:
         with self._kill_lock:
             if self._worker is None:
                 return
-            if reason and reason != "closed" and self.ended is None:
+            if reason and self.ended is None:
                 self.ended = reason
             self._worker.kill()
 
@@ -238,6 +242,8 @@ class ContainedServer:
         read_writer, read_stream = anyio.create_memory_object_stream(0)
         write_stream, write_reader = anyio.create_memory_object_stream(0)
 
+        pending = {}          # id of a request to the server -> (its method, when it was sent)
+
         async def protocol_out():
             """The server's lines -> SessionMessage (or the exception for a line that is not JSON-RPC)."""
             async with read_writer:
@@ -254,6 +260,9 @@ class ContainedServer:
                             item = SessionMessage(types.JSONRPCMessage.model_validate_json(line))
                         except Exception as exc:    # what stdio_client does with a bad line
                             item = exc
+                        else:
+                            if isinstance(item.message.root, (types.JSONRPCResponse, types.JSONRPCError)):
+                                pending.pop(item.message.root.id, None)
                         await read_writer.send(item)
                     if too_large or len(buffer) > limits.result_bytes:
                         self.kill("message_too_large")
@@ -270,6 +279,8 @@ class ContainedServer:
                 if not await _write(worker.job_w, json.dumps(job).encode() + b"\n"):
                     return
                 async for message in write_reader:
+                    if isinstance(message.message.root, types.JSONRPCRequest):
+                        pending[message.message.root.id] = (message.message.root.method, time.monotonic())
                     data = message.message.model_dump_json(by_alias=True, exclude_none=True)
                     if not await _write(worker.job_w, data.encode("utf-8") + b"\n"):
                         return
@@ -284,12 +295,19 @@ class ContainedServer:
 
         async def watch():
             deadline = time.monotonic() + self._wall_seconds
+            answer_within = admission.settings.mcp_request_seconds
             demote_after, demoted = admission.demote_after, admission.on_probation
             while (left := deadline - time.monotonic()) > 0:
                 self._read_cpu()
                 if not demoted and self.cpu_seconds >= demote_after:
                     lower([worker.pid], 19, idle=True, every_thread=True)
                     demoted = True
+                late = [method for method, sent in list(pending.values())
+                        if time.monotonic() - sent > answer_within]
+                if late:
+                    self._late_method = late[0]
+                    self.kill("request_timeout")
+                    return
                 await anyio.sleep(min(WATCH_SECONDS, left))
             self.kill("timeout")
 
@@ -302,7 +320,7 @@ class ContainedServer:
                 yield read_stream, write_stream
             finally:
                 self._read_cpu()
-                self.kill("closed")
+                self.kill()
                 group.cancel_scope.cancel()
                 for stream in (read_stream, write_stream, read_writer, write_reader):
                     await stream.aclose()

@@ -82,8 +82,11 @@ class Settings:
     tool: JobSettings = TOOL
     shell: JobSettings = SHELL
     mcp: JobSettings = MCP
-    # One MCP server's limits: how long it may live (wall clock, from its start) and how many
-    # seconds of CPU it may use in all (its other limits are the tool workers').
+    # One MCP server's limits: how long it may take to answer a request (initialize, and so the
+    # source's import; a tools/call), how long it may live (wall clock, from its start: a run
+    # with a slow model in between) and how many seconds of CPU it may use in all (its other
+    # limits are the tool workers').
+    mcp_request_seconds: float = 5.0
     mcp_wall_seconds: float = 60.0
     mcp_cpu_seconds: int = 5
     # MCP servers kept started (hardened, waiting for a source) once the first one was asked for.

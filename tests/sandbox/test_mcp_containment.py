@@ -164,7 +164,7 @@ def test_the_servers_layers_are_the_tool_workers(world, helpers):
 
 def test_a_loop_in_a_tool_is_ended_by_the_cpu_limit(world, helpers, configured):
     # Not demoted to idle CPU on the way, so the CPU limit (not the clock) is what ends it.
-    configured(mcp_cpu_seconds=1, mcp_wall_seconds=30, mcp={"demote_after_seconds": 100})
+    configured(mcp_cpu_seconds=1, mcp_request_seconds=30, mcp_wall_seconds=30, mcp={"demote_after_seconds": 100})
     started = time.monotonic()
     result, server = _call(helpers.tool_source("while True:\n    pass"), "mcp-cpu")
     assert isinstance(result, McpError)

@@ -119,22 +119,24 @@ def test_a_source_without_a_registry_says_how_to_write_one():
 
 
 @pytest.fixture
-def short_life(configured):
-    """Servers live 1.5 s; the zygote is already up, so a test's clock counts the server only."""
-    configured(mcp_wall_seconds=1.5)
+def quick_limits(configured):
+    """Requests answered within 1 s, servers living 3 s; the zygote is already up, so a test's
+    clock counts the server only."""
+    configured(mcp_request_seconds=1.0, mcp_wall_seconds=3.0)
     served(WEATHER.read_text(encoding="utf-8"), _list)
-    return 1.5
+    return 1.0, 3.0
 
 
-def test_a_server_that_hangs_at_import_is_cut_at_its_wall_clock_limit(short_life):
+def test_a_server_that_hangs_at_import_is_cut_when_initialize_goes_unanswered(quick_limits):
     started = time.monotonic()
     _, server = failed_start("import time\ntime.sleep(60)\n")
-    assert time.monotonic() - started < short_life + 3
-    assert server.ended == "timeout" and "运行超过 1.5 秒" in server.log()
+    assert time.monotonic() - started < quick_limits[0] + 2
+    assert server.ended == "request_timeout"
+    assert "超过 1 秒没有回答 initialize" in server.log() and "导入源码" in server.log()
     assert gone(server.pid)
 
 
-def test_a_tool_that_hangs_is_cut_and_the_call_fails_instead_of_waiting(short_life, helpers):
+def test_a_tool_that_hangs_is_cut_and_the_call_fails_instead_of_waiting(quick_limits, helpers):
     source = helpers.tool_source("import time\ntime.sleep(60)\nreturn 'woke'")
 
     async def work(session, server):
@@ -143,8 +145,28 @@ def test_a_tool_that_hangs_is_cut_and_the_call_fails_instead_of_waiting(short_li
         return server.ended
 
     started = time.monotonic()
-    ended, server = served(source, work)
-    assert ended == "timeout" and time.monotonic() - started < short_life + 3
+    ended, server = served(source, work, session_id="mcp-hang")
+    assert ended == "request_timeout" and "没有回答 tools/call" in server.log()
+    assert time.monotonic() - started < quick_limits[0] + 2
+    assert gone(server.pid)
+    assert sandbox.session_usage("mcp-hang", kind="mcp")["on_probation"] is True
+
+
+def test_a_server_kept_open_past_its_wall_clock_limit_is_ended(quick_limits):
+    """Answering quickly is not enough: a run may not keep its server for longer than the limit."""
+    async def work(session, server):
+        started = time.monotonic()
+        while time.monotonic() - started < quick_limits[1] + 3:
+            try:
+                await session.list_tools()
+            except (McpError, anyio.ClosedResourceError):   # the latter once the session saw the end
+                return time.monotonic() - started
+            await anyio.sleep(0.2)
+        return None
+
+    lasted, server = served(WEATHER.read_text(encoding="utf-8"), work)
+    assert lasted is not None and quick_limits[1] - 0.5 < lasted < quick_limits[1] + 2
+    assert server.ended == "timeout" and "运行超过 3 秒" in server.log()
     assert gone(server.pid)
 
 
