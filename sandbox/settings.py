@@ -58,7 +58,7 @@ TOOL = JobSettings(what="工具", concurrent=4, per_session_concurrent=2, per_se
 # MCP servers (sandbox/mcp_host.py) live for a whole run, mostly waiting for the model: they are
 # charged the CPU they use, `concurrent` bounds how many are alive at once, and a server that has
 # used `demote_after_seconds` of CPU moves to SCHED_IDLE.
-MCP = JobSettings(what="MCP 服务器", concurrent=16, per_session_concurrent=2, per_session_per_minute=30,
+MCP = JobSettings(what="MCP 服务器", concurrent=16, per_session_concurrent=2, per_session_per_minute=60,
                   seconds_per_minute=8.0, probation_concurrent=2, probation_wall_seconds=10.0,
                   probation_seconds_per_minute=2.0, demote_after_seconds=0.3, slow_concurrent=0)
 SHELL = JobSettings(what="bash 命令", concurrent=3, per_session_concurrent=1, per_session_per_minute=30,
