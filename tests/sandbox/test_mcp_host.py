@@ -316,3 +316,31 @@ def test_the_course_loop_shows_the_sandboxed_servers_error_text():
     error = found[-1]
     assert error["type"] == "error" and error["code"] == "mcp_connect"
     assert "服务器的输出：源码在导入时出错（第 3 行）：ZeroDivisionError" in error["message"]
+
+
+def test_a_source_over_the_limit_or_not_text_is_refused_before_any_server_starts():
+    from sandbox.service import MAX_SOURCE_CHARS
+
+    async def enter(source):
+        server = sandbox.mcp_transport(source, "mcp-sizes")
+        with pytest.raises(sandbox.Refusal) as refused:
+            async with server:
+                pass
+        return refused.value, server.pid
+
+    too_large, pid = anyio.run(enter, "#" * (MAX_SOURCE_CHARS + 1))
+    assert too_large.code == "source_too_large" and f"超过 {MAX_SOURCE_CHARS} 个字符" in too_large.message
+    assert pid is None
+    not_text, _ = anyio.run(enter, b"registry = 1")
+    assert not_text.code == "invalid_request"
+    assert sandbox.session_usage("mcp-sizes", kind="mcp")["known"] is False
+
+
+def test_a_source_at_the_limit_in_chinese_is_served():
+    from sandbox.service import MAX_SOURCE_CHARS
+
+    source = WEATHER.read_text(encoding="utf-8")
+    source += "# " + "注" * (MAX_SOURCE_CHARS - len(source) - 3) + "\n"
+    assert len(source) == MAX_SOURCE_CHARS
+    listed, _ = served(source, _list)
+    assert [tool.name for tool in listed] == list(load_registry(str(WEATHER)).tools)
