@@ -21,9 +21,6 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
 
   schema   the tools JSON from an edited tool source (the sandbox runs the source)
   fc       a function-calling question answered with two tool calls on the offline model
-  mcp      (every fifth student, instead of fc: the MCP lesson) `/run_mcp`, the same question with
-           the tools served over MCP by a server for the source in the sandbox (the app has no
-           `/run_mcp` yet: those students run fc, and the run says so)
   react    a ReAct question (one tool call, regex-parsed text)
   bash     (every fifth student, instead of react: lesson 4) `/run_workspace` "跑一下测试": the
            offline model runs `python3 -m unittest` through `bash` in a private workspace, in
@@ -96,7 +93,6 @@ FC_QUESTION = "北京和上海今天天气怎么样？"
 REACT_QUESTION = "帮我算一下 (3+4)*5 等于多少"
 WORKSPACE_QUESTION = "跑一下测试"
 WORKSPACE_EVERY = 5          # one student in five is on lesson 4 (the four atomic tools)
-MCP_EVERY, MCP_AT = 5, 2     # and another one in five (seed % 5 == 2) on the MCP lesson
 
 PRESETS = {"lecture": {"students": 200, "abusers": 10, "think": 10.0, "seconds": 240.0, "ramp": 30.0,
                        "settle": 30.0, "rounds": 12}}
@@ -445,32 +441,21 @@ def connect(url: str, results: Results, group: str):
     return None
 
 
-def has_mcp_lesson(url: str) -> bool:
-    """Whether the app serves `/run_mcp` (the MCP lesson's run)."""
-    from gradio_client import Client
-
-    client = Client(url, verbose=False, ssl_verify=SHARED_TLS, download_files=False)
-    return "/run_mcp" in client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-
-
-def student(url: str, seed: int, results: Results, think: float, mcp: bool = False):
+def student(url: str, seed: int, results: Results, think: float):
     rng = random.Random(seed)
     group = "students"
     client = connect(url, results, group)
     if client is None:
         return
     deadline = results.clock.ends
-    on_mcp = mcp and seed % MCP_EVERY == MCP_AT
-    lesson, action, endpoint = (("mcp", "mcp", "/run_mcp") if on_mcp
-                                else ("function_calling", "fc", "/run_function_calling"))
     time.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
     while time.monotonic() < deadline:
         began = time.monotonic()
         timed(results, group, "schema",
               lambda: client.predict(edited_source(rng), False, "registry", api_name="/schema"), check_schema)
         time.sleep(rng.uniform(0.5, 1.5) * think)
-        run = timed(results, group, action,
-                    lambda: client.predict(WEATHER_SOURCE, FC_QUESTION, api_name=endpoint),
+        run = timed(results, group, "fc",
+                    lambda: client.predict(WEATHER_SOURCE, FC_QUESTION, api_name="/run_function_calling"),
                     lambda r: check_run(r, 2))
         time.sleep(rng.uniform(0.5, 1.5) * think)
         if seed % WORKSPACE_EVERY == 0:
@@ -482,7 +467,7 @@ def student(url: str, seed: int, results: Results, think: float, mcp: bool = Fal
                   lambda r: check_run(r, 1))
         if run:
             timed(results, group, "export",
-                  lambda: client.predict(run, lesson, WEATHER_SOURCE, FC_QUESTION, api_name="/export"),
+                  lambda: client.predict(run, "function_calling", WEATHER_SOURCE, FC_QUESTION, api_name="/export"),
                   lambda r: None if isinstance(r, dict) and r.get("events") == run["events"] else "bad export")
         timed(results, group, "echo", lambda: client.predict("ping", api_name="/echo"),
               lambda r: None if r == "ping" else "bad echo")
@@ -594,7 +579,7 @@ def hostile_tabs(url: str, clock: Clock, plan: list, pause: float, handover, rel
 
 def run_class(url: str, students: int, abusers: int, ramp: float, baseline: float, abuse: float,
               think: float, pause: float, seed: int, app_pid: int | None = None, settle: float = 0.0,
-              rounds: int = 1, mcp: bool = False):
+              rounds: int = 1):
     """One class: all the tabs open over `ramp` seconds (the abusive students' among them),
     then the windows of `Clock`. Returns the results and the CPU used in each part."""
     clock = Clock(ramp, baseline, abuse, settle, rounds)
@@ -617,7 +602,7 @@ def run_class(url: str, students: int, abusers: int, ramp: float, baseline: floa
     for index in range(everyone):  # "open the link": the tabs open over the first seconds
         clock.wait_until(opens[index])
         if index not in hostile:
-            thread = threading.Thread(target=student, args=(url, seed + index, results, think, mcp), daemon=True)
+            thread = threading.Thread(target=student, args=(url, seed + index, results, think), daemon=True)
             thread.start()
             threads.append(thread)
     for _, part, _, ends in clock.windows:
@@ -636,11 +621,10 @@ def run_class(url: str, students: int, abusers: int, ramp: float, baseline: floa
     return results, cpu
 
 
-def warm_up(url: str, students: int, seconds: float, mcp: bool = False):
-    """A short class before measuring: lazy imports, first-call caches, the MCP servers' zygote
-    and the allocators' working set for that many concurrent requests are paid here, not
-    charged to the class."""
-    results, _ = run_class(url, students, 0, 1.0, seconds, 0.0, think=0.3, pause=0.0, seed=99_000, mcp=mcp)
+def warm_up(url: str, students: int, seconds: float):
+    """A short class before measuring: lazy imports, first-call caches and the allocators'
+    working set for that many concurrent requests are paid here, not charged to the class."""
+    results, _ = run_class(url, students, 0, 1.0, seconds, 0.0, think=0.3, pause=0.0, seed=99_000)
     if results.errors:
         raise SystemExit(f"the warm-up lessons failed: {dict(results.errors)}")
 
@@ -721,7 +705,7 @@ def report_fairness(results: Results, outcome: dict, goals: list):
     quiet_names = [name for name, part, _, _ in results.clock.windows if part == "baseline"]
     abuse_names = [name for name, part, _, _ in results.clock.windows if part == "abuse"]
     noise = []
-    for action in ("fc", "mcp", "schema", "react", "bash", "export", "echo"):
+    for action in ("fc", "schema", "react", "bash", "export", "echo"):
         if ("students", action) not in base or ("students", action) not in abuse:
             continue
         quiet, busy = base[("students", action)]["p95"], abuse[("students", action)]["p95"]
@@ -778,13 +762,12 @@ def main() -> int:
     url = f"http://127.0.0.1:{port}/"
     expire = args.ttl * 1.25 + 5          # the app sweeps every TTL/4: every tab is gone after this
     try:
-        mcp = has_mcp_lesson(url)
         warm_up(url, 1, 0.1)
         if not args.smoke:                # the smoke run checks for errors, not memory
             time.sleep(expire)
         cold_pss = tree_memory_mb(app.pid)[1]
         if not args.smoke:
-            warm_up(url, min(10, args.students), 8.0, mcp)
+            warm_up(url, min(10, args.students), 8.0)
             time.sleep(expire)
         # All the simulated clients live in this one process; a full collection here would stall
         # them all at once (0.5-1 s with 200 of them), which a class of separate browsers never
@@ -812,11 +795,9 @@ def main() -> int:
             for path, wire, body, encoding in page) + "; each student fetches it when the tab opens (\"page\")")
         print(f"app memory: PSS {cold_pss:.0f} MB after one lesson, {start_pss:.0f} MB at start, after a short "
               f"warm-up class whose tabs have expired (RSS sum {start_rss:.0f} MB)")
-        print("one student in five on the MCP lesson (/run_mcp instead of /run_function_calling)" if mcp else
-              "this app has no /run_mcp: no student is on the MCP lesson, those students run /run_function_calling")
         results, cpu = run_class(url, well_behaved, args.abusers, args.ramp, baseline, args.seconds,
                                  args.think, args.abuser_pause, seed=0, app_pid=app.pid,
-                                 settle=settle, rounds=args.rounds, mcp=mcp)
+                                 settle=settle, rounds=args.rounds)
         parts = {"arrival": results.clock.span("arrival")[1] - results.clock.opened, "baseline": baseline,
                  "abuse": args.seconds}
         gc.enable()
@@ -854,13 +835,9 @@ def main() -> int:
                 figures = figures["figures"]
                 fc = figures.get(("students", "fc"), {}).get("p95", float("nan"))
                 schema = figures.get(("students", "schema"), {}).get("p95", float("nan"))
-                over_mcp = figures.get(("students", "mcp"), {}).get("p95")
                 print(f"goals, {part}: fc p95 {fc * 1000:.0f} ms (< 2000), "
-                      + (f"mcp p95 {over_mcp * 1000:.0f} ms (< 2000), " if over_mcp is not None else "")
-                      + f"schema p95 {schema * 1000:.0f} ms (< 300), errors {outcome[part]['errors']} (0)")
+                      f"schema p95 {schema * 1000:.0f} ms (< 300), errors {outcome[part]['errors']} (0)")
                 goals.append((f"{part}: fc p95", f"{fc * 1000:.0f} ms", "< 2000 ms", fc < 2.0))
-                if over_mcp is not None:
-                    goals.append((f"{part}: mcp p95", f"{over_mcp * 1000:.0f} ms", "< 2000 ms", over_mcp < 2.0))
                 goals.append((f"{part}: schema p95", f"{schema * 1000:.0f} ms", "< 300 ms", schema < 0.3))
                 goals.append((f"{part}: errors", str(outcome[part]["errors"]), "0", outcome[part]["errors"] == 0))
             print()
