@@ -27,7 +27,7 @@ from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The worker program, its hardening and its priority: always in the runtime folder.
-SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py", "mcp_worker.py")
+SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py")
 # Course modules every worker needs (the registry a student's source builds on, and the
 # shape of a tool's outcome); the modules they import from their own folder come along.
 COURSE_MODULES = ("tool_registry", "tool_outcome")
@@ -56,11 +56,11 @@ def _sibling_imports(path):
             if os.path.exists(os.path.join(folder, f"{name}.py"))}
 
 
-def runtime_files(modules=()):
+def runtime_files(modules=(), program="worker.py"):
     """(source path, name in the runtime folder) of everything a worker imports: the sandbox's
-    own files, the course modules and `modules` (e.g. the configured schema methods), with
-    every module they import from their own folder."""
-    files = [(os.path.join(HERE, name), name) for name in SANDBOX_FILES]
+    own files (and `program`, the zygote's, if another), the course modules and `modules` (e.g.
+    the configured schema methods), with every module they import from their own folder."""
+    files = [(os.path.join(HERE, name), name) for name in dict.fromkeys((*SANDBOX_FILES, program))]
     found, queue = {}, [(name, module_file(name)) for name in (*COURSE_MODULES, *modules)]
     while queue:
         name, path = queue.pop()
@@ -163,7 +163,7 @@ class Pool:
     def _make_runtime(self):
         user = _worker_user()
         modules = sorted({target.split(":", 1)[0] for target in self.schema_methods.values()} | set(self.modules))
-        files = runtime_files(modules)
+        files = runtime_files(modules, self.program)
         runtime = tempfile.mkdtemp(prefix="tool-workshop-runtime-")
         for source, name in files:
             shutil.copyfile(source, os.path.join(runtime, name))
