@@ -7,13 +7,16 @@
 
 The server is `code/mcp_server.py`'s (`build_server` on the source's ToolRegistry), run by
 sandbox/mcp_worker.py in a fork of a zygote of its own that has already imported the `mcp`
-SDK: opening a server costs a fork, not an interpreter and an SDK import. The zygote starts
-on the first MCP server (about 1.5 s, once) and holds the imports for every later one.
+SDK: opening a server costs a fork, not an interpreter and an SDK import, and with a server
+kept waiting (`Settings.mcp_pool_size`) not even that. The zygote starts on the first MCP
+server (about 1.5 s, once) and holds the imports for every later one.
 A server has a tool worker's layers (rlimits, non-dumpable, Landlock, seccomp, audit hook;
 as an unprivileged user when the app is root; the minimal environment of the zygote) and:
 
-- a wall-clock limit from its start (`Settings.mcp_wall_seconds`, shorter on probation), kept
-  here, and a CPU limit in all (`Settings.mcp_cpu_seconds`, an rlimit); after
+- a time to answer each request (`Settings.mcp_request_seconds`: initialize, so the source's
+  import, and every tools/call), a wall-clock limit from its start (`Settings.mcp_wall_seconds`,
+  shorter on probation), both kept here, and a CPU limit in all (`Settings.mcp_cpu_seconds`, an
+  rlimit); after
   `Settings.mcp.demote_after_seconds` of CPU it runs at SCHED_IDLE;
 - stderr kept up to `Limits.output_bytes` and one message up to `Limits.result_bytes`: past
   either, the server is ended (a tool's result is already cut by the registry, as always);
@@ -58,13 +61,12 @@ class McpHost:
     def _shape(self):
         settings = self.settings()
         limits = dataclasses.replace(settings.limits, cpu_seconds=settings.mcp_cpu_seconds)
-        return {"pool_size": 0, "limits": limits, "require_seccomp": settings.serving_publicly(),
-                "nice": settings.job_nice, "program": "mcp_worker.py", "modules": ("mcp_server",),
-                "extra_config": {"wall_seconds": settings.mcp_wall_seconds}}
+        return {"pool_size": settings.mcp_pool_size, "limits": limits, "require_seccomp": settings.serving_publicly(),
+                "nice": settings.job_nice, "program": "mcp_worker.py", "modules": ("mcp_server",)}
 
     def pool(self):
-        """The zygote's pool (no warm workers: a server is forked when asked for), rebuilt when
-        the settings would start it differently."""
+        """The zygote and `Settings.mcp_pool_size` servers waiting for a source, rebuilt when the
+        settings would start them differently."""
         shape = self._shape()
         with self._lock:
             old = None
@@ -117,7 +119,7 @@ class McpHost:
 
     def shutdown(self):
         for server in self.live():
-            server.kill("closed")
+            server.kill()
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
@@ -131,14 +133,16 @@ class ContainedServer:
         self.host, self.source, self.session_id = host, source, session_id
         self.pid = None
         self.layers = None
-        self.ended = None          # why the sandbox ended it: "timeout", "cpu_limit", "output_too_large",
-        #                            "message_too_large", "session_ended" (None: it ended with the run)
+        self.ended = None          # why the sandbox ended it: "request_timeout", "timeout", "cpu_limit",
+        #                            "output_too_large", "message_too_large", "session_ended" (None: it ended with the run)
         self.cpu_seconds = 0.0
         self._stderr = bytearray()
         self._worker = None
+        self._pool = None          # the pool it came from
         self._kill_lock = threading.Lock()
         self._context = None
         self._wall_seconds = None
+        self._late_method = None   # the request it did not answer in time
 
     # ------------------------------------------------------------ what the app reads
 
@@ -153,7 +157,8 @@ class ContainedServer:
 
     def _note(self):
         settings = self.host.settings()
-        return messages.mcp_ended(self.ended, settings.limits, self._wall_seconds, settings.mcp_cpu_seconds)
+        return messages.mcp_ended(self.ended, settings.limits, self._wall_seconds, settings.mcp_cpu_seconds,
+                                  settings.mcp_request_seconds, self._late_method)
 
     def kill(self, reason=None):
         """Ends the server's whole process group now (from any thread); `reason` is kept as
@@ -161,7 +166,7 @@ class ContainedServer:
         with self._kill_lock:
             if self._worker is None:
                 return
-            if reason and reason != "closed" and self.ended is None:
+            if reason and self.ended is None:
                 self.ended = reason
             self._worker.kill()
 
@@ -196,6 +201,7 @@ class ContainedServer:
                     worker.close()
                     self._worker = None
                 self.host._leave(self)
+                self._pool._refill_soon()          # the next one is forked now, not during this run
         finally:
             admission.note_own_time(self.cpu_seconds)
             if self.ended not in (None, "session_ended"):
@@ -208,12 +214,17 @@ class ContainedServer:
         if admission.on_probation:
             self._wall_seconds = min(self._wall_seconds, admission.budget.probation_wall_seconds)
         smaller = admission.memory_bytes if admission.memory_bytes < settings.limits.memory_bytes else None
+        pool = self.host.pool()
         try:
-            worker = self.host.pool().spawn(smaller)
+            worker = pool.spawn(smaller) if smaller else pool.take()
         except (WorkerError, OSError) as exc:
+            mode = messages.describe_mode(pool.last_layers, settings.serving_publicly(), str(exc))
+            if mode["mode"] == "refused" and pool.last_layers:     # no seccomp on a public server
+                raise Refusal("sandbox_refused", mode["notice"]) from exc
             raise Refusal(*messages.worker_unavailable(exc)) from exc
+        self._pool = pool
         self.pid, self.layers = worker.pid, worker.layers
-        if admission.nice > self.host.pool().nice or admission.on_probation:
+        if admission.nice > pool.nice or admission.on_probation:
             lower([worker.pid], admission.nice, idle=admission.on_probation)
         with self._kill_lock:
             self._worker = worker
@@ -231,6 +242,8 @@ class ContainedServer:
         read_writer, read_stream = anyio.create_memory_object_stream(0)
         write_stream, write_reader = anyio.create_memory_object_stream(0)
 
+        pending = {}          # id of a request to the server -> (its method, when it was sent)
+
         async def protocol_out():
             """The server's lines -> SessionMessage (or the exception for a line that is not JSON-RPC)."""
             async with read_writer:
@@ -247,6 +260,9 @@ class ContainedServer:
                             item = SessionMessage(types.JSONRPCMessage.model_validate_json(line))
                         except Exception as exc:    # what stdio_client does with a bad line
                             item = exc
+                        else:
+                            if isinstance(item.message.root, (types.JSONRPCResponse, types.JSONRPCError)):
+                                pending.pop(item.message.root.id, None)
                         await read_writer.send(item)
                     if too_large or len(buffer) > limits.result_bytes:
                         self.kill("message_too_large")
@@ -259,9 +275,12 @@ class ContainedServer:
         async def protocol_in():
             """The source first (one JSON line), then every message the session sends."""
             async with write_reader:
-                if not await _write(worker.job_w, json.dumps({"source": self.source}).encode() + b"\n"):
+                job = {"source": self.source, "wall_seconds": self._wall_seconds}
+                if not await _write(worker.job_w, json.dumps(job).encode() + b"\n"):
                     return
                 async for message in write_reader:
+                    if isinstance(message.message.root, types.JSONRPCRequest):
+                        pending[message.message.root.id] = (message.message.root.method, time.monotonic())
                     data = message.message.model_dump_json(by_alias=True, exclude_none=True)
                     if not await _write(worker.job_w, data.encode("utf-8") + b"\n"):
                         return
@@ -276,12 +295,19 @@ class ContainedServer:
 
         async def watch():
             deadline = time.monotonic() + self._wall_seconds
+            answer_within = admission.settings.mcp_request_seconds
             demote_after, demoted = admission.demote_after, admission.on_probation
             while (left := deadline - time.monotonic()) > 0:
                 self._read_cpu()
                 if not demoted and self.cpu_seconds >= demote_after:
                     lower([worker.pid], 19, idle=True, every_thread=True)
                     demoted = True
+                late = [method for method, sent in list(pending.values())
+                        if time.monotonic() - sent > answer_within]
+                if late:
+                    self._late_method = late[0]
+                    self.kill("request_timeout")
+                    return
                 await anyio.sleep(min(WATCH_SECONDS, left))
             self.kill("timeout")
 
@@ -294,7 +320,7 @@ class ContainedServer:
                 yield read_stream, write_stream
             finally:
                 self._read_cpu()
-                self.kill("closed")
+                self.kill()
                 group.cancel_scope.cancel()
                 for stream in (read_stream, write_stream, read_writer, write_reader):
                     await stream.aclose()

@@ -9,7 +9,7 @@ non-dumpable, Landlock, seccomp, audit hook), reports its layers, reads the stud
 as the first line of its standard input, and from then on is the course's MCP server
 (`mcp_server.build_server`) on the rest of that input and its protocol channel.
 
-File descriptors of a child: 0 in (one JSON line {"source": ...}, then the client's JSON-RPC
+File descriptors of a child: 0 in (one JSON line {"source", "wall_seconds"}, then the client's JSON-RPC
 messages), 1 the protocol channel (the server's JSON-RPC messages, nothing else), 2 stderr
 (the source's print() lands here too, as with `python code/mcp_server.py`), 3 the "ready"
 line.  The source is loaded only in here, after the layers are in place.
@@ -35,21 +35,41 @@ ALARM_MARGIN_SECONDS = 5
 
 
 def warm():
-    """What the server needs besides the tool worker's imports: the SDK's server side and the
-    event loop's backend, and one server built, so a child's first messages find them ready."""
-    import anyio._backends._asyncio  # noqa: F401  (anyio imports its backend at the first run)
-    import mcp.server.stdio  # noqa: F401
+    """What the server needs besides the tool worker's imports, run once in the zygote: one
+    whole session (initialize, tools/list, tools/call) between the course's server and the SDK's
+    client over memory streams, so lazy imports and first-call caches are filled before any fork."""
+    import anyio
     import mcp_server
     import tool_registry
+    from mcp import ClientSession
+    from mcp.server.stdio import stdio_server  # noqa: F401  (what a child serves with)
 
     registry = tool_registry.ToolRegistry()
 
     @registry.tool("预热")
-    def _warm(count: int) -> str:
+    def warm_tool(count: int) -> str:
+        """预热。
+
+        Args:
+            count: 次数
+        """
         return "x" * count
 
     server = mcp_server.build_server(registry)
-    server.create_initialization_options()
+
+    async def session():
+        to_server, server_in = anyio.create_memory_object_stream(8)
+        to_client, client_in = anyio.create_memory_object_stream(8)
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.run, server_in, to_client, server.create_initialization_options())
+            async with ClientSession(client_in, to_server) as client:
+                await client.initialize()
+                await client.list_tools()
+                await client.call_tool("warm_tool", {"count": "2"})
+                await client.call_tool("warm_tool", {"count": "x"})
+            group.cancel_scope.cancel()
+
+    anyio.run(session)
 
 
 def server_main(fds, config):
@@ -66,7 +86,6 @@ def server_main(fds, config):
         for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.alarm(int(config["wall_seconds"]) + ALARM_MARGIN_SECONDS)
         workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
         os.mkdir(workdir, 0o700)
         os.chdir(workdir)
@@ -84,9 +103,11 @@ def server_main(fds, config):
             os._exit(3)
         line = incoming.readline()        # buffered: what follows the line stays for the server
         try:
-            source = json.loads(line)["source"]
+            job = json.loads(line)
+            source, wall_seconds = job["source"], float(job["wall_seconds"])
         except (ValueError, KeyError, TypeError):
             os._exit(4)
+        signal.alarm(int(wall_seconds) + ALARM_MARGIN_SECONDS)   # its life starts now
         module, error = worker.load_module(source)
         if error is None and (registry := worker.find_registry(module)) is None:
             error = worker._error("no_registry", worker.NO_REGISTRY, None)

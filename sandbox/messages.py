@@ -103,8 +103,12 @@ def describe_mode(layers, public, start_error=None):
                        "只适合在自己的电脑上运行自己信任的代码。")}
 
 
-def mcp_ended(reason, limits=None, wall_seconds=None, cpu_seconds=None):
+def mcp_ended(reason, limits=None, wall_seconds=None, cpu_seconds=None, request_seconds=None, method=None):
     """Why the sandbox ended an MCP server before its run did (None: nothing to say)."""
+    if reason == "request_timeout":
+        where = "导入源码或" if method == "initialize" else ""
+        return (f"MCP 服务器超过 {request_seconds:g} 秒没有回答 {method}，沙箱结束了它。"
+                f"请检查{where}工具里是否有死循环、长时间等待。")
     if reason == "timeout":
         return (f"MCP 服务器运行超过 {wall_seconds:g} 秒，沙箱结束了它。"
                 "请检查工具或导入时是否有死循环、长时间等待。")

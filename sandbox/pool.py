@@ -27,7 +27,7 @@ from .settings import Limits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The worker program, its hardening and its priority: always in the runtime folder.
-SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py", "mcp_worker.py")
+SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py")
 # Course modules every worker needs (the registry a student's source builds on, and the
 # shape of a tool's outcome); the modules they import from their own folder come along.
 COURSE_MODULES = ("tool_registry", "tool_outcome")
@@ -56,11 +56,11 @@ def _sibling_imports(path):
             if os.path.exists(os.path.join(folder, f"{name}.py"))}
 
 
-def runtime_files(modules=()):
+def runtime_files(modules=(), program="worker.py"):
     """(source path, name in the runtime folder) of everything a worker imports: the sandbox's
-    own files, the course modules and `modules` (e.g. the configured schema methods), with
-    every module they import from their own folder."""
-    files = [(os.path.join(HERE, name), name) for name in SANDBOX_FILES]
+    own files (and `program`, the zygote's, if another), the course modules and `modules` (e.g.
+    the configured schema methods), with every module they import from their own folder."""
+    files = [(os.path.join(HERE, name), name) for name in dict.fromkeys((*SANDBOX_FILES, program))]
     found, queue = {}, [(name, module_file(name)) for name in (*COURSE_MODULES, *modules)]
     while queue:
         name, path = queue.pop()
@@ -138,11 +138,10 @@ class Outcome:
 
 class Pool:
     def __init__(self, pool_size=2, limits=None, require_seccomp=False, nice=0, schema_methods=None,
-                 program="worker.py", modules=(), extra_config=None):
+                 program="worker.py", modules=()):
         self.pool_size = pool_size
         self.program = program                 # the zygote's program in the runtime folder
         self.modules = tuple(modules)          # course modules it needs besides COURSE_MODULES
-        self.extra_config = dict(extra_config or {})   # more of the zygote's config, for its program
         self.schema_methods = dict(schema_methods or {})   # method name -> "module:function"
         self.nice = nice                       # the zygote's and every worker's priority
         self.limits = limits or Limits()
@@ -164,7 +163,7 @@ class Pool:
     def _make_runtime(self):
         user = _worker_user()
         modules = sorted({target.split(":", 1)[0] for target in self.schema_methods.values()} | set(self.modules))
-        files = runtime_files(modules)
+        files = runtime_files(modules, self.program)
         runtime = tempfile.mkdtemp(prefix="tool-workshop-runtime-")
         for source, name in files:
             shutil.copyfile(source, os.path.join(runtime, name))
@@ -182,7 +181,7 @@ class Pool:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = {"limits": self.limits.for_worker(), "workdir": self._workbase,
                   "require_seccomp": self.require_seccomp, "nice": self.nice,
-                  "schema_methods": self.schema_methods, **self.extra_config}
+                  "schema_methods": self.schema_methods}
         kwargs = {}
         user = _worker_user()
         if user:

@@ -58,7 +58,7 @@ TOOL = JobSettings(what="工具", concurrent=4, per_session_concurrent=2, per_se
 # MCP servers (sandbox/mcp_host.py) live for a whole run, mostly waiting for the model: they are
 # charged the CPU they use, `concurrent` bounds how many are alive at once, and a server that has
 # used `demote_after_seconds` of CPU moves to SCHED_IDLE.
-MCP = JobSettings(what="MCP 服务器", concurrent=16, per_session_concurrent=2, per_session_per_minute=30,
+MCP = JobSettings(what="MCP 服务器", concurrent=16, per_session_concurrent=2, per_session_per_minute=60,
                   seconds_per_minute=8.0, probation_concurrent=2, probation_wall_seconds=10.0,
                   probation_seconds_per_minute=2.0, demote_after_seconds=0.3, slow_concurrent=0)
 SHELL = JobSettings(what="bash 命令", concurrent=3, per_session_concurrent=1, per_session_per_minute=30,
@@ -82,10 +82,15 @@ class Settings:
     tool: JobSettings = TOOL
     shell: JobSettings = SHELL
     mcp: JobSettings = MCP
-    # One MCP server's limits: how long it may live (wall clock, from its start) and how many
-    # seconds of CPU it may use in all (its other limits are the tool workers').
+    # One MCP server's limits: how long it may take to answer a request (initialize, and so the
+    # source's import; a tools/call), how long it may live (wall clock, from its start: a run
+    # with a slow model in between) and how many seconds of CPU it may use in all (its other
+    # limits are the tool workers').
+    mcp_request_seconds: float = 5.0
     mcp_wall_seconds: float = 60.0
     mcp_cpu_seconds: int = 5
+    # MCP servers kept started (hardened, waiting for a source) once the first one was asked for.
+    mcp_pool_size: int = 1
     # Shared by both lanes: how long a session stays on probation after a job hit a limit
     # (time, memory, output), how long a job may wait for a slot, and the pause before a
     # refusal for an exhausted budget is answered (no CPU spent): it doubles with each
