@@ -249,7 +249,8 @@ class BrowserMemory:
 
     def wire(self, demo: gr.Blocks, settings: Any, tabs: list) -> dict[str, Any]:
         """Saves and restores everything registered. Returns {tab name: the event after which
-        that tab's controls hold what was kept}: chain the tab's first schema refresh on it."""
+        that tab's controls hold what was kept and it shows what follows from them}: a tab's
+        `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore."""
         for tab in tabs:
             self.keep_lesson(tab)
         settings_part, key_part = self.part("settings"), self.part("key")
@@ -434,6 +435,20 @@ class BrowserMemory:
             out.update(show(state, f"↩ 这是上次的运行（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。"))
             out[digest] = events_digest(state.replay)
             return ""
+
+        # What the tab shows once its controls are back (its schema, its workspace's tree) runs in the
+        # same request, on the restored values: one round trip per tab on page load, not two.
+        follow = tab.on_load() if callable(getattr(tab, "on_load", None)) else None
+        if follow is not None:
+            follow_fn, follow_inputs, follow_outputs = follow
+            restore_inputs |= set(follow_inputs)
+            restore_outputs += [c for c in follow_outputs if c not in restore_outputs]
+            restore_alone = restore
+
+            def restore(values: dict, request: gr.Request) -> dict:
+                out = restore_alone(values, request)
+                now = {**values, **{c: v for c, v in out.items() if c in follow_inputs and not isinstance(v, dict)}}
+                return {**out, **follow_fn({c: now[c] for c in follow_inputs}, request)}
 
         lesson.update(restore=restore, restore_inputs=restore_inputs, restore_outputs=restore_outputs)
 
