@@ -116,7 +116,8 @@ HEADER = ("# 🧰 工具调用教学工坊\n"
 def build_demo(secrets=None) -> gr.Blocks:
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
-    with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
+    # Its config and app are made once, by launch (gradio_patches.page_blocks).
+    with gradio_patches.page_blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         present = Projector()
         notice = gr.Markdown(elem_id="sandbox-notice")
@@ -166,20 +167,23 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     sandbox.configure(server_name=host, pool_size=SANDBOX_POOL_SIZE,
                       schema_methods={"naive": "naive_schema:naive_function_schema"})
     demo = demo or build_demo()
-    demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
+    gradio_patches.queue_without_app(demo, default_concurrency_limit=CONCURRENCY_LIMIT)
     gradio_patches.install_page_config()   # the page's config without the API's descriptions, with first values
-    # Warm the sandbox's worker pool while the server starts, so the first schema is quick.
-    threading.Thread(target=warm_up, args=(demo,), name="sandbox-warmup", daemon=True).start()
-    # Forget idle tabs (their state, Gradio's record of them, old exports) after the session TTL.
-    demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
-                prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
-                state_session_capacity=expiry.max_sessions(), app_kwargs=page_compression.app_kwargs())
-    expiry.start(demo)
     # Everything built so far (gradio, the SDKs, the page's components) lives as long as the
     # server. Frozen, it is out of the collector's sight: a full collection then walks only
     # what requests created, instead of pausing every request for ~250 ms every half minute.
+    # Collected before the server starts: afterwards the collection (0.2-0.9 s on a busy machine)
+    # held back the first pages.
     gc.collect()
     gc.freeze()
+    # Warm the sandbox's worker pool while the server starts, so the first schema is quick.
+    threading.Thread(target=warm_up, args=(demo,), name="sandbox-warmup", daemon=True).start()
+    demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
+                prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
+                state_session_capacity=expiry.max_sessions(), app_kwargs=page_compression.app_kwargs())
+    gc.freeze()     # what launch made (the app and its routes) lives as long, too
+    # Forget idle tabs (their state, Gradio's record of them, old exports) after the session TTL.
+    expiry.start(demo)
     expiry.leave_full_collections_to_the_sweeps()
     if not prevent_thread_lock:
         demo.block_thread()

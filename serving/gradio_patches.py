@@ -41,12 +41,18 @@ What is here, what it is for, and what breaks without it:
   it). It wraps the template response of `/` (gradio.routes.templates), where the config is
   already a per-request copy. Without it: about 20 KB more over the wire per visitor, and the
   first lesson waits for a round trip to show a schema the server already knew.
+- `page_blocks()` and `queue_without_app()`: Gradio builds the page's whole config and a whole
+  FastAPI app (about 80 routes) when the `with gr.Blocks()` block ends, again in `queue()`, and
+  again in `launch()`, which is the one that serves: for this page each build is a few tenths of a
+  second of `python app.py`'s start. These two skip the first two (the config is made in launch).
+  Without them: a slower start, nothing else.
 - `poll_idle_queue_every()`: while idle, Gradio's queue looks for new events every
   millisecond (about 7 % of a core per open app); the tests' in-process apps (harness.py) poll
   every 10 ms. Without it: the test run's idle apps take CPU from the browser beside them.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import functools
 import importlib.metadata
@@ -267,6 +273,56 @@ def install_page_config() -> bool:
     shaped.tw_shaped = True
     templates.TemplateResponse = shaped
     return True
+
+
+# --- one config and one app, made by launch() ----------------------------------------------
+
+class _NoAppYet:
+    """Stands in for gradio.routes.App while a page is built and queued: launch() makes the app."""
+
+    @staticmethod
+    def create_app(*args, **kwargs):
+        return None
+
+
+@contextlib.contextmanager
+def _without_app(blocks=None):
+    import gradio.blocks as blocks_module
+
+    app_class = blocks_module.App
+    blocks_module.App = _NoAppYet
+    if blocks is not None:
+        blocks.get_config_file = lambda: None
+    try:
+        yield
+    finally:
+        blocks_module.App = app_class
+        if blocks is not None:
+            del blocks.get_config_file
+
+
+_page_blocks_class = None
+
+
+def page_blocks(**kwargs):
+    """A gr.Blocks(**kwargs) that, when its `with` block ends, makes neither its config nor an app."""
+    global _page_blocks_class
+    if _page_blocks_class is None:
+        import gradio as gr
+
+        class PageBlocks(gr.Blocks):
+            def __exit__(self, exc_type=None, *args):
+                with _without_app(self):
+                    return super().__exit__(exc_type, *args)
+
+        _page_blocks_class = PageBlocks
+    return _page_blocks_class(**kwargs)
+
+
+def queue_without_app(demo, **kwargs):
+    """demo.queue(**kwargs), without the app it would make and launch() makes again."""
+    with _without_app():
+        return demo.queue(**kwargs)
 
 
 # --- the tests' in-process apps ------------------------------------------------------------

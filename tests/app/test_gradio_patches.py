@@ -196,3 +196,26 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
     with urllib.request.urlopen(url + "config", timeout=30) as response:
         whole = json.loads(response.read())
     assert any("api_info" in entry for entry in whole["components"])
+
+
+def test_the_config_and_the_app_are_made_once_by_launch(served):
+    """Gradio makes the config and an app when a Blocks' `with` ends and again in queue(); launch()
+    makes the ones that serve. page_blocks / queue_without_app skip the first two."""
+    import inspect
+
+    import gradio as gr
+    import gradio.blocks
+
+    for method in (gradio.blocks.Blocks.__exit__, gradio.blocks.Blocks.queue):
+        assert "App.create_app(self, mcp_server=False)" in inspect.getsource(method)
+    assert "self.config = self.get_config_file()" in inspect.getsource(gradio.blocks.Blocks.__exit__)
+    with gradio_patches.page_blocks(title="t") as page:
+        box = gr.Textbox()
+        page.load(lambda: "x", None, box)
+    assert isinstance(page, gr.Blocks) and page.app is None and page.config is None
+    assert "get_config_file" not in vars(page) and gradio.blocks.App is not gradio_patches._NoAppYet
+    gradio_patches.queue_without_app(page, default_concurrency_limit=3)
+    assert page.app is None and page._queue.default_concurrency_limit == 3
+    demo, _ = served      # the app's own page, built and queued this way, then launched
+    assert isinstance(demo, gradio_patches._page_blocks_class) and demo.app is not None
+    assert any(entry["type"] == "code" for entry in demo.config["components"])
