@@ -14,7 +14,8 @@ holds plain JSON, every check runs in Python, and the page says what it ignored.
 How it flows:
 - page load: one script reads every key into hidden textboxes (plus this browser tab's
   id from sessionStorage and its time zone); each part's restore handler checks them and
-  fills the controls; app.py refreshes the schema panels only after that (see `wire`);
+  fills the controls and, in the same request, what the tab shows from them (its schema
+  panel, its workspace's tree: LessonTab.on_load), so a tab is back in one round trip;
 - a change of a kept control: the part's save handler builds the record, a second script
   writes it (or removes the key) and reports a full or refused storage.
 
