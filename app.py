@@ -10,6 +10,7 @@ import gc
 import os
 import sys
 import threading
+import weakref
 
 JEMALLOC = ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2")
 # Freed pages go back to the system within a second, from jemalloc's own thread. No
@@ -106,6 +107,8 @@ CSS = """
   button[role=tab] { padding-left: 6px !important; padding-right: 6px !important; font-size: 0.88em !important; }
 }
 """ + projector.CSS
+# Per page: the schema panels whose untouched example's schema comes with the page (see launch).
+FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 HEADER = ("# 🧰 工具调用教学工坊\n"
           "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。")
 
@@ -113,7 +116,8 @@ HEADER = ("# 🧰 工具调用教学工坊\n"
 def build_demo(secrets=None) -> gr.Blocks:
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
-    with gr.Blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
+    # Its config and app are made once, by launch (gradio_patches.page_blocks).
+    with gradio_patches.page_blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         present = Projector()
         notice = gr.Markdown(elem_id="sandbox-notice")
@@ -131,13 +135,24 @@ def build_demo(secrets=None) -> gr.Blocks:
         workspace_memory.keep(memory, [tab for tab in tabs if tab.run.workspace is not None])
         restored = memory.wire(demo, settings, tabs)
         for tab in tabs:
-            tab.wire_refresh(demo, after=restored[tab.name])
+            tab.wire_refresh(demo, restored=tab.name in restored)
         # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.
         links.wire(demo, lesson_tabs, tabs, restored, settings, memory)
         present.wire(demo)
         demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
+    # The first lesson works as soon as the page is drawn: its schema arrives with the page.
+    panels = FIRST_SCHEMAS[demo] = [tab.schema for tab in tabs if tab.schema is not None]
+    gradio_patches.set_page_values(demo, lambda: {c: v for panel in panels for c, v in panel.first.items()})
     return demo
+
+
+def warm_up(demo: gr.Blocks) -> None:
+    """Starts the sandbox's worker pool, then has it make the schema of each untouched example
+    (charged to nobody), which every page then shows from the start."""
+    sandbox.start()
+    for panel in FIRST_SCHEMAS.get(demo, ()):
+        panel.prepare()
 
 
 def default_host(environ=os.environ) -> str:
@@ -153,19 +168,23 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
                       schema_methods={"naive": "naive_schema:naive_function_schema",
                                       "mcp": "mcp_schema_diff:mcp_views"})
     demo = demo or build_demo()
-    demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
-    # Warm the sandbox's worker pool while the server starts, so the first schema is quick.
-    threading.Thread(target=sandbox.start, name="sandbox-warmup", daemon=True).start()
-    # Forget idle tabs (their state, Gradio's record of them, old exports) after the session TTL.
-    demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
-                prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
-                state_session_capacity=expiry.max_sessions(), app_kwargs=page_compression.app_kwargs())
-    expiry.start(demo)
+    gradio_patches.queue_without_app(demo, default_concurrency_limit=CONCURRENCY_LIMIT)
+    gradio_patches.install_page_config()   # the page's config without the API's descriptions, with first values
     # Everything built so far (gradio, the SDKs, the page's components) lives as long as the
     # server. Frozen, it is out of the collector's sight: a full collection then walks only
     # what requests created, instead of pausing every request for ~250 ms every half minute.
+    # Collected before the server starts: afterwards the collection (0.2-0.9 s on a busy machine)
+    # held back the first pages.
     gc.collect()
     gc.freeze()
+    # Warm the sandbox's worker pool while the server starts, so the first schema is quick.
+    threading.Thread(target=warm_up, args=(demo,), name="sandbox-warmup", daemon=True).start()
+    demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
+                prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
+                state_session_capacity=expiry.max_sessions(), app_kwargs=page_compression.app_kwargs())
+    gc.freeze()     # what launch made (the app and its routes) lives as long, too
+    # Forget idle tabs (their state, Gradio's record of them, old exports) after the session TTL.
+    expiry.start(demo)
     expiry.leave_full_collections_to_the_sweeps()
     if not prevent_thread_lock:
         demo.block_thread()

@@ -15,7 +15,7 @@ from lessons.schema_panel import SchemaPanel
 @dataclasses.dataclass(frozen=True)
 class LessonTab:
     """A built tab: its run area, and its editor and schema panel when its tools come from a
-    source (app.py refreshes the schema when the page loads), or a workspace in its run area
+    source (the schema is refreshed when the page loads), or a workspace in its run area
     (refreshed when the page loads and when the tab is selected: the other workspace lesson
     may have changed the files)."""
     name: str
@@ -27,14 +27,24 @@ class LessonTab:
     # name -> component, any JSON value.
     kept: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
-    def wire_refresh(self, demo: gr.Blocks, after: Any = None) -> None:
-        """`after`: the event after which the tab's kept controls (and a workspace's kept files) are back."""
-        first = after.then if after is not None else demo.load
+    def on_load(self) -> tuple | None:
+        """What the tab shows once its kept controls are back, as (fn, inputs, outputs): its schema
+        (a refresh that leaves alone what the page already shows) or its workspace's tree. The
+        browser memory runs it inside the tab's restore: one round trip, not two."""
         if self.schema is not None:
-            first(self.schema.refresh, self.schema.inputs, self.schema.outputs, api_visibility=PRIVATE,
-                  show_progress="hidden")
+            return self.schema.load, self.schema.inputs | {self.schema.json, self.schema.status}, self.schema.outputs
         view = self.run.workspace
         if view is not None:
-            for event in (first, self.tab.select):
-                event(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility=PRIVATE,
-                      show_progress="hidden")
+            return self.run.refresh, {view.tree}, view.outputs + [view.shell]
+        return None
+
+    def wire_refresh(self, demo: gr.Blocks, restored: bool = False) -> None:
+        """`restored`: the browser memory's restore of this tab already runs `on_load`; otherwise it
+        runs on page load. A workspace is refreshed again when its tab is selected."""
+        step = self.on_load()
+        if step is not None and not restored:
+            demo.load(*step, api_visibility=PRIVATE, show_progress="hidden")
+        view = self.run.workspace
+        if view is not None:
+            self.tab.select(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility=PRIVATE,
+                            show_progress="hidden")

@@ -127,6 +127,7 @@ class SchemaPanel:
     """Components of one tab's schema panel. `tools_state` holds the last good tools list."""
 
     def __init__(self, label: str = "工具 schema（自动生成，发送给模型的 tools）"):
+        self.first: dict = {}      # what the page shows before it asks the server (see `prepare`)
         self.tools_state = gr.State(None, time_to_live=expiry.session_ttl())
         self.status = gr.Markdown(elem_classes=["tw-schema-status"])
         self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30,
@@ -139,6 +140,7 @@ class SchemaPanel:
         tool list). Sets `inputs`/`outputs` and returns the handler, also used on page load."""
         self.inputs = {editor, self.tools_state, *([strict] if strict is not None else []), *extra_inputs}
         self.outputs = [self.json, self.status, self.tools_state, *extra_outputs]
+        self.editor, self.strict = editor, strict
 
         def refresh(values: dict, request: gr.Request):
             inputs = SchemaInputs(source=values[editor] or "", previous=values[self.tools_state],
@@ -160,3 +162,25 @@ class SchemaPanel:
                           queue=False)
         self.refresh = refresh
         return refresh
+
+    # ------------------------------------------------------------ page load
+
+    def prepare(self) -> None:
+        """The schema of the editor's untouched example, made once by the sandbox (after it has
+        started): every page then shows it from the start (gradio_patches.set_page_values), instead
+        of waiting for its first round trip. A page whose browser kept another source shows that
+        one's schema after `load`."""
+        strict = bool(self.strict.value) if self.strict is not None else False
+        report = schema_report(self.editor.value or "", strict)
+        if report["ok"]:
+            self.first = {self.json: json.dumps(report["tools"], ensure_ascii=False, indent=2),
+                          self.status: status_markdown(report, False)}
+
+    def load(self, values: dict, request: gr.Request) -> dict:
+        """The refresh on page load (after the browser's memory is back): what the page already
+        shows is not sent again, so an edit typed meanwhile is never overdrawn by this older answer."""
+        out = self.refresh(values, request)
+        for component in (self.json, self.status):
+            if out.get(component) == values.get(component):
+                out[component] = gr.skip()
+        return out

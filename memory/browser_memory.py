@@ -14,7 +14,8 @@ holds plain JSON, every check runs in Python, and the page says what it ignored.
 How it flows:
 - page load: one script reads every key into hidden textboxes (plus this browser tab's
   id from sessionStorage and its time zone); each part's restore handler checks them and
-  fills the controls; app.py refreshes the schema panels only after that (see `wire`);
+  fills the controls and, in the same request, what the tab shows from them (its schema
+  panel, its workspace's tree: LessonTab.on_load), so a tab is back in one round trip;
 - a change of a kept control: the part's save handler builds the record, a second script
   writes it (or removes the key) and reports a full or refused storage.
 
@@ -249,7 +250,8 @@ class BrowserMemory:
 
     def wire(self, demo: gr.Blocks, settings: Any, tabs: list) -> dict[str, Any]:
         """Saves and restores everything registered. Returns {tab name: the event after which
-        that tab's controls hold what was kept}: chain the tab's first schema refresh on it."""
+        that tab's controls hold what was kept and it shows what follows from them}: a tab's
+        `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore."""
         for tab in tabs:
             self.keep_lesson(tab)
         settings_part, key_part = self.part("settings"), self.part("key")
@@ -434,6 +436,20 @@ class BrowserMemory:
             out.update(show(state, f"↩ 这是上次的运行（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。"))
             out[digest] = events_digest(state.replay)
             return ""
+
+        # What the tab shows once its controls are back (its schema, its workspace's tree) runs in the
+        # same request, on the restored values: one round trip per tab on page load, not two.
+        follow = tab.on_load() if callable(getattr(tab, "on_load", None)) else None
+        if follow is not None:
+            follow_fn, follow_inputs, follow_outputs = follow
+            restore_inputs |= set(follow_inputs)
+            restore_outputs += [c for c in follow_outputs if c not in restore_outputs]
+            restore_alone = restore
+
+            def restore(values: dict, request: gr.Request) -> dict:
+                out = restore_alone(values, request)
+                now = {**values, **{c: v for c, v in out.items() if c in follow_inputs and not isinstance(v, dict)}}
+                return {**out, **follow_fn({c: now[c] for c in follow_inputs}, request)}
 
         lesson.update(restore=restore, restore_inputs=restore_inputs, restore_outputs=restore_outputs)
 

@@ -31,20 +31,39 @@ What is here, what it is for, and what breaks without it:
   `drop_queue_mailboxes()`: what expiry.py needs to forget an idle tab. Gradio drops a tab's
   record only when 10 000 tabs are full and keeps the queue's message box of each tab for up
   to 2 000 tabs. Without them the server's memory grows with every class and never comes back.
+- `install_page_config()`: Gradio inlines the whole page config into the HTML of `/` for each
+  visitor. Each component's entry carries its API description three times (`api_info`,
+  `api_info_as_input`, `api_info_as_output`) and its `example_inputs`: about 160 of the 550 KB,
+  read by nothing in the page (the API page has its own description, inlined beside it and at
+  /gradio_api/info; gradio_client reads /config, left whole). The hook drops those from the page's
+  own copy and puts in the first values a page can show before it asks the server anything
+  (`set_page_values`: e.g. the schema of an untouched example, known once the sandbox has made
+  it). It wraps the template response of `/` (gradio.routes.templates), where the config is
+  already a per-request copy. Without it: about 20 KB more over the wire per visitor, and the
+  first lesson waits for a round trip to show a schema the server already knew.
+- `page_blocks()` and `queue_without_app()`: Gradio builds the page's whole config and a whole
+  FastAPI app (about 80 routes) when the `with gr.Blocks()` block ends, again in `queue()`, and
+  again in `launch()`, which is the one that serves: for this page each build is a few tenths of a
+  second of `python app.py`'s start. These two skip the first two (the config is made in launch).
+  Without them: a slower start, nothing else.
 - `poll_idle_queue_every()`: while idle, Gradio's queue looks for new events every
   millisecond (about 7 % of a core per open app); the tests' in-process apps (harness.py) poll
   every 10 ms. Without it: the test run's idle apps take CPU from the browser beside them.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
+import functools
 import importlib.metadata
 import importlib.util
 import os
 import re
 import sys
 import warnings
+import weakref
 from pathlib import Path
+from typing import Any, Callable
 
 REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
 
@@ -193,6 +212,117 @@ def drop_queue_mailboxes(holder, session_ids: list[str]) -> None:
         if not waiting.get(sid):
             waiting.pop(sid, None)
             queue.pending_messages_per_session.pop(sid, None)
+
+
+# --- the page's inlined config (the HTML of `/`) -----------------------------------------
+
+PAGE_TEMPLATE = "frontend/index.html"
+# Keys of a component's entry that only describe the API; the page never reads them.
+API_ONLY_KEYS = ("api_info", "api_info_as_input", "api_info_as_output", "example_inputs")
+# Per launched Blocks: () -> {component: first value}, asked for each page.
+_page_values: "weakref.WeakKeyDictionary[Any, list[Callable[[], dict]]]" = weakref.WeakKeyDictionary()
+
+
+def set_page_values(blocks, values: Callable[[], dict]) -> None:
+    """`values()` -> {component: value} is asked each time `blocks` serves its page; each value
+    found replaces that component's initial value in the page (a component it leaves out keeps
+    its own)."""
+    _page_values.setdefault(blocks, []).append(values)
+
+
+def shape_page_config(blocks, config: dict) -> dict:
+    """The page's own copy of the config, without the API-only keys and with the page values."""
+    values = {}
+    for provider in _page_values.get(blocks, ()):
+        values.update({getattr(component, "_id", component): value for component, value in provider().items()})
+    for entry in config.get("components", ()):
+        for key in API_ONLY_KEYS:
+            entry.pop(key, None)
+        if entry.get("id") in values and isinstance(entry.get("props"), dict):
+            entry["props"]["value"] = values[entry["id"]]
+    return config
+
+
+def install_page_config() -> bool:
+    """Makes `/` serve the shaped config (idempotent); False if Gradio's page route no longer
+    renders PAGE_TEMPLATE through gradio.routes.templates with a `config` in its context."""
+    import gradio.routes as routes
+
+    templates = routes.templates
+    original = templates.TemplateResponse
+    if getattr(original, "tw_shaped", False):
+        return True
+    try:
+        import inspect
+
+        page_route = inspect.getsource(routes.App.create_app)
+    except (OSError, TypeError):
+        return False
+    if PAGE_TEMPLATE not in page_route or '"config": config' not in page_route:
+        return False
+
+    @functools.wraps(original)
+    def shaped(*args, **kwargs):
+        name, context, request = kwargs.get("name"), kwargs.get("context"), kwargs.get("request")
+        get_blocks = getattr(getattr(request, "app", None), "get_blocks", None)
+        if name == PAGE_TEMPLATE and isinstance(context, dict) and isinstance(context.get("config"), dict) \
+                and get_blocks is not None:
+            context["config"] = shape_page_config(get_blocks(), context["config"])
+        return original(*args, **kwargs)
+
+    shaped.tw_shaped = True
+    templates.TemplateResponse = shaped
+    return True
+
+
+# --- one config and one app, made by launch() ----------------------------------------------
+
+class _NoAppYet:
+    """Stands in for gradio.routes.App while a page is built and queued: launch() makes the app."""
+
+    @staticmethod
+    def create_app(*args, **kwargs):
+        return None
+
+
+@contextlib.contextmanager
+def _without_app(blocks=None):
+    import gradio.blocks as blocks_module
+
+    app_class = blocks_module.App
+    blocks_module.App = _NoAppYet
+    if blocks is not None:
+        blocks.get_config_file = lambda: None
+    try:
+        yield
+    finally:
+        blocks_module.App = app_class
+        if blocks is not None:
+            del blocks.get_config_file
+
+
+_page_blocks_class = None
+
+
+def page_blocks(**kwargs):
+    """A gr.Blocks(**kwargs) that, when its `with` block ends, makes neither its config nor an app."""
+    global _page_blocks_class
+    if _page_blocks_class is None:
+        import gradio as gr
+
+        class PageBlocks(gr.Blocks):
+            def __exit__(self, exc_type=None, *args):
+                with _without_app(self):
+                    return super().__exit__(exc_type, *args)
+
+        _page_blocks_class = PageBlocks
+    return _page_blocks_class(**kwargs)
+
+
+def queue_without_app(demo, **kwargs):
+    """demo.queue(**kwargs), without the app it would make and launch() makes again."""
+    with _without_app():
+        return demo.queue(**kwargs)
 
 
 # --- the tests' in-process apps ------------------------------------------------------------

@@ -155,3 +155,67 @@ def test_idle_tabs_are_forgotten_with_their_state(served):
     assert sid not in demo._queue.pending_messages_per_session and sid not in demo._queue.pending_event_ids_session
     again = client.predict("还在吗", api_name="/echo")                   # the tab can come back as new
     assert again == "还在吗"
+
+
+def page_config(url: str) -> dict:
+    """The config the page at `url` inlines in its HTML."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=30) as response:
+        html = response.read().decode("utf-8")
+    return json.loads(re.search(r"window\.gradio_config = (.*?);</script>", html, re.S).group(1))
+
+
+def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_first_schema(served):
+    """Gradio inlines the config into `/` through gradio.routes.templates; the hook drops what only
+    the API reads and puts in the schema the sandbox made of each untouched example."""
+    import json
+    import urllib.request
+
+    import app
+
+    demo, url = served
+    assert gradio_patches.install_page_config() is True          # installed by launch, idempotent
+    panels = app.FIRST_SCHEMAS[demo]
+    assert len(panels) >= 3                                     # every lesson with an editor
+    deadline = time.monotonic() + 60
+    while not all(panel.first for panel in panels) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(panel.first for panel in panels), "the sandbox did not make the examples' schemas"
+    config = page_config(url)
+    entries = {entry["id"]: entry for entry in config["components"]}
+    assert not [key for entry in entries.values() for key in gradio_patches.API_ONLY_KEYS if key in entry]
+    for panel in panels:
+        status = entries[panel.status._id]["props"]["value"]
+        assert status.startswith("✅ 已生成 ") and "个工具的 schema" in status
+        tools = json.loads(entries[panel.json._id]["props"]["value"])
+        assert tools and tools == backend.extract(panel.editor.value)["tools"]
+        assert panel.status.value in ("", None)                # the component itself is not changed
+    # gradio_client's /config keeps everything.
+    with urllib.request.urlopen(url + "config", timeout=30) as response:
+        whole = json.loads(response.read())
+    assert any("api_info" in entry for entry in whole["components"])
+
+
+def test_the_config_and_the_app_are_made_once_by_launch(served):
+    """Gradio makes the config and an app when a Blocks' `with` ends and again in queue(); launch()
+    makes the ones that serve. page_blocks / queue_without_app skip the first two."""
+    import inspect
+
+    import gradio as gr
+    import gradio.blocks
+
+    for method in (gradio.blocks.Blocks.__exit__, gradio.blocks.Blocks.queue):
+        assert "App.create_app(self, mcp_server=False)" in inspect.getsource(method)
+    assert "self.config = self.get_config_file()" in inspect.getsource(gradio.blocks.Blocks.__exit__)
+    with gradio_patches.page_blocks(title="t") as page:
+        box = gr.Textbox()
+        page.load(lambda: "x", None, box)
+    assert isinstance(page, gr.Blocks) and page.app is None and page.config is None
+    assert "get_config_file" not in vars(page) and gradio.blocks.App is not gradio_patches._NoAppYet
+    gradio_patches.queue_without_app(page, default_concurrency_limit=3)
+    assert page.app is None and page._queue.default_concurrency_limit == 3
+    demo, _ = served      # the app's own page, built and queued this way, then launched
+    assert isinstance(demo, gradio_patches._page_blocks_class) and demo.app is not None
+    assert any(entry["type"] == "code" for entry in demo.config["components"])
