@@ -34,6 +34,8 @@ from urllib.parse import quote, urlencode
 
 import gradio as gr
 
+from i18n import tr
+
 from lessons.editor_panel import EXAMPLE_SETS
 from serving.page_events import PRIVATE
 from lessons.presets import mistake_choices
@@ -51,11 +53,14 @@ class LessonSpec:
 
 
 LESSONS = {
-    "react": LessonSpec("正则 ReAct", "tab-react", True, ("approach", "mistake"), ("react", "json")),
-    "registry": LessonSpec("工具注册", "tab-registry", True),
-    "function_calling": LessonSpec("Function Calling", "tab-function-calling", True, ("tool_choice", "mistake")),
-    "workspace": LessonSpec("原子工具", "tab-workspace", False, ("approach",), ("function_calling", "react")),
-    "permissions": LessonSpec("权限与确认", "tab-permissions", False, ("approach",), ("function_calling", "react")),
+    "react": LessonSpec(tr("正则 ReAct", "Regex ReAct"), "tab-react", True, ("approach", "mistake"), ("react", "json")),
+    "registry": LessonSpec(tr("工具注册", "Tool registry"), "tab-registry", True),
+    "function_calling": LessonSpec(tr("Function Calling", "Function Calling"), "tab-function-calling", True,
+                                   ("tool_choice", "mistake")),
+    "workspace": LessonSpec(tr("原子工具", "Atomic tools"), "tab-workspace", False, ("approach",),
+                            ("function_calling", "react")),
+    "permissions": LessonSpec(tr("权限与确认", "Permissions"), "tab-permissions", False, ("approach",),
+                              ("function_calling", "react")),
 }
 PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "run")
 OPTION_PARAMS = ("approach", "tool_choice", "mistake")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from i18n import tr
 from lessons import CODE_DIR
 from memory.browser_memory import LESSON_NOTE
 from serving.page_events import PRIVATE
@@ -33,7 +34,10 @@ def example_text(file_name: str) -> str:
 
 
 def lesson_text(name: str) -> str:
-    return (Path(__file__).parent / name).read_text(encoding="utf-8")
+    """A lesson's text (`react.md`), with its English beside it (`react.en.md`)."""
+    folder, path = Path(__file__).parent, Path(name)
+    english = folder / f"{path.stem}.en{path.suffix}"
+    return tr((folder / name).read_text(encoding="utf-8"), english.read_text(encoding="utf-8"))
 
 
 class EditorPanel:

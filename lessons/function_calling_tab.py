@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import gradio as gr
 
+from i18n import tr
+
 from function_calling_loop import run_function_calling
 from llm_clients import without_parameter
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
@@ -64,8 +67,8 @@ LESSON = Lesson("function_calling", start, mistake_option="mistake")
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("Function Calling", id="function_calling", elem_id="tab-function-calling") as tab:
-        with gr.Accordion("📖 课文：握手三步", open=False):
+    with gr.Tab(LESSONS["function_calling"].title, id="function_calling", elem_id="tab-function-calling") as tab:
+        with gr.Accordion(tr("📖 课文：握手三步", "📖 Lesson: the three-step handshake"), open=False):
             gr.Markdown(lesson_text("function_calling.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 
 import gradio as gr
+
+from i18n import tr
 import permissions
 
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
@@ -52,8 +55,8 @@ def rules_status(text: str) -> str:
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("权限与确认", id=LESSON.name, elem_id="tab-permissions") as tab:
-        with gr.Accordion("📖 课文：合法的调用不等于被允许的调用", open=False):
+    with gr.Tab(LESSONS[LESSON.name].title, id=LESSON.name, elem_id="tab-permissions") as tab:
+        with gr.Accordion(tr("📖 课文：合法的调用不等于被允许的调用", "📖 Lesson: a valid call is not an allowed call"), open=False):
             gr.Markdown(lesson_text("permissions.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):

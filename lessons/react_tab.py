@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gradio as gr
 
+from i18n import tr
+
 from json_loop import build_json_prompt, run_json_from_text
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
@@ -44,8 +47,8 @@ LESSON = Lesson("react", start, mistake_option="mistake")
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("正则 ReAct", id="react", elem_id="tab-react") as tab:
-        with gr.Accordion("📖 课文：用文字约定调用工具", open=False):
+    with gr.Tab(LESSONS["react"].title, id="react", elem_id="tab-react") as tab:
+        with gr.Accordion(tr("📖 课文：用文字约定调用工具", "📖 Lesson: calling tools by a text convention"), open=False):
             gr.Markdown(lesson_text("react.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):

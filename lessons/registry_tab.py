@@ -11,8 +11,11 @@ import re
 
 import gradio as gr
 
+from i18n import tr
+
 from function_calling_loop import run_function_calling
 from runs import backend
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE, session_of
@@ -102,8 +105,8 @@ LESSON = Lesson("registry", start)
 
 def build(settings: SettingsPanel) -> LessonTab:
     trap_text, drift_text = example_text(FUTURE_TRAP), example_text(DRIFT)
-    with gr.Tab("工具注册", id="registry", elem_id="tab-registry") as tab:
-        with gr.Accordion("📖 课文：从函数签名生成 schema", open=False):
+    with gr.Tab(LESSONS["registry"].title, id="registry", elem_id="tab-registry") as tab:
+        with gr.Accordion(tr("📖 课文：从函数签名生成 schema", "📖 Lesson: a schema from the function signature"), open=False):
             gr.Markdown(lesson_text("registry.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
@@ -120,7 +123,7 @@ def build(settings: SettingsPanel) -> LessonTab:
                     with gr.Column(min_width=240):
                         schema = SchemaPanel(label="ToolRegistry 生成（get_type_hints）")
                 diff = gr.HTML(css_template=DIFF_CSS, elem_classes=["tw-diff-view"])
-        with gr.Accordion("🧪 试调用（不经过模型）", open=True):
+        with gr.Accordion(tr("🧪 试调用（不经过模型）", "🧪 Try a call (no model)"), open=True):
             with gr.Row(equal_height=False):
                 with gr.Column(scale=1, min_width=260):
                     tool_name = gr.Dropdown([], label="工具", elem_classes=["tw-try-tool"])
@@ -131,7 +134,7 @@ def build(settings: SettingsPanel) -> LessonTab:
                     try_report = gr.Markdown(elem_classes=["tw-try-report"])
                     try_content = gr.Textbox(label=f"invoke 返回的文本（回填给模型的就是它；超过 {RESULT_LIMIT} 字的截断并在末尾写明）", lines=4, interactive=False,
                                              elem_classes=["tw-try-content"])
-        with gr.Accordion("▶ 用这些工具跑一次 Function Calling", open=False):
+        with gr.Accordion(tr("▶ 用这些工具跑一次 Function Calling", "▶ Run Function Calling once with these tools"), open=False):
             run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"], strict=strict)
 
         def compare(report, inputs, values):

@@ -287,8 +287,6 @@ def walk(state: RunState | None, to_end: bool) -> tuple[RunState, str]:
 
 # ------------------------------------------------------------------ 去掉 … 重试
 
-RETRY_LABELS = {"tool_choice": "🔁 去掉 tool_choice 重试", "parallel_tool_calls": "🔁 去掉 parallel_tool_calls 重试",
-                "strict": "🔁 关掉 strict 重试"}
 
 
 def refused_parameter(state: RunState | None) -> str | None:
