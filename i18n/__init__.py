@@ -122,3 +122,17 @@ def tr(zh: str, en: str) -> Text:
 def pick(zh: Any, en: Any) -> Any:
     """One of two values (a list of labels, a template) for the current language."""
     return en if english() else zh
+
+
+def now(value: Any) -> Any:
+    """A text kept since the page was built (a module's constant made with tr), in the current
+    language; lists, tuples and dicts of them too (choices, tables). Anything else as it is."""
+    if isinstance(value, Text):
+        return Text(value.zh, value.en, current())
+    if isinstance(value, list):
+        return [now(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(now(item) for item in value)
+    if isinstance(value, dict):
+        return {key: now(item) for key, item in value.items()}
+    return value

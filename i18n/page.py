@@ -7,7 +7,10 @@ that tab's language is English (i18n.current()). A Chinese tab gets nothing: the
 is already right, and the event's answer is empty.
 
 Choices keep their values and change only the words shown: a value is what the handlers, the
-browser's memory and the links read, in either language.
+browser's memory and the links read, in either language. A dropdown whose choices a handler sets
+when the page loads (the forced tools of tool_choice, the mistakes of the loop shown) is marked
+with `set_by_handler(component)`: its handler writes them in the tab's language, and a second,
+static answer racing it could only put back the wrong list.
 """
 from __future__ import annotations
 
@@ -20,6 +23,13 @@ from serving import gradio_patches
 from serving.page_events import PRIVATE
 
 PROPS = ("label", "info", "placeholder", "value")
+_handler_choices: set[int] = set()   # ids of the components whose choices a handler keeps
+
+
+def set_by_handler(component: Any) -> Any:
+    """Leaves `component`'s choices to the handler that sets them on load; returns it."""
+    _handler_choices.add(id(component))
+    return component
 
 
 def _choices(choices: Any) -> list | None:
@@ -42,7 +52,7 @@ def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
     for block in demo.blocks.values():
         props = gradio_patches.static_props(block)
         found = {name: props[name].en for name in PROPS if isinstance(props.get(name), i18n.Text)}
-        choices = _choices(props.get("choices"))
+        choices = None if id(block) in _handler_choices else _choices(props.get("choices"))
         if choices is not None:
             found["choices"] = choices
         if found:
