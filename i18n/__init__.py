@@ -110,8 +110,30 @@ class Text(str):
         text.zh, text.en, text.lang = zh, en, lang
         return text
 
+    # Formatting and joining keep both versions, so a label built from parts still has its English.
+    def format(self, *args: Any, **kwargs: Any) -> "Text":
+        return Text(self.zh.format(*args, **kwargs), self.en.format(*args, **kwargs), self.lang)
+
+    def __add__(self, other: Any) -> "Text":
+        if not isinstance(other, str):
+            return NotImplemented
+        return Text(self.zh + _zh(other), self.en + _en(other), self.lang)
+
+    def __radd__(self, other: Any) -> "Text":
+        if not isinstance(other, str):
+            return NotImplemented
+        return Text(_zh(other) + self.zh, _en(other) + self.en, self.lang)
+
     def __reduce__(self):   # copied or pickled (Gradio deep-copies what components were built with)
         return (Text, (self.zh, self.en, self.lang))
+
+
+def _zh(text: str) -> str:
+    return text.zh if isinstance(text, Text) else text
+
+
+def _en(text: str) -> str:
+    return text.en if isinstance(text, Text) else text
 
 
 def tr(zh: str, en: str) -> Text:

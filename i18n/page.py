@@ -51,6 +51,8 @@ def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
     updates: dict[Any, dict] = {}
     for block in demo.blocks.values():
         props = gradio_patches.static_props(block)
+        # A value set on the component after it was built (a panel adapting a shared view) counts too.
+        props.update({name: getattr(block, name) for name in PROPS if isinstance(getattr(block, name, None), i18n.Text)})
         found = {name: props[name].en for name in PROPS if isinstance(props.get(name), i18n.Text)}
         choices = None if id(block) in _handler_choices else _choices(props.get("choices"))
         if choices is not None:

@@ -306,7 +306,7 @@ CLICK_RUN_JS = """(flag, provider) => {
   const button = find();
   if (button && button.offsetParent !== null) { press(); return; }
   // The run area sits in a closed accordion (工具注册): open it first.
-  const opener = [...panel.querySelectorAll("button")].find((b) => (b.textContent || "").includes("跑一次"));
+  const opener = panel.querySelector(".tw-run-opener button");
   if (opener) opener.click();
   setTimeout(press, 400);
 }""" % PANELS_JS
