@@ -77,6 +77,17 @@ def of_request(request: Any) -> str:
     return choose(link, accept)
 
 
+def link_language() -> str | None:
+    """The lang= of the tab's link when it names one of LANGUAGES (a copied link keeps it)."""
+    from serving import gradio_patches
+    request = gradio_patches.current_request()
+    try:
+        wanted = (request.query_params.get(PARAM) or "").strip().lower() if request is not None else ""
+    except (AttributeError, TypeError):
+        return None
+    return wanted if wanted in LANGUAGES else None
+
+
 def current() -> str:
     chosen = _chosen.get()
     if chosen is not None:
@@ -158,3 +169,8 @@ def now(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: now(item) for key, item in value.items()}
     return value
+
+
+def found_in(words: Text, text: str) -> bool:
+    """Whether `text` contains `words` in either language (a note written before a language changed)."""
+    return words.zh in text or words.en in text
