@@ -101,8 +101,11 @@ def api_tab(url: str):
     return Client(url, verbose=False, ssl_verify=ssl.create_default_context())
 
 
-def open_page(browser, url: str, width: int = 1280, height: int = 800, record_streams: bool = False) -> Watched:
-    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
+def open_page(browser, url: str, width: int = 1280, height: int = 800, record_streams: bool = False,
+              locale: str = "zh-CN") -> Watched:
+    """A fresh context (a new session, empty storage) whose browser speaks `locale` (navigator.language
+    and Accept-Language): Chinese unless a test asks for another."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
     page = context.new_page()
     watched = Watched(context, page)
     if record_streams:
