@@ -128,7 +128,8 @@ def open_page(browser, url: str, width: int = 1280, height: int = 800, record_st
 
 def tab(page, title: str):
     page.get_by_role("tab", name=title, exact=True).first.click()
-    panel_id = {"正则 ReAct": "#tab-react", "工具注册": "#tab-registry", "Function Calling": "#tab-function-calling"}[title]
+    panel_id = {"正则 ReAct": "#tab-react", "工具注册": "#tab-registry", "Function Calling": "#tab-function-calling",
+                "Regex ReAct": "#tab-react", "Tool registry": "#tab-registry"}[title]
     panel = page.locator(panel_id)
     panel.wait_for(state="visible")
     return panel
