@@ -72,6 +72,7 @@ from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
+import i18n  # noqa: E402
 from i18n import page as page_language, tr  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
@@ -115,6 +116,12 @@ HEADER = tr("# 🧰 工具调用教学工坊\n"
             "model and the course's tools answer in Chinese.")
 
 
+def sandbox_notice() -> str:
+    """Whether student code runs sandboxed, in the tab's language."""
+    status = backend.sandbox_status()
+    return i18n.pick(status["notice"], status.get("notice_en") or status["notice"])
+
+
 def build_demo(secrets=None) -> gr.Blocks:
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
@@ -141,7 +148,7 @@ def build_demo(secrets=None) -> gr.Blocks:
         links.wire(demo, lesson_tabs, tabs, restored, settings, memory)
         present.wire(demo)
         page_language.wire(demo)   # last: every label of the page is built
-        demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility=PRIVATE,
+        demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
     return demo
 

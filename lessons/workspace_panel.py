@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from i18n import now, tr
+from i18n import now, pick, tr
 
 import workspace
 
@@ -160,7 +160,8 @@ def shell_note() -> str:
     """Which of bash's layers hold on this server, said as the sandbox says it."""
     status = workspace.shell_status()
     mark = {"sandboxed": "🛡️", "unsandboxed": "⚠️"}.get(status.get("mode"), "⛔")
-    return f"{mark} " + tr("**bash 的隔离：** ", "**bash isolation:** ") + str(status.get("notice", ""))
+    said = pick(status.get("notice", ""), status.get("notice_en") or status.get("notice", ""))
+    return f"{mark} " + tr("**bash 的隔离：** ", "**bash isolation:** ") + str(said)
 
 
 def tree_label(entry: dict) -> str:
