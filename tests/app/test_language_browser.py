@@ -29,11 +29,6 @@ def wait_english(page):
     page.locator("#header").filter(has_text="Tool Use Workshop").wait_for(timeout=WAIT)
 
 
-def tab_names(page) -> list[str]:
-    return [t.inner_text().strip() for t in page.locator(".tabs > .tab-wrapper button[role=tab]").all()] or \
-        [t.inner_text().strip() for t in page.get_by_role("tab").all()][:5]
-
-
 def run_status(panel) -> str:
     panel.locator(".tw-run").click()
     panel.page.wait_for_function(
@@ -63,7 +58,7 @@ def test_lang_en_shows_english_labels_lesson_text_and_verdict(browser, app_url):
         # The verdict is the server's: English words, the model's own answer stays Chinese.
         assert status.startswith("✅") and "round(s)" in status and "tool call(s)" in status
         assert not CJK.search(status.split(".**")[0])
-        timeline = panel.locator(".tw-protocol").inner_text()
+        timeline = panel.locator(".tw-protocol").text_content()      # folded rounds too
         assert "Handshake step one" in timeline and "Final answer" in timeline and "握手" not in timeline
         screenshot(page, "language-en")
         assert watched.foreign_requests() == []
@@ -136,18 +131,25 @@ def test_the_function_calling_checkboxes_travel_in_the_link(browser, app_url):
         protocol = panel.locator(".tw-protocol").text_content()      # folded parts too
         assert '"parallel_tool_calls": false' in protocol and '{\\"status\\": \\"ok\\"' in protocol
         assert not banner(page).is_visible()
-        # What is on screen is what the copied link reopens: change both, copy, open it afresh.
+        # What is on screen is what the copied link reopens: both values differ from the page's defaults.
+        page.locator("#copy-page-link").click()
+        page.locator("#page-link-note").filter(has_text="已复制到剪贴板").wait_for(timeout=WAIT)
+        copied = page.evaluate("() => navigator.clipboard.readText()")
+        query = parse_qs(urlsplit(copied).query)
+        assert query["parallel"] == ["0"] and query["envelope"] == ["1"]
+        fresh = open_page(browser, copied)
+        fresh.page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-envelope input')"
+                                     "?.checked === true", timeout=WAIT)
+        assert not fresh.page.locator("#tab-function-calling").get_by_label(
+            "允许并行调用 parallel_tool_calls").is_checked()
+        # And a change on screen is a change in the next copied link.
         parallel.check()
         panel.locator(".tw-envelope input").uncheck()
+        page.locator("#page-link-note").evaluate("el => el.textContent = ''")
         page.locator("#copy-page-link").click()
         page.locator("#page-link-note").filter(has_text="已复制到剪贴板").wait_for(timeout=WAIT)
         query = parse_qs(urlsplit(page.evaluate("() => navigator.clipboard.readText()")).query)
         assert query["parallel"] == ["1"] and query["envelope"] == ["0"]
-        fresh = open_page(browser, link(app_url, **{k: v[0] for k, v in query.items()}, parallel="0", envelope="1"))
-        again = fresh.page.locator("#tab-function-calling")
-        fresh.page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-envelope input')"
-                                     "?.checked === true", timeout=WAIT)
-        assert not again.get_by_label("允许并行调用 parallel_tool_calls").is_checked()
     finally:
         watched.context.close()
         if fresh is not None:
