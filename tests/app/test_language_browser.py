@@ -145,10 +145,11 @@ def test_the_function_calling_checkboxes_travel_in_the_link(browser, app_url):
         # And a change on screen is a change in the next copied link.
         parallel.check()
         panel.locator(".tw-envelope input").uncheck()
-        page.locator("#page-link-note").evaluate("el => el.textContent = ''")
         page.locator("#copy-page-link").click()
-        page.locator("#page-link-note").filter(has_text="已复制到剪贴板").wait_for(timeout=WAIT)
-        query = parse_qs(urlsplit(page.evaluate("() => navigator.clipboard.readText()")).query)
+        page.locator("#page-link textarea, #page-link input").first.wait_for(timeout=WAIT)
+        page.wait_for_function("() => (document.querySelector('#page-link textarea, #page-link input') || {})"
+                               ".value?.includes('envelope=0')", timeout=WAIT)
+        query = parse_qs(urlsplit(page.locator("#page-link textarea, #page-link input").first.input_value()).query)
         assert query["parallel"] == ["1"] and query["envelope"] == ["0"]
     finally:
         watched.context.close()
