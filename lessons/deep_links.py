@@ -440,13 +440,15 @@ CURRENT_JS = """(...values) => {
   values[0] = shown || %s;
   return values;
 }""" % (PANELS_JS, json.dumps(DEFAULT_LESSON))
-WRITE_JS = """async (query, note) => {
+# `said` holds what to tell, in the tab's language: ["copied", "refused"] as JSON, from the server.
+WRITE_JS = """async (query, note, said) => {
   if (!query || !query.startsWith("?")) return [query, note];
   const url = location.origin + location.pathname + query;
-  let told = %s;
-  try { await navigator.clipboard.writeText(url); } catch (e) { told = %s; }
+  const [copied, refused] = JSON.parse(said || "[]");
+  let told = copied;
+  try { await navigator.clipboard.writeText(url); } catch (e) { told = refused; }
   return [url, (note ? note + "\\n\\n" : "") + told];
-}""" % (json.dumps(COPIED), json.dumps(COPY_REFUSED))
+}"""
 _CHOICES = "choices"     # the key of plan_updates' first step
 SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 
@@ -467,6 +469,7 @@ class DeepLinks:
         self.go = gr.Button("open link", visible="hidden", elem_id="deep-link-go")
         self.current = gr.Textbox(visible="hidden", elem_id="deep-link-current")
         self.run_flag = gr.Textbox(visible="hidden", elem_id="deep-link-run")
+        self.said = gr.Textbox(visible="hidden", elem_id="page-link-said")
 
     def wire(self, demo: gr.Blocks, lesson_tabs: gr.Tabs, tabs: list, restored: Mapping[str, Any],
              settings: Any, memory: Any = None) -> None:
@@ -601,7 +604,8 @@ class DeepLinks:
                 editor.texts.get(example) if editor is not None else None, values[run.question],
                 {o: values[control(tab, o)] for o in OPTION_PARAMS if control(tab, o) is not None})
             note = "\n\n".join(f"⚠️ {n}" for n in notes)
-            return {self.link: gr.update(visible=True, value=query), self.link_note: gr.update(visible=True, value=note)}
+            return {self.link: gr.update(visible=True, value=query), self.link_note: gr.update(visible=True, value=note),
+                    self.said: json.dumps([now(COPIED), now(COPY_REFUSED)], ensure_ascii=False)}
 
-        self.copy_btn.click(copy, ordered, [self.link, self.link_note], js=CURRENT_JS, **SILENT).then(
-            None, [self.link, self.link_note], [self.link, self.link_note], js=WRITE_JS, **SILENT)
+        self.copy_btn.click(copy, ordered, [self.link, self.link_note, self.said], js=CURRENT_JS, **SILENT).then(
+            None, [self.link, self.link_note, self.said], [self.link, self.link_note], js=WRITE_JS, **SILENT)
