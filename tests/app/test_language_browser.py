@@ -109,6 +109,7 @@ def test_a_links_notes_are_english_and_the_copied_link_keeps_lang(browser, app_u
         assert parse_qs(urlsplit(copied).query)["lang"] == ["en"]
         fresh = open_page(browser, copied)
         wait_english(fresh.page)
+        fresh.page.locator("#tab-function-calling").wait_for(state="visible", timeout=WAIT)   # the link's lesson
         assert visible_panel(fresh.page) == "tab-function-calling"
     finally:
         watched.context.close()
