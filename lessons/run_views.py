@@ -51,17 +51,17 @@ class RunViews:
                 self.continue_btn = gr.Button(tr("继续 ▶", "Continue ▶"), variant="primary", elem_classes=["tw-continue"], min_width=100)
                 self.finish_btn = gr.Button(tr("不再暂停，跑完", "Stop pausing, finish"), elem_classes=["tw-finish"], min_width=100)
         with gr.Tabs() as self.views_tabs:
-            with gr.Tab(tr("协议时间线", "Protocol timeline"), id="protocol"):
+            with gr.Tab(tr("协议时间线", "Timeline"), id="protocol"):
                 self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.CSS,
                                         elem_classes=["tw-timeline"])
-            with gr.Tab(tr("模型收到什么 · tokens", "What the model receives · tokens"), id="costs"):
+            with gr.Tab(tr("模型收到什么 · tokens", "Model input · tokens"), id="costs"):
                 self.costs = gr.HTML(cost_view.render([]), css_template=cost_view.CSS, elem_classes=["tw-costs-view"])
-            with gr.Tab(tr("对话视图", "Chat view")):
+            with gr.Tab(tr("对话视图", "Chat")):
                 self.chat = gr.Chatbot(label=tr("对话（工具步骤可折叠）", "Conversation (tool steps fold)"), height=460, elem_classes=["tw-chat"])
             with gr.Tab(tr("原始 JSON", "Raw JSON")):
                 self.raw = gr.Code(label=tr("事件流（流式分片已合并）", "Event stream (streamed chunks merged)"), language="json", interactive=False,
                                    max_lines=40, elem_classes=["tw-raw"])
-            with gr.Tab(tr("查看代码", "View code")):
+            with gr.Tab(tr("查看代码", "Code")):
                 self.code = gr.Code(code_view.python_for([]), label=tr("复现最近一次请求的 Python（可复制）", "Python that repeats the last request (copyable)"),
                                     language="python", interactive=False, elem_classes=["tw-code"])
             with gr.Tab(tr("导出/导入", "Export/import")):

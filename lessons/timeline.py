@@ -361,7 +361,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
         body = fold(tr("messages（{n} 条）", "messages ({n})").format(n=len(messages)), pre(messages), open_=last)
         if tools:
             body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
-        body += fold(tr("参数", "parameters"), pre(request.get("params") or {}))
+        body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["request"]))}</div>{body}</div>')
 
     if response:

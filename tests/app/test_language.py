@@ -125,7 +125,7 @@ def test_an_english_tab_gets_the_english_of_every_label_built_with_tr():
     demo = app.build_demo({})
     updates = page.english_updates(demo)
     shown = [value for props in updates.values() for key, value in props.items() if key != "choices"]
-    assert "▶ Run" in shown and "Protocol timeline" in shown and "Regex ReAct" in shown
+    assert "▶ Run" in shown and "Timeline" in shown and "Regex ReAct" in shown
     assert any(v.startswith("### This lesson: the three steps") for v in shown)       # function_calling.en.md
     lessons = [v for v in shown if v.startswith("###")]
     assert len(lessons) == 5 and not any("这一课" in v or "要记住的" in v for v in lessons)   # the English texts

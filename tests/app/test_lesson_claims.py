@@ -71,7 +71,7 @@ def run(panel, question: str | None = None):
     """Runs the panel's question (or `question`) and waits for this run's headline."""
     if question is not None:
         panel.locator(".tw-question textarea").fill(question)
-    panel.get_by_role("tab", name=T("协议时间线", "Protocol timeline")).click()
+    panel.get_by_role("tab", name=T("协议时间线", "Timeline")).click()
     panel.locator(".tw-protocol .tw-round").evaluate_all("els => els.forEach(e => e.dataset.old = '1')")
     panel.locator(".tw-run").click()
     panel.page.wait_for_function(
@@ -122,16 +122,16 @@ def timings(panel) -> list[tuple[int, int]]:
 
 
 def params_of(round_text: str) -> str:
-    return round_text[round_text.index(T("参数", "parameters")):]
+    return round_text[round_text.index(T("参数", "request parameters")):]
 
 
 def cost_numbers(panel) -> dict:
-    panel.get_by_role("tab", name=T("模型收到什么 · tokens", "What the model receives · tokens")).click()
+    panel.get_by_role("tab", name=T("模型收到什么 · tokens", "Model input · tokens")).click()
     view = panel.locator(".tw-costs")
     view.locator(".tw-cost-tools").wait_for(timeout=WAIT)
     numbers = {name: view.locator(f".tw-cost-{name}").inner_text() for name in ("tools", "input", "share")}
     numbers["text"] = view.inner_text()
-    panel.get_by_role("tab", name=T("协议时间线", "Protocol timeline")).click()
+    panel.get_by_role("tab", name=T("协议时间线", "Timeline")).click()
     return numbers
 
 
@@ -276,7 +276,7 @@ class TestReactLesson:
         run(panel, "北京今天天气怎么样？")
         numbers = cost_numbers(panel)
         assert int(numbers["tools"]) > 100 and int(numbers["input"]) > int(numbers["tools"])
-        assert "OpenAI cl100k_base" in numbers["text"] and T("离线模型按字数粗估", "rough estimate") in numbers["text"]
+        assert T("OpenAI cl100k_base", "OpenAI's cl100k_base") in numbers["text"] and T("离线模型按字数粗估", "rough estimate") in numbers["text"]
 
 
 # ---------------------------------------------------------------- registry.md
@@ -482,7 +482,7 @@ class TestFunctionCallingLesson:
         assert T("tool_calls（1 个）", "tool_calls (1)") in second_step and '"arguments": "{' in second_step
         assert T("原始响应体 raw", "raw response body") in second_step and '"finish_reason": "tool_calls"' in second_step
         assert '"type": "request"' in panel.locator(".tw-raw .cm-content").first.inner_text()
-        panel.get_by_role("tab", name=T("查看代码", "View code")).click()
+        panel.get_by_role("tab", name=T("查看代码", "Code")).click()
         panel.locator(".tw-code").filter(has_text="from openai import OpenAI").first.wait_for(timeout=WAIT)
 
     def test_parallel_calls_in_one_round_or_one_per_round(self, panel):
