@@ -73,6 +73,8 @@ from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
+import i18n  # noqa: E402
+from i18n import page as page_language, tr  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
 PORT = int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
@@ -111,6 +113,18 @@ CSS = """
 FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 HEADER = ("# 🧰 工具调用教学工坊\n"
           "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。")
+HEADER = tr("# 🧰 工具调用教学工坊\n"
+            "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。",
+            "# 🧰 Tool Use Workshop\n"
+            "From regex ReAct to a tool registry to Function Calling: edit the tool source on the left and see, step "
+            "by step, exactly what passes between the model and the tools. The course is Chinese: the offline "
+            "model and the course's tools answer in Chinese.")
+
+
+def sandbox_notice() -> str:
+    """Whether student code runs sandboxed, in the tab's language."""
+    status = backend.sandbox_status()
+    return i18n.pick(status["notice"], status.get("notice_en") or status["notice"])
 
 
 def build_demo(secrets=None) -> gr.Blocks:
@@ -139,7 +153,8 @@ def build_demo(secrets=None) -> gr.Blocks:
         # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.
         links.wire(demo, lesson_tabs, tabs, restored, settings, memory)
         present.wire(demo)
-        demo.load(lambda: backend.sandbox_status()["notice"], None, [notice], api_visibility=PRIVATE,
+        page_language.wire(demo)   # last: every label of the page is built
+        demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
     # The first lesson works as soon as the page is drawn: its schema arrives with the page.
     panels = FIRST_SCHEMAS[demo] = [tab.schema for tab in tabs if tab.schema is not None]

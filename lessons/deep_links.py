@@ -6,7 +6,10 @@ A link's query names a lesson and what to put on it:
 `question` any text up to QUESTION_LIMIT; `mistake` a mistake of the offline model that the tab
 offers (`none`: no mistake); `tool_choice` (Function Calling) auto / none / required or a tool of
 the source; `approach` the tab's loop (ReAct: react / json; the workspace tabs: function_calling /
-react); `run=1` starts the run once the page shows the link's values.
+react); `parallel` and `envelope` (0 / 1) the Function Calling tab's checkboxes (envelope: ReAct's too);
+`rules` (the permission lesson) its rules as compact JSON, checked like the rules box; `run=1`
+starts the run once the page shows the link's values. `lang=en` / `lang=zh` is the page's
+language (i18n): not a scenario, but a copied link keeps it.
 
 A link is anybody's text: every value is checked here, a value that is unknown, too long or not
 for that lesson changes nothing and is named in a note on the page (escaped, shortened, never
@@ -34,7 +37,11 @@ from urllib.parse import quote, urlencode
 
 import gradio as gr
 
-from lessons.editor_panel import EXAMPLE_SETS
+import i18n
+from i18n import found_in, now, tr
+
+from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
+from memory.browser_memory import LAST_RUN, RESTORED
 from serving.page_events import PRIVATE
 from lessons.presets import mistake_choices
 
@@ -51,31 +58,44 @@ class LessonSpec:
 
 
 LESSONS = {
-    "react": LessonSpec("正则 ReAct", "tab-react", True, ("approach", "mistake"), ("react", "json")),
-    "registry": LessonSpec("工具注册", "tab-registry", True),
-    "function_calling": LessonSpec("Function Calling", "tab-function-calling", True, ("tool_choice", "mistake")),
-    "mcp": LessonSpec("MCP", "tab-mcp", True),
-    "workspace": LessonSpec("原子工具", "tab-workspace", False, ("approach",), ("function_calling", "react")),
-    "permissions": LessonSpec("权限与确认", "tab-permissions", False, ("approach",), ("function_calling", "react")),
+    "react": LessonSpec(tr("正则 ReAct", "Regex ReAct"), "tab-react", True, ("approach", "mistake", "envelope"),
+                        ("react", "json")),
+    "registry": LessonSpec(tr("工具注册", "Tool registry"), "tab-registry", True),
+    "function_calling": LessonSpec(tr("Function Calling", "Function Calling"), "tab-function-calling", True,
+                                   ("tool_choice", "mistake", "parallel", "envelope")),
+    "mcp": LessonSpec(tr("MCP", "MCP"), "tab-mcp", True),
+    "workspace": LessonSpec(tr("原子工具", "Atomic tools"), "tab-workspace", False, ("approach",),
+                            ("function_calling", "react")),
+    "permissions": LessonSpec(tr("权限与确认", "Permissions"), "tab-permissions", False, ("approach", "rules"),
+                              ("function_calling", "react")),
 }
-PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "run")
-OPTION_PARAMS = ("approach", "tool_choice", "mistake")
+PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "rules", "run")
+OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "rules")
+FLAGS = ("parallel", "envelope")            # checkboxes: 1 or 0 in a link
+# Where a link parameter lives on a tab: its run panel's option of that name, unless named here.
+RUN_OPTION = {"parallel": "parallel_tool_calls"}
+KEPT_CONTROL = {"rules"}                    # LessonTab.kept
 # Added by Gradio itself or by a hosting page around the app: never the student's business.
 FOREIGN = {"__theme", "deep_link", "view", "__sign", "logs", "write_token", "_target_url"}
 # Read by the browser alone (projector.py): how this screen shows the page, not a scenario.
-PAGE_ONLY = {"present"}
+PAGE_ONLY = {"present", "lang"}
 QUESTION_LIMIT = 300
+RULES_LIMIT = 600
 VALUE_LIMIT = 80
 NAME_LIMIT = 40
 MAX_PARAMS = 20
 NO_MISTAKE = "none"
 TOOL_CHOICE_KEYWORDS = ("auto", "none", "required")
 TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-OVERRIDDEN = "链接里的设置覆盖了浏览器保存的内容"
-NOT_IN_LINK = ("你改过的源码不在链接里：打开链接的人看到的是示例「{example}」原来的源码。"
-               "要连改过的源码一起分享，请在运行区用「导出本次运行」导出会话文件，对方用「导入」打开。")
-COPIED = "✅ 已复制到剪贴板。"
-COPY_REFUSED = "⚠️ 浏览器没有允许写入剪贴板：请手动选中上面的链接复制。"
+OVERRIDDEN = tr("链接里的设置覆盖了浏览器保存的内容", "The link's settings replaced what this browser kept")
+NOT_IN_LINK = tr("你改过的源码不在链接里：打开链接的人看到的是示例「{example}」原来的源码。"
+                 "要连改过的源码一起分享，请在运行区用「导出本次运行」导出会话文件，对方用「导入」打开。",
+                 "Your edited source is not in the link: whoever opens it sees the example «{example}» as it was. "
+                 "To share the edited source too, export a session file with «Export this run» in the run area; "
+                 "the other person opens it with «Import».")
+COPIED = tr("✅ 已复制到剪贴板。", "✅ Copied to the clipboard.")
+COPY_REFUSED = tr("⚠️ 浏览器没有允许写入剪贴板：请手动选中上面的链接复制。",
+                  "⚠️ The browser did not allow writing to the clipboard: select the link above and copy it.")
 MD_SPECIAL = set("\\`*_{}[]()#+-.!|~>")
 HTML_ESCAPES = {"<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;"}
 
@@ -98,17 +118,18 @@ def shown(value: str, limit: int = 30) -> str:
 
 
 def _choices(values: Iterable[str]) -> str:
-    return "、".join(values)
+    return tr("、", ", ").join(str(v) for v in values)
 
 
 def lesson_choices() -> str:
-    return _choices(f"{name}（{spec.title}）" for name, spec in LESSONS.items())
+    return _choices(tr("{name}（{title}）", "{name} ({title})").format(name=name, title=now(spec.title))
+                    for name, spec in LESSONS.items())
 
 
 @dataclasses.dataclass
 class Plan:
     """What a link asks for, checked: `values` holds only accepted values (param -> value);
-    `notes` tells, in Chinese, what was ignored and why."""
+    `notes` tells, in the page's language, what was ignored and why."""
     wanted: bool = False          # the link has at least one of PARAMS
     lesson: str | None = None
     values: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -132,7 +153,9 @@ def parse(items: Iterable[tuple[str, str]]) -> Plan:
     if not plan.wanted:
         return plan
     if len(pairs) > MAX_PARAMS:
-        plan.notes.append(f"链接里的参数太多（{len(pairs)} 个，最多 {MAX_PARAMS} 个），整个链接都没有用；页面按默认打开。")
+        plan.notes.append(tr("链接里的参数太多（{n} 个，最多 {most} 个），整个链接都没有用；页面按默认打开。",
+                             "The link has too many parameters ({n}, at most {most}): none of it was used; the page "
+                             "opens as usual.").format(n=len(pairs), most=MAX_PARAMS))
         return plan
     seen: dict[str, str] = {}
     for name, value in pairs:
@@ -140,32 +163,45 @@ def parse(items: Iterable[tuple[str, str]]) -> Plan:
             continue
         if name not in PARAMS:
             if len(name) > NAME_LIMIT:
-                plan.notes.append(f"链接里有一个名字太长的参数（{len(name)} 字），已忽略。")
+                plan.notes.append(tr("链接里有一个名字太长的参数（{n} 字），已忽略。",
+                                     "The link has a parameter with too long a name ({n} characters): ignored."
+                                     ).format(n=len(name)))
             else:
-                plan.notes.append(f"链接里的参数 {shown(name)}不认识，已忽略；可用的参数：{_choices(PARAMS)}。")
+                plan.notes.append(tr("链接里的参数 {name}不认识，已忽略；可用的参数：{known}。",
+                                     "The link's parameter {name} is unknown: ignored; the parameters are: {known}."
+                                     ).format(name=shown(name), known=_choices(PARAMS)))
             continue
         if name in seen:
             if value != seen[name]:
-                plan.notes.append(f"链接里的 {name} 出现了不止一次，只用了第一个。")
+                plan.notes.append(tr("链接里的 {name} 出现了不止一次，只用了第一个。",
+                                     "The link's {name} appears more than once: only the first was used.").format(name=name))
             continue
         seen[name] = value
     lesson = seen.pop("lesson", None)
     if lesson is None:
-        plan.notes.append(f"链接里没有 lesson（打开哪一课），其余参数都没有用；可选：{lesson_choices()}。页面按默认打开。")
+        plan.notes.append(tr("链接里没有 lesson（打开哪一课），其余参数都没有用；可选：{known}。页面按默认打开。",
+                             "The link has no lesson (which lesson to open), so nothing else in it was used; the "
+                             "lessons are: {known}. The page opens as usual.").format(known=lesson_choices()))
         return plan
     if lesson not in LESSONS:
-        what = f"太长（{len(lesson)} 字）" if len(lesson) > VALUE_LIMIT else "不认识"
-        plan.notes.append(f"链接里的 lesson={shown(lesson)}{what}，可选：{lesson_choices()}；其余按默认打开。")
+        what = (tr("太长（{n} 字）", " is too long ({n} characters)").format(n=len(lesson)) if len(lesson) > VALUE_LIMIT
+                else tr("不认识", " is unknown"))
+        plan.notes.append(tr("链接里的 lesson={value}{what}，可选：{known}；其余按默认打开。",
+                             "The link's lesson={value}{what}; the lessons are: {known}; the rest opens as usual."
+                             ).format(value=shown(lesson), what=what, known=lesson_choices()))
         return plan
     plan.lesson = lesson
     spec = LESSONS[lesson]
     for name, value in seen.items():
-        limit = QUESTION_LIMIT if name == "question" else VALUE_LIMIT
+        limit = QUESTION_LIMIT if name == "question" else RULES_LIMIT if name == "rules" else VALUE_LIMIT
         if len(value) > limit:
-            plan.notes.append(f"链接里的 {name} 太长（{len(value)} 字，最多 {limit} 字），已忽略。")
+            plan.notes.append(tr("链接里的 {name} 太长（{n} 字，最多 {limit} 字），已忽略。",
+                                 "The link's {name} is too long ({n} characters, at most {limit}): ignored.").format(
+                                     name=name, n=len(value), limit=limit))
             continue
         if _has_control(value):
-            plan.notes.append(f"链接里的 {name} 含有控制字符，已忽略。")
+            plan.notes.append(tr("链接里的 {name} 含有控制字符，已忽略。",
+                                 "The link's {name} contains control characters: ignored.").format(name=name))
             continue
         problem = _check(name, value, spec)
         if problem:
@@ -179,29 +215,98 @@ def parse(items: Iterable[tuple[str, str]]) -> Plan:
 
 def _check(name: str, value: str, spec: LessonSpec) -> str:
     """"" when the value can be used on this lesson, else what is wrong."""
+    title = now(spec.title)
     if name == "question":
-        return "" if value.strip() else "链接里的 question 是空的，已忽略。"
+        return "" if value.strip() else tr("链接里的 question 是空的，已忽略。", "The link's question is empty: ignored.")
     if name == "run":
-        return "" if value in ("0", "1") else f"链接里的 run={shown(value)}不认识：只能是 1（打开后运行）或 0。"
+        return "" if value in ("0", "1") else tr(
+            "链接里的 run={value}不认识：只能是 1（打开后运行）或 0。",
+            "The link's run={value} is unknown: it can only be 1 (run once open) or 0.").format(value=shown(value))
     if name == "example":
         if not spec.editor:
-            return f"「{spec.title}」这一课没有示例工具集，链接里的 example 已忽略。"
-        return "" if value in EXAMPLE_SETS else (f"链接里的 example={shown(value)}不认识，已忽略；"
-                                                f"可选：{_choices(EXAMPLE_SETS)}。")
+            return tr("「{title}」这一课没有示例工具集，链接里的 example 已忽略。",
+                      "The lesson «{title}» has no example sets: the link's example was ignored.").format(title=title)
+        return "" if value in EXAMPLE_SETS else tr(
+            "链接里的 example={value}不认识，已忽略；可选：{known}。",
+            "The link's example={value} is unknown: ignored; the example sets are: {known}.").format(
+                value=shown(value), known=_choices(EXAMPLE_SETS))
     if name not in spec.options:
-        where = _choices(LESSONS[n].title for n, s in LESSONS.items() if name in s.options)
-        return f"链接里的 {name} 不适用于「{spec.title}」这一课（只用于 {where}），已忽略。"
+        where = _choices(now(LESSONS[n].title) for n, s in LESSONS.items() if name in s.options)
+        return tr("链接里的 {name} 不适用于「{title}」这一课（只用于 {where}），已忽略。",
+                  "The link's {name} is not for the lesson «{title}» (only for {where}): ignored.").format(
+                      name=name, title=title, where=where)
     if name == "approach":
-        return "" if value in spec.approaches else (f"链接里的 approach={shown(value)}不认识，已忽略；"
-                                                   f"「{spec.title}」可选：{_choices(spec.approaches)}。")
+        return "" if value in spec.approaches else tr(
+            "链接里的 approach={value}不认识，已忽略；「{title}」可选：{known}。",
+            "The link's approach={value} is unknown: ignored; «{title}» has: {known}.").format(
+                value=shown(value), title=title, known=_choices(spec.approaches))
     if name == "mistake":
         known = _mistakes(None)
-        return "" if value in (NO_MISTAKE, "") or value in known else (
-            f"链接里的 mistake={shown(value)}不是离线模型会犯的失误，已忽略；可选：{NO_MISTAKE}、{_choices(known)}。")
+        return "" if value in (NO_MISTAKE, "") or value in known else tr(
+            "链接里的 mistake={value}不是离线模型会犯的失误，已忽略；可选：{none}、{known}。",
+            "The link's mistake={value} is not a mistake the offline model makes: ignored; the mistakes are: "
+            "{none}, {known}.").format(value=shown(value), none=NO_MISTAKE, known=_choices(known))
     if name == "tool_choice":
-        return "" if value in TOOL_CHOICE_KEYWORDS or TOOL_NAME.fullmatch(value) else (
-            f"链接里的 tool_choice={shown(value)}不认识，已忽略；可选：auto、none、required，或源码里一个工具的名字。")
+        return "" if value in TOOL_CHOICE_KEYWORDS or TOOL_NAME.fullmatch(value) else tr(
+            "链接里的 tool_choice={value}不认识，已忽略；可选：auto、none、required，或源码里一个工具的名字。",
+            "The link's tool_choice={value} is unknown: ignored; it can be auto, none, required or the name of a "
+            "tool in the source.").format(value=shown(value))
+    if name in FLAGS:
+        return "" if value in ("0", "1") else tr(
+            "链接里的 {name}={value}不认识：只能是 1（勾选）或 0（不勾选），已忽略。",
+            "The link's {name}={value} is unknown: it can only be 1 (ticked) or 0 (not ticked); ignored.").format(
+                name=name, value=shown(value))
+    if name == "rules":
+        return rules_problem(value)
     return ""
+
+
+def rules_problem(value: str) -> str:
+    """"" when a link's rules are a JSON object the permission gate accepts, else what is wrong."""
+    import permissions
+
+    try:
+        rules = json.loads(value)
+    except ValueError:
+        return tr("链接里的 rules 不是合法的 JSON，已忽略。", "The link's rules are not valid JSON: ignored.")
+    problems = permissions.validate_rules(rules)
+    if problems:
+        return tr("链接里的 rules 有问题（{what}），已忽略。", "The link's rules have a problem ({what}): ignored.").format(
+            what=shown(tr("；", "; ").join(problems), 120))
+    return ""
+
+
+def rule_presets() -> dict:
+    import permissions
+    return dict(permissions.PRESETS)
+
+
+def control(tab: Any, name: str) -> Any:
+    """The component behind a link parameter on `tab`, or None when the tab has none."""
+    if name in KEPT_CONTROL:
+        return tab.kept.get(name)
+    return tab.run.options.get(RUN_OPTION.get(name, name))
+
+
+def link_value(name: str, value: Any) -> str | None:
+    """What a link carries for the control's value on screen (None: nothing to carry)."""
+    if name in FLAGS:
+        return "1" if value else "0"
+    if name == "rules":
+        try:
+            return json.dumps(json.loads(value or ""), ensure_ascii=False, separators=(",", ":"))
+        except ValueError:
+            return None
+    return value if isinstance(value, str) and value else None
+
+
+def page_value(name: str, value: str) -> Any:
+    """A checked link value as the control on screen takes it."""
+    if name in FLAGS:
+        return value == "1"
+    if name == "rules":
+        return json.dumps(json.loads(value), ensure_ascii=False, indent=2)
+    return value
 
 
 def _mistakes(mode: str | None) -> list[str]:
@@ -224,17 +329,22 @@ def for_page(plan: Plan, source: str, approach: str | None) -> tuple[dict[str, s
         elif plan.lesson == "react":
             mode = "json" if (values.get("approach") or approach) == "json" else "react"
             if mistake not in _mistakes(mode):
-                notes.append(f"链接里的 mistake={shown(mistake)}在「{'从文本中解析 JSON' if mode == 'json' else '正则 ReAct'}」"
-                             "里不会出现，已忽略。")
+                notes.append(tr("链接里的 mistake={value}在「{where}」里不会出现，已忽略。",
+                                "The link's mistake={value} cannot happen in «{where}»: ignored.").format(
+                                    value=shown(mistake), where=tr("从文本中解析 JSON", "Parse JSON from text")
+                                    if mode == "json" else now(LESSONS["react"].title)))
                 del values["mistake"]
         elif mistake not in _mistakes(plan.lesson):
-            notes.append(f"链接里的 mistake={shown(mistake)}在「{LESSONS[plan.lesson].title}」里不会出现，已忽略。")
+            notes.append(tr("链接里的 mistake={value}在「{where}」里不会出现，已忽略。",
+                            "The link's mistake={value} cannot happen in «{where}»: ignored.").format(
+                                value=shown(mistake), where=now(LESSONS[plan.lesson].title)))
             del values["mistake"]
     choice = values.get("tool_choice")
     if choice is not None and choice not in TOOL_CHOICE_KEYWORDS:
         if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(choice)}(?![A-Za-z0-9_])", source or ""):
-            notes.append(f"链接里的 tool_choice={shown(choice)}不是源码里的工具，已忽略；"
-                         "可选：auto、none、required，或源码里一个工具的名字。")
+            notes.append(tr("链接里的 tool_choice={value}不是源码里的工具，已忽略；可选：auto、none、required，或源码里一个工具的名字。",
+                            "The link's tool_choice={value} is not a tool of the source: ignored; it can be auto, "
+                            "none, required or the name of a tool in the source.").format(value=shown(choice)))
             del values["tool_choice"]
     return values, notes
 
@@ -249,18 +359,33 @@ def link_query(lesson: str, example: str | None, source: str | None, example_sou
     if spec.editor and example in EXAMPLE_SETS:
         params.append(("example", example))
         if example_source is not None and (source or "").replace("\r\n", "\n").rstrip() != example_source.rstrip():
-            notes.append(NOT_IN_LINK.format(example=example))
+            notes.append(now(NOT_IN_LINK).format(example=tr(example, EXAMPLE_NAMES_EN.get(example, example))))
     text = (question or "").strip()
     if len(text) > QUESTION_LIMIT:
-        notes.append(f"问题太长（{len(text)} 字，链接最多带 {QUESTION_LIMIT} 字），没有放进链接。")
+        notes.append(tr("问题太长（{n} 字，链接最多带 {limit} 字），没有放进链接。",
+                        "The question is too long ({n} characters; a link carries at most {limit}): it is not in the "
+                        "link.").format(n=len(text), limit=QUESTION_LIMIT))
     elif text:
         params.append(("question", text))
     for name in spec.options:
-        value = options.get(name)
+        if name not in options:
+            continue
+        value = link_value(name, options.get(name))
         if name == "mistake":
             value = value or NO_MISTAKE
-        if isinstance(value, str) and value and len(value) <= VALUE_LIMIT:
+        if name == "rules" and (value is None or rules_problem(value)):
+            notes.append(tr("规则框里的规则有问题，没有放进链接：打开链接的人看到的是默认规则。",
+                            "The rules in the rules box have a problem, so they are not in the link: whoever opens "
+                            "it sees the default rules."))
+        elif name == "rules" and len(value) > RULES_LIMIT:
+            notes.append(tr("规则太长（{n} 字，链接最多带 {limit} 字），没有放进链接：打开链接的人看到的是默认规则。",
+                            "The rules are too long ({n} characters; a link carries at most {limit}): not in the link, "
+                            "so whoever opens it sees the default rules.").format(n=len(value), limit=RULES_LIMIT))
+        elif value is not None and len(value) <= (RULES_LIMIT if name == "rules" else VALUE_LIMIT):
             params.append((name, value))
+    lang = i18n.link_language()
+    if lang is not None:
+        params.append((i18n.PARAM, lang))
     return "?" + urlencode(params, quote_via=quote), notes
 
 
@@ -271,7 +396,8 @@ def _choice_values(dropdown: Any) -> list:
 def banner(notes: list[str]) -> dict:
     if not notes:
         return gr.update(visible=False, value="")
-    return gr.update(visible=True, value="🔗 **按链接打开**\n\n" + "\n".join(f"- {n}" for n in notes))
+    return gr.update(visible=True, value=tr("🔗 **按链接打开**", "🔗 **Opened from a link**") + "\n\n"
+                     + "\n".join(f"- {n}" for n in notes))
 
 
 # ---------------------------------------------------------------- the page
@@ -302,7 +428,7 @@ CLICK_RUN_JS = """(flag, provider) => {
   const button = find();
   if (button && button.offsetParent !== null) { press(); return; }
   // The run area sits in a closed accordion (工具注册): open it first.
-  const opener = [...panel.querySelectorAll("button")].find((b) => (b.textContent || "").includes("跑一次"));
+  const opener = panel.querySelector(".tw-run-opener button");
   if (opener) opener.click();
   setTimeout(press, 400);
 }""" % PANELS_JS
@@ -315,13 +441,15 @@ CURRENT_JS = """(...values) => {
   values[0] = shown || %s;
   return values;
 }""" % (PANELS_JS, json.dumps(DEFAULT_LESSON))
-WRITE_JS = """async (query, note) => {
+# `said` holds what to tell, in the tab's language: ["copied", "refused"] as JSON, from the server.
+WRITE_JS = """async (query, note, said) => {
   if (!query || !query.startsWith("?")) return [query, note];
   const url = location.origin + location.pathname + query;
-  let told = %s;
-  try { await navigator.clipboard.writeText(url); } catch (e) { told = %s; }
+  const [copied, refused] = JSON.parse(said || "[]");
+  let told = copied;
+  try { await navigator.clipboard.writeText(url); } catch (e) { told = refused; }
   return [url, (note ? note + "\\n\\n" : "") + told];
-}""" % (json.dumps(COPIED), json.dumps(COPY_REFUSED))
+}"""
 _CHOICES = "choices"     # the key of plan_updates' first step
 SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 
@@ -333,13 +461,16 @@ class DeepLinks:
     def __init__(self):
         self.banner = gr.Markdown(visible=False, elem_id="deep-link-note")
         with gr.Row(equal_height=False):
-            self.copy_btn = gr.Button("🔗 复制本页链接", size="sm", elem_id="copy-page-link", scale=0, min_width=150)
-            self.link = gr.Textbox(label="本页链接（课、示例集、问题和选项；不含密钥和源码）", visible=False,
+            self.copy_btn = gr.Button(tr("🔗 复制本页链接", "🔗 Copy this page's link"), size="sm", elem_id="copy-page-link", scale=0, min_width=150)
+            self.link = gr.Textbox(label=tr("本页链接（课、示例集、问题和选项；不含密钥和源码）",
+                                            "This page's link (lesson, example set, question and options; no keys, no "
+                                            "source)"), visible=False,
                                    interactive=False, elem_id="page-link", scale=4)
         self.link_note = gr.Markdown(visible=False, elem_id="page-link-note")
         self.go = gr.Button("open link", visible="hidden", elem_id="deep-link-go")
         self.current = gr.Textbox(visible="hidden", elem_id="deep-link-current")
         self.run_flag = gr.Textbox(visible="hidden", elem_id="deep-link-run")
+        self.said = gr.Textbox(visible="hidden", elem_id="page-link-said")
 
     def wire(self, demo: gr.Blocks, lesson_tabs: gr.Tabs, tabs: list, restored: Mapping[str, Any],
              settings: Any, memory: Any = None) -> None:
@@ -364,7 +495,9 @@ class DeepLinks:
                 inputs |= {editor.editor, editor.example_set}
                 outputs += [editor.example_set, editor.editor]
             inputs |= {run.options[o] for o in ("approach",) if o in run.options}
-            outputs += [run.presets, run.question] + [run.options[o] for o in OPTION_PARAMS if o in run.options]
+            outputs += [run.presets, run.question] + [c for c in (control(tab, o) for o in OPTION_PARAMS) if c is not None]
+            if tab.kept.get("rules_preset") is not None:
+                outputs.append(tab.kept["rules_preset"])
             if notes[name] is not None:
                 inputs.add(notes[name])
 
@@ -397,11 +530,14 @@ class DeepLinks:
             accepted, more = for_page(plan, source, approach)
             problems, told = plan.notes + more, []
             note_text = (values.get(notes[plan.lesson]) or "") if notes[plan.lesson] is not None else ""
-            kept = "↩ 已恢复本浏览器保存的内容" in note_text or "↩ 这是上次的运行" in note_text
+            kept = found_in(RESTORED, note_text) or found_in(LAST_RUN, note_text)
             if editor is not None and example:
                 if kept and (values[editor.editor] or "").rstrip() != (
                         editor.texts.get(values[editor.example_set], "") or "").rstrip():
-                    told.append(f"本浏览器保存的、你改过的源码已换成示例「{example}」的源码（链接不带源码）。")
+                    told.append(tr("本浏览器保存的、你改过的源码已换成示例「{example}」的源码（链接不带源码）。",
+                                   "The edited source this browser kept was replaced with the example «{example}» "
+                                   "(links carry no source).").format(
+                                       example=tr(example, EXAMPLE_NAMES_EN.get(example, example))))
                 out[editor.example_set] = example
                 out[editor.editor] = source
                 choices = editor.presets.get(example) or []
@@ -414,19 +550,30 @@ class DeepLinks:
                 out[run.question] = question
                 out[run.presets] = gr.update(value=question if question in _choice_values(run.presets) else None)
             for option in OPTION_PARAMS:
-                if option in accepted and option in run.options:
-                    out[run.options[option]] = accepted[option]
+                component = control(tab, option)
+                if option in accepted and component is not None:
+                    out[component] = page_value(option, accepted[option])
+            if "rules" in accepted and tab.kept.get("rules_preset") is not None:
+                # The preset whose rules these are, or none: the radio must not claim another set.
+                rules = json.loads(accepted["rules"])
+                out[tab.kept["rules_preset"]] = next((name for name, preset in rule_presets().items()
+                                                      if preset == rules), None)
             if plan.lesson == "react" and "mistake" in run.options:
                 mode = "json" if (accepted.get("approach") or approach) == "json" else "react"
                 out.setdefault(_CHOICES, {})[run.options["mistake"]] = gr.update(choices=mistake_choices(mode))
             if kept and out:
-                told.insert(0, OVERRIDDEN + "。")
+                told.insert(0, now(OVERRIDDEN) + tr("。", "."))
             if plan.run:
                 if problems:
-                    told.append("链接里有没用上的值，为免跑成别的场景，没有自动运行：检查后点「▶ 运行」。")
+                    told.append(tr("链接里有没用上的值，为免跑成别的场景，没有自动运行：检查后点「▶ 运行」。",
+                                   "Some of the link's values were not used, so it did not run by itself (it could "
+                                   "have run another scenario): check, then click «▶ Run»."))
                 elif values[settings.provider] != "offline":
-                    told.append("链接要求打开后就运行，但模型设置里选的不是离线演示模型：为免花掉你的额度，"
-                                "没有自动运行。看过问题后点「▶ 运行」。")
+                    told.append(tr("链接要求打开后就运行，但模型设置里选的不是离线演示模型：为免花掉你的额度，"
+                                   "没有自动运行。看过问题后点「▶ 运行」。",
+                                   "The link asks to run once open, but the model settings do not choose the offline "
+                                   "demo model: so as not to spend your quota it did not run. Read the question, then "
+                                   "click «▶ Run»."))
                 else:
                     out[self.run_flag] = f"{plan.lesson}:{uuid.uuid4().hex[:8]}"
             out[lesson_tabs] = gr.Tabs(selected=plan.lesson)
@@ -444,7 +591,7 @@ class DeepLinks:
             editor, run = getattr(tab, "editor", None), tab.run
             if editor is not None:
                 inputs |= {editor.editor, editor.example_set}
-            inputs |= {run.question, *[run.options[o] for o in OPTION_PARAMS if o in run.options]}
+            inputs |= {run.question, *[c for c in (control(tab, o) for o in OPTION_PARAMS) if c is not None]}
         ordered = [self.current] + [c for c in inputs if c is not self.current]
 
         def copy(*args) -> dict:
@@ -456,9 +603,10 @@ class DeepLinks:
             query, notes = link_query(
                 lesson, example, values[editor.editor] if editor is not None else None,
                 editor.texts.get(example) if editor is not None else None, values[run.question],
-                {o: values[run.options[o]] for o in OPTION_PARAMS if o in run.options})
+                {o: values[control(tab, o)] for o in OPTION_PARAMS if control(tab, o) is not None})
             note = "\n\n".join(f"⚠️ {n}" for n in notes)
-            return {self.link: gr.update(visible=True, value=query), self.link_note: gr.update(visible=True, value=note)}
+            return {self.link: gr.update(visible=True, value=query), self.link_note: gr.update(visible=True, value=note),
+                    self.said: json.dumps([now(COPIED), now(COPY_REFUSED)], ensure_ascii=False)}
 
-        self.copy_btn.click(copy, ordered, [self.link, self.link_note], js=CURRENT_JS, **SILENT).then(
-            None, [self.link, self.link_note], [self.link, self.link_note], js=WRITE_JS, **SILENT)
+        self.copy_btn.click(copy, ordered, [self.link, self.link_note, self.said], js=CURRENT_JS, **SILENT).then(
+            None, [self.link, self.link_note, self.said], [self.link, self.link_note], js=WRITE_JS, **SILENT)

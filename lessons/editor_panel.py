@@ -6,20 +6,24 @@ from pathlib import Path
 
 import gradio as gr
 
+from i18n import now, tr
 from lessons import CODE_DIR
 from memory.browser_memory import LESSON_NOTE
 from serving.page_events import PRIVATE
 
-EXAMPLE_SETS = {
-    "天气": "examples_weather.py",
-    "计算器": "examples_calculator.py",
-    "工资/员工档案": "examples_employees.py",
-    "员工档案与税后收入（8.4）": "examples_payroll.py",
-    "转账与删除用户（Schema ≠ 授权）": "examples_authorization.py",
-    "异步工具（async def）": "examples_async.py",
-    "会超时的工具（timeout）": "examples_timeout.py",
-    "超长结果（截断）": "examples_long_result.py",
-}
+# (name, its English, file): the name is what links and the browser's memory hold, in either language.
+EXAMPLES = [
+    ("天气", "Weather", "examples_weather.py"),
+    ("计算器", "Calculator", "examples_calculator.py"),
+    ("工资/员工档案", "Salaries / staff records", "examples_employees.py"),
+    ("员工档案与税后收入（8.4）", "Staff records and net income (8.4)", "examples_payroll.py"),
+    ("转账与删除用户（Schema ≠ 授权）", "Transfers and deleting users (schema ≠ authorisation)", "examples_authorization.py"),
+    ("异步工具（async def）", "Async tools (async def)", "examples_async.py"),
+    ("会超时的工具（timeout）", "A tool that times out (timeout)", "examples_timeout.py"),
+    ("超长结果（截断）", "Very long result (cut)", "examples_long_result.py"),
+]
+EXAMPLE_SETS = {name: file for name, _, file in EXAMPLES}
+EXAMPLE_NAMES_EN = {name: english for name, english, _ in EXAMPLES}
 FUTURE_TRAP = "examples_future_trap.py"
 DRIFT = "examples_drift.py"          # a hand-written schema left behind by a renamed parameter
 
@@ -29,11 +33,19 @@ def example_text(file_name: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError:
-        return f"# 找不到示例文件 code/{file_name}\nfrom tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n"
+        return tr("# 找不到示例文件 code/{file}\n", "# Example file not found: code/{file}\n").format(file=file_name) + "from tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n"
+
+
+def example_choices(sets) -> list:
+    """The example sets as the dropdown shows them: (name in the page's language, name)."""
+    return [(tr(name, EXAMPLE_NAMES_EN.get(name, name)), name) for name in sets]
 
 
 def lesson_text(name: str) -> str:
-    return (Path(__file__).parent / name).read_text(encoding="utf-8")
+    """A lesson's text (`react.md`), with its English beside it (`react.en.md`)."""
+    folder, path = Path(__file__).parent, Path(name)
+    english = folder / f"{path.stem}.en{path.suffix}"
+    return tr((folder / name).read_text(encoding="utf-8"), english.read_text(encoding="utf-8"))
 
 
 class EditorPanel:
@@ -42,10 +54,11 @@ class EditorPanel:
         self.texts = {label: example_text(file) for label, file in self.sets.items()}
         self.presets = presets or {}
         with gr.Row():
-            self.example_set = gr.Dropdown(list(self.sets), value=default, label="示例工具集",
+            self.example_set = gr.Dropdown(example_choices(self.sets), value=default, label=tr("示例工具集", "Example tool set"),
                                            elem_classes=["tw-example-set"], min_width=160, scale=3)
-            self.reset_btn = gr.Button("↺ 重置源码", size="sm", elem_classes=["tw-reset"], min_width=100, scale=1)
-        self.editor = gr.Code(self.texts[default], language="python", label="工具源码（可编辑，改动后 schema 自动更新）",
+            self.reset_btn = gr.Button(tr("↺ 重置源码", "↺ Reset source"), size="sm", elem_classes=["tw-reset"], min_width=100, scale=1)
+        self.editor = gr.Code(self.texts[default], language="python", label=tr("工具源码（可编辑，改动后 schema 自动更新）",
+                                                                               "Tool source (editable; the schema follows every edit)"),
                               interactive=True, lines=18, max_lines=40, elem_classes=["tw-editor"])
         # What this browser keeps of the tab, and notices about it (browser_memory.py).
         self.memory_note = gr.Markdown(LESSON_NOTE, elem_classes=["tw-memory-note"])
@@ -65,7 +78,9 @@ class EditorPanel:
         self.example_set.input(pick, [self.example_set], outputs, api_visibility=PRIVATE)
 
         def reset(label):
-            return texts.get(label, ""), (f"{LESSON_NOTE}\n\n↺ 已把源码恢复为示例「{label}」：你改过的源码已被替换，"
-                                          "本浏览器里保存的源码也随之更新。")
+            return texts.get(label, ""), now(LESSON_NOTE) + "\n\n" + tr(
+                "↺ 已把源码恢复为示例「{label}」：你改过的源码已被替换，本浏览器里保存的源码也随之更新。",
+                "↺ The source is the example «{label}» again: your edited source was replaced, and so was the "
+                "source this browser keeps.").format(label=tr(label, EXAMPLE_NAMES_EN.get(label, label)))
 
         self.reset_btn.click(reset, [self.example_set], [self.editor, self.memory_note], api_visibility=PRIVATE)

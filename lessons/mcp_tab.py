@@ -8,13 +8,15 @@ from __future__ import annotations
 import json
 
 import gradio as gr
+import i18n
 import permissions
-from mcp_schema_diff import show
+from i18n import now, tr
+from mcp_schema_diff import MISSING, show
 
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.function_calling_tab import tool_choice_value
 from lessons.lesson_tab import LessonTab
-from lessons.presets import PRESETS, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -24,24 +26,46 @@ from runs.run_driver import Lesson
 
 # The tab's words, in one place.
 TITLE = "MCP"
-LESSON_TITLE = "📖 课文：同一批工具，放到 MCP 上"
-REGISTRY_LABEL = "注册表的 schema（上一课的 tools）"
-LISTED_LABEL = "MCP 客户端看到的 tools/list（inputSchema、annotations）"
-FASTMCP_LABEL = "对照：换成 FastMCP（pydantic 从同一个函数自己推）会列出的"
-PARALLEL_LABEL = "允许并行调用 parallel_tool_calls"
-MISTAKE_LABEL = "模拟模型失误（离线模型）"
-ANNOTATIONS_LABEL = "用工具注解作为默认规则（readOnlyHint → 直接执行，destructiveHint → 先问你）"
-ANNOTATIONS_NOTE = ("注解是服务器对自己的描述，是提示，不是保证。打开后：标了 readOnlyHint 的工具直接执行，"
-                    "标了 destructiveHint 的先暂停问你，其余的也先问你（没有规则匹配就问人）。")
-SAME = "✅ `{name}`：inputSchema 与注册表的 parameters 完全相同"
-NOT_SAME = "❌ `{name}`：inputSchema 与注册表的 parameters 不同"
-NOT_LISTED = "❌ `{name}`：tools/list 里没有这个工具"
-HINTS = {"readOnlyHint": "只读 readOnlyHint", "destructiveHint": "会删改 destructiveHint"}
-NO_HINTS = "没有注解"
-LISTED_FAILED = "tools/list 的样子没有生成：{message}"
-MADE_HOW = ("在沙箱里为每个工具生成：左边是课程的服务器（code/mcp_server.py 的 mcp_tool）在 tools/list 里列出的一项，"
-            "右边是 FastMCP 会列出的一项。运行时，时间线里是服务器真正的回答。")
-OUTPUT_SCHEMA = "- 【outputSchema】FastMCP 还按返回值注解生成了一份 `{schema}`；注册表不生成（MCP 里它是可选的）"
+LESSON_TITLE = tr("📖 课文：同一批工具，放到 MCP 上", "📖 Lesson: the same tools, over MCP")
+REGISTRY_LABEL = tr("注册表的 schema（上一课的 tools）", "The registry's schema (the last lesson's tools)")
+LISTED_LABEL = tr("MCP 客户端看到的 tools/list（inputSchema、annotations）",
+                  "tools/list as the MCP client sees it (inputSchema, annotations)")
+FASTMCP_LABEL = tr("对照：换成 FastMCP（pydantic 从同一个函数自己推）会列出的",
+                   "Beside it: what FastMCP would list (pydantic derives it from the same function)")
+PARALLEL_LABEL = tr("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls")
+ANNOTATIONS_LABEL = tr("用工具注解作为默认规则（readOnlyHint → 直接执行，destructiveHint → 先问你）",
+                       "Use the tool annotations as default rules (readOnlyHint → runs, destructiveHint → asks you)")
+ANNOTATIONS_NOTE = tr("注解是服务器对自己的描述，是提示，不是保证。打开后：标了 readOnlyHint 的工具直接执行，"
+                      "标了 destructiveHint 的先暂停问你，其余的也先问你（没有规则匹配就问人）。",
+                      "Annotations are the server describing itself: hints, not guarantees. When on, a tool marked "
+                      "readOnlyHint runs, one marked destructiveHint pauses to ask you, and so does any other "
+                      "(no rule matches, so a person is asked).")
+SAME = tr("✅ `{name}`：inputSchema 与注册表的 parameters 完全相同",
+          "✅ `{name}`: inputSchema is exactly the registry's parameters")
+NOT_SAME = tr("❌ `{name}`：inputSchema 与注册表的 parameters 不同", "❌ `{name}`: inputSchema differs from the registry's parameters")
+NOT_LISTED = tr("❌ `{name}`：tools/list 里没有这个工具", "❌ `{name}`: this tool is not in tools/list")
+HINTS = {"readOnlyHint": tr("只读 readOnlyHint", "read-only readOnlyHint"),
+         "destructiveHint": tr("会删改 destructiveHint", "destructive destructiveHint")}
+HINTS_LEAD = tr("；注解：", "; annotations: ")
+NO_HINTS = tr("没有注解", "no annotations")
+LISTED_FAILED = tr("tools/list 的样子没有生成：{message}", "What tools/list would show could not be made: {message}")
+MADE_HOW = tr("在沙箱里为每个工具生成：左边是课程的服务器（code/mcp_server.py 的 mcp_tool）在 tools/list 里列出的一项，"
+              "右边是 FastMCP 会列出的一项。运行时，时间线里是服务器真正的回答。",
+              "Made in the sandbox for each tool: on the left, the item the course's server (mcp_tool in "
+              "code/mcp_server.py) lists in tools/list; on the right, the item FastMCP would list. When you run, "
+              "the timeline holds the server's real answers.")
+DIFFERENT = tr("FastMCP 推出的 `{name}` 与注册表有 {count} 处不同：", "FastMCP's `{name}` differs from the registry in {count} places:")
+NO_DIFFERENCE = tr("FastMCP 推出的 `{name}` 参数与注册表的一样。", "FastMCP's `{name}` has the registry's parameters.")
+AT_ROOT, AT_PARAMETER = tr("根上的", "at the root,"), tr("参数 {name} 的", "parameter {name},")
+DIFFERENCE = tr("- 【{kind}】{where} `{key}`：注册表 `{registry}`，FastMCP `{fastmcp}`",
+                "- [{kind}] {where} `{key}`: registry `{registry}`, FastMCP `{fastmcp}`")
+# mcp_schema_diff (course code) names the kinds in Chinese; an English page names them by key.
+KINDS_EN = {"title": "title key", "description": "description", "default": "default"}
+OTHER_KIND_EN = "type and other"
+DESCRIPTION_DIFFERS = tr("- 【描述】工具描述：FastMCP `{description}`", "- [description] the tool's description: FastMCP `{description}`")
+OUTPUT_SCHEMA = tr("- 【outputSchema】FastMCP 还按返回值注解生成了一份 `{schema}`；注册表不生成（MCP 里它是可选的）",
+                   "- [outputSchema] FastMCP also makes one from the return annotation, `{schema}`; the registry makes "
+                   "none (it is optional in MCP)")
 
 
 def start(client, question, tools, execute, settings, options):
@@ -58,29 +82,35 @@ LESSON = Lesson("mcp", start, mistake_option="mistake")
 
 
 def hints_text(annotations: dict) -> str:
-    shown = [label for key, label in HINTS.items() if annotations.get(key) is True]
-    return "、".join(shown) if shown else NO_HINTS
+    shown = [now(label) for key, label in HINTS.items() if annotations.get(key) is True]
+    return tr("、", ", ").join(shown) if shown else now(NO_HINTS)
+
+
+def shown(value) -> str:
+    text = show(value)
+    return text if text != MISSING else tr(MISSING, "(none)")
 
 
 def comparison(views: dict) -> str:
     """Per tool: inputSchema = parameters or not, its annotations, and what FastMCP derives differently."""
     if not views["listed"]["ok"]:
-        return "❌ " + LISTED_FAILED.format(message=views["listed"]["error"])
-    blocks = [MADE_HOW]
+        return "❌ " + now(LISTED_FAILED).format(message=views["listed"]["error"])
+    blocks = [now(MADE_HOW)]
     for row in views["tools"]:
         template = SAME if row["same"] else NOT_SAME if row["listed"] else NOT_LISTED
-        blocks.append(template.format(name=row["name"]) + f"；注解：{hints_text(row['annotations'])}")
+        blocks.append(now(template).format(name=row["name"]) + now(HINTS_LEAD) + hints_text(row["annotations"]))
         found = row["differences"]
-        lines = [f"FastMCP 推出的 `{row['name']}` 与注册表有 {len(found)} 处不同：" if found
-                 else f"FastMCP 推出的 `{row['name']}` 参数与注册表的一样。"]
+        lines = [now(DIFFERENT).format(name=row["name"], count=len(found)) if found
+                 else now(NO_DIFFERENCE).format(name=row["name"])]
         for d in found:
-            where = "根上的" if d["where"] == "根" else f"参数 {d['where']} 的"
-            lines.append(f"- 【{d['kind']}】{where} `{d['key']}`：注册表 `{show(d['registry'])}`，"
-                         f"FastMCP `{show(d['fastmcp'])}`")
+            where = now(AT_ROOT) if d["where"] == "根" else now(AT_PARAMETER).format(name=d["where"])
+            kind = i18n.pick(d["kind"], KINDS_EN.get(d["key"], OTHER_KIND_EN))
+            lines.append(now(DIFFERENCE).format(kind=kind, where=where, key=d["key"], registry=shown(d["registry"]),
+                                                fastmcp=shown(d["fastmcp"])))
         if row["description_differs"]:
-            lines.append(f"- 【描述】工具描述：FastMCP `{show(row['fastmcp_description'])}`")
+            lines.append(now(DESCRIPTION_DIFFERS).format(description=shown(row["fastmcp_description"])))
         if row["output_schema"]:
-            lines.append(OUTPUT_SCHEMA.format(schema=show(row["output_schema"])))
+            lines.append(now(OUTPUT_SCHEMA).format(schema=shown(row["output_schema"])))
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

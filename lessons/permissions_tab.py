@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 
 import gradio as gr
+
+from i18n import tr
 import permissions
 
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
@@ -18,6 +21,8 @@ from lessons.workspace_panel import WorkspaceView, approach_radio
 
 LESSON = Lesson("permissions", workspace=True)
 DEFAULT_PRESET = "默认"
+# The course's rule presets (code/permissions.py) by name, in English.
+PRESET_NAMES_EN = {"默认": "Default", "只读": "Read-only", "全部信任": "Trust all"}
 PRESETS = [
     "运行测试",
     "找到失败的测试并修好它",
@@ -37,7 +42,9 @@ def parse_rules(text: str) -> tuple[dict | None, str]:
     try:
         rules = json.loads(text or "")
     except json.JSONDecodeError as exc:
-        return None, f"规则不是合法 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}）"
+        return None, tr("规则不是合法 JSON（第 {line} 行第 {col} 列：{msg}）",
+                        "The rules are not valid JSON (line {line}, column {col}: {msg})").format(
+                            line=exc.lineno, col=exc.colno, msg=exc.msg)
     problems = permissions.validate_rules(rules)
     return (None, "；".join(problems)) if problems else (rules, "")
 
@@ -47,20 +54,24 @@ def rules_status(text: str) -> str:
     if problem:
         return f"❌ {problem}"
     counts = {verdict: sum(1 for v in rules.values() if v == verdict) for verdict in permissions.VERDICTS}
-    return (f"✅ 规则有效：{len(rules)} 条（allow {counts['allow']} · ask {counts['ask']} · deny {counts['deny']}）。"
-            "没有规则匹配的调用先问你。")
+    return tr("✅ 规则有效：{n} 条（allow {allow} · ask {ask} · deny {deny}）。没有规则匹配的调用先问你。",
+              "✅ Valid rules: {n} (allow {allow} · ask {ask} · deny {deny}). A call no rule matches asks you first."
+              ).format(n=len(rules), **counts)
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("权限与确认", id=LESSON.name, elem_id="tab-permissions") as tab:
-        with gr.Accordion("📖 课文：合法的调用不等于被允许的调用", open=False):
+    with gr.Tab(LESSONS[LESSON.name].title, id=LESSON.name, elem_id="tab-permissions") as tab:
+        with gr.Accordion(tr("📖 课文：合法的调用不等于被允许的调用", "📖 Lesson: a valid call is not an allowed call"), open=False):
             gr.Markdown(lesson_text("permissions.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                preset = gr.Radio(list(permissions.PRESETS), value=DEFAULT_PRESET, label="规则预设",
+                preset = gr.Radio([(tr(name, PRESET_NAMES_EN.get(name, name)), name) for name in permissions.PRESETS],
+                                  value=DEFAULT_PRESET, label=tr("规则预设", "Rule presets"),
                                   elem_classes=["tw-rules-preset"])
                 rules = gr.Code(rules_text(DEFAULT_PRESET), language="json", interactive=True, lines=10,
-                                label="规则（键：工具名，或 bash:命令模式 / write:路径模式 / edit:路径模式；值：allow / ask / deny）",
+                                label=tr("规则（键：工具名，或 bash:命令模式 / write:路径模式 / edit:路径模式；值：allow / ask / deny）",
+                                         "Rules (key: a tool name, or bash:command pattern / write:path pattern / "
+                                         "edit:path pattern; value: allow / ask / deny)"),
                                 elem_classes=["tw-rules"])
                 status = gr.Markdown(rules_status(rules_text(DEFAULT_PRESET)), elem_classes=["tw-rules-status"])
                 view = WorkspaceView()

@@ -1,6 +1,8 @@
 """Preset questions per example set and the offline model's simulated mistakes."""
 from __future__ import annotations
 
+from i18n import now, tr
+
 # The walkthrough of the course text (lesson 8.4): one sentence, two requests, both tools called in one round.
 WALKTHROUGH = "帮我查询员工 101 的档案，并计算基本工资 30000 加上奖金 8000 的税后收入（税率 20%）"
 
@@ -22,6 +24,11 @@ PRESETS = {
 }
 
 
+MISTAKE_LABEL = tr("模拟模型失误（离线模型）", "Simulate a model mistake (offline model)")
+MISTAKE_TAGS = {"quirk": tr("【容错】", "【tolerated】"), "error": tr("【出错】", "【error】")}
+NO_MISTAKE = tr("不模拟（模型表现正常）", "None (the model behaves normally)")
+
+
 def mistake_choices(mode: str | None = None) -> list[tuple[str, str]]:
     """("中文说明", code) pairs for the 模拟模型失误 selector; the empty code means none.
     mode ("function_calling", "react" or "json") keeps only the mistakes that can happen in that mode;
@@ -32,6 +39,8 @@ def mistake_choices(mode: str | None = None) -> list[tuple[str, str]]:
         kinds = dict(getattr(offline_model, "MISTAKE_KINDS", {}))
     except (ImportError, AttributeError, ValueError):
         mistakes, kinds = {}, {}
-    tags = {"quirk": "【容错】", "error": "【出错】"}
-    return [("不模拟（模型表现正常）", "")] + [(f"{tags.get(kinds.get(code), '')}{text}", code)
-                                          for code, text in mistakes.items()]
+    # What each mistake does is the offline model's own description, in Chinese like the model.
+    none = tr("", "")
+    return [(now(NO_MISTAKE), "")] + [(tr(MISTAKE_TAGS.get(kinds.get(code), none).zh + text,
+                                          MISTAKE_TAGS.get(kinds.get(code), none).en + text), code)
+                                      for code, text in mistakes.items()]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gradio as gr
 
+from i18n import tr
+
 from serving.page_events import PRIVATE
 
 CSS = """
@@ -47,7 +49,9 @@ class Projector:
     """The 投影模式 checkbox (built where it stands on the page) and its two browser-only events."""
 
     def __init__(self):
-        self.toggle = gr.Checkbox(value=False, label="📽️ 投影模式（字更大，收起模型设置，时间线跟着最新一轮）",
+        self.toggle = gr.Checkbox(value=False, label=tr("📽️ 投影模式（字更大，收起模型设置，时间线跟着最新一轮）",
+                                     "📽️ Projector mode (larger type, model settings folded, the timeline follows the "
+                                     "newest round)"),
                                   elem_id="present-toggle", container=False)
 
     def wire(self, demo: gr.Blocks) -> None:

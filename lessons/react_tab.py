@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import gradio as gr
 
+from i18n import tr
+
 from json_loop import build_json_prompt, run_json_from_text
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
-from lessons.presets import PRESETS, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
 from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
 from react_loop import build_react_prompt, run_react
 
-ENVELOPE_LABEL = "结果信封 status/data/error_code（Observation 后面是固定形状的 JSON，而不是一段文字）"
-APPROACHES = [("正则 ReAct（Thought / Action / Observation）", "react"), ("从文本中解析 JSON", "json")]
+ENVELOPE_LABEL = tr("结果信封 status/data/error_code（Observation 后面是固定形状的 JSON，而不是一段文字）",
+                    "Result envelope status/data/error_code (after Observation comes JSON of a fixed shape, not text)")
+APPROACHES = [(tr("正则 ReAct（Thought / Action / Observation）", "Regex ReAct (Thought / Action / Observation)"), "react"),
+              (tr("从文本中解析 JSON", "Parse JSON from text"), "json")]
 
 
 def start(client, question, tools, execute, settings, options):
@@ -30,7 +35,7 @@ def system_prompt(approach: str, tools: list) -> str:
     try:
         return build(tools)
     except Exception as exc:  # a prompt builder choking on odd tools should not break the page
-        return f"（无法生成系统提示词：{exc}）"
+        return tr("（无法生成系统提示词：{exc}）", "(Could not write the system prompt: {exc})").format(exc=exc)
 
 
 def mistakes_for_approach(approach: str, current: str | None):
@@ -44,20 +49,24 @@ LESSON = Lesson("react", start, mistake_option="mistake")
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("正则 ReAct", id="react", elem_id="tab-react") as tab:
-        with gr.Accordion("📖 课文：用文字约定调用工具", open=False):
+    with gr.Tab(LESSONS["react"].title, id="react", elem_id="tab-react") as tab:
+        with gr.Accordion(tr("📖 课文：用文字约定调用工具", "📖 Lesson: calling tools by a text convention"), open=False):
             gr.Markdown(lesson_text("react.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=PRESETS)
-                schema = SchemaPanel(label="工具 schema（自动生成；ReAct 不发送 tools，下面的系统提示词由它写成）")
-                prompt = gr.Code(label="生成的系统提示词（模型收到的工具说明，由上面的 schema 写成）", language="markdown",
+                schema = SchemaPanel(label=tr("工具 schema（自动生成；ReAct 不发送 tools，下面的系统提示词由它写成）",
+                                        "Tool schema (generated; ReAct sends no tools: the system prompt below is written "
+                                        "from it)"))
+                prompt = gr.Code(label=tr("生成的系统提示词（模型收到的工具说明，由上面的 schema 写成）",
+                                    "Generated system prompt (the tools as the model reads them, written from the schema "
+                                    "above)"), language="markdown",
                                  interactive=False, lines=8, max_lines=24, elem_classes=["tw-system-prompt"])
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
-                    approach = gr.Radio(APPROACHES, value="react", label="解析方式", elem_classes=["tw-approach"],
+                    approach = gr.Radio(APPROACHES, value="react", label=tr("解析方式", "Parsing"), elem_classes=["tw-approach"],
                                         min_width=200)
-                    mistake = gr.Dropdown(mistake_choices("react"), value="", label="模拟模型失误（离线模型）",
+                    mistake = gr.Dropdown(mistake_choices("react"), value="", label=MISTAKE_LABEL,
                                           elem_classes=["tw-mistake"], min_width=160)
                 envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],

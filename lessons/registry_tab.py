@@ -11,8 +11,11 @@ import re
 
 import gradio as gr
 
+from i18n import tr
+
 from function_calling_loop import run_function_calling
 from runs import backend
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE, session_of
@@ -42,8 +45,8 @@ def pretty(value) -> str:
 def diff_html(naive: list, correct: list) -> str:
     """Line diff of the two schemas: red lines only the naive one has, green only the registry."""
     summary = describe_changes(naive, correct)
-    head = (f'<div class="tw-diff-summary">朴素 → 正确：{html.escape(summary)}</div>' if summary
-            else '<div class="tw-diff-summary">两种生成方式结果相同。</div>')
+    head = (f'<div class="tw-diff-summary">{tr("朴素 → 正确：", "naive → correct: ")}{html.escape(summary)}</div>'
+            if summary else f'<div class="tw-diff-summary">{tr("两种生成方式结果相同。", "Both ways give the same result.")}</div>')
     rows = []
     for line in difflib.ndiff(pretty(naive).splitlines(), pretty(correct).splitlines()):
         tag, text = line[:2], html.escape(line[2:])
@@ -77,18 +80,24 @@ def example_arguments(tools: list | None, name: str | None) -> str:
 
 
 def try_call_markdown(result: dict) -> str:
-    lines = ["✅ 调用成功" if result.get("ok") else f"❌ 调用失败（error_code = `{result.get('error_code')}`）"]
+    lines = [tr("✅ 调用成功", "✅ The call succeeded") if result.get("ok") else
+             tr("❌ 调用失败（error_code = `{code}`）", "❌ The call failed (error_code = `{code}`)").format(
+                 code=result.get("error_code"))]
     if result.get("coercions"):
-        lines.append("**类型转换**：" + "；".join(f"`{c}`" for c in result["coercions"]))
+        lines.append(tr("**类型转换**：", "**Type conversions**: ") + tr("；", "; ").join(f"`{c}`" for c in result["coercions"]))
     if result.get("problems"):
-        lines.append("**参数问题**：\n" + "\n".join(f"- {p}" for p in result["problems"]))
+        lines.append(tr("**参数问题**：", "**Problems with the arguments**:") + "\n"
+                     + "\n".join(f"- {p}" for p in result["problems"]))
     if result.get("arguments") is not None:
-        lines.append(f"**实际执行的参数**：`{json.dumps(result['arguments'], ensure_ascii=False)}`")
+        lines.append(tr("**实际执行的参数**：", "**Arguments the tool ran with**: ")
+                     + f"`{json.dumps(result['arguments'], ensure_ascii=False)}`")
     if result.get("stdout"):
-        lines.append(f"**工具打印的输出**：\n```\n{str(result['stdout'])[:2000]}\n```")
+        lines.append(tr("**工具打印的输出**：", "**What the tool printed**:") + f"\n```\n{str(result['stdout'])[:2000]}\n```")
     if isinstance(result.get("clipped_from"), int):
-        lines.append(f"✂️ **结果过长已截断**：原来 {result['clipped_from']} 个字符，回填给模型的只有前 {RESULT_LIMIT} 个")
-    lines.append(f"用时 {float(result.get('duration_ms') or 0):.1f} ms")
+        lines.append(tr("✂️ **结果过长已截断**：原来 {n} 个字符，回填给模型的只有前 {limit} 个",
+                        "✂️ **Result too long, cut**: {n} characters, of which only the first {limit} go back to the "
+                        "model").format(n=result["clipped_from"], limit=RESULT_LIMIT))
+    lines.append(tr("用时 {ms} ms", "took {ms} ms").format(ms=f"{float(result.get('duration_ms') or 0):.1f}"))
     return "\n\n".join(lines)
 
 
@@ -102,36 +111,41 @@ LESSON = Lesson("registry", start)
 
 def build(settings: SettingsPanel) -> LessonTab:
     trap_text, drift_text = example_text(FUTURE_TRAP), example_text(DRIFT)
-    with gr.Tab("工具注册", id="registry", elem_id="tab-registry") as tab:
-        with gr.Accordion("📖 课文：从函数签名生成 schema", open=False):
+    with gr.Tab(LESSONS["registry"].title, id="registry", elem_id="tab-registry") as tab:
+        with gr.Accordion(tr("📖 课文：从函数签名生成 schema", "📖 Lesson: a schema from the function signature"), open=False):
             gr.Markdown(lesson_text("registry.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=PRESETS)
                 with gr.Row():
-                    trap_btn = gr.Button("⚠️ 载入 __future__ 陷阱", size="sm", elem_classes=["tw-trap"], min_width=140)
-                    drift_btn = gr.Button("⚠️ 载入 手写 schema 漂移", size="sm", elem_classes=["tw-drift"], min_width=140)
-                    strict = gr.Checkbox(value=False, label="strict 模式", elem_classes=["tw-strict"], min_width=120)
+                    trap_btn = gr.Button(tr("⚠️ 载入 __future__ 陷阱", "⚠️ Load the __future__ trap"), size="sm", elem_classes=["tw-trap"], min_width=140)
+                    drift_btn = gr.Button(tr("⚠️ 载入 手写 schema 漂移", "⚠️ Load hand-written schema drift"), size="sm", elem_classes=["tw-drift"], min_width=140)
+                    strict = gr.Checkbox(value=False, label=tr("strict 模式", "strict mode"), elem_classes=["tw-strict"], min_width=120)
             with gr.Column(scale=6, min_width=320):
                 with gr.Row(equal_height=False):
                     with gr.Column(min_width=240):
-                        naive = gr.Code(label="朴素生成（inspect.signature + 查表）", language="json", interactive=False,
+                        naive = gr.Code(label=tr("朴素生成（inspect.signature + 查表）",
+                                          "Naive (inspect.signature + a lookup table)"), language="json", interactive=False,
                                         lines=12, max_lines=26, elem_classes=["tw-naive"])
                     with gr.Column(min_width=240):
-                        schema = SchemaPanel(label="ToolRegistry 生成（get_type_hints）")
+                        schema = SchemaPanel(label=tr("ToolRegistry 生成（get_type_hints）", "ToolRegistry (get_type_hints)"))
                 diff = gr.HTML(css_template=DIFF_CSS, elem_classes=["tw-diff-view"])
-        with gr.Accordion("🧪 试调用（不经过模型）", open=True):
+        with gr.Accordion(tr("🧪 试调用（不经过模型）", "🧪 Try a call (no model)"), open=True):
             with gr.Row(equal_height=False):
                 with gr.Column(scale=1, min_width=260):
-                    tool_name = gr.Dropdown([], label="工具", elem_classes=["tw-try-tool"])
-                    try_args = gr.Code("{}", label="参数 JSON", language="json", interactive=True, lines=5,
+                    tool_name = gr.Dropdown([], label=tr("工具", "Tool"), elem_classes=["tw-try-tool"])
+                    try_args = gr.Code("{}", label=tr("参数 JSON", "Arguments JSON"), language="json", interactive=True, lines=5,
                                        elem_classes=["tw-try-args"])
-                    try_btn = gr.Button("试调用", variant="primary", elem_classes=["tw-try-btn"])
+                    try_btn = gr.Button(tr("试调用", "Try the call"), variant="primary", elem_classes=["tw-try-btn"])
                 with gr.Column(scale=1, min_width=260):
                     try_report = gr.Markdown(elem_classes=["tw-try-report"])
-                    try_content = gr.Textbox(label=f"invoke 返回的文本（回填给模型的就是它；超过 {RESULT_LIMIT} 字的截断并在末尾写明）", lines=4, interactive=False,
+                    try_content = gr.Textbox(label=tr("invoke 返回的文本（回填给模型的就是它；超过 {n} 字的截断并在末尾写明）",
+                                                      "The text invoke returns (exactly what goes back to the model; "
+                                                      "over {n} characters it is cut, and the end says so)"
+                                                      ).format(n=RESULT_LIMIT), lines=4, interactive=False,
                                              elem_classes=["tw-try-content"])
-        with gr.Accordion("▶ 用这些工具跑一次 Function Calling", open=False):
+        with gr.Accordion(tr("▶ 用这些工具跑一次 Function Calling", "▶ Run Function Calling once with these tools"),
+                          open=False, elem_classes=["tw-run-opener"]):
             run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"], strict=strict)
 
         def compare(report, inputs, values):

@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
+from i18n import tr
+
 from lessons import workspace_panel
 from memory import session_io
 from runs import run_driver
@@ -166,7 +168,7 @@ class RunPanel:
             try:
                 fresh, note = run_driver.load(lesson, path, session_of(request))
             except session_io.ImportProblem as exc:
-                return show(state, f"❌ 导入失败：{exc}")
+                return show(state, tr("❌ 导入失败：", "❌ Import failed: ") + str(exc))
             state.close()
             return {**({self.editor: fresh.source} if self.editor is not None else {}), self.question: fresh.question,
                     views.views_tabs: gr.Tabs(selected="protocol"), **self.show(fresh, note, session_of(request))}

@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
+from i18n import tr
+
 from lessons import code_view, cost_view, timeline
 from runs import headline, run_driver
 from runs.run_driver import RunState
@@ -25,47 +27,51 @@ class RunViews:
         """`below_buttons` builds a tab's own controls right under 运行 (a pause box)."""
         self.lesson = lesson
         with gr.Group():
-            self.presets = gr.Dropdown(presets, value=presets[0] if presets else None, label="预设问题",
+            self.presets = gr.Dropdown(presets, value=presets[0] if presets else None, label=tr("预设问题", "Preset questions"),
                                        allow_custom_value=False, elem_classes=["tw-presets"])
-            self.question = gr.Textbox(presets[0] if presets else "", label="问题", lines=2,
+            self.question = gr.Textbox(presets[0] if presets else "", label=tr("问题", "Question"), lines=2,
                                        elem_classes=["tw-question"])
         with gr.Row():
-            self.run_btn = gr.Button("▶ 运行", variant="primary", elem_classes=["tw-run"], min_width=100)
-            self.step_btn = gr.Button("⏯ 单步", elem_classes=["tw-step-btn"], min_width=100)
+            self.run_btn = gr.Button(tr("▶ 运行", "▶ Run"), variant="primary", elem_classes=["tw-run"], min_width=100)
+            self.step_btn = gr.Button(tr("⏯ 单步", "⏯ Step"), elem_classes=["tw-step-btn"], min_width=100)
         self.below_buttons = below_buttons() if below_buttons is not None else None
         self.status = gr.Markdown(elem_classes=["tw-status"])
-        self.retry_btn = gr.Button("🔁 去掉参数重试", visible=False, size="sm", elem_classes=["tw-retry"])
+        self.retry_btn = gr.Button(tr("🔁 去掉参数重试", "🔁 Retry without the parameter"), visible=False, size="sm", elem_classes=["tw-retry"])
         with gr.Row(visible=False, elem_classes=["tw-replay"]) as self.replay_row:
-            self.next_btn = gr.Button("下一步 ⏭", variant="primary", elem_classes=["tw-next"], min_width=100)
-            self.all_btn = gr.Button("全部显示", elem_classes=["tw-all"], min_width=100)
+            self.next_btn = gr.Button(tr("下一步 ⏭", "Next ⏭"), variant="primary", elem_classes=["tw-next"], min_width=100)
+            self.all_btn = gr.Button(tr("全部显示", "Show all"), elem_classes=["tw-all"], min_width=100)
         with gr.Group(visible=False, elem_classes=["tw-stepbox"]) as self.step_box:
-            gr.Markdown("**⏸ 已暂停在工具执行之前。** 可以修改参数（JSON），或者直接手写工具结果（填了就不执行工具），然后继续。")
-            self.step_args = gr.Code(label="将要执行的参数（可修改）", language="json", lines=4, interactive=True,
+            gr.Markdown(tr("**⏸ 已暂停在工具执行之前。** 可以修改参数（JSON），或者直接手写工具结果（填了就不执行工具），然后继续。",
+                           "**⏸ Paused before the tool runs.** Edit the arguments (JSON), or write the tool's result "
+                           "yourself (then the tool does not run), and continue."))
+            self.step_args = gr.Code(label=tr("将要执行的参数（可修改）", "Arguments about to run (editable)"), language="json", lines=4, interactive=True,
                                      elem_classes=["tw-step-args"])
-            self.step_result = gr.Textbox(label="手写工具结果（可选）", lines=2, elem_classes=["tw-step-result"])
+            self.step_result = gr.Textbox(label=tr("手写工具结果（可选）", "Hand-written tool result (optional)"), lines=2, elem_classes=["tw-step-result"])
             with gr.Row():
-                self.continue_btn = gr.Button("继续 ▶", variant="primary", elem_classes=["tw-continue"], min_width=100)
-                self.finish_btn = gr.Button("不再暂停，跑完", elem_classes=["tw-finish"], min_width=100)
+                self.continue_btn = gr.Button(tr("继续 ▶", "Continue ▶"), variant="primary", elem_classes=["tw-continue"], min_width=100)
+                self.finish_btn = gr.Button(tr("不再暂停，跑完", "Stop pausing, finish"), elem_classes=["tw-finish"], min_width=100)
         with gr.Tabs() as self.views_tabs:
-            with gr.Tab("协议时间线", id="protocol"):
+            with gr.Tab(tr("协议时间线", "Timeline"), id="protocol"):
                 self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.CSS,
                                         elem_classes=["tw-timeline"])
-            with gr.Tab("模型收到什么 · tokens", id="costs"):
+            with gr.Tab(tr("模型收到什么 · tokens", "Model input · tokens"), id="costs"):
                 self.costs = gr.HTML(cost_view.render([]), css_template=cost_view.CSS, elem_classes=["tw-costs-view"])
-            with gr.Tab("对话视图"):
-                self.chat = gr.Chatbot(label="对话（工具步骤可折叠）", height=460, elem_classes=["tw-chat"])
-            with gr.Tab("原始 JSON"):
-                self.raw = gr.Code(label="事件流（流式分片已合并）", language="json", interactive=False,
+            with gr.Tab(tr("对话视图", "Chat")):
+                self.chat = gr.Chatbot(label=tr("对话（工具步骤可折叠）", "Conversation (tool steps fold)"), height=460, elem_classes=["tw-chat"])
+            with gr.Tab(tr("原始 JSON", "Raw JSON")):
+                self.raw = gr.Code(label=tr("事件流（流式分片已合并）", "Event stream (streamed chunks merged)"), language="json", interactive=False,
                                    max_lines=40, elem_classes=["tw-raw"])
-            with gr.Tab("查看代码"):
-                self.code = gr.Code(code_view.python_for([]), label="复现最近一次请求的 Python（可复制）",
+            with gr.Tab(tr("查看代码", "Code")):
+                self.code = gr.Code(code_view.python_for([]), label=tr("复现最近一次请求的 Python（可复制）", "Python that repeats the last request (copyable)"),
                                     language="python", interactive=False, elem_classes=["tw-code"])
-            with gr.Tab("导出/导入"):
-                gr.Markdown("导出：把整次运行（工具、源码、事件、原始响应，不含密钥）存成 JSON。导入：不需要模型，按「下一步」逐步回放。")
+            with gr.Tab(tr("导出/导入", "Export/import")):
+                gr.Markdown(tr("导出：把整次运行（工具、源码、事件、原始响应，不含密钥）存成 JSON。导入：不需要模型，按「下一步」逐步回放。",
+                                "Export: the whole run (tools, source, events, raw responses, no keys) as JSON. "
+                                "Import: no model needed, replay step by step with «Next»."))
                 with gr.Row():
-                    self.export_btn = gr.Button("导出本次运行", elem_classes=["tw-export"], min_width=120)
-                    self.export_file = gr.File(label="下载", interactive=False, elem_classes=["tw-export-file"])
-                self.import_file = gr.File(label="导入会话文件（.json）", file_types=[".json"], type="filepath",
+                    self.export_btn = gr.Button(tr("导出本次运行", "Export this run"), elem_classes=["tw-export"], min_width=120)
+                    self.export_file = gr.File(label=tr("下载", "Download"), interactive=False, elem_classes=["tw-export-file"])
+                self.import_file = gr.File(label=tr("导入会话文件（.json）", "Import a session file (.json)"), file_types=[".json"], type="filepath",
                                            elem_classes=["tw-import"])
         # Everything render() writes (the tab's gr.State is added by the panel).
         self.outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
@@ -77,7 +83,8 @@ class RunViews:
         events = state.shown_events
         pending = state.paused_on
         if pending is not None and not note:
-            note = f"⏸ 暂停：即将执行 {pending.get('name')}（id={pending.get('id')}）"
+            note = tr("⏸ 暂停：即将执行 {name}（id={id}）", "⏸ Paused: about to run {name} (id={id})").format(
+                name=pending.get("name"), id=pending.get("id"))
         args = pending.get("arguments") if pending else None
         shown_args = (json.dumps(args, ensure_ascii=False, indent=2) if args is not None
                       else (pending or {}).get("raw_arguments", ""))
@@ -101,4 +108,6 @@ def retry_button(state: RunState) -> dict:
     parameter = run_driver.refused_parameter(state)
     if parameter is None:
         return gr.update(visible=False)
-    return gr.update(visible=True, value=run_driver.RETRY_LABELS.get(parameter, f"🔁 去掉 {parameter} 重试"))
+    label = (tr("🔁 关掉 strict 重试", "🔁 Retry with strict off") if parameter == "strict"
+             else tr("🔁 去掉 {p} 重试", "🔁 Retry without {p}").format(p=parameter))
+    return gr.update(visible=True, value=label)

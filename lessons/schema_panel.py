@@ -9,6 +9,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import gradio as gr
 
+from i18n import tr
+
 import tool_outcome
 from runs import backend
 from serving import expiry
@@ -44,31 +46,33 @@ def describe_changes(old: list[dict] | None, new: list[dict] | None) -> str:
     new_by = {(t.get("function") or {}).get("name"): t for t in new}
     changes: list[str] = []
     for name in new_by.keys() - old_by.keys():
-        changes.append(f"+ 工具 {name}")
+        changes.append(tr("+ 工具 {n}", "+ tool {n}").format(n=name))
     for name in old_by.keys() - new_by.keys():
-        changes.append(f"- 工具 {name}")
+        changes.append(tr("- 工具 {n}", "- tool {n}").format(n=name))
     for name in [n for n in new_by if n in old_by]:
         before, after = old_by[name], new_by[name]
         prefix = f"{name}." if len(new_by) > 1 else ""
         old_props, old_req = _props(before)
         new_props, new_req = _props(after)
         for pname in new_props.keys() - old_props.keys():
-            changes.append(f"+ 参数 {prefix}{pname}: {_type_of(new_props[pname])}")
+            changes.append(tr("+ 参数 {p}: {t}", "+ parameter {p}: {t}").format(p=prefix + pname, t=_type_of(new_props[pname])))
         for pname in old_props.keys() - new_props.keys():
-            changes.append(f"- 参数 {prefix}{pname}")
+            changes.append(tr("- 参数 {p}", "- parameter {p}").format(p=prefix + pname))
         for pname in [p for p in new_props if p in old_props]:
             a, b = _type_of(old_props[pname]), _type_of(new_props[pname])
             if a != b:
                 changes.append(f"{prefix}{pname}: {a} → {b}")
             elif old_props[pname] != new_props[pname]:
-                changes.append(f"{prefix}{pname}: 说明或默认值变了")
+                changes.append(tr("{p}: 说明或默认值变了", "{p}: description or default changed").format(p=prefix + pname))
             if (pname in old_req) != (pname in new_req):
-                changes.append(f"{prefix}{pname}: {'可选 → 必填' if pname in new_req else '必填 → 可选'}")
+                changes.append(f"{prefix}{pname}: " + (tr("可选 → 必填", "optional → required") if pname in new_req
+                                                        else tr("必填 → 可选", "required → optional")))
         if (before.get("function") or {}).get("description") != (after.get("function") or {}).get("description"):
-            changes.append(f"{name}: 描述变了")
+            changes.append(tr("{n}: 描述变了", "{n}: description changed").format(n=name))
         if (before.get("function") or {}).get("strict") != (after.get("function") or {}).get("strict"):
-            changes.append(f"{name}: strict {'开' if (after.get('function') or {}).get('strict') else '关'}")
-    return "；".join(sorted(changes, key=lambda c: c.lstrip("+- "))) if changes else ""
+            changes.append(f"{name}: strict " + (tr("开", "on") if (after.get("function") or {}).get("strict")
+                                                     else tr("关", "off")))
+    return tr("；", "; ").join(sorted(changes, key=lambda c: c.lstrip("+- "))) if changes else ""
 
 
 def error_text(error: dict | None) -> str:
@@ -76,8 +80,8 @@ def error_text(error: dict | None) -> str:
     if not error:
         return ""
     line, message = error.get("line"), str(error.get("message") or "")
-    where = f"第 {line} 行：" if line and f"第 {line} 行" not in message else ""
-    return tool_outcome.error_text(error.get("code") or "", f"{where}{message or '没有说明原因'}")
+    where = tr("第 {line} 行：", "line {line}: ").format(line=line) if line and f"第 {line} 行" not in message else ""
+    return tool_outcome.error_text(error.get("code") or "", where + (message or tr("没有说明原因", "no reason given")))
 
 
 def warnings_text(warnings: dict | None) -> str:
@@ -98,14 +102,16 @@ def status_markdown(report: dict, kept_previous: bool) -> str:
     if report["error"]:
         lines.append(error_text(report["error"]))
         if kept_previous:
-            lines.append("（上面显示的是上一次成功生成的 schema）")
+            lines.append(tr("（上面显示的是上一次成功生成的 schema）", "(Above: the schema from the last successful run.)"))
     else:
         count = len(report["tools"])
-        lines.append(f"✅ 已生成 {count} 个工具的 schema" + ("" if count else "（源码里还没有用 @registry.tool 注册的工具）"))
+        lines.append(tr("✅ 已生成 {n} 个工具的 schema", "✅ Schema generated for {n} tool(s)").format(n=count) + (
+            "" if count else tr("（源码里还没有用 @registry.tool 注册的工具）",
+                                " (the source has no tool registered with @registry.tool yet)")))
     if report["warnings"]:
         lines.append(warnings_text(report["warnings"]))
     if report["changes"]:
-        lines.append(f"🔁 变化：`{report['changes']}`")
+        lines.append(tr("🔁 变化：", "🔁 Changes: ") + f"`{report['changes']}`")
     return "\n\n".join(lines)
 
 
@@ -126,7 +132,8 @@ Extra = Callable[[dict, SchemaInputs, Mapping], dict]
 class SchemaPanel:
     """Components of one tab's schema panel. `tools_state` holds the last good tools list."""
 
-    def __init__(self, label: str = "工具 schema（自动生成，发送给模型的 tools）"):
+    def __init__(self, label: str | None = None):
+        label = label or tr("工具 schema（自动生成，发送给模型的 tools）", "Tool schema (generated; the tools sent to the model)")
         self.first: dict = {}      # what the page shows before it asks the server (see `prepare`)
         self.tools_state = gr.State(None, time_to_live=expiry.session_ttl())
         self.status = gr.Markdown(elem_classes=["tw-schema-status"])

@@ -6,6 +6,8 @@ from typing import Mapping
 
 import gradio as gr
 
+from i18n import tr
+
 from access import server_keys
 from access.class_code import CodeRefused
 from serving.page_events import PRIVATE
@@ -18,8 +20,8 @@ class ServerKeyPanel:
         self.policy = server_keys.policy_for(secrets)
         has_key = any(secrets.get(name) for name in KEY_NAMES)
         with gr.Row(visible=has_key):
-            self.class_code = gr.Textbox(label="课堂口令（使用服务器密钥时需要）", type="password",
-                                         placeholder="输入老师给的口令后按回车", elem_id="class-code", min_width=220,
+            self.class_code = gr.Textbox(label=tr("课堂口令（使用服务器密钥时需要）", "Class code (needed to use the server's key)"), type="password",
+                                         placeholder=tr("输入老师给的口令后按回车", "Enter the code your teacher gave and press Enter"), elem_id="class-code", min_width=220,
                                          visible=self.policy.class_code.required)
             self.usage = gr.Markdown(elem_id="key-usage")
         if not has_key:
@@ -33,7 +35,8 @@ class ServerKeyPanel:
             # The box is emptied at once: the code is never sent back to the browser.
             try:
                 policy.enter_code(typed, request)
-                note = "✅ 课堂口令正确，本会话可以使用服务器的密钥。"
+                note = tr("✅ 课堂口令正确，本会话可以使用服务器的密钥。",
+                          "✅ Class code accepted: this session may use the server's key.")
             except CodeRefused as exc:
                 note = f"❌ {exc}"
             return "", f"{note}\n\n{policy.usage_line(request)}"

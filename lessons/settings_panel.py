@@ -22,21 +22,25 @@ from urllib.parse import urlsplit
 
 import gradio as gr
 
+from i18n import now, tr
+
 from memory.browser_memory import SettingsControls
 from serving.page_events import PRIVATE
 from lessons.server_key_panel import ServerKeyPanel
 from llm_clients import MODEL_SUGGESTIONS
 from provider_presets import PRESETS, Preset, settings_for
 
-PROVIDERS = [("离线演示模型", "offline"), ("智谱 GLM", "glm"), ("OpenAI 兼容接口", "openai")]
+PROVIDERS = [(tr("离线演示模型", "Offline demo model"), "offline"), (tr("智谱 GLM", "Zhipu GLM"), "glm"),
+             (tr("OpenAI 兼容接口", "OpenAI-compatible API"), "openai")]
 # A model chosen on the server (GLM_MODEL / OPENAI_MODEL) is offered first.
 MODEL_ENV = {"glm": "GLM_MODEL", "openai": "OPENAI_MODEL"}
 KEY_ENV = {"glm": "ZHIPUAI_API_KEY", "openai": "OPENAI_API_KEY"}
 BASE_URL_ENV = {"glm": "ZHIPUAI_BASE_URL", "openai": "OPENAI_BASE_URL"}
 SECRET_NAMES = ("ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
                 "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
-NO_KEY_HINT = "仅保存在当前浏览器会话（服务器端内存），不会回传、不会记录"
-SERVER_KEY_HINT = "已使用服务器配置的密钥"
+NO_KEY_HINT = tr("仅保存在当前浏览器会话（服务器端内存），不会回传、不会记录",
+                "Kept only for this browser session (in the server's memory), never sent back, never logged")
+SERVER_KEY_HINT = tr("已使用服务器配置的密钥", "Using the key configured on the server")
 
 
 @dataclass(frozen=True)
@@ -111,12 +115,18 @@ def missing_key_message(settings: Settings, secrets: Mapping[str, str]) -> str:
     """Why there is no key for this run, and what to do (a server key configured for
     another address is named as such: it does not follow a preset or a typed URL)."""
     preset = PRESETS.get(settings.preset)
-    where = f"你自己的 {preset.name} API Key（{preset.key_from}）" if preset else "你自己的 API Key"
+    where = (tr("你自己的 {name} API Key（{src}）", "your own {name} API key ({src})").format(
+        name=preset.name, src=preset.key_from) if preset else tr("你自己的 API Key", "your own API key"))
     if server_has_key(settings.provider, secrets) and settings.base_url:
         host = urlsplit(settings.base_url).hostname or settings.base_url
-        return (f"没有可用的 API Key：服务器配置的密钥只发往服务器为它设定的地址，不会发往 {host}。"
-                f"请在「模型设置」里填写{where}后按回车，或改用「离线演示模型」。")
-    return f"没有可用的 API Key：请在「模型设置」里填写{where}（服务器没有为这个地址配置密钥）。"
+        return tr("没有可用的 API Key：服务器配置的密钥只发往服务器为它设定的地址，不会发往 {host}。"
+                  "请在「模型设置」里填写{where}后按回车，或改用「离线演示模型」。",
+                  "No API key to use: the server's key goes only to the address set for it on the server, never to "
+                  "{host}. Enter {where} in «Model settings» and press Enter, or use the «Offline demo model»."
+                  ).format(host=host, where=where)
+    return tr("没有可用的 API Key：请在「模型设置」里填写{where}（服务器没有为这个地址配置密钥）。",
+              "No API key to use: enter {where} in «Model settings» (the server has no key for this address)."
+              ).format(where=where)
 
 
 def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str], mistake: str | None = None,
@@ -158,30 +168,32 @@ class SettingsPanel:
 
     def __init__(self, secrets: Mapping[str, str] | None = None):
         self.secrets = MappingProxyType(dict(secrets or {}))
-        with gr.Accordion("⚙️ 模型设置", open=False, elem_id="settings-panel") as accordion:
+        with gr.Accordion(tr("⚙️ 模型设置", "⚙️ Model settings"), open=False, elem_id="settings-panel") as accordion:
             with gr.Row():
-                self.preset = gr.Dropdown(preset_choices(), value=NO_PRESET, label="预设（常用平台：填好提供方、地址和模型）",
+                self.preset = gr.Dropdown(preset_choices(), value=NO_PRESET, label=tr("预设（常用平台：填好提供方、地址和模型）",
+                                                   "Presets (common platforms: fills in provider, address and model)"),
                                           elem_id="preset", min_width=260)
             self.preset_card = gr.Markdown(visible=False, elem_id="preset-card")
             with gr.Row():
-                self.provider = gr.Dropdown(PROVIDERS, value="offline", label="提供方", elem_id="provider", min_width=180)
-                self.model = gr.Dropdown(model_choices("offline"), value=default_model("offline"), label="模型（可直接输入）",
+                self.provider = gr.Dropdown(PROVIDERS, value="offline", label=tr("提供方", "Provider"), elem_id="provider", min_width=180)
+                self.model = gr.Dropdown(model_choices("offline"), value=default_model("offline"), label=tr("模型（可直接输入）", "Model (type any name)"),
                                          allow_custom_value=True, elem_id="model", min_width=180)
-                self.base_url = gr.Textbox(label="Base URL（OpenAI 兼容接口）", placeholder="https://api.openai.com/v1",
+                self.base_url = gr.Textbox(label=tr("Base URL（OpenAI 兼容接口）", "Base URL (OpenAI-compatible API)"), placeholder="https://api.openai.com/v1",
                                            visible=False, elem_id="base-url", min_width=220)
             with gr.Row():
                 self.api_key = gr.Textbox(label="API Key", type="password", placeholder=NO_KEY_HINT,
                                           elem_id="api-key", min_width=220, interactive=False)
-                self.key_status = gr.Markdown("离线演示模型不需要密钥。", elem_id="key-status")
-                self.clear_key = gr.Button("清除本会话密钥", size="sm", min_width=120, visible=False)
+                self.key_status = gr.Markdown(tr("离线演示模型不需要密钥。", "The offline demo model needs no key."), elem_id="key-status")
+                self.clear_key = gr.Button(tr("清除本会话密钥", "Clear this session's key"), size="sm", min_width=120, visible=False)
             with gr.Row():
                 self.temperature = gr.Slider(0, 2, value=0, step=0.1, label="temperature", min_width=160)
-                self.max_turns = gr.Slider(1, 12, value=6, step=1, label="最多轮数 max_turns", min_width=160)
-                self.stream = gr.Checkbox(value=False, label="流式输出（逐段显示）", elem_id="stream", min_width=140)
+                self.max_turns = gr.Slider(1, 12, value=6, step=1, label=tr("最多轮数 max_turns", "Most rounds max_turns"), min_width=160)
+                self.stream = gr.Checkbox(value=False, label=tr("流式输出（逐段显示）", "Streaming (shown as it arrives)"), elem_id="stream", min_width=140)
             with gr.Row():
-                self.max_tokens = gr.Slider(0, 4096, value=1024, step=16, label="每轮最多写 max_tokens 个 token（0 = 不限，由服务端定）",
+                self.max_tokens = gr.Slider(0, 4096, value=1024, step=16, label=tr("每轮最多写 max_tokens 个 token（0 = 不限，由服务端定）",
+                                               "At most max_tokens tokens per round (0 = no limit: the server decides)"),
                                             elem_id="max-tokens", min_width=220)
-                self.round_seconds = gr.Slider(5, 300, value=60, step=5, label="每轮时限（秒）：超过就停止等待",
+                self.round_seconds = gr.Slider(5, 300, value=60, step=5, label=tr("每轮时限（秒）：超过就停止等待", "Time limit per round (s): past it, stop waiting"),
                                                elem_id="round-seconds", min_width=220)
             self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider)
             # Remember the key in this browser / forget it / clear what this page keeps (browser_memory.py).
@@ -217,8 +229,10 @@ class SettingsPanel:
             hint = SERVER_KEY_HINT if server_has_key(provider, secrets) else NO_KEY_HINT
             return (gr.update(choices=models),
                     gr.update(visible=provider == "openai",
-                              placeholder="使用服务器配置的地址" if secrets.get(BASE_URL_ENV.get(provider, "")) else "https://api.openai.com/v1"),
-                    gr.update(interactive=not offline, placeholder="离线模型不需要密钥" if offline else hint),
+                              placeholder=tr("使用服务器配置的地址", "Using the address configured on the server")
+                              if secrets.get(BASE_URL_ENV.get(provider, "")) else "https://api.openai.com/v1"),
+                    gr.update(interactive=not offline,
+                              placeholder=tr("离线模型不需要密钥", "The offline model needs no key") if offline else now(hint)),
                     key_status(provider, session_key, secrets, base_url, preset),
                     gr.update(visible=bool(session_key)))
 
@@ -291,63 +305,83 @@ def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base
                preset: str = "") -> str:
     """The line next to the key box: which key a run would use for this provider, base URL and preset."""
     if provider == "offline":
-        return "离线演示模型不需要密钥。"
+        return tr("离线演示模型不需要密钥。", "The offline demo model needs no key.")
     if session_key:
-        return "🔑 已保存你输入的密钥（只在服务器端本会话内存中，页面上不会再显示）。"
+        return tr("🔑 已保存你输入的密钥（只在服务器端本会话内存中，页面上不会再显示）。",
+                  "🔑 Your key is kept (only in this session's memory on the server; the page never shows it again).")
     settings = Settings(provider=provider, base_url=(base_url or "").strip(), preset=preset or "")
     server_key, address = resolve_credentials(settings, "", secrets)
     if server_key:
-        return "🔑 " + SERVER_KEY_HINT + "（不会显示）。"
+        return "🔑 " + now(SERVER_KEY_HINT) + tr("（不会显示）。", " (never shown).")
     placeholder = local_placeholder(settings, address)
     if placeholder:
-        return f"本机服务不需要密钥：运行时用占位 Key「{placeholder}」（不是秘密）。服务启动时要求了 Key 就填在上面。"
+        return tr("本机服务不需要密钥：运行时用占位 Key「{p}」（不是秘密）。服务启动时要求了 Key 就填在上面。",
+                  "A local service needs no key: runs use the placeholder key «{p}» (not a secret). If the service "
+                  "was started with a key, enter it above.").format(p=placeholder)
     if server_has_key(provider, secrets):
-        return "需要你自己的密钥：服务器配置的密钥只发往服务器设定的地址，不会发往这里。在上面的框里输入后按回车。"
-    return "需要密钥：在上面的框里输入后按回车。"
+        return tr("需要你自己的密钥：服务器配置的密钥只发往服务器设定的地址，不会发往这里。在上面的框里输入后按回车。",
+                  "Your own key is needed: the server's key goes only to the address set on the server, not here. "
+                  "Enter it in the box above and press Enter.")
+    return tr("需要密钥：在上面的框里输入后按回车。", "A key is needed: enter it in the box above and press Enter.")
 
 
 # ---------------------------------------------------------------- 预设 (provider_presets)
 
 NO_PRESET = ""
-SUPPORT = {True: "支持", False: "不支持", None: "未确认"}
+SUPPORT = {True: tr("支持", "yes"), False: tr("不支持", "no"), None: tr("未确认", "unconfirmed")}
+UNCONFIRMED = tr("（未确认）", " (unconfirmed)")
 
 
 def preset_choices() -> list[tuple[str, str]]:
     """The 预设 dropdown: cloud endpoints first, then the ones that run on your own machine."""
     ordered = sorted(PRESETS.values(), key=lambda p: p.local)
-    return [("不用预设（自己选提供方、填地址）", NO_PRESET)] + [
-        (f"{'本机' if p.local else '云端'} · {p.name.replace('（本机）', '')}", p.key) for p in ordered]
+    return [(tr("不用预设（自己选提供方、填地址）", "No preset (choose the provider, enter the address)"), NO_PRESET)] + [
+        ((tr("本机", "local") if p.local else tr("云端", "cloud")) + " · " + p.name.replace("（本机）", ""), p.key)
+        for p in ordered]
 
 
 def _support(preset: Preset, field: str) -> str:
     value = getattr(preset, field)
-    doubt = "（未确认）" if field in preset.unconfirmed and value is not None else ""
-    return SUPPORT[value] + doubt
+    doubt = now(UNCONFIRMED) if field in preset.unconfirmed and value is not None else ""
+    return now(SUPPORT[value]) + doubt
 
 
 def preset_card(key: str, secrets: Mapping[str, str]) -> str:
     """The short Chinese card under 预设: SDK, where the key comes from, what the endpoint
     supports ("未确认" where no official document says so), and the note."""
     preset = PRESETS[key]
-    choices = " / ".join("指定函数" if c == "function" else c for c in preset.tool_choice)
-    doubt = "（未确认）" if "tool_choice" in preset.unconfirmed else ""
-    address = f"`{preset.base_url}`" if preset.base_url else "SDK 默认地址（服务器为智谱配置了地址时用那个）"
+    choices = " / ".join(tr("指定函数", "a named function") if c == "function" else c for c in preset.tool_choice)
+    doubt = now(UNCONFIRMED) if "tool_choice" in preset.unconfirmed else ""
+    address = (f"`{preset.base_url}`" if preset.base_url else
+               tr("SDK 默认地址（服务器为智谱配置了地址时用那个）",
+                  "the SDK's default address (or the one the server configured for Zhipu)"))
     settings = Settings(**settings_for(key), preset=key)
     if preset.local:
-        key_line = (f"可以不填，运行时自动用占位 Key「{preset.placeholder_key}」（不是秘密）；平台说明：{preset.key_from}。"
-                    "端口或机器不同就改 Base URL。")
+        key_line = tr("可以不填，运行时自动用占位 Key「{p}」（不是秘密）；平台说明：{src}。端口或机器不同就改 Base URL。",
+                      "may stay empty: runs use the placeholder key «{p}» (not a secret); the platform says: {src}. "
+                      "Another port or machine: change the Base URL.").format(p=preset.placeholder_key,
+                                                                              src=preset.key_from)
     elif resolve_credentials(settings, "", secrets)[0]:
-        key_line = f"服务器为这个地址配置了密钥，可以不填；也可以填自己的（{preset.key_from}）。"
+        key_line = tr("服务器为这个地址配置了密钥，可以不填；也可以填自己的（{src}）。",
+                      "the server has a key for this address, so it may stay empty; or enter your own ({src})."
+                      ).format(src=preset.key_from)
     else:
-        key_line = f"填你自己的：{preset.key_from}。服务器配置的密钥不会发往这个地址。"
+        key_line = tr("填你自己的：{src}。服务器配置的密钥不会发往这个地址。",
+                      "enter your own: {src}. The server's key is never sent to this address.").format(src=preset.key_from)
     return html.escape("\n".join([
-        f"**{preset.name}** · 用 `{preset.sdk}` SDK · Base URL {address}",
-        f"- **Key**：{key_line}",
-        f"- **支持**：tool_choice {choices}{doubt} · parallel_tool_calls {_support(preset, 'parallel_tool_calls')}"
-        f" · strict {_support(preset, 'strict')} · 流式工具调用 {_support(preset, 'streams_tool_calls')}",
-        f"- **提醒**：{preset.note}",
-        f"- 模型名是建议（能调用工具的在前），可以直接改。逐条说明见项目里的 docs/providers.md"
-        f"「各平台」中标着 `{key}` 的一节；没网时可用 `python code/offline_server.py --accent {preset.accent}` 预演。",
+        tr("**{name}** · 用 `{sdk}` SDK · Base URL {address}", "**{name}** · `{sdk}` SDK · Base URL {address}").format(
+            name=preset.name, sdk=preset.sdk, address=address),
+        tr("- **Key**：", "- **Key**: ") + key_line,
+        tr("- **支持**：tool_choice {c}{d} · parallel_tool_calls {p} · strict {s} · 流式工具调用 {t}",
+           "- **Supports**: tool_choice {c}{d} · parallel_tool_calls {p} · strict {s} · streamed tool calls {t}").format(
+            c=choices, d=doubt, p=_support(preset, "parallel_tool_calls"), s=_support(preset, "strict"),
+            t=_support(preset, "streams_tool_calls")),
+        tr("- **提醒**：", "- **Note** (the course's preset notes are in Chinese): ") + preset.note,
+        tr("- 模型名是建议（能调用工具的在前），可以直接改。逐条说明见项目里的 docs/providers.md"
+           "「各平台」中标着 `{key}` 的一节；没网时可用 `python code/offline_server.py --accent {accent}` 预演。",
+           "- The model names are suggestions (those that can call tools first): change them freely. Each platform "
+           "is described in the project's docs/providers.md, in the section marked `{key}`; without a network, "
+           "rehearse with `python code/offline_server.py --accent {accent}`.").format(key=key, accent=preset.accent),
     ]), quote=False)
 
 

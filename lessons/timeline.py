@@ -12,6 +12,7 @@ import json
 from typing import Any, Iterable
 
 from accents import ANSWER_PROBLEMS
+from i18n import now, tr
 from lessons import cost_view
 from tool_outcome import RESULT_LIMIT
 
@@ -19,21 +20,26 @@ SHOW_LIMIT = 12_000  # characters per block; more would only slow the page down
 
 # Labels per lesson: the function-calling tabs name the three-step handshake.
 HANDSHAKE = {
-    "request": "① 握手第一步：把工具菜单 tools 和 messages 发给模型",
-    "response": "② 握手第二步：模型回复（原始 tool_calls）",
-    "execute": "③ 握手第三步：本地执行工具，结果以 role: \"tool\" 回填",
+    "request": tr("① 握手第一步：把工具菜单 tools 和 messages 发给模型",
+                  "① Handshake step one: the tool menu (tools) and the messages go to the model"),
+    "response": tr("② 握手第二步：模型回复（原始 tool_calls）", "② Handshake step two: the model's reply (raw tool_calls)"),
+    "execute": tr("③ 握手第三步：本地执行工具，结果以 role: \"tool\" 回填",
+                  "③ Handshake step three: the tools run locally, results go back as role: \"tool\""),
 }
 MCP = {
-    "request": "① 把 tools/list 得到的工具作为 tools，和 messages 一起发给模型",
-    "response": "② 模型回复（原始 tool_calls）",
-    "execute": "③ 每个 tool_call 变成一次 tools/call，结果以 role: \"tool\" 回填",
-    "connect": "MCP 连接：initialize 握手，再 tools/list 取工具清单（JSON-RPC）",
-    "wire": "线上的 JSON-RPC 消息",
+    "request": tr("① 把 tools/list 得到的工具作为 tools，和 messages 一起发给模型",
+                  "① The tools from tools/list go to the model as tools, with the messages"),
+    "response": tr("② 模型回复（原始 tool_calls）", "② The model's reply (raw tool_calls)"),
+    "execute": tr("③ 每个 tool_call 变成一次 tools/call，结果以 role: \"tool\" 回填",
+                  "③ Each tool_call becomes a tools/call; results go back as role: \"tool\""),
+    "connect": tr("MCP 连接：initialize 握手，再 tools/list 取工具清单（JSON-RPC）",
+                  "MCP connection: the initialize handshake, then tools/list for the tools (JSON-RPC)"),
+    "wire": tr("线上的 JSON-RPC 消息", "The JSON-RPC messages on the wire"),
 }
 TEXT_PROTOCOL = {
-    "request": "请求：发送给模型的 messages",
-    "response": "模型原始文本",
-    "execute": "执行工具，并把 Observation 追加到对话",
+    "request": tr("请求：发送给模型的 messages", "Request: the messages sent to the model"),
+    "response": tr("模型原始文本", "The model's raw text"),
+    "execute": tr("执行工具，并把 Observation 追加到对话", "Run the tool and append the Observation to the conversation"),
 }
 
 CSS = """
@@ -69,7 +75,9 @@ CSS = """
 .tw-rpc.tw-rpc-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-rpc-head { font-family: var(--font-mono); }
 """
-REASONING_TITLE = "模型的思考过程（不放回历史）"
+REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
+ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
+ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
 
 
 # ---------------------------------------------------------------- small helpers
@@ -81,7 +89,7 @@ def esc(text: Any) -> str:
 def cut(text: str, limit: int = SHOW_LIMIT) -> str:
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n…（已截断，共 {len(text)} 个字符）"
+    return text[:limit] + "\n" + tr("…（已截断，共 {n} 个字符）", "… (cut; {n} characters in all)").format(n=len(text))
 
 
 def to_json(value: Any) -> str:
@@ -195,16 +203,25 @@ def parsed_as_json(event: dict) -> bool:
 
 def render_parse(event: dict, raw_text: str) -> str:
     as_json = parsed_as_json(event)
-    kinds = ({"action": "调用工具（tool + arguments）", "final": "最终答案（answer）", "none": "没有可用的 JSON"} if as_json
-             else {"action": "调用工具 (Action)", "final": "最终答案 (Final Answer)", "none": "无匹配"})
+    kinds = ({"action": tr("调用工具（tool + arguments）", "a tool call (tool + arguments)"),
+              "final": tr("最终答案（answer）", "the final answer (answer)"), "none": tr("没有可用的 JSON", "no usable JSON")}
+             if as_json else
+             {"action": tr("调用工具 (Action)", "a tool call (Action)"), "final": tr("最终答案 (Final Answer)", "the final answer (Final Answer)"),
+              "none": tr("无匹配", "no match")})
     kind = kinds.get(event.get("kind"), event.get("kind"))
-    how = "从文本中找 JSON" if as_json else "正则解析"
-    found = ("<span class=tw-ok>找到了</span>" if as_json else "<span class=tw-ok>匹配成功</span>") if event.get("ok") \
-        else ("<span class=tw-bad>没有找到</span>" if as_json else "<span class=tw-bad>没有匹配</span>")
-    parts = [f'<div class="tw-label tw-parse-label">{how}：{found} · {esc(kind)}</div>']
+    how = tr("从文本中找 JSON", "Finding JSON in the text") if as_json else tr("正则解析", "Regex parse")
+    if event.get("ok"):
+        found = tr("找到了", "found") if as_json else tr("匹配成功", "matched")
+    else:
+        found = tr("没有找到", "not found") if as_json else tr("没有匹配", "no match")
+    found = f"<span class={'tw-ok' if event.get('ok') else 'tw-bad'}>{found}</span>"
+    colon = tr("：", ": ")
+    parts = [f'<div class="tw-label tw-parse-label">{how}{colon}{found} · {esc(kind)}</div>']
     if event.get("pattern"):
-        where = "找 JSON 起点用的正则（之后交给 json.JSONDecoder 解析）" if as_json else "正则"
-        parts.append(f'<div>{where}：<code>{esc(event["pattern"])}</code></div>')
+        where = (tr("找 JSON 起点用的正则（之后交给 json.JSONDecoder 解析）",
+                    "the regex that finds where JSON starts (then json.JSONDecoder parses it)") if as_json
+                 else tr("正则", "regex"))
+        parts.append(f'<div>{where}{colon}<code>{esc(event["pattern"])}</code></div>')
     if event.get("ok"):
         parts.append(f'<div class="tw-pre">{highlight_match(raw_text, event)}</div>')
         badges = "".join(
@@ -213,10 +230,11 @@ def render_parse(event: dict, raw_text: str) -> str:
         )
         parts.append(badges)
     else:
-        why = "为什么没有找到" if as_json else "为什么没有匹配"
-        parts.append(f'<div class="tw-error">{why}：{esc(event.get("reason") or "模型输出不符合约定格式")}</div>')
+        why = tr("为什么没有找到", "why nothing was found") if as_json else tr("为什么没有匹配", "why it did not match")
+        reason = event.get("reason") or tr("模型输出不符合约定格式", "the model's output does not follow the agreed format")
+        parts.append(f'<div class="tw-error">{why}{colon}{esc(reason)}</div>')
     for note in event.get("notes") or []:
-        parts.append(f"<div class='tw-note tw-parse-note'>ℹ️ 解析备注：{esc(note)}</div>")
+        parts.append(f"<div class='tw-note tw-parse-note'>{tr('ℹ️ 解析备注：', 'ℹ️ Parse note: ')}{esc(note)}</div>")
     parts.append(render_naive(event.get("naive")))
     return '<div class="tw-step">' + "".join(parts) + "</div>"
 
@@ -229,7 +247,7 @@ def render_naive(naive: Any) -> str:
     pattern = naive.get("final_pattern") if naive.get("kind") == "final" else naive.get("pattern")
     differs = "" if naive.get("agrees") else " tw-naive-regex-differs"
     mark = "＝" if naive.get("agrees") else "≠"
-    return (f'<div class="tw-naive-regex{differs}"><b>对照 · 朴素正则</b> <code>{esc(pattern)}</code>'
+    return (f'<div class="tw-naive-regex{differs}"><b>{tr("对照 · 朴素正则", "Compare · naive regex")}</b> <code>{esc(pattern)}</code>'
             f'<div>{mark} {esc(naive.get("verdict"))}</div></div>')
 
 
@@ -242,8 +260,12 @@ def render_timing(result: dict) -> str:
         return ""
     whole = max(whole, finish, 0.001)
     left, width = 100 * start / whole, max(100 * (finish - start) / whole, 0.5)
-    return (f'<div class="tw-timing">⏱ 同时执行（这一批最多 {esc(result.get("concurrent"))} 个并行）：'
-            f'第 {start:.0f} ms 开始，第 {finish:.0f} ms 结束，用时 {finish - start:.0f} ms；整批 {whole:.0f} ms</div>'
+    timing = tr("⏱ 同时执行（这一批最多 {n} 个并行）：第 {start} ms 开始，第 {finish} ms 结束，用时 {took} ms；整批 {whole} ms",
+                "⏱ Ran together (up to {n} at once in this batch): started at {start} ms, finished at {finish} ms, "
+                "took {took} ms; the whole batch {whole} ms").format(
+                    n=esc(result.get("concurrent")), start=f"{start:.0f}", finish=f"{finish:.0f}",
+                    took=f"{finish - start:.0f}", whole=f"{whole:.0f}")
+    return (f'<div class="tw-timing">{timing}</div>'
             f'<div class="tw-lane"><div class="tw-bar" style="left:{left:.1f}%;width:{width:.1f}%"></div></div>')
 
 
@@ -251,48 +273,53 @@ def clipped_note(result: dict) -> str:
     """Says whether the model got the whole result or a clipped one (tool_result's clipped_from)."""
     total = result.get("clipped_from")
     if isinstance(total, int):
-        return (f'<div class="tw-clipped">✂️ 结果过长已截断：原来 {total} 个字符，回填给模型的只有前 {RESULT_LIMIT} 个，'
-                f'末尾写明了截断（不是原样回填）</div>')
+        return ('<div class="tw-clipped">' + tr(
+            "✂️ 结果过长已截断：原来 {total} 个字符，回填给模型的只有前 {limit} 个，末尾写明了截断（不是原样回填）",
+            "✂️ Result too long, cut: {total} characters, only the first {limit} went back to the model, and the end "
+            "says it was cut (not sent back as it was)").format(total=total, limit=RESULT_LIMIT) + "</div>")
     return ""
 
 
 def call_notes(call: dict) -> str:
     """What reading the arguments said. Arguments that could not be read are a problem (red);
     when they were read, the lines are notes on what the parser tolerated (a quirk: neutral)."""
-    text = "；".join(esc(p) for p in call["problems"])
+    text = tr("；", "; ").join(esc(p) for p in call["problems"])
     if call.get("arguments") is None:
-        return f"<div class='tw-bad tw-call-problem'>解析问题：{text}</div>"
-    return f"<div class='tw-note tw-call-note'>ℹ️ 解析备注（已容错，照常执行）：{text}</div>"
+        return f"<div class='tw-bad tw-call-problem'>{tr('解析问题：', 'Parse problem: ')}{text}</div>"
+    return (f"<div class='tw-note tw-call-note'>"
+            f"{tr('ℹ️ 解析备注（已容错，照常执行）：', 'ℹ️ Parse note (tolerated, ran as usual): ')}{text}</div>")
 
 
 def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = ()) -> str:
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
-    body = [f"<div>模型给出的参数（原文）：</div>{pre(str(call.get('raw_arguments', '')))}"]
+    body = [f"<div>{tr('模型给出的参数（原文）：', 'Arguments as the model wrote them:')}</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
         body.append(call_notes(call))
     if wire:
-        body.append(f"<div>{esc(labels.get('wire', 'JSON-RPC'))}：</div>" + "".join(render_rpc(e) for e in wire))
+        body.append(f"<div>{esc(now(labels.get('wire', 'JSON-RPC')))}{tr('：', ': ')}</div>" + "".join(render_rpc(e) for e in wire))
     if result is None:
-        body.append('<div class="tw-pause">⏸ 尚未执行</div>')
+        body.append(f'<div class="tw-pause">{tr("⏸ 尚未执行", "⏸ Not run yet")}</div>')
         return f'<div class="tw-call">{head}{"".join(body)}</div>'
-    status = "<span class=tw-ok>成功</span>" if result.get("ok") else f"<span class=tw-bad>失败 {esc(result.get('error_code') or '')}</span>"
-    body.append(f"<div>实际执行的参数（转换后）：</div>{pre(result.get('arguments'))}")
+    status = (f"<span class=tw-ok>{tr('成功', 'succeeded')}</span>" if result.get("ok")
+              else f"<span class=tw-bad>{tr('失败', 'failed')} {esc(result.get('error_code') or '')}</span>")
+    body.append(f"<div>{tr('实际执行的参数（转换后）：', 'Arguments the tool ran with (converted):')}</div>{pre(result.get('arguments'))}")
     for note in result.get("coercions") or []:
-        body.append(f"<div>类型转换：<code>{esc(note)}</code></div>")
+        body.append(f"<div>{tr('类型转换：', 'Type conversion: ')}<code>{esc(note)}</code></div>")
     if result.get("overridden"):
         body.append(f"<div class='tw-meta'>（{esc(result['overridden'])}）</div>")
     body.append(render_timing(result))
-    body.append(f"<div>结果 {status} · {seconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
+    body.append(f"<div>{tr('结果', 'Result')} {status} · {seconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
     body.append(clipped_note(result))
     if result.get("diff"):
-        body.append(f"<div>工作区的改动（diff）：</div>{diff_html(result['diff'])}")
+        body.append(f"<div>{tr('工作区的改动（diff）：', 'Changes to the workspace (diff):')}</div>{diff_html(result['diff'])}")
     if result.get("message") is not None:
-        body.append(f"<div>回填给模型的消息：</div>{pre(result.get('message'))}")
+        body.append(f"<div>{tr('回填给模型的消息：', 'The message sent back to the model:')}</div>{pre(result.get('message'))}")
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
 
 
-ARROWS = {"send": "→ 客户端发给服务器", "receive": "← 服务器发给客户端"}
-KINDS = {"request": "请求", "notification": "通知", "result": "响应", "error": "JSON-RPC 错误"}
+ARROWS = {"send": tr("→ 客户端发给服务器", "→ client to server"), "receive": tr("← 服务器发给客户端", "← server to client")}
+KINDS = {"request": tr("请求", "request"), "notification": tr("通知", "notification"), "result": tr("响应", "response"),
+         "error": tr("JSON-RPC 错误", "JSON-RPC error")}
 
 
 def render_rpc(event: dict) -> str:
@@ -303,14 +330,15 @@ def render_rpc(event: dict) -> str:
     failed = event.get("kind") == "error" or bool(result and result.get("isError"))
     mark = ""
     if event.get("kind") == "error":
-        mark = " <span class=tw-bad>✗ 协议层出错</span>"
+        mark = f" <span class=tw-bad>{tr('✗ 协议层出错', '✗ protocol error')}</span>"
     elif failed:
-        mark = " <span class=tw-bad>✗ isError: true（工具失败，结果照样回给模型）</span>"
+        mark = (" <span class=tw-bad>" + tr("✗ isError: true（工具失败，结果照样回给模型）",
+                                            "✗ isError: true (the tool failed; the result still goes back to the model)") + "</span>")
     at = event.get("at_ms")
     when = f"{float(at):.0f} ms" if isinstance(at, (int, float)) else "?"
     ident = "" if event.get("id") is None else f" id={esc(event.get('id'))}"
-    head = (f'<div class="tw-rpc-head">{esc(ARROWS.get(event.get("direction"), event.get("direction")))} · '
-            f'{esc(KINDS.get(event.get("kind"), event.get("kind")))} <b>{esc(event.get("method") or "?")}</b>'
+    head = (f'<div class="tw-rpc-head">{esc(now(ARROWS.get(event.get("direction"), event.get("direction"))))} · '
+            f'{esc(now(KINDS.get(event.get("kind"), event.get("kind"))))} <b>{esc(event.get("method") or "?")}</b>'
             f'{ident} <span class="tw-meta">@ {when}</span>{mark}</div>')
     body = {"request": "params", "notification": "params", "result": "result", "error": "error"}.get(event.get("kind"))
     shown = fold(body, pre(event.get(body))) if body and event.get(body) is not None else ""
@@ -347,13 +375,14 @@ def render_accents(response: dict) -> str:
     """The endpoint's accents (code/accents.py) of one response, as info notes: what the
     endpoint did, why it matters and what to change are in each message."""
     notes = [a for a in response.get("accents") or [] if isinstance(a, dict)]
-    return "".join(f'<div class="tw-accent">{accent_title(a.get("code"))} <code>{esc(a.get("code"))}</code>：'
+    return "".join(f'<div class="tw-accent">{accent_title(a.get("code"))} <code>{esc(a.get("code"))}</code>{tr("：", ": ")}'
                    f'{esc(cut(str(a.get("message") or ""), 2000))}</div>' for a in notes)
 
 
 def accent_title(code: Any) -> str:
     """A quirk the client repaired is the endpoint's accent; a failure of the answer itself is not."""
-    return "⚠️ <b>回答有问题</b>" if code in ANSWER_PROBLEMS else "ℹ️ <b>端点的口音</b>"
+    icon, _, words = str(now(ANSWER_PROBLEM if code in ANSWER_PROBLEMS else ACCENT)).partition(" ")
+    return f"{icon} <b>{words}</b>"
 
 
 def render_reasoning(response: dict) -> str:
@@ -361,7 +390,8 @@ def render_reasoning(response: dict) -> str:
     reasoning = response.get("reasoning")
     if not reasoning:
         return ""
-    return f'<details class="tw-reasoning"><summary>🧠 {esc(REASONING_TITLE)}（{len(str(reasoning))} 字）</summary>{pre(str(reasoning))}</details>'
+    size = tr("（{n} 字）", " ({n} characters)").format(n=len(str(reasoning)))
+    return f'<details class="tw-reasoning"><summary>🧠 {esc(now(REASONING_TITLE))}{size}</summary>{pre(str(reasoning))}</details>'
 
 
 def chat_notes(event: dict) -> list[dict]:
@@ -369,12 +399,12 @@ def chat_notes(event: dict) -> list[dict]:
     notes = []
     if event.get("reasoning"):
         notes.append({"role": "assistant", "content": cut(str(event["reasoning"]), 4000),
-                      "metadata": {"title": f"🧠 {REASONING_TITLE}", "status": "done"}})
+                      "metadata": {"title": f"🧠 {now(REASONING_TITLE)}", "status": "done"}})
     for accent in event.get("accents") or []:
         if isinstance(accent, dict):
             notes.append({"role": "assistant", "content": cut(str(accent.get("message") or ""), 2000),
-                          "metadata": {"title": f"{'⚠️ 回答有问题' if accent.get('code') in ANSWER_PROBLEMS else 'ℹ️ 端点的口音'}"
-                                                f"：{accent.get('code')}", "status": "done"}})
+                          "metadata": {"title": f"{now(ANSWER_PROBLEM if accent.get('code') in ANSWER_PROBLEMS else ACCENT)}"
+                                                f"{tr('：', ': ')}{accent.get('code')}", "status": "done"}})
     return notes
 
 
@@ -385,13 +415,13 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
     results = {e.get("id"): e for e in events if e.get("type") == "tool_result"}
     meta = []
     if response:
-        meta.append(f"模型 {seconds(response.get('duration_ms'))}")
+        meta.append(tr("模型 ", "model ") + seconds(response.get("duration_ms")))
     tokens = cost_view.round_meta(request, response)
     if tokens:
         meta.append(tokens)
     if calls:
-        meta.append("调用 " + ", ".join(str(c.get("name")) for c in calls))
-    title = "开始前" if turn is None else f"第 {turn} 轮"
+        meta.append(tr("调用 ", "calls ") + ", ".join(str(c.get("name")) for c in calls))
+    title = tr("开始前", "Before the start") if turn is None else tr("第 {n} 轮", "Round {n}").format(n=turn)
     parts = [f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>']
     # MCP: the messages before this round's request (initialize, tools/list) open it; tools/call
     # messages go inside their call; any other message is listed after the calls.
@@ -399,35 +429,37 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
     connect = [e for e in events[:at] if e.get("type") == "rpc"]
     wire, rest = rpc_by_call(calls, [e for e in events[at:] if e.get("type") == "rpc"])
     if connect:
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels.get("connect", "JSON-RPC"))}</div>'
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels.get("connect", "JSON-RPC")))}</div>'
                      + "".join(render_rpc(e) for e in connect) + "</div>")
 
     if request:
         messages = request.get("messages") or []
         tools = request.get("tools")
-        body = fold(f"messages（{len(messages)} 条）", pre(messages), open_=last)
+        body = fold(tr("messages（{n} 条）", "messages ({n})").format(n=len(messages)), pre(messages), open_=last)
         if tools:
-            body += fold(f"tools（{len(tools)} 个）", pre(tools))
-        body += fold("参数", pre(request.get("params") or {}))
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["request"])}</div>{body}</div>')
+            body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
+        body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["request"]))}</div>{body}</div>')
 
     if response:
         message = response.get("message") or {}
         text = response.get("text") if response.get("text") is not None else message.get("content")
         body = ""
         if message.get("tool_calls"):
-            body += f"<div>tool_calls（{len(message['tool_calls'])} 个）：</div>{pre(message['tool_calls'])}"
+            count = tr("tool_calls（{n} 个）：", "tool_calls ({n}):").format(n=len(message["tool_calls"]))
+            body += f"<div>{count}</div>{pre(message['tool_calls'])}"
         if text:
-            body += f"<div>文本：</div>{pre(str(text))}"
+            body += f"<div>{tr('文本：', 'Text:')}</div>{pre(str(text))}"
         if not body:
-            body = "<div class='tw-meta'>（空回复）</div>"
+            body = f"<div class='tw-meta'>{tr('（空回复）', '(empty reply)')}</div>"
         finish = response.get("finish_reason")
         body += f"<div class='tw-meta'>finish_reason = {esc(finish)}</div>" if finish else ""
         body = render_reasoning(response) + body + render_accents(response)
-        body += fold("原始响应体 raw", pre(response.get("raw")))
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["response"])}</div>{body}</div>')
+        body += fold(tr("原始响应体 raw", "raw response body"), pre(response.get("raw")))
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["response"]))}</div>{body}</div>')
     elif any(e.get("type") == "delta" for e in events):
-        parts.append(f'<div class="tw-step"><div class="tw-label">流式接收中…</div>{pre(streamed_so_far(events))}</div>')
+        parts.append(f'<div class="tw-step"><div class="tw-label">{tr("流式接收中…", "Streaming in…")}</div>'
+                     f'{pre(streamed_so_far(events))}</div>')
 
     for event in events:
         if event.get("type") == "parse":
@@ -437,21 +469,25 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
     if calls:
         body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []))
                        for c in calls)
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels["execute"])}</div>{body}</div>')
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
     if rest:
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(labels.get("wire", "JSON-RPC"))}</div>'
+        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels.get("wire", "JSON-RPC")))}</div>'
                      + "".join(render_rpc(e) for e in rest) + "</div>")
     # Results without a matching call (e.g. a text protocol that feeds back a notice).
     called = {c.get("id") for c in calls}
     for event in events:
         if event.get("type") == "tool_result" and event.get("id") not in called:
-            parts.append(f'<div class="tw-step"><div class="tw-label">回填</div>{pre(event.get("message") or event.get("content"))}</div>')
+            parts.append(f'<div class="tw-step"><div class="tw-label">{tr("回填", "Sent back")}</div>'
+                         f'{pre(event.get("message") or event.get("content"))}</div>')
 
     for event in events:
         if event.get("type") == "final":
-            parts.append(f'<div class="tw-step"><div class="tw-label">最终回答</div><div class="tw-final">{esc(cut(str(event.get("content") or "")))}</div></div>')
+            parts.append(f'<div class="tw-step"><div class="tw-label">{tr("最终回答", "Final answer")}</div>'
+                         f'<div class="tw-final">{esc(cut(str(event.get("content") or "")))}</div></div>')
         elif event.get("type") == "error":
-            parts.append(f'<div class="tw-step"><div class="tw-error"><b>出错（{esc(event.get("code"))}）</b>：{esc(event.get("message"))}</div></div>')
+            failed = tr("出错（{code}）", "Error ({code})").format(code=esc(event.get("code")))
+            parts.append(f'<div class="tw-step"><div class="tw-error"><b>{failed}</b>{tr("：", ": ")}'
+                         f'{esc(event.get("message"))}</div></div>')
     return f'<details class="tw-round"{" open" if last else ""}>' + "".join(parts) + "</details>"
 
 
@@ -459,12 +495,15 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
     """The step-by-step protocol view. `note` is shown on top (pause, replay position...)."""
     labels = {"react": TEXT_PROTOCOL, "mcp": MCP}.get(lesson, HANDSHAKE)
     if not events:
-        body = '<div class="tw-empty">还没有运行。选一个预设问题，点「运行」或「单步」。</div>'
+        # Concatenated, not formatted: the page's first (empty) view keeps its English (i18n.Text).
+        body = ('<div class="tw-empty">' + tr("还没有运行。选一个预设问题，点「运行」或「单步」。",
+                                              "Nothing has run yet. Pick a preset question and click «Run» or «Step».")
+                + "</div>")
     else:
         grouped = rounds(events)
         body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1) for i, (turn, evs) in enumerate(grouped))
     top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
-    return f'<div class="tw-protocol">{top}{body}</div>'
+    return '<div class="tw-protocol">' + top + body + "</div>"
 
 
 # ---------------------------------------------------------------- the chat view
@@ -494,26 +533,29 @@ def render_chat(events: list[dict], lesson: str = "function_calling") -> list[di
             text = event.get("text") if event.get("text") is not None else (event.get("message") or {}).get("content")
             if text and (lesson == "react" or (event.get("message") or {}).get("tool_calls")):
                 chat.append({"role": "assistant", "content": cut(str(text), 4000),
-                             "metadata": {"title": f"💭 第 {event.get('turn')} 轮模型输出", "status": "done",
+                             "metadata": {"title": tr("💭 第 {n} 轮模型输出", "💭 The model's output in round {n}").format(
+                                              n=event.get("turn")), "status": "done",
                                           "duration": round(float(event.get("duration_ms") or 0) / 1000, 2)}})
         elif kind == "tool_call":
             call_id = f"call-{event.get('turn')}-{event.get('id')}"
             result = results.get((event.get("turn"), event.get("id")))
             shown_args = result.get("arguments") if result else event.get("arguments")
             chat.append({"role": "assistant",
-                         "content": "参数：\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```",
-                         "metadata": {"title": f"🛠️ 调用 {event.get('name')}", "id": call_id,
+                         "content": tr("参数：", "Arguments:") + "\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```",
+                         "metadata": {"title": tr("🛠️ 调用 {name}", "🛠️ Call {name}").format(name=event.get("name")),
+                                      "id": call_id,
                                       "status": "done" if result else "pending"}})
             if result:
                 chat.append({"role": "assistant", "content": cut(str(result.get("content", "")), 3000),
-                             "metadata": {"title": "✅ 工具结果" if result.get("ok") else f"❌ 工具出错 {result.get('error_code') or ''}",
+                             "metadata": {"title": tr("✅ 工具结果", "✅ Tool result") if result.get("ok") else
+                                      tr("❌ 工具出错 ", "❌ Tool error ") + str(result.get("error_code") or ""),
                                           "parent_id": call_id, "status": "done",
                                           "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
         elif kind == "final":
             chat.append({"role": "assistant", "content": cut(str(event.get("content") or ""))})
         elif kind == "error":
             chat.append({"role": "assistant", "content": str(event.get("message") or ""),
-                         "metadata": {"title": f"⚠️ 出错 {event.get('code') or ''}"}})
+                         "metadata": {"title": tr("⚠️ 出错 ", "⚠️ Error ") + str(event.get("code") or "")}})
     return chat
 
 
@@ -522,5 +564,5 @@ def final_answer(events: list[dict]) -> str:
         if event.get("type") == "final":
             return str(event.get("content") or "")
         if event.get("type") == "error":
-            return f"出错：{event.get('message')}"
+            return tr("出错：", "Error: ") + str(event.get("message"))
     return ""

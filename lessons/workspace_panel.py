@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 import gradio as gr
 
+from i18n import now, pick, tr
+
 import workspace
 
 from lessons import timeline
@@ -21,23 +23,31 @@ from runs.run_driver import RunState
 from lessons.run_views import RunViews
 from runs.workspace_backend import APPROACHES
 
-NO_FILE = "（在上面的文件树里选一个文件）"
+NO_FILE = tr("（在上面的文件树里选一个文件）", "(Pick a file in the file tree above.)")
 # What this browser keeps of the workspace lessons (workspace_memory.py saves and restores it).
-MEMORY_NOTE = ("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
-               "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。")
-NOT_RUN = '<div class="tw-protocol"><div class="tw-empty">还没有运行。选一个预设问题，点「运行」。</div></div>'
+MEMORY_NOTE = tr("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
+                 "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。",
+                 "💾 The workspace's files (shared by both lessons, kept once), the question, the loop, the permission "
+                 "rules and the last run are saved in **this browser** (localStorage) and come back after a reload, a "
+                 "server restart or an expired session; after «↺ Reset workspace» the original practice project is "
+                 "what is kept.")
+NOT_RUN = ('<div class="tw-protocol"><div class="tw-empty">'
+           + tr("还没有运行。选一个预设问题，点「运行」。", "Nothing has run yet. Pick a preset question and click «Run».")
+           + '</div></div>')
 
 
 def changes_html(events: list[dict]) -> str:
     """Every change the run's steps made, one diff per step, in order."""
     steps = [e for e in events if e.get("type") == "tool_result" and e.get("diff")]
     if not steps:
-        return '<div class="tw-empty">这次运行还没有改动工作区里的文件。</div>'
+        return ('<div class="tw-empty">' + tr("这次运行还没有改动工作区里的文件。",
+                                              "This run has not changed any file in the workspace yet.") + '</div>')
     parts = []
     for step in steps:
         args = step.get("arguments") if isinstance(step.get("arguments"), dict) else {}
         what = args.get("path") or args.get("command") or ""
-        parts.append(f'<div class="tw-label">第 {timeline.esc(step.get("turn"))} 轮 · {timeline.esc(step.get("name"))} '
+        turn = tr("第 {n} 轮", "round {n}").format(n=timeline.esc(step.get("turn")))
+        parts.append(f'<div class="tw-label">{turn} · {timeline.esc(step.get("name"))} '
                      f'{timeline.esc(what)}</div>{timeline.diff_html(step["diff"])}')
     return '<div class="tw-ws-changes">' + "".join(parts) + "</div>"
 
@@ -66,21 +76,22 @@ class WorkspaceView:
     """The workspace of the browser session: tree, selected file, the run's changes."""
 
     def __init__(self):
-        gr.Markdown("**工作区**（每个浏览器会话一份，只有你看得到；两课共用同一个工作区）")
+        gr.Markdown(tr("**工作区**（每个浏览器会话一份，只有你看得到；两课共用同一个工作区）",
+                       "**Workspace** (one per browser session, seen only by you; both lessons share it)"))
         self.shell = gr.Markdown(elem_classes=["tw-ws-shell"])
         with gr.Row():
-            self.reset_btn = gr.Button("↺ 重置工作区", size="sm", elem_classes=["tw-ws-reset"], min_width=100)
-            self.zip_btn = gr.Button("⬇ 打包下载 zip", size="sm", elem_classes=["tw-ws-zip-btn"], min_width=100)
-            self.upload_btn = gr.UploadButton("⬆ 上传 zip", size="sm", file_types=[".zip"], type="filepath",
+            self.reset_btn = gr.Button(tr("↺ 重置工作区", "↺ Reset workspace"), size="sm", elem_classes=["tw-ws-reset"], min_width=100)
+            self.zip_btn = gr.Button(tr("⬇ 打包下载 zip", "⬇ Download as zip"), size="sm", elem_classes=["tw-ws-zip-btn"], min_width=100)
+            self.upload_btn = gr.UploadButton(tr("⬆ 上传 zip", "⬆ Upload zip"), size="sm", file_types=[".zip"], type="filepath",
                                               elem_classes=["tw-ws-upload"], min_width=100)
-        self.zip_file = gr.File(label="工作区 zip", interactive=False, visible=False, elem_classes=["tw-ws-zip"])
+        self.zip_file = gr.File(label=tr("工作区 zip", "Workspace zip"), interactive=False, visible=False, elem_classes=["tw-ws-zip"])
         self.note = gr.Markdown(elem_classes=["tw-ws-note"])
-        self.tree = gr.Radio([], label="文件树", elem_classes=["tw-ws-tree"])
-        self.file = gr.Code(NO_FILE, label="文件内容", language="python", interactive=False, lines=10, max_lines=30,
+        self.tree = gr.Radio([], label=tr("文件树", "File tree"), elem_classes=["tw-ws-tree"])
+        self.file = gr.Code(NO_FILE, label=tr("文件内容", "File content"), language="python", interactive=False, lines=10, max_lines=30,
                             elem_classes=["tw-ws-file"])
         self.memory_note = gr.Markdown(MEMORY_NOTE, elem_classes=["tw-memory-note", "tw-ws-memory"])
         self.replaced: list = []     # the events after which the files were replaced (重置, zip upload)
-        with gr.Accordion("这次运行改了什么（diff）", open=True):
+        with gr.Accordion(tr("这次运行改了什么（diff）", "What this run changed (diff)"), open=True):
             self.changes = gr.HTML(changes_html([]), css_template=timeline.CSS, elem_classes=["tw-ws-diff"])
         self.outputs = [self.tree, self.file, self.changes]
 
@@ -88,7 +99,7 @@ class WorkspaceView:
         """{component: value} of the workspace as it is now."""
         shown = {self.changes: changes_html(events)} if events is not None else {}
         if not session_id:
-            return {self.tree: gr.update(choices=[]), self.file: "（没有会话标识：请刷新页面）", **shown}
+            return {self.tree: gr.update(choices=[]), self.file: tr("（没有会话标识：请刷新页面）", "(No session id: reload the page.)"), **shown}
         try:
             entries = workspace.tree(session_id)
         except workspace.WorkspaceError as exc:
@@ -118,7 +129,9 @@ class WorkspaceView:
                 workspace.reset(session_of(request) or "")
             except workspace.WorkspaceError as exc:
                 return {self.note: f"❌ {exc}"}
-            return replaced("已重置为初始练习项目（本浏览器保存的工作区文件随之换成初始项目）。", request)
+            return replaced(tr("已重置为初始练习项目（本浏览器保存的工作区文件随之换成初始项目）。",
+                               "Reset to the original practice project (the workspace files this browser keeps are "
+                               "the original project now too)."), request)
 
         self.replaced.append(self.reset_btn.click(reset, None, outputs + [self.note], api_visibility=PRIVATE))
 
@@ -127,7 +140,7 @@ class WorkspaceView:
                 path = write_zip(session_of(request) or "")
             except workspace.WorkspaceError as exc:
                 return {self.note: f"❌ {exc}", self.zip_file: gr.update(visible=False)}
-            return {self.zip_file: gr.update(value=path, visible=True), self.note: "已打包，点文件名下载。"}
+            return {self.zip_file: gr.update(value=path, visible=True), self.note: tr("已打包，点文件名下载。", "Packed: click the file name to download.")}
 
         self.zip_btn.click(download, None, [self.zip_file, self.note], api_visibility=PRIVATE)
 
@@ -136,8 +149,8 @@ class WorkspaceView:
                 with open(path, "rb") as handle:
                     workspace.import_zip(session_of(request) or "", handle.read())
             except (workspace.WorkspaceError, OSError, TypeError) as exc:
-                return {self.note: f"❌ zip 没有导入：{exc}"}
-            return replaced("已用上传的 zip 替换工作区。", request)
+                return {self.note: tr("❌ zip 没有导入：{exc}", "❌ The zip was not imported: {exc}").format(exc=exc)}
+            return replaced(tr("已用上传的 zip 替换工作区。", "The workspace is now the uploaded zip."), request)
 
         self.replaced.append(self.upload_btn.upload(upload, [self.upload_btn], outputs + [self.note],
                                                     api_visibility=PRIVATE))
@@ -147,7 +160,8 @@ def shell_note() -> str:
     """Which of bash's layers hold on this server, said as the sandbox says it."""
     status = workspace.shell_status()
     mark = {"sandboxed": "🛡️", "unsandboxed": "⚠️"}.get(status.get("mode"), "⛔")
-    return f"{mark} **bash 的隔离：** {status.get('notice', '')}"
+    said = pick(status.get("notice", ""), status.get("notice_en") or status.get("notice", ""))
+    return f"{mark} " + tr("**bash 的隔离：** ", "**bash isolation:** ") + str(said)
 
 
 def tree_label(entry: dict) -> str:
@@ -156,7 +170,7 @@ def tree_label(entry: dict) -> str:
 
 def file_text(session_id: str | None, path: str | None) -> Any:
     if not session_id or not path:
-        return gr.update(value=NO_FILE, language="markdown")
+        return gr.update(value=now(NO_FILE), language="markdown")
     try:
         text = workspace.read_file(session_id, path)
     except workspace.WorkspaceError as exc:
@@ -171,15 +185,17 @@ class AskBox:
     def __init__(self):
         with gr.Group(visible=False, elem_classes=["tw-ask"]) as self.box:
             self.title = gr.Markdown(elem_classes=["tw-ask-title"])
-            self.preview = gr.Code(label="批准后将执行（bash 命令，或 write / edit 对文件的改动）", language=None,
+            self.preview = gr.Code(label=tr("批准后将执行（bash 命令，或 write / edit 对文件的改动）",
+                                            "Runs once approved (the bash command, or the change write / edit makes)"), language=None,
                                    interactive=False, lines=4, max_lines=20, elem_classes=["tw-ask-preview"])
-            self.args = gr.Code(label="参数（可修改后点「修改参数后批准」）", language="json", interactive=True,
+            self.args = gr.Code(label=tr("参数（可修改后点「修改参数后批准」）",
+                                         "Arguments (edit them, then click «Approve with edited arguments»)"), language="json", interactive=True,
                                 lines=3, elem_classes=["tw-ask-args"])
-            self.reason = gr.Textbox(label="拒绝的理由（会告诉模型）", lines=1, elem_classes=["tw-ask-reason"])
+            self.reason = gr.Textbox(label=tr("拒绝的理由（会告诉模型）", "Reason for denying (told to the model)"), lines=1, elem_classes=["tw-ask-reason"])
             with gr.Row():
-                self.approve = gr.Button("✅ 批准", variant="primary", elem_classes=["tw-approve"], min_width=90)
-                self.approve_edited = gr.Button("✏️ 修改参数后批准", elem_classes=["tw-approve-edited"], min_width=120)
-                self.deny = gr.Button("🚫 拒绝", variant="stop", elem_classes=["tw-deny"], min_width=90)
+                self.approve = gr.Button(tr("✅ 批准", "✅ Approve"), variant="primary", elem_classes=["tw-approve"], min_width=90)
+                self.approve_edited = gr.Button(tr("✏️ 修改参数后批准", "✏️ Approve with edited arguments"), elem_classes=["tw-approve-edited"], min_width=120)
+                self.deny = gr.Button(tr("🚫 拒绝", "🚫 Deny"), variant="stop", elem_classes=["tw-deny"], min_width=90)
         self.outputs = [self.box, self.title, self.preview, self.args, self.reason]
 
     def render(self, state: RunState) -> dict:
@@ -189,10 +205,13 @@ class AskBox:
         call = asking["call"]
         args = call.get("arguments")
         # No rule matched: the reason itself says so (an empty rule would read 规则 `` here).
-        why = f"规则 `{asking['rule']}` 要求先问你（{asking['reason']}）" if asking["rule"] else asking["reason"]
+        why = (tr("规则 `{rule}` 要求先问你（{reason}）", "rule `{rule}` says to ask you first ({reason})").format(
+            rule=asking["rule"], reason=asking["reason"]) if asking["rule"] else asking["reason"])
         return {
             self.box: gr.update(visible=True),
-            self.title: f"**⏸ 等待你的确认：** 模型要调用 `{call.get('name')}`，{why}。",
+            self.title: tr("**⏸ 等待你的确认：** 模型要调用 `{name}`，{why}。",
+                           "**⏸ Waiting for you:** the model wants to call `{name}`: {why}.").format(
+                               name=call.get("name"), why=why),
             self.preview: asking["preview"],
             self.args: json.dumps(args, ensure_ascii=False, indent=2) if args is not None
             else str(call.get("raw_arguments") or ""),
@@ -202,7 +221,7 @@ class AskBox:
 
 def approach_radio() -> gr.Radio:
     """The workspace lessons' loop (the run area's option "approach")."""
-    return gr.Radio(APPROACHES, value="function_calling", label="循环", elem_classes=["tw-ws-approach"])
+    return gr.Radio(APPROACHES, value="function_calling", label=tr("循环", "Loop"), elem_classes=["tw-ws-approach"])
 
 
 def adapt_views(views: RunViews) -> None:
@@ -219,5 +238,5 @@ def run_shown(views: RunViews, state: RunState, note: str) -> dict:
         shown = {views.protocol: timeline.render_protocol(state.shown_events, "react", note),
                  views.chat: timeline.render_chat(state.shown_events, "react")}
     if not state.shown_events and not note:
-        shown[views.protocol] = NOT_RUN
+        shown[views.protocol] = now(NOT_RUN)
     return shown

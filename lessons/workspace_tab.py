@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gradio as gr
 
+from i18n import tr
+
+from lessons.deep_links import LESSONS
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
 from runs.run_driver import Lesson
@@ -23,8 +26,8 @@ PRESETS = [
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab("原子工具", id=LESSON.name, elem_id="tab-workspace") as tab:
-        with gr.Accordion("📖 课文：四个原子工具", open=False):
+    with gr.Tab(LESSONS[LESSON.name].title, id=LESSON.name, elem_id="tab-workspace") as tab:
+        with gr.Accordion(tr("📖 课文：四个原子工具", "📖 Lesson: four atomic tools"), open=False):
             gr.Markdown(lesson_text("workspace.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):

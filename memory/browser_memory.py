@@ -49,24 +49,38 @@ from typing import Any, Callable, Mapping
 
 import gradio as gr
 
+from i18n import found_in, now, tr
 from memory import session_io
-from memory.memory_format import (PREFIX, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
+from memory.memory_format import (NOT_KEPT_FIELD, NOT_KEPT_FILES, PREFIX, RUN_NOT_KEPT, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
 from serving.page_events import PRIVATE, session_of
 
 TAB_KEY = PREFIX + "tab"          # sessionStorage: this browser tab's id (survives F5, not shared)
-LESSON_NOTE = ("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"
-               "同一浏览器的多个标签页共用一份，后保存的为准。")
-SETTINGS_NOTE = "💾 模型设置（不含密钥）自动保存在本浏览器。"
-REMEMBER_LABEL = "在此浏览器记住我的密钥"
-REMEMBER_WARNING = "⚠️ 勾选后密钥以明文存在本浏览器（localStorage），用这台电脑、这个浏览器的人都能读到：公用电脑上不要勾选。"
-CLEAR_LABEL = "清除本页保存的内容"
-NAMES = {"source": "源码", "example_set": "示例工具集", "question": "问题", "preset": "预设问题", "strict": "strict 模式",
-         "option.approach": "循环", "rules": "权限规则", "rules_preset": "规则预设"}
+LESSON_NOTE = tr("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"
+                 "同一浏览器的多个标签页共用一份，后保存的为准。",
+                 "💾 The source, example set, question, options and last run are saved in **this browser** "
+                 "automatically (back after a reload or a server restart; keys are not saved unless you ask). All "
+                 "tabs of one browser share one copy: the last saved wins.")
+SETTINGS_NOTE = tr("💾 模型设置（不含密钥）自动保存在本浏览器。", "💾 The model settings (no keys) are saved in this browser.")
+REMEMBER_LABEL = tr("在此浏览器记住我的密钥", "Remember my key in this browser")
+REMEMBER_WARNING = tr("⚠️ 勾选后密钥以明文存在本浏览器（localStorage），用这台电脑、这个浏览器的人都能读到：公用电脑上不要勾选。",
+                      "⚠️ Ticked, the key is stored as plain text in this browser (localStorage): anyone using this "
+                      "computer and browser can read it. Never tick it on a shared computer.")
+CLEAR_LABEL = tr("清除本页保存的内容", "Clear what this page saved")
+NAMES = {"source": tr("源码", "the source"), "example_set": tr("示例工具集", "the example set"),
+         "question": tr("问题", "the question"), "preset": tr("预设问题", "the preset question"),
+         "strict": tr("strict 模式", "strict mode"), "option.approach": tr("循环", "the loop"),
+         "rules": tr("权限规则", "the permission rules"), "rules_preset": tr("规则预设", "the rule preset")}
+# The first words of the notes that say a tab shows what this browser kept (deep_links.py looks for them).
+RESTORED = tr("↩ 已恢复本浏览器保存的内容", "↩ Restored what this browser kept")
+LAST_RUN = tr("↩ 这是上次的运行", "↩ This is the last run")
 SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 KEY_LIMIT = 1_000                 # characters of a remembered key
-FORGOTTEN = ("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
-             "本浏览器保存的{label}没有被覆盖，刷新页面即可恢复。")
+FORGOTTEN = tr("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
+               "本浏览器保存的{label}没有被覆盖，刷新页面即可恢复。",
+               "The server has cleared this page's session (idle too long, or the server restarted): {label} is back "
+               "to the start and was not saved this time; what this browser kept of {label} was not overwritten: "
+               "reload the page to get it back.")
 
 READ_JS = """(...ignored) => {
   const keys = %s;
@@ -167,7 +181,7 @@ class SettingsControls:
     def __init__(self):
         with gr.Row():
             self.remember = gr.Checkbox(value=False, label=REMEMBER_LABEL, elem_id="remember-key", min_width=200)
-            self.forget = gr.Button("忘记", size="sm", elem_id="forget-key", min_width=80)
+            self.forget = gr.Button(tr("忘记", "Forget"), size="sm", elem_id="forget-key", min_width=80)
             gr.Markdown(REMEMBER_WARNING, elem_id="remember-warning")
         with gr.Row():
             self.clear = gr.Button("🗑 " + CLEAR_LABEL, size="sm", elem_id="clear-saved", min_width=160)
@@ -281,16 +295,16 @@ class BrowserMemory:
         def saver(note: Any):
             def save(values: dict, request: gr.Request) -> dict:
                 if not values[held]:
-                    return {part.outbox: gr.skip(), note: base + "\n\n⚠️ " + FORGOTTEN.format(label=shared["label"])}
+                    return {part.outbox: gr.skip(), note: now(base) + "\n\n⚠️ " + now(FORGOTTEN).format(label=now(shared["label"]))}
                 fields, notices = shared["read"](session_of(request))
                 if fields is None:
                     return {part.outbox: gr.skip()}
                 current = values[note] or ""
                 out: dict = {}
                 if notices:
-                    out[note] = base + "\n\n⚠️ " + " ".join(notices)
-                elif "⚠️" in current and "没有存进本浏览器" in current:   # the read's notice, now stale
-                    out[note] = base
+                    out[note] = now(base) + "\n\n⚠️ " + " ".join(notices)
+                elif "⚠️" in current and found_in(NOT_KEPT_FILES, current):   # the read's notice, now stale
+                    out[note] = now(base)
                 if fields_digest(fields) == values[part.written]:
                     return {part.outbox: gr.skip(), **out}
                 record = Record(part.name, fields, saved_at=time.time(), writer=client_of(values[client])["tab"])
@@ -309,11 +323,12 @@ class BrowserMemory:
                 return out
             record, why = decode(values[part.inbox], part.name)
             if why:
-                return {**out, said: f"⚠️ 本浏览器里保存的{shared['label']}{why}，已忽略。"}
+                return {**out, said: tr("⚠️ 本浏览器里保存的{what}{why}，已忽略。", "⚠️ What this browser kept of {what} {why}: ignored.").format(
+                    what=now(shared["label"]), why=why)}
             if record is None:
                 return out
             notes = shared["apply"](record.fields, session_id)
-            notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], shared["label"]))
+            notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], now(shared["label"])))
             fields, _ = shared["read"](session_id)
             return {**out, said: "\n\n".join(n for n in notes if n),
                     part.written: fields_digest(fields) if fields is not None else None}
@@ -339,9 +354,9 @@ class BrowserMemory:
             out = {work.outbox: put(work.name, record), work.written: fields_digest(kept)}
             current = values[note] or ""
             if notices:
-                out[note] = base + "\n\n⚠️ " + " ".join(notices)
-            elif "⚠️" in current and "没有保存在本浏览器" in current:   # keep_fields' notice, now stale
-                out[note] = base
+                out[note] = now(base) + "\n\n⚠️ " + " ".join(notices)
+            elif "⚠️" in current and found_in(NOT_KEPT_FIELD, current):   # keep_fields' notice, now stale
+                out[note] = now(base)
             return out
 
         save_inputs, save_outputs = {client, note, work.written, *fields.values()}, [work.outbox, work.written, note]
@@ -381,10 +396,10 @@ class BrowserMemory:
                                 writer=client_of(values[client])["tab"])
                 text, notice = run_text(record, secret=values[settings.key_state] or "")
                 if text is None:
-                    return {run_part.outbox: put(run_part.name), digest: None, note: base + "\n\n⚠️ " + notice}
+                    return {run_part.outbox: put(run_part.name), digest: None, note: now(base) + "\n\n⚠️ " + notice}
                 out = {run_part.outbox: put(run_part.name, text=text), digest: fingerprint}
-                if "⚠️" in (values[note] or "") and "运行的记录" in (values[note] or ""):
-                    out[note] = base
+                if "⚠️" in (values[note] or "") and found_in(RUN_NOT_KEPT, values[note] or ""):
+                    out[note] = now(base)
                 return out
 
             keeping = run.views.raw.change(keep_run, {run.state, digest, client, note, settings.key_state},
@@ -395,10 +410,15 @@ class BrowserMemory:
             who = client_of(values[client])
             notes, out = [values[said] if said is not None else ""], {}
             if not who["storage"]:
-                return {note: base + "\n\n⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。"}
+                return {note: now(base) + "\n\n" + tr(
+                    "⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。",
+                    "⚠️ This browser does not let pages save data (private mode or a setting): changes are lost on "
+                    "reload.")}
             record, why = decode(values[work.inbox], work.name)
             if why:
-                notes.append(f"⚠️ 本浏览器里保存的这一课内容{why}，已忽略：页面显示的是示例。继续编辑会重新保存。")
+                notes.append(tr("⚠️ 本浏览器里保存的这一课内容{why}，已忽略：页面显示的是示例。继续编辑会重新保存。",
+                                "⚠️ What this browser kept of this lesson {why}: ignored; the page shows the example. "
+                                "Editing saves again.").format(why=why))
             if record is not None:
                 good, bad = restore_fields(record.fields, specs)
                 for name, value in good.items():
@@ -408,32 +428,39 @@ class BrowserMemory:
                     preset = good.get("preset")
                     out[fields["preset"]] = gr.update(choices=choices, value=preset if preset in choices
                                                       else (choices[0] if choices else None))
-                notes.append(f"↩ 已恢复本浏览器保存的内容（{when(record.saved_at, who['utc_offset_minutes'])} 保存）。"
-                             + ("想回到示例：点「↺ 重置源码」。" if editor is not None else ""))
+                notes.append(now(RESTORED) + tr("（{when} 保存）。", " (saved {when}).").format(
+                    when=when(record.saved_at, who["utc_offset_minutes"]))
+                             + (tr("想回到示例：点「↺ 重置源码」。", " To go back to the example: «↺ Reset source».")
+                                if editor is not None else ""))
                 if bad:
-                    notes.append("⚠️ 这几项保存的值不能用，保留了默认值：" + "、".join(bad) + "。")
-                notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "这份内容"))
+                    notes.append(tr("⚠️ 这几项保存的值不能用，保留了默认值：", "⚠️ These saved values could not be used; "
+                                    "the defaults stay: ") + tr("、", ", ").join(str(now(b)) for b in bad) + tr("。", "."))
+                notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], tr("这份内容", "this content")))
             if run is not None:
                 notes.append(restore_run(values, out, request))
-            out[note] = base + "".join("\n\n" + n for n in notes if n)
+            out[note] = now(base) + "".join("\n\n" + n for n in notes if n)
             return out
 
         def restore_run(values: dict, out: dict, request: gr.Request) -> str:
             record, why = decode(values[run_part.inbox], run_part.name)
             if why:
-                return f"⚠️ 本浏览器里保存的上次运行{why}，已忽略。"
+                return tr("⚠️ 本浏览器里保存的上次运行{why}，已忽略。",
+                          "⚠️ The last run this browser kept {why}: ignored.").format(why=why)
             if record is None or record.run is None:
                 return ""
             try:
                 state, show = run.kept_run(record.run, request)
             except session_io.ImportProblem as exc:
-                return f"⚠️ 本浏览器里保存的上次运行不能回放（{exc}），已忽略。"
+                return tr("⚠️ 本浏览器里保存的上次运行不能回放（{exc}），已忽略。",
+                          "⚠️ The last run this browser kept cannot be replayed ({exc}): ignored.").format(exc=exc)
             state.pos = len(state.replay)
             old = values[run.state]
             if old is not None:
                 old.close()
             saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
-            out.update(show(state, f"↩ 这是上次的运行（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。"))
+            out.update(show(state, now(LAST_RUN) + tr("（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。",
+                                                      " ({saved}), shown again from the events this browser kept, "
+                                                      "without calling the model.").format(saved=saved)))
             out[digest] = events_digest(state.replay)
             return ""
 
@@ -461,7 +488,7 @@ class BrowserMemory:
         fields = dict(settings.fields)
         specs = {name: spec_for(component) for name, component in fields.items()}
         if "model" in specs:
-            specs["model"] = FieldSpec("text", TEXT_LIMIT, label="模型")
+            specs["model"] = FieldSpec("text", TEXT_LIMIT, label=tr("模型", "the model"))
         note, client, secrets = controls.note, self.client, settings.secrets
 
         def save(values: dict) -> dict:
@@ -487,10 +514,11 @@ class BrowserMemory:
                 record = Record(key_part.name, {"key": key}, saved_at=time.time(),
                                 writer=client_of(values[client])["tab"])
                 return {key_part.outbox: put(key_part.name, record), key_kept: key_digest(key),
-                        note: "🔑 你的密钥已记在本浏览器。"}
+                        note: tr("🔑 你的密钥已记在本浏览器。", "🔑 Your key is remembered in this browser.")}
             forgotten = {key_part.outbox: put(key_part.name), key_kept: None}
             if values[controls.remember]:
-                return {**forgotten, note: "🔑 输入密钥并按回车后，会记在本浏览器。"}
+                return {**forgotten, note: tr("🔑 输入密钥并按回车后，会记在本浏览器。",
+                                              "🔑 Enter a key and press Enter: it will be remembered in this browser.")}
             return forgotten
 
         keying = gr.on([settings.key_state.change, controls.remember.change], save_key,
@@ -500,14 +528,19 @@ class BrowserMemory:
 
         def forget() -> dict:
             return {controls.remember: False, key_part.outbox: put(key_part.name), key_kept: None,
-                    note: "🔑 已从本浏览器删除记住的密钥（本次会话里已输入的密钥仍可用，点「清除本会话密钥」可一并清除）。"}
+                    note: tr("🔑 已从本浏览器删除记住的密钥（本次会话里已输入的密钥仍可用，点「清除本会话密钥」可一并清除）。",
+                             "🔑 The remembered key is deleted from this browser (the key entered in this session still "
+                             "works; «Clear this session's key» clears it too).")}
 
         forgetting = controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note], **self.silent)
         self._writer(key_part, note, forgetting)
         controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **self.silent).then(
             lambda: {controls.remember: False, key_kept: None,
-                     note: "🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、工作区文件、设置和记住的密钥）。"
-                           "页面上现在的内容不变；继续编辑会重新开始保存。"},
+                     note: tr("🗑 已清除本浏览器为本页保存的全部内容（源码、问题、选项、上次运行、工作区文件、设置和记住的密钥）。"
+                              "页面上现在的内容不变；继续编辑会重新开始保存。",
+                              "🗑 Everything this browser saved for this page is cleared (sources, questions, options, "
+                              "last runs, workspace files, settings and the remembered key). What the page shows now "
+                              "stays; editing starts saving again.")},
             None, [controls.remember, key_kept, note], **self.silent)
 
         def restore(values: dict) -> dict:
@@ -516,7 +549,8 @@ class BrowserMemory:
             notes = []
             record, why = decode(values[part.inbox], part.name)
             if why:
-                notes.append(f"⚠️ 本浏览器里保存的模型设置{why}，已忽略。")
+                notes.append(tr("⚠️ 本浏览器里保存的模型设置{why}，已忽略。",
+                                "⚠️ The model settings this browser kept {why}: ignored.").format(why=why))
             if record is not None:
                 good, bad = restore_fields(record.fields, specs)
                 for name, value in good.items():
@@ -527,19 +561,23 @@ class BrowserMemory:
                 if "model" in good or chosen != values[settings.provider]:
                     out[settings.model] = model_update(chosen, secrets, good.get("model"))
                 if bad:
-                    notes.append("⚠️ 这几项保存的设置不能用，保留了默认值：" + "、".join(bad) + "。")
-                notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], "模型设置"))
+                    notes.append(tr("⚠️ 这几项保存的设置不能用，保留了默认值：", "⚠️ These saved settings could not be "
+                                    "used; the defaults stay: ") + tr("、", ", ").join(str(now(b)) for b in bad) + tr("。", "."))
+                notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], tr("模型设置", "the model settings")))
             remembered, why = decode(values[key_part.inbox], key_part.name)
             if why:
-                notes.append(f"⚠️ 本浏览器里记住的密钥{why}，已忽略。")
+                notes.append(tr("⚠️ 本浏览器里记住的密钥{why}，已忽略。",
+                                "⚠️ The key this browser remembered {why}: ignored.").format(why=why))
             key = (remembered.fields.get("key") if remembered is not None else None)
             if isinstance(key, str) and key and len(key) <= KEY_LIMIT:
                 out.update({settings.key_state: key, controls.remember: True, key_kept: key_digest(key),
-                            settings.key_status: "🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
+                            settings.key_status: tr("🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
+                                                    "🔑 Using the key this browser remembered (never shown on the page)."),
                             settings.clear_key: gr.update(visible=True)})
-                notes.append("🔑 用的是本浏览器记住的密钥；点「忘记」可删除。")
+                notes.append(tr("🔑 用的是本浏览器记住的密钥；点「忘记」可删除。",
+                                "🔑 This is the key this browser remembered; «Forget» deletes it."))
             if notes:
-                out[note] = SETTINGS_NOTE + "".join("\n\n" + n for n in notes if n)
+                out[note] = now(SETTINGS_NOTE) + "".join("\n\n" + n for n in notes if n)
             return out
 
         return (restore, {client, part.inbox, key_part.inbox, settings.provider},

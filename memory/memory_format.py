@@ -23,6 +23,8 @@ import json
 import time
 from typing import Any, Callable, Mapping
 
+from i18n import now, tr
+
 FORMAT = "tool-workshop-browser-memory"
 VERSION = 1
 PREFIX = "tool-workshop:"          # every localStorage key of this page starts with it
@@ -97,6 +99,12 @@ def check_value(spec: FieldSpec, value: Any) -> tuple[bool, Any]:
         return False, None
 
 
+# Words that the notes below contain, looked for when a note is stale (browser_memory.py).
+NOT_KEPT_FIELD = tr("没有保存在本浏览器里", "not saved in this browser")
+NOT_KEPT_FILES = tr("没有存进本浏览器", "not kept in this browser")
+RUN_NOT_KEPT = tr("运行的记录", "record of this run")
+
+
 def keep_fields(values: Mapping[str, Any], specs: Mapping[str, FieldSpec]) -> tuple[dict, list[str]]:
     """Saving: (the values that fit, a notice for each one too big or not storable)."""
     kept, notices = {}, []
@@ -107,8 +115,10 @@ def keep_fields(values: Mapping[str, Any], specs: Mapping[str, FieldSpec]) -> tu
         if ok:
             kept[name] = value
         elif isinstance(values[name], str) and len(values[name]) > spec.limit:
-            notices.append(f"{spec.label or name}超过 {spec.limit} 个字符，太长，没有保存在本浏览器里"
-                           f"（刷新后会回到上一次保存的内容）。")
+            notices.append(tr("{what}超过 {n} 个字符，太长，{not_kept}（刷新后会回到上一次保存的内容）。",
+                              "{what} is over {n} characters, too long: {not_kept} (a reload brings back what was "
+                              "saved last).").format(what=now(spec.label) or name, n=spec.limit,
+                                                     not_kept=now(NOT_KEPT_FIELD)))
     return kept, notices
 
 
@@ -135,17 +145,20 @@ def migrate(document: dict) -> dict:
     """A stored document brought up to VERSION, or Unreadable saying why not."""
     version = document.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise Unreadable("没有版本号，不是本页保存的格式")
+        raise Unreadable(tr("没有版本号，不是本页保存的格式", "has no version number: not a format this page saves"))
     if version > VERSION:
-        raise Unreadable(f"来自更新版本的页面（格式 {version}，本页只认识到 {VERSION}）")
+        raise Unreadable(tr("来自更新版本的页面（格式 {v}，本页只认识到 {known}）",
+                            "comes from a newer page (format {v}; this page knows up to {known})").format(
+                                v=version, known=VERSION))
     while version < VERSION:
         step = MIGRATIONS.get(version)
         if step is None:
-            raise Unreadable(f"来自旧版本的页面（格式 {version}），这一版已不能读取")
+            raise Unreadable(tr("来自旧版本的页面（格式 {v}），这一版已不能读取",
+                                "comes from an old page (format {v}) this version can no longer read").format(v=version))
         document = step(dict(document))
         new_version = document.get("version")
         if not isinstance(new_version, int) or new_version <= version:
-            raise Unreadable(f"格式 {version} 的内容没能升级")
+            raise Unreadable(tr("格式 {v} 的内容没能升级", "could not be brought up from format {v}").format(v=version))
         version = new_version
     return document
 
@@ -158,19 +171,19 @@ def decode(text: str | None, part: str) -> tuple[Record | None, str]:
     try:
         document = json.loads(text)
     except (TypeError, ValueError):
-        return None, "内容已损坏（不是合法的 JSON）"
+        return None, tr("内容已损坏（不是合法的 JSON）", "is damaged (not valid JSON)")
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        return None, "内容已损坏（不是本页保存的格式）"
+        return None, tr("内容已损坏（不是本页保存的格式）", "is damaged (not a format this page saves)")
     try:
         document = migrate(document)
     except Unreadable as exc:
         return None, str(exc)
     if document.get("part") != part:
-        return None, f"内容属于别的部分（{document.get('part')!r}）"
+        return None, tr("内容属于别的部分（{part}）", "belongs to another part ({part})").format(part=repr(document.get("part")))
     saved_at = document.get("saved_at")
     run = document.get("run")
     if run is not None and not isinstance(run, dict):
-        return None, "内容已损坏（run 不是对象）"
+        return None, tr("内容已损坏（run 不是对象）", "is damaged (run is not an object)")
     return Record(part=part, fields=document.get("fields") if isinstance(document.get("fields"), dict) else {},
                   run=run, saved_at=float(saved_at) if isinstance(saved_at, (int, float)) else 0.0,
                   writer=str(document.get("writer") or "")), ""
@@ -186,8 +199,11 @@ def run_text(record: Record, secret: str = "") -> tuple[str | None, str]:
         text = Record(record.part, record.fields, {**record.run, "events": events}, record.saved_at,
                       record.writer).to_json()
     if len(text) > RUN_LIMIT:
-        return None, (f"这次运行的记录有 {len(text)} 个字符，超过本浏览器保存上限 {RUN_LIMIT}，"
-                      "没有保存（刷新后看不到这次运行；源码、问题和选项照常保存）。需要留下它请用「导出本次运行」。")
+        return None, tr("这次{run}有 {n} 个字符，超过本浏览器保存上限 {limit}，"
+                        "没有保存（刷新后看不到这次运行；源码、问题和选项照常保存）。需要留下它请用「导出本次运行」。",
+                        "The {run} has {n} characters, over this browser's limit of {limit}: not saved (after a "
+                        "reload this run is gone; the source, question and options are saved as usual). To keep it, "
+                        "use «Export this run».").format(run=now(RUN_NOT_KEPT), n=len(text), limit=RUN_LIMIT)
     if secret:
         text = text.replace(secret, "***")
     return text, ""
@@ -212,21 +228,31 @@ def files_notice(left_out: list[str], limit: int = FILES_LIMIT) -> str:
     """Said when some of the workspace's files are not kept (on the save, and again on the restore)."""
     if not left_out:
         return ""
-    shown = "、".join(left_out[:5]) + (f" 等 {len(left_out)} 个" if len(left_out) > 5 else "")
-    return (f"工作区太大（本浏览器最多保存约 {limit} 个字符的文件），这些文件没有存进本浏览器：{shown}；"
-            "其余文件照常保存，刷新后工作区里没有这几个。需要留下它们请用「打包下载 zip」。")
+    shown = listed(left_out)
+    return tr("工作区太大（本浏览器最多保存约 {limit} 个字符的文件），这些文件{not_kept}：{shown}；"
+              "其余文件照常保存，刷新后工作区里没有这几个。需要留下它们请用「打包下载 zip」。",
+              "The workspace is too big (this browser keeps about {limit} characters of files): these files are "
+              "{not_kept}: {shown}; the others are saved as usual, and after a reload these are missing from the "
+              "workspace. To keep them, use «Download as zip».").format(limit=limit, not_kept=now(NOT_KEPT_FILES),
+                                                                         shown=shown)
+
+
+def listed(paths: list[str]) -> str:
+    """Up to five paths, and how many there are in all."""
+    return tr("、", ", ").join(paths[:5]) + (tr(" 等 {n} 个", " and more: {n} in all").format(n=len(paths))
+                                             if len(paths) > 5 else "")
 
 
 def restore_files(fields: Any, limit: int = FILES_LIMIT) -> tuple[dict | None, list[str], str]:
     """Loading a workspace record: (files, paths left out when saved, '') or (None, [], why not).
     Paths themselves are checked by workspace.import_files, which refuses the whole set."""
     if not isinstance(fields, dict):
-        return None, [], "内容已损坏（不是对象）"
+        return None, [], tr("内容已损坏（不是对象）", "is damaged (not an object)")
     files, left_out = fields.get("files"), fields.get("left_out") or []
     if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
-        return None, [], "内容已损坏（files 应是 {相对路径: 文本}）"
+        return None, [], tr("内容已损坏（files 应是 {相对路径: 文本}）", "is damaged (files must be {relative path: text})")
     if len(json.dumps(files, ensure_ascii=False, separators=(",", ":"))) > limit:
-        return None, [], f"超过保存上限 {limit} 个字符"
+        return None, [], tr("超过保存上限 {limit} 个字符", "is over the limit of {limit} characters").format(limit=limit)
     if not isinstance(left_out, list):
         left_out = []
     return files, [str(path)[:300] for path in left_out[:300]], ""
@@ -235,14 +261,16 @@ def restore_files(fields: Any, limit: int = FILES_LIMIT) -> tuple[dict | None, l
 def when(saved_at: float, utc_offset_minutes: int = 0) -> str:
     """HH:MM of a save in the browser's own time zone (the server's clock may be UTC)."""
     if not saved_at:
-        return "某个时间"
+        return tr("某个时间", "at some time")
     return time.strftime("%H:%M", time.gmtime(saved_at + utc_offset_minutes * 60))
 
 
-def origin_notice(record: Record, writer: str, utc_offset_minutes: int = 0, what: str = "这份内容") -> str:
+def origin_notice(record: Record, writer: str, utc_offset_minutes: int = 0, what: str | None = None) -> str:
     """Said on load when the stored record was written by another browser tab: several tabs
     of the page share one copy per lesson and the last one to save wins."""
     if not record.writer or record.writer == writer:
         return ""
-    return (f"{what}在 {when(record.saved_at, utc_offset_minutes)} 由另一个标签页（或之前打开的页面）保存；"
-            "同一浏览器里的多个标签页共用一份，后保存的会覆盖先保存的。")
+    return tr("{what}在 {when} 由另一个标签页（或之前打开的页面）保存；同一浏览器里的多个标签页共用一份，后保存的会覆盖先保存的。",
+              "{what} was saved at {when} by another tab (or a page opened before); all tabs of one browser share "
+              "one copy, and the last to save wins.").format(what=what or tr("这份内容", "This content"),
+                                                             when=when(record.saved_at, utc_offset_minutes))

@@ -15,7 +15,8 @@ from __future__ import annotations
 import workspace
 
 from memory.browser_memory import BrowserMemory
-from memory.memory_format import files_notice, keep_files, restore_files
+from i18n import now, tr
+from memory.memory_format import NOT_KEPT_FILES, files_notice, keep_files, listed, restore_files
 from lessons.workspace_panel import MEMORY_NOTE
 
 PART = "workspace"
@@ -34,8 +35,8 @@ def read(session_id: str | None) -> tuple[dict | None, list[str]]:
     notices = [files_notice(left_out)] if left_out else []
     binary = sorted(set(shown) - set(files))
     if binary:
-        notices.append("这些不是文本的文件没有存进本浏览器：" + "、".join(binary[:5])
-                       + (f" 等 {len(binary)} 个" if len(binary) > 5 else "") + "。")
+        notices.append(tr("这些不是文本的文件{not_kept}：{shown}。", "These files are not text, so {not_kept}: {shown}."
+                          ).format(not_kept=now(NOT_KEPT_FILES), shown=listed(binary)))
     return {"files": kept, "left_out": left_out}, notices
 
 
@@ -43,14 +44,21 @@ def apply(fields: dict, session_id: str | None) -> list[str]:
     """Puts the kept files into this session's workspace; what to tell the student."""
     files, left_out, why = restore_files(fields)
     if why:
-        return [f"⚠️ 本浏览器里保存的工作区文件{why}，已忽略：工作区是初始练习项目。"]
+        return [tr("⚠️ 本浏览器里保存的工作区文件{why}，已忽略：工作区是初始练习项目。",
+                   "⚠️ The workspace files this browser kept {why}: ignored; the workspace is the original practice "
+                   "project.").format(why=why)]
     if not session_id:
-        return ["⚠️ 这个页面没有会话标识，工作区文件没有恢复：请刷新页面。"]
+        return [tr("⚠️ 这个页面没有会话标识，工作区文件没有恢复：请刷新页面。",
+                   "⚠️ This page has no session id, so the workspace files were not restored: reload the page.")]
     try:
         workspace.import_files(session_id, files)
     except workspace.WorkspaceError as exc:
-        return [f"⚠️ 本浏览器里保存的工作区文件没有恢复（{exc}），工作区是初始练习项目。"]
-    notes = [f"↩ 工作区已恢复为本浏览器保存的 {len(files)} 个文件。想从头开始：点「↺ 重置工作区」。"]
+        return [tr("⚠️ 本浏览器里保存的工作区文件没有恢复（{exc}），工作区是初始练习项目。",
+                   "⚠️ The workspace files this browser kept were not restored ({exc}); the workspace is the original "
+                   "practice project.").format(exc=exc)]
+    notes = [tr("↩ 工作区已恢复为本浏览器保存的 {n} 个文件。想从头开始：点「↺ 重置工作区」。",
+                "↩ The workspace holds the {n} files this browser kept. To start over: «↺ Reset workspace».").format(
+                    n=len(files))]
     if left_out:
         notes.append("⚠️ " + files_notice(left_out))
     return notes
@@ -59,6 +67,6 @@ def apply(fields: dict, session_id: str | None) -> list[str]:
 def keep(memory: BrowserMemory, tabs: list) -> None:
     """Registers the shared files and then each workspace tab, in this order (call before memory.wire)."""
     triggers = [(event, tab.run.workspace.memory_note) for tab in tabs for event in tab.run.changed_files]
-    memory.keep_shared(PART, "工作区文件", MEMORY_NOTE, read, apply, triggers)
+    memory.keep_shared(PART, tr("工作区文件", "the workspace files"), MEMORY_NOTE, read, apply, triggers)
     for tab in tabs:
         memory.keep_lesson(tab, note=tab.run.workspace.memory_note, base=MEMORY_NOTE, after=PART)

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from i18n import tr
+
 GUARDS = {"too_many_failures", "max_turns"}
 
 
@@ -53,16 +55,16 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
 def _counts(events: list[dict]) -> str:
     calls = sum(1 for e in events if e.get("type") == "tool_call")
     turns = len({e.get("turn") for e in events if e.get("type") == "response"})
-    return f"{turns} 轮，{calls} 次工具调用"
+    return tr("{turns} 轮，{calls} 次工具调用", "{turns} round(s), {calls} tool call(s)").format(turns=turns, calls=calls)
 
 
 def _what(entries: list[dict]) -> str:
     names = []
     for entry in entries:
-        label = entry["name"] or "格式无法解析的回复"
+        label = entry["name"] or tr("格式无法解析的回复", "a reply whose format could not be read")
         if label not in names:
             names.append(label)
-    return "、".join(names)
+    return tr("、", ", ").join(names)
 
 
 def _tools_offered(events: list[dict]) -> bool:
@@ -88,42 +90,61 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
         code = end.get("code") or ""
         message = str(end.get("message") or "")
         if code == "too_many_failures":
-            return {"state": "guard", "icon": "🛑", "title": f"循环的保险停下了运行（too_many_failures）：{counts}",
+            return {"state": "guard", "icon": "🛑", "title": tr("循环的保险停下了运行（too_many_failures）：{counts}",
+                                                            "The loop's guard stopped the run (too_many_failures): {counts}"
+                                                            ).format(counts=counts),
                     "detail": message}
         if code == "mcp_connect":
             return {"state": "mcp_failed", "icon": "❌",
-                    "title": "MCP 服务器没有连上（initialize / tools/list 没有完成），模型还没被问到", "detail": message}
+                    "title": tr("MCP 服务器没有连上（initialize / tools/list 没有完成），模型还没被问到",
+                               "The MCP server was not reached (initialize / tools/list did not finish): the model "
+                               "was not asked yet"), "detail": message}
         if code == "max_turns":
-            return {"state": "max_turns", "icon": "⏹", "title": f"用完 max_turns 仍没有最终回答：{counts}",
+            return {"state": "max_turns", "icon": "⏹",
+                    "title": tr("用完 max_turns 仍没有最终回答：{counts}",
+                                "max_turns used up without a final answer: {counts}").format(counts=counts),
                     "detail": message}
-        return {"state": "error", "icon": "❌", "title": f"模型端或客户端出错（{code or '未知'}）：{counts}",
+        return {"state": "error", "icon": "❌",
+                "title": tr("模型端或客户端出错（{code}）：{counts}", "Error at the model's end or in the client ({code}): {counts}"
+                            ).format(code=code or tr("未知", "unknown"), counts=counts),
                 "detail": message}
     answer = str(end.get("content") or "")
     last = _last_response(events)
     if any(a.get("code") == "repetition" for a in last.get("accents") or []):
         return {"state": "repetition", "icon": "🔁",
-                "title": f"回答在原地打转：同一句话重复了很多遍，这不是一个可用的回答：{counts}",
+                "title": tr("回答在原地打转：同一句话重复了很多遍，这不是一个可用的回答：{counts}",
+                            "The answer goes round in circles: one phrase repeated many times; this is not a usable "
+                            "answer: {counts}").format(counts=counts),
                 "detail": answer}
     if last.get("finish_reason") == "length":
         return {"state": "truncated", "icon": "✂️",
-                "title": f"回答被截断了（finish_reason = \"length\"：写到 max_tokens 上限就停了），后面的内容没有写完：{counts}",
+                "title": tr("回答被截断了（finish_reason = \"length\"：写到 max_tokens 上限就停了），后面的内容没有写完：{counts}",
+                            "The answer was cut off (finish_reason = \"length\": it stopped at the max_tokens limit); "
+                            "the rest was never written: {counts}").format(counts=counts),
                 "detail": answer}
     if unrecovered:
         return {"state": "gave_up", "icon": "⚠️",
-                "title": f"模型放弃了：{len(unrecovered)} 次失败的调用没有改正（{_what(unrecovered)}），"
-                         f"下面的回答不是工具的结果：{counts}",
+                "title": tr("模型放弃了：{n} 次失败的调用没有改正（{what}），下面的回答不是工具的结果：{counts}",
+                            "The model gave up: {n} failed call(s) never corrected ({what}); the answer below is not "
+                            "a tool's result: {counts}").format(n=len(unrecovered), what=_what(unrecovered),
+                                                                counts=counts),
                 "detail": answer}
     called = any(e.get("type") == "tool_call" for e in events)
     if not called and _tools_offered(events):
         return {"state": "no_tool_call", "icon": "💬",
-                "title": f"模型没有调用任何工具就直接回答了：下面的回答不来自工具，其中的数据可能是编的"
-                         f"（打招呼这类不需要工具的问题，这样答没问题，由你判断）：{counts}",
+                "title": tr("模型没有调用任何工具就直接回答了：下面的回答不来自工具，其中的数据可能是编的"
+                            "（打招呼这类不需要工具的问题，这样答没问题，由你判断）：{counts}",
+                            "The model answered without calling any tool: the answer below does not come from a tool, "
+                            "and its data may be invented (for a greeting, which needs no tool, that is fine: you "
+                            "judge): {counts}").format(counts=counts),
                 "detail": answer}
     if recovered:
         rounds = sorted({r["fixed_in"] for r in recovered if r["fixed_in"] is not None})
-        where = "、".join(f"第 {r} 轮" for r in rounds)
+        where = tr("、", ", ").join(tr("第 {r} 轮", "round {r}").format(r=r) for r in rounds)
         return {"state": "recovered", "icon": "✅",
-                "title": f"{counts}（模型在{where}改正了 {len(recovered)} 次失败的调用）", "detail": answer}
+                "title": tr("{counts}（模型在{where}改正了 {n} 次失败的调用）",
+                            "{counts} (the model corrected {n} failed call(s) in {where})").format(
+                                counts=counts, where=where, n=len(recovered)), "detail": answer}
     return {"state": "answered", "icon": "✅", "title": counts, "detail": answer}
 
 
@@ -145,4 +166,4 @@ def headline(events: list[dict], escape=lambda s: s) -> str:
     found = verdict(events)
     if found is None:
         return ""
-    return f"**{found['icon']} {escape(found['title'])}。** {escape(found['detail'][:300])}"
+    return f"**{found['icon']} {escape(found['title'])}{tr('。', '.')}** {escape(found['detail'][:300])}"

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import workspace
 
+from i18n import tr
 from memory import session_io
 from runs import backend, mcp_backend, workspace_backend
 from lessons.schema_panel import error_text
@@ -116,7 +117,8 @@ class Pace:
 
 def running_note(state: RunState) -> str:
     last = state.run.events[-1] if state.run.events else {}
-    return "⏳ 正在接收流式输出…" if last.get("type") == "delta" else "⏳ 运行中…"
+    return (tr("⏳ 正在接收流式输出…", "⏳ Receiving the streamed output…") if last.get("type") == "delta"
+            else tr("⏳ 运行中…", "⏳ Running…"))
 
 
 def advance(run: backend.Run, override: Any = backend.NEXT) -> dict | None:
@@ -139,8 +141,11 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
     while (event := (yield from pace.step(advance, state.run, override))) is not None:
         override, asking = workspace_backend.ruling(state.rules, event)
         if asking is not None:
-            state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason, "preview": preview(state, event)}
-            yield state, f"⏸ 等待你的确认：模型要调用 {event.get('name')}（见确认框）。"
+            state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason,
+                            "preview": preview(state, event)}
+            yield state, tr("⏸ 等待你的确认：模型要调用 {name}（见确认框）。",
+                               "⏸ Waiting for you: the model wants to call {name} (see the box).").format(
+                                   name=event.get("name"))
             return
         if event.get("type") == "tool_call" and state.step and override is backend.NEXT:
             state.pending = event
@@ -154,7 +159,8 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
 def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: Mapping[str, str],
           session_id: str | None, step: bool, request: Any = None) -> Iterator[tuple[RunState, str]]:
     if inputs.rules_problem:
-        yield old or RunState(), f"❌ 规则有问题，先改好再运行：{inputs.rules_problem}"
+        yield old or RunState(), tr("❌ 规则有问题，先改好再运行：", "❌ The rules have a problem; fix them, then run: ") + str(
+            inputs.rules_problem)
         return
     if old is not None:
         old.close()
@@ -162,11 +168,11 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
                      settings=inputs.settings.public(), options=dict(inputs.options),
                      rules=None if inputs.rules is None else dict(inputs.rules))
     if not state.question:
-        yield state, "请先输入一个问题，或从预设问题里选一个。"
+        yield state, tr("请先输入一个问题，或从预设问题里选一个。", "Type a question first, or pick a preset one.")
         return
     if lesson.workspace:
         if not session_id:
-            yield state, "❌ 无法开始：这个页面没有会话标识，请刷新页面。"
+            yield state, tr("❌ 无法开始：这个页面没有会话标识，请刷新页面。", "❌ Cannot start: this page has no session id; reload it.")
             return
         state.run = workspace_backend.start_run(session_id, state.question, inputs.settings,
                                                 inputs.options.get("approach") or "function_calling",
@@ -178,9 +184,10 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
                                       strict=inputs.strict, session_id=session_id, request=request)
     if state.run.error is not None:
         if state.run.source_error:
-            yield state, "工具源码有错误，先修好再运行：" + error_text(state.run.error)
+            yield state, tr("工具源码有错误，先修好再运行：", "The tool source has an error; fix it, then run: ") + error_text(
+                state.run.error)
         else:
-            yield state, f"❌ 无法开始：{state.run.error['message']}"
+            yield state, tr("❌ 无法开始：", "❌ Cannot start: ") + str(state.run.error["message"])
         return
     yield from drive(state)
 
@@ -189,7 +196,7 @@ def resume(state: RunState | None, args_text: str, result_text: str,
            keep_stepping: bool) -> Iterator[tuple[RunState, str]]:
     """Continues a paused run: with the arguments edited, a hand-written result, or as it was."""
     if state is None or not state.run.running:
-        yield state or RunState(), "没有暂停中的运行：先点「单步」。"
+        yield state or RunState(), tr("没有暂停中的运行：先点「单步」。", "No run is paused: click «Step» first.")
         return
     pending = state.pending or {}
     override = backend.NEXT
@@ -199,11 +206,14 @@ def resume(state: RunState | None, args_text: str, result_text: str,
         try:
             edited = json.loads(args_text) if (args_text or "").strip() else None
         except json.JSONDecodeError as exc:
-            yield state, f"参数不是合法 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），改好再继续。"
+            yield state, tr("参数不是合法 JSON（第 {line} 行第 {col} 列：{msg}），改好再继续。",
+                            "The arguments are not valid JSON (line {line}, column {col}: {msg}); fix them, then "
+                            "continue.").format(line=exc.lineno, col=exc.colno, msg=exc.msg)
             return
         if edited is not None and edited != pending.get("arguments"):
             if not isinstance(edited, dict):
-                yield state, "参数应是一个 JSON 对象，例如 {\"city\": \"北京\"}。"
+                yield state, tr("参数应是一个 JSON 对象，例如 {\"city\": \"北京\"}。",
+                                "The arguments must be a JSON object, such as {\"city\": \"北京\"}.")
                 return
             override = {"arguments": edited}
     state.step = keep_stepping
@@ -215,17 +225,20 @@ def answer(state: RunState | None, choice: str, args_text: str = "",
            reason: str = "") -> Iterator[tuple[RunState, str]]:
     """The student's answer to a rule's "ask": approve as shown, approve with edited arguments, or deny."""
     if state is None or state.waiting is None:
-        yield state or RunState(), "没有等待批准的调用。"
+        yield state or RunState(), tr("没有等待批准的调用。", "No call is waiting for approval.")
         return
     override: Any = backend.NEXT
     if choice == EDIT:
         try:
             edited = json.loads(args_text or "")
         except json.JSONDecodeError as exc:
-            yield state, f"参数不是合法 JSON（第 {exc.lineno} 行第 {exc.colno} 列：{exc.msg}），改好再批准。"
+            yield state, tr("参数不是合法 JSON（第 {line} 行第 {col} 列：{msg}），改好再批准。",
+                            "The arguments are not valid JSON (line {line}, column {col}: {msg}); fix them, then "
+                            "approve.").format(line=exc.lineno, col=exc.colno, msg=exc.msg)
             return
         if not isinstance(edited, dict):
-            yield state, "参数应是一个 JSON 对象，例如 {\"command\": \"ls\"}。"
+            yield state, tr("参数应是一个 JSON 对象，例如 {\"command\": \"ls\"}。",
+                            "The arguments must be a JSON object, such as {\"command\": \"ls\"}.")
             return
         override = {"arguments": edited}
     elif choice == DENY:
@@ -241,7 +254,7 @@ def export(lesson: Lesson, state: RunState | None, session_key: str,
     state = state or RunState()
     events = state.replay if state.replay is not None else state.run.events
     if not events:
-        return None, "还没有可以导出的运行。"
+        return None, tr("还没有可以导出的运行。", "There is no run to export yet.")
     files = None
     if lesson.workspace:
         try:
@@ -250,7 +263,10 @@ def export(lesson: Lesson, state: RunState | None, session_key: str,
             files = None
     document = session_io.session_document(lesson.name, state.source, state.run.tools, state.question, events,
                                            state.settings, state.options, workspace=files)
-    note = "已生成会话文件（含工作区文件），点上面的文件名下载。" if lesson.workspace else "已生成会话文件，点上面的文件名下载。"
+    note = (tr("已生成会话文件（含工作区文件），点上面的文件名下载。",
+               "Session file written (with the workspace's files): click the file name above to download.")
+            if lesson.workspace else
+            tr("已生成会话文件，点上面的文件名下载。", "Session file written: click the file name above to download."))
     return session_io.export_file(document, secret=session_key), note
 
 
@@ -264,11 +280,15 @@ def load(lesson: Lesson, path: str, session_id: str | None = None) -> tuple[RunS
         try:
             workspace.import_files(session_id, files)
         except workspace.WorkspaceError as exc:
-            raise session_io.ImportProblem(f"工作区文件没有导入：{exc}") from None
-        restored = "工作区已换成导出时的文件；"
+            raise session_io.ImportProblem(tr("工作区文件没有导入：", "the workspace's files were not imported: ")
+                                           + str(exc)) from None
+        restored = tr("工作区已换成导出时的文件；", "the workspace holds the exported files again; ")
     state = replay(lesson, document)
-    other = "" if document.get("lesson") == lesson.name else f"（这是「{document.get('lesson')}」课的记录）"
-    return state, f"已导入录制的运行{other}：{restored}点「下一步」逐步回放，不调用模型。"
+    other = "" if document.get("lesson") == lesson.name else tr(
+        "（这是「{lesson}」课的记录）", " (a record of the lesson «{lesson}»)").format(lesson=document.get("lesson"))
+    return state, tr("已导入录制的运行{other}：{restored}点「下一步」逐步回放，不调用模型。",
+                     "Recorded run imported{other}: {restored}click «Next» to replay it step by step, without the "
+                     "model.").format(other=other, restored=restored)
 
 
 def replay(lesson: Lesson, document: Any) -> RunState:
@@ -285,7 +305,7 @@ def replay(lesson: Lesson, document: Any) -> RunState:
 def walk(state: RunState | None, to_end: bool) -> tuple[RunState, str]:
     """One more step of a replay (or all of it)."""
     if state is None or state.replay is None:
-        return state or RunState(), "先导入一个会话文件，再逐步回放。"
+        return state or RunState(), tr("先导入一个会话文件，再逐步回放。", "Import a session file first, then replay it.")
     events = state.replay
     state.pos = len(events) if to_end else session_io.next_position(events, state.pos)
     return state, session_io.step_label(events, state.pos)
@@ -293,8 +313,6 @@ def walk(state: RunState | None, to_end: bool) -> tuple[RunState, str]:
 
 # ------------------------------------------------------------------ 去掉 … 重试
 
-RETRY_LABELS = {"tool_choice": "🔁 去掉 tool_choice 重试", "parallel_tool_calls": "🔁 去掉 parallel_tool_calls 重试",
-                "strict": "🔁 关掉 strict 重试"}
 
 
 def refused_parameter(state: RunState | None) -> str | None:
@@ -313,18 +331,21 @@ def retry(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
     lesson's start leaves out of the request (llm_clients.without_parameter)."""
     parameter = refused_parameter(old)
     if parameter is None:
-        yield old or RunState(), "没有可以去掉参数重试的失败运行。"
+        yield old or RunState(), tr("没有可以去掉参数重试的失败运行。", "No failed run to retry without a parameter.")
         return
     without = [*old.options.get("without", []), parameter] if parameter != "strict" else old.options.get("without", [])
     again = dataclasses.replace(inputs, source=old.source, question=old.question,
                                 strict=inputs.strict and parameter != "strict",
                                 options={**old.options, "without": without})
     for state, note in begin(lesson, again, old, secrets=secrets, session_id=session_id, step=False, request=request):
-        yield state, note or f"🔁 已去掉 {parameter} 重新运行（只这一次；页面上的设置没有改）。{summary_of(state)}"
+        yield state, note or tr("🔁 已去掉 {p} 重新运行（只这一次；页面上的设置没有改）。",
+                                "🔁 Ran again without {p} (this once; the settings on the page are unchanged). ").format(
+                                    p=parameter) + summary_of(state)
 
 
 def summary_of(state: RunState) -> str:
     answer = next((e for e in reversed(state.run.events) if e.get("type") in ("final", "error")), None)
     if answer is None:
         return ""
-    return "这次成功得到了回答。" if answer["type"] == "final" else "这次也失败了，原因见时间线。"
+    return (tr("这次成功得到了回答。", "This time an answer came.") if answer["type"] == "final"
+            else tr("这次也失败了，原因见时间线。", "This failed too: the timeline says why."))

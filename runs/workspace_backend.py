@@ -18,10 +18,12 @@ from typing import Any, Mapping
 import permissions
 import workspace
 
+from i18n import tr
 from runs import backend
 from lessons.settings_panel import Settings, make_client
 
-APPROACHES = [("Function Calling（原生 tool_calls）", "function_calling"), ("正则 ReAct（对比）", "react")]
+APPROACHES = [(tr("Function Calling（原生 tool_calls）", "Function Calling (native tool_calls)"), "function_calling"),
+              (tr("正则 ReAct（对比）", "Regex ReAct (to compare)"), "react")]
 UNATTENDED = "需要用户批准，但这是无人值守的 API 调用，没有人可以批准"
 STEP_KEYS = ("diff", "changed", "layers")
 

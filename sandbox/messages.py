@@ -78,29 +78,42 @@ BAD_REPLY = ("worker_crashed", "工作进程的回复格式不对，请重试。
 
 def describe_mode(layers, public, start_error=None):
     """The mode and the notice for the layers a worker reported (None: no worker started)."""
+    # "notice" is Chinese; "notice_en" says the same for an English page (i18n).
     if not layers:
         return {"mode": "refused", "layers": {}, "public": public,
-                "notice": f"无法启动运行工具的工作进程，暂时不能运行工具代码（{start_error}）。"}
+                "notice": f"无法启动运行工具的工作进程，暂时不能运行工具代码（{start_error}）。",
+                "notice_en": f"The worker process that runs tools could not start: tool code cannot run for now ({start_error})."}
     layers = dict(layers)
+    why = layers.get("seccomp_error", "")
     if layers.get("seccomp"):
-        parts = ["seccomp 系统调用过滤"]
+        parts, parts_en = ["seccomp 系统调用过滤"], ["seccomp system-call filtering"]
         if layers.get("landlock"):
             parts.append(f"Landlock 文件与网络限制（ABI {layers['landlock']}）")
+            parts_en.append(f"Landlock file and network limits (ABI {layers['landlock']})")
         if layers.get("rlimits"):
             parts.append("CPU、内存、文件与输出上限")
+            parts_en.append("CPU, memory, file and output limits")
         if layers.get("uid") not in (None, 0) and os.geteuid() == 0:
             parts.append("以无特权用户运行")
+            parts_en.append("an unprivileged user")
         return {"mode": "sandboxed", "layers": layers, "public": public,
-                "notice": "工具代码在一次性的隔离进程中运行：" + "、".join(parts) + "。"}
+                "notice": "工具代码在一次性的隔离进程中运行：" + "、".join(parts) + "。",
+                "notice_en": "Tool code runs in single-use isolated processes: " + ", ".join(parts_en) + "."}
     if public:
         return {"mode": "refused", "layers": layers, "public": public,
-                "notice": ("这台服务器无法加载 seccomp 沙箱（" + layers.get("seccomp_error", "未知原因")
+                "notice": ("这台服务器无法加载 seccomp 沙箱（" + (why or "未知原因")
                            + "）。应用正在公开提供服务，为安全起见不运行任何工具代码。"
-                           "请在自己的电脑上运行本应用来体验。")}
+                           "请在自己的电脑上运行本应用来体验。"),
+                "notice_en": (f"This server cannot load the seccomp sandbox ({why or 'reason unknown'}). The app is "
+                              "served publicly, so for safety no tool code runs. Run the app on your own computer "
+                              "to try it.")}
     return {"mode": "unsandboxed", "layers": layers, "public": public,
-            "notice": ("注意：本机没有可用的 seccomp 沙箱（" + layers.get("seccomp_error", "未知原因")
+            "notice": ("注意：本机没有可用的 seccomp 沙箱（" + (why or "未知原因")
                        + "），工具代码只在带资源限制的子进程中运行，没有隔离。"
-                       "只适合在自己的电脑上运行自己信任的代码。")}
+                       "只适合在自己的电脑上运行自己信任的代码。"),
+            "notice_en": (f"Note: this machine has no seccomp sandbox ({why or 'reason unknown'}): tool code runs "
+                          "only in a child process with resource limits, not isolated. Only for code you trust, "
+                          "on your own computer.")}
 
 
 def mcp_ended(reason, limits=None, wall_seconds=None, cpu_seconds=None, request_seconds=None, method=None):

@@ -281,38 +281,54 @@ def status():
             _probe.update(result.get("layers") or {})
         except (OSError, RuntimeError, ValueError, subprocess.TimeoutExpired, Refusal) as exc:
             return {"mode": "refused", "layers": {}, "public": _public(),
-                    "notice": f"无法启动运行命令的沙箱，暂时不能运行 bash（{exc}）。"}
+                    "notice": f"无法启动运行命令的沙箱，暂时不能运行 bash（{exc}）。",
+                    "notice_en": f"The sandbox that runs commands could not start: bash cannot run for now ({exc})."}
         finally:
             shutil.rmtree(probe_dir, ignore_errors=True)
     return describe(dict(_probe), _public())
 
 
 def describe(layers, public):
-    """The mode and a Chinese notice for the layers a run reported."""
-    parts = []
+    """The mode and a notice for the layers a run reported: "notice" in Chinese, "notice_en" the same
+    in English (an English page, i18n)."""
+    found = []   # (Chinese, English)
     if layers.get("landlock"):
-        parts.append(f"Landlock 只允许写工作区、禁止 TCP（ABI {layers['landlock']}）")
+        found.append((f"Landlock 只允许写工作区、禁止 TCP（ABI {layers['landlock']}）",
+                      f"Landlock allows writing the workspace only, and no TCP (ABI {layers['landlock']})"))
     if layers.get("seccomp"):
-        parts.append("seccomp 禁止网络套接字、ptrace、挂载与新命名空间")
+        found.append(("seccomp 禁止网络套接字、ptrace、挂载与新命名空间",
+                      "seccomp forbids network sockets, ptrace, mounts and new namespaces"))
     if layers.get("cleanup") == "pid_namespace":
-        parts.append("独立的 PID 命名空间（命令结束时其中所有进程一起结束）")
+        found.append(("独立的 PID 命名空间（命令结束时其中所有进程一起结束）",
+                      "a PID namespace of its own (when the command ends, every process in it ends)"))
     elif layers.get("cleanup") == "subreaper":
-        parts.append("子进程收割（命令结束时杀掉它留下的所有进程）")
+        found.append(("子进程收割（命令结束时杀掉它留下的所有进程）",
+                      "a subreaper (when the command ends, every process it left is killed)"))
     if layers.get("rlimits"):
-        parts.append("进程数、内存、CPU、文件大小与输出上限")
+        found.append(("进程数、内存、CPU、文件大小与输出上限", "limits on processes, memory, CPU, file size and output"))
     if layers.get("uid") not in (None, 0) and os.geteuid() == 0:
-        parts.append("以无特权用户运行")
+        found.append(("以无特权用户运行", "an unprivileged user"))
+    parts, parts_en = [zh for zh, _ in found], [en for _, en in found]
     missing = [name for name in REQUIRED if not layers.get(name)]
-    names = {"rlimits": "资源上限", "landlock": "Landlock 文件隔离", "seccomp": "seccomp 系统调用过滤",
-             "isolated_signals": "信号隔离（PID 命名空间或 Landlock ABI 6）"}
+    names = {"rlimits": ("资源上限", "resource limits"), "landlock": ("Landlock 文件隔离", "Landlock file isolation"),
+             "seccomp": ("seccomp 系统调用过滤", "seccomp system-call filtering"),
+             "isolated_signals": ("信号隔离（PID 命名空间或 Landlock ABI 6）",
+                                  "signal isolation (a PID namespace or Landlock ABI 6)")}
     if not missing:
         return {"mode": "sandboxed", "layers": layers, "public": public,
-                "notice": "bash 命令在隔离的进程里运行：" + "、".join(parts) + "。"}
-    lacking = "、".join(names.get(name, name) for name in missing)
+                "notice": "bash 命令在隔离的进程里运行：" + "、".join(parts) + "。",
+                "notice_en": "bash commands run in isolated processes: " + ", ".join(parts_en) + "."}
+    lacking = "、".join(names.get(name, (name, name))[0] for name in missing)
+    lacking_en = ", ".join(names.get(name, (name, name))[1] for name in missing)
     if public:
         return {"mode": "refused", "layers": layers, "public": public,
                 "notice": (f"这台服务器缺少 {lacking}。应用正在公开提供服务，为安全起见不运行 bash 命令；"
-                           "读、写、编辑文件仍然可用。请在自己的电脑上运行本应用来体验 bash。")}
+                           "读、写、编辑文件仍然可用。请在自己的电脑上运行本应用来体验 bash。"),
+                "notice_en": (f"This server lacks {lacking_en}. The app is served publicly, so for safety bash "
+                              "commands do not run; reading, writing and editing files still work. Run the app on "
+                              "your own computer to try bash.")}
     return {"mode": "unsandboxed", "layers": layers, "public": public,
             "notice": (f"注意：本机缺少 {lacking}，bash 命令的隔离不完整"
-                       f"（现有：{'、'.join(parts) or '无'}）。只适合在自己的电脑上运行自己信任的命令。")}
+                       f"（现有：{'、'.join(parts) or '无'}）。只适合在自己的电脑上运行自己信任的命令。"),
+            "notice_en": (f"Note: this machine lacks {lacking_en}, so bash commands are not fully isolated (in place: "
+                          f"{', '.join(parts_en) or 'none'}). Only for commands you trust, on your own computer.")}

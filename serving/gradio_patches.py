@@ -46,6 +46,14 @@ What is here, what it is for, and what breaks without it:
   again in `launch()`, which is the one that serves: for this page each build is a few tenths of a
   second of `python app.py`'s start. These two skip the first two (the config is made in launch).
   Without them: a slower start, nothing else.
+- `current_request()`: the gr.Request of the event being handled, which Gradio keeps in a
+  context variable of its own (gradio.context.LocalContext.request) around every call of a
+  handler, each step of a generator included. i18n reads the tab's language from it (the link's
+  lang= and the browser's Accept-Language), so no handler has to pass a language along.
+  Without it: every text the server writes in Chinese, whatever the tab asked for.
+- `static_props()`: what a component was built with (Gradio's record of the constructor's
+  arguments): the labels i18n/page.py puts on screen in English. Without it: the page's labels
+  in Chinese only.
 - `poll_idle_queue_every()`: while idle, Gradio's queue looks for new events every
   millisecond (about 7 % of a core per open app); the tests' in-process apps (harness.py) poll
   every 10 ms. Without it: the test run's idle apps take CPU from the browser beside them.
@@ -323,6 +331,17 @@ def queue_without_app(demo, **kwargs):
     """demo.queue(**kwargs), without the app it would make and launch() makes again."""
     with _without_app():
         return demo.queue(**kwargs)
+# --- the tab's language (i18n) -------------------------------------------------------------
+
+def current_request():
+    """The gr.Request of the event being handled in this thread or task, None outside one."""
+    from gradio.context import LocalContext
+    return LocalContext.request.get(None)
+
+
+def static_props(block) -> dict:
+    """The keyword arguments `block` was built with (positional ones by name)."""
+    return dict(getattr(block, "constructor_args", None) or {})
 
 
 # --- the tests' in-process apps ------------------------------------------------------------

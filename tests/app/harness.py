@@ -101,8 +101,11 @@ def api_tab(url: str):
     return Client(url, verbose=False, ssl_verify=ssl.create_default_context())
 
 
-def open_page(browser, url: str, width: int = 1280, height: int = 800, record_streams: bool = False) -> Watched:
-    context = browser.new_context(viewport={"width": width, "height": height}, locale="zh-CN")
+def open_page(browser, url: str, width: int = 1280, height: int = 800, record_streams: bool = False,
+              locale: str = "zh-CN") -> Watched:
+    """A fresh context (a new session, empty storage) whose browser speaks `locale` (navigator.language
+    and Accept-Language): Chinese unless a test asks for another."""
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
     page = context.new_page()
     watched = Watched(context, page)
     if record_streams:
@@ -126,7 +129,7 @@ def open_page(browser, url: str, width: int = 1280, height: int = 800, record_st
 def tab(page, title: str):
     page.get_by_role("tab", name=title, exact=True).first.click()
     panel_id = {"正则 ReAct": "#tab-react", "工具注册": "#tab-registry", "Function Calling": "#tab-function-calling",
-                "MCP": "#tab-mcp"}[title]
+                "MCP": "#tab-mcp", "Regex ReAct": "#tab-react", "Tool registry": "#tab-registry"}[title]
     panel = page.locator(panel_id)
     panel.wait_for(state="visible")
     return panel

@@ -1,6 +1,12 @@
-"""Each sentence of the lesson texts (react.md, registry.md, function_calling.md) that says
-what will happen on screen, performed in the real page and checked: one page per lesson,
-one test per claim, in the order the text makes them. Everything runs on the offline model."""
+"""Each sentence of the lesson texts (react.md, registry.md, function_calling.md, mcp.md) that
+says what will happen on screen, performed in the real page and checked: one page per lesson,
+one test per claim, in the order the text makes them. Everything runs on the offline model.
+
+The ReAct, Function Calling and MCP lessons run twice, in Chinese and with ?lang=en (their
+English texts, react.en.md, function_calling.en.md and mcp.en.md, make the same claims): T(zh, en) is what the page
+shows in the language of the run. What the course itself writes (the offline model, the tools'
+messages, the parsers' verdicts) is Chinese in both. The registry lesson's claims are about the
+schema panel's JSON and run once, in Chinese."""
 from __future__ import annotations
 
 import json
@@ -8,6 +14,7 @@ import re
 
 import pytest
 
+from lessons.editor_panel import EXAMPLE_NAMES_EN
 from lessons.presets import WALKTHROUGH
 from tests.app.harness import code_text, open_page, set_code, tab
 
@@ -37,21 +44,44 @@ DESCRIPTIONS = (HEADER
 
 # ---------------------------------------------------------------- helpers
 
+class Language:
+    """The language of the page the running class uses (set when its page opens)."""
+    lang = "zh"
+
+
+LANGUAGE = Language()
+TITLES_EN = {"正则 ReAct": "Regex ReAct", "工具注册": "Tool registry", "Function Calling": "Function Calling"}
+
+
+def T(zh: str, en: str) -> str:
+    """What the page shows: the Chinese text, or its English on an English page."""
+    return en if LANGUAGE.lang == "en" else zh
+
+
+def example_name(name: str) -> str:
+    return T(name, EXAMPLE_NAMES_EN[name])
+
+
+def chinese_only():
+    """For a claim whose check does not depend on the page's language (once is enough)."""
+    if LANGUAGE.lang != "zh":
+        pytest.skip("the same check as in Chinese: nothing here depends on the language")
+
 def run(panel, question: str | None = None):
     """Runs the panel's question (or `question`) and waits for this run's headline."""
     if question is not None:
         panel.locator(".tw-question textarea").fill(question)
-    panel.get_by_role("tab", name="协议时间线").click()
+    panel.get_by_role("tab", name=T("协议时间线", "Timeline")).click()
     panel.locator(".tw-protocol .tw-round").evaluate_all("els => els.forEach(e => e.dataset.old = '1')")
     panel.locator(".tw-run").click()
     panel.page.wait_for_function(
-        """root => {
+        """([root, counted]) => {
             const p = root.querySelector('.tw-protocol');
             const s = root.querySelector('.tw-status');
             return p && p.querySelector('.tw-round') && !p.querySelector('.tw-round[data-old]')
-                && !p.querySelector(':scope > .tw-pause') && s && s.innerText.includes('轮，')
+                && !p.querySelector(':scope > .tw-pause') && s && s.innerText.includes(counted)
                 && !s.innerText.includes('⏳');
-        }""", arg=panel.element_handle(), timeout=WAIT)
+        }""", arg=[panel.element_handle(), T("轮，", "round(s), ")], timeout=WAIT)
     return panel.locator(".tw-status").first.inner_text()
 
 
@@ -81,38 +111,52 @@ def choose(page, dropdown, name):
 def use_examples(page, panel, name: str, tool: str):
     """Picks an example set in the editor and waits for its tools in the schema panel. Picking the set
     already shown would still reset the question, and that reply may land after the next fill."""
-    if panel.locator(".tw-example-set input").input_value() != name:
-        choose(page, panel.locator(".tw-example-set"), name)
+    if panel.locator(".tw-example-set input").input_value() != example_name(name):
+        choose(page, panel.locator(".tw-example-set"), example_name(name))
     panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=WAIT)
 
 
 def timings(panel) -> list[tuple[int, int]]:
     """(start, finish) in ms of every call that ran in a batch, as the timeline writes them."""
     texts = panel.locator(".tw-protocol .tw-timing").all_text_contents()
-    return [tuple(int(n) for n in re.search(r"第 (\d+) ms 开始，第 (\d+) ms 结束", t).groups()) for t in texts]
+    pattern = T(r"第 (\d+) ms 开始，第 (\d+) ms 结束", r"started at (\d+) ms, finished at (\d+) ms")
+    return [tuple(int(n) for n in re.search(pattern, t).groups()) for t in texts]
 
 
 def params_of(round_text: str) -> str:
-    return round_text[round_text.index("参数"):]
+    return round_text[round_text.index(T("参数", "request parameters")):]
 
 
 def cost_numbers(panel) -> dict:
-    panel.get_by_role("tab", name="模型收到什么 · tokens").click()
+    panel.get_by_role("tab", name=T("模型收到什么 · tokens", "Model input · tokens")).click()
     view = panel.locator(".tw-costs")
     view.locator(".tw-cost-tools").wait_for(timeout=WAIT)
     numbers = {name: view.locator(f".tw-cost-{name}").inner_text() for name in ("tools", "input", "share")}
     numbers["text"] = view.inner_text()
-    panel.get_by_role("tab", name="协议时间线").click()
+    panel.get_by_role("tab", name=T("协议时间线", "Timeline")).click()
     return numbers
 
 
+@pytest.fixture(scope="class", params=["zh", "en"])
+def lang(request):
+    return request.param
+
+
 @pytest.fixture(scope="class")
-def page(browser, app_url):
+def page(browser, app_url, lang):
+    LANGUAGE.lang = lang
     # Tall, so CodeMirror (which draws only the lines near the viewport) draws whole small schemas.
-    watched = open_page(browser, app_url, height=2400)
+    watched = open_page(browser, app_url + ("?lang=en" if lang == "en" else ""), height=2400)
+    if lang == "en":
+        watched.page.locator("#header").filter(has_text="Tool Use Workshop").wait_for(timeout=WAIT)
     yield watched.page
     assert watched.foreign_requests() == []
     watched.context.close()
+    LANGUAGE.lang = "zh"
+
+
+def lesson(page, title: str):
+    return tab(page, T(title, TITLES_EN[title]))
 
 
 # ---------------------------------------------------------------- react.md
@@ -121,7 +165,7 @@ class TestReactLesson:
     @pytest.fixture(scope="class")
     @classmethod
     def panel(cls, page):
-        panel = tab(page, "正则 ReAct")
+        panel = lesson(page, "正则 ReAct")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
         return panel
 
@@ -137,10 +181,11 @@ class TestReactLesson:
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("✅")
         first = rounds(panel)[0]
-        assert "tools（" not in first and 'Action: get_weather[{"city": "北京"}]' in first
+        assert T("tools（", "tools (") not in first and 'Action: get_weather[{"city": "北京"}]' in first
         assert "Observation:" in rounds(panel)[-1]
         assert panel.locator(".tw-protocol .tw-match .tw-g0").count() >= 1
-        assert "系统提示词（ReAct / JSON 模式不发送 tools" in cost_numbers(panel)["text"]
+        assert T("系统提示词（ReAct / JSON 模式不发送 tools", "the system prompt (ReAct / JSON mode send no tools"
+                 ) in cost_numbers(panel)["text"]
 
     def test_the_request_stops_before_an_observation(self, panel):
         assert '"stop": [\n    "Observation:"\n  ]' in params_of(rounds(panel)[0])
@@ -148,7 +193,7 @@ class TestReactLesson:
     def test_the_mistake_list_holds_only_what_the_approach_can_show(self, page, panel):
         react = options_of(page, panel.locator(".tw-mistake"))
         assert any("粗体" in o for o in react) and any("方括号写成圆括号" in o for o in react)
-        panel.get_by_text("从文本中解析 JSON").click()
+        panel.get_by_text(T("从文本中解析 JSON", "Parse JSON from text")).click()
         panel.locator(".tw-system-prompt").filter(has_text='"tool": "工具名"').first.wait_for(timeout=WAIT)
         page.wait_for_timeout(300)  # the choices update right after the prompt
         json_mode = options_of(page, panel.locator(".tw-mistake"))
@@ -159,24 +204,25 @@ class TestReactLesson:
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("✅")
         text = "".join(rounds(panel))
-        assert "从文本中找 JSON：找到了" in text and "正则解析" not in text
-        panel.get_by_text("正则 ReAct（Thought / Action / Observation）").click()
+        assert T("从文本中找 JSON：找到了", "Finding JSON in the text: found") in text and T("正则解析", "Regex parse") not in text
+        panel.get_by_text(T("正则 ReAct（Thought / Action / Observation）", "Regex ReAct (Thought / Action / Observation)")).click()
         panel.locator(".tw-system-prompt").filter(has_text="Action: 工具名[").first.wait_for(timeout=WAIT)
 
     def test_a_tolerated_bold_action_is_a_grey_note_not_a_failure(self, page, panel):
         page.wait_for_timeout(300)
         choose(page, panel.locator(".tw-mistake"), re.compile("粗体"))
         status = run(panel, "北京今天天气怎么样？")
-        assert status.startswith("✅") and "改正" not in status
+        assert status.startswith("✅") and T("改正", "corrected") not in status
         notes = panel.locator(".tw-protocol .tw-parse-note")
         assert notes.count() >= 1 and "粗体" in " ".join(notes.all_text_contents())
         assert panel.locator(".tw-protocol .tw-error").count() == 0
-        assert all("匹配成功" in t for t in panel.locator(".tw-protocol .tw-parse-label").all_text_contents())
+        assert all(T("匹配成功", "matched") in t for t in panel.locator(".tw-protocol .tw-parse-label").all_text_contents())
 
     def test_beside_ours_the_naive_regex_misses_or_misreads(self, page, panel):
         # The mistake chosen above (bold **Action:**): ours reads the action, the naive regex has no match.
         first = panel.locator(".tw-protocol details.tw-round").first
-        assert "正则解析：匹配成功 · 调用工具 (Action)" in first.locator(".tw-parse-label").text_content()
+        assert T("正则解析：匹配成功 · 调用工具 (Action)", "Regex parse: matched · a tool call (Action)"
+                 ) in first.locator(".tw-parse-label").text_content()
         naive = first.locator(".tw-naive-regex")
         assert "^Action: (\\w+)\\[(.*)\\]$" in naive.text_content() and "没有匹配" in naive.text_content()
         assert "tw-naive-regex-differs" in naive.get_attribute("class")
@@ -184,11 +230,12 @@ class TestReactLesson:
             choose(page, panel.locator(".tw-mistake"), re.compile(mistake))
             assert run(panel, "北京今天天气怎么样？").startswith("✅")
             first = panel.locator(".tw-protocol details.tw-round").first
-            assert "匹配成功 · 调用工具 (Action)" in first.locator(".tw-parse-label").text_content()
+            assert T("匹配成功 · 调用工具 (Action)", "matched · a tool call (Action)") in first.locator(
+                ".tw-parse-label").text_content()
             assert "匹配到了错误的内容" in first.locator(".tw-naive-regex").text_content()
             assert misread in first.locator(".tw-naive-regex").text_content()
         # A well-formed reply: both read the same.
-        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+        choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
         run(panel, "北京今天天气怎么样？")
         assert "朴素正则读出的结果相同" in panel.locator(".tw-protocol .tw-naive-regex").first.text_content()
 
@@ -197,29 +244,29 @@ class TestReactLesson:
             choose(page, panel.locator(".tw-mistake"), re.compile(mistake))
             status = run(panel, "北京今天天气怎么样？")
             first_round = panel.locator(".tw-protocol details.tw-round").first
-            assert "正则解析：没有匹配" in first_round.locator(".tw-parse-label").text_content()
+            assert T("正则解析：没有匹配", "Regex parse: no match") in first_round.locator(".tw-parse-label").text_content()
             assert "朴素正则也没有匹配" in first_round.locator(".tw-naive-regex").text_content()
-            reason = first_round.locator(".tw-error").text_content().split("为什么没有匹配：", 1)[1]
+            reason = first_round.locator(".tw-error").text_content().split(T("为什么没有匹配：", "why it did not match: "), 1)[1]
             said = reason.split('"', 1)[0]       # up to the first quote (escaped inside the JSON messages)
             assert len(said) > 20 and f"Observation: ❌ [格式错误] {said}" in rounds(panel)[1]
-            assert status.startswith("✅") and "第 2 轮改正了 1 次" in status
+            assert status.startswith("✅") and T("第 2 轮改正了 1 次", "corrected 1 failed call(s) in round 2") in status
 
     def test_a_missing_action_line_says_why_and_the_model_rewrites(self, page, panel):
         choose(page, panel.locator(".tw-mistake"), re.compile("只有 Thought"))
         status = run(panel, "北京今天天气怎么样？")
         text = rounds(panel)
-        assert "没有匹配" in text[0] and "为什么没有匹配" in text[0]
-        assert "匹配成功" in text[1]
-        assert status.startswith("✅") and "第 2 轮改正了 1 次" in status
+        assert T("没有匹配", "no match") in text[0] and T("为什么没有匹配", "why it did not match") in text[0]
+        assert T("匹配成功", "matched") in text[1]
+        assert status.startswith("✅") and T("第 2 轮改正了 1 次", "corrected 1 failed call(s) in round 2") in status
 
     def test_max_turns_stops_an_endless_model(self, page, panel):
         choose(page, panel.locator(".tw-mistake"), re.compile("停不下来"))
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("⏹") and "max_turns" in status
-        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+        choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
 
     def test_the_envelope_makes_the_observation_a_fixed_json(self, page, panel):
-        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+        choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
         panel.locator(".tw-envelope input").check()
         assert run(panel, "北京今天天气怎么样？").startswith("✅")
         observation = rounds(panel)[1]
@@ -231,12 +278,17 @@ class TestReactLesson:
         run(panel, "北京今天天气怎么样？")
         numbers = cost_numbers(panel)
         assert int(numbers["tools"]) > 100 and int(numbers["input"]) > int(numbers["tools"])
-        assert "OpenAI cl100k_base" in numbers["text"] and "离线模型按字数粗估" in numbers["text"]
+        assert T("OpenAI cl100k_base", "OpenAI's cl100k_base") in numbers["text"] and T("离线模型按字数粗估", "rough estimate") in numbers["text"]
 
 
 # ---------------------------------------------------------------- registry.md
 
 class TestRegistryLesson:
+    @pytest.fixture(scope="class")
+    @classmethod
+    def lang(cls):
+        return "zh"
+
     @pytest.fixture(scope="class")
     @classmethod
     def panel(cls, page):
@@ -417,31 +469,33 @@ class TestFunctionCallingLesson:
     @pytest.fixture(scope="class")
     @classmethod
     def panel(cls, page):
-        panel = tab(page, "Function Calling")
+        panel = lesson(page, "Function Calling")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
         return panel
 
     def test_the_handshake_is_labelled_and_the_raw_tool_calls_shown(self, panel):
         assert run(panel, "北京今天天气怎么样？").startswith("✅")
         text = "".join(rounds(panel))
-        assert "握手第一步" in text and "握手第二步" in text and "握手第三步" in text and "tool_call_id" in text
-        panel.get_by_role("tab", name="原始 JSON").click()
-        second_step = text[text.index("握手第二步"):text.index("握手第三步")]
-        assert "tool_calls（1 个）" in second_step and '"arguments": "{' in second_step
-        assert "原始响应体 raw" in second_step and '"finish_reason": "tool_calls"' in second_step
+        one, two, three = T("握手第一步", "Handshake step one"), T("握手第二步", "Handshake step two"), \
+            T("握手第三步", "Handshake step three")
+        assert one in text and two in text and three in text and "tool_call_id" in text
+        panel.get_by_role("tab", name=T("原始 JSON", "Raw JSON")).click()
+        second_step = text[text.index(two):text.index(three)]
+        assert T("tool_calls（1 个）", "tool_calls (1)") in second_step and '"arguments": "{' in second_step
+        assert T("原始响应体 raw", "raw response body") in second_step and '"finish_reason": "tool_calls"' in second_step
         assert '"type": "request"' in panel.locator(".tw-raw .cm-content").first.inner_text()
-        panel.get_by_role("tab", name="查看代码").click()
+        panel.get_by_role("tab", name=T("查看代码", "Code")).click()
         panel.locator(".tw-code").filter(has_text="from openai import OpenAI").first.wait_for(timeout=WAIT)
 
     def test_parallel_calls_in_one_round_or_one_per_round(self, panel):
         run(panel, "北京和上海今天天气怎么样？")
         first = rounds(panel)
-        assert len(first) == 2 and "调用 get_weather, get_weather" in first[0]
-        parallel = panel.get_by_label("允许并行调用 parallel_tool_calls")
+        assert len(first) == 2 and T("调用 ", "calls ") + "get_weather, get_weather" in first[0]
+        parallel = panel.get_by_label(T("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls"))
         parallel.uncheck()
         run(panel)
         split = rounds(panel)
-        assert len(split) == 3 and all("调用 get_weather" in r and "get_weather, get_weather" not in r
+        assert len(split) == 3 and all(T("调用 ", "calls ") + "get_weather" in r and "get_weather, get_weather" not in r
                                        for r in split[:2])
         parallel.check()
 
@@ -449,11 +503,12 @@ class TestFunctionCallingLesson:
         use_examples(page, panel, "异步工具（async def）", "get_air_quality")
         assert run(panel, "北京和上海的空气质量怎么样？").startswith("✅")
         first = rounds(panel)[0]
-        assert "调用 get_air_quality, get_air_quality" in first and first.count("同时执行") == 2
+        assert T("调用 ", "calls ") + "get_air_quality, get_air_quality" in first
+        assert first.count(T("同时执行", "Ran together")) == 2
         (a_start, a_end), (b_start, b_end) = timings(panel)
         assert a_start < b_end and b_start < a_end          # the two intervals overlap
         assert panel.locator(".tw-protocol .tw-lane .tw-bar").count() == 2
-        parallel = panel.get_by_label("允许并行调用 parallel_tool_calls")
+        parallel = panel.get_by_label(T("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls"))
         parallel.uncheck()
         run(panel)
         assert timings(panel) == [] and len(rounds(panel)) == 3
@@ -463,51 +518,54 @@ class TestFunctionCallingLesson:
         use_examples(page, panel, "天气", "get_weather")
         panel.locator(".tw-envelope input").check()
         assert run(panel, "北京今天天气怎么样？").startswith("✅")
-        back = rounds(panel)[0].split("回填给模型的消息", 1)[1]
+        back = rounds(panel)[0].split(T("回填给模型的消息", "The message sent back to the model"), 1)[1]
         assert '"content": "{\\"status\\": \\"ok\\", \\"data\\": \\"北京' in back
         use_examples(page, panel, "转账与删除用户（Schema ≠ 授权）", "transfer_money")
         assert run(panel, "给张三转账 8000 元").startswith("⚠️")
-        back = rounds(panel)[0].split("回填给模型的消息", 1)[1]
+        back = rounds(panel)[0].split(T("回填给模型的消息", "The message sent back to the model"), 1)[1]
         assert '{\\"status\\": \\"error\\", \\"data\\": null, \\"error_code\\": \\"forbidden\\"' in back
         panel.locator(".tw-envelope input").uncheck()
         use_examples(page, panel, "天气", "get_weather")
 
     def test_none_keeps_the_tools_but_no_call_is_made(self, page, panel):
-        choose(page, panel.locator(".tw-tool-choice"), "none（不许调用工具）")
-        panel.locator(".tw-choice-note").filter(has_text="它是一个设置").first.wait_for(timeout=WAIT)
+        choose(page, panel.locator(".tw-tool-choice"), T("none（不许调用工具）", "none (no tool calls allowed)"))
+        panel.locator(".tw-choice-note").filter(has_text=T("它是一个设置", "It is a setting")).first.wait_for(timeout=WAIT)
         run(panel, "北京今天天气怎么样？")
         text = rounds(panel)
-        assert len(text) == 1 and "tools（2 个）" in text[0] and '"tool_choice": "none"' in params_of(text[0])
-        assert "握手第三步" not in text[0]
+        assert len(text) == 1 and T("tools（2 个）", "tools (2)") in text[0] and '"tool_choice": "none"' in params_of(text[0])
+        assert T("握手第三步", "Handshake step three") not in text[0]
         final = panel.locator(".tw-protocol .tw-final").text_content()
         assert 'tool_choice="none"，不允许调用工具' in final and "没有调用任何工具" in final
 
     def test_a_forced_tool_is_forced_on_the_first_request_only(self, page, panel):
-        choose(page, panel.locator(".tw-tool-choice"), "强制调用 get_forecast")
-        panel.locator(".tw-choice-note").filter(has_text="强制只用在第一次请求").first.wait_for(timeout=WAIT)
+        choose(page, panel.locator(".tw-tool-choice"), T("强制调用 get_forecast", "force get_forecast"))
+        panel.locator(".tw-choice-note").filter(has_text=T("强制只用在第一次请求", "It is forced on the first request only")
+                                                ).first.wait_for(timeout=WAIT)
         run(panel, "北京今天天气怎么样？")
         first, second = rounds(panel)[:2]
-        assert "调用 get_forecast" in first and '"name": "get_forecast"' in params_of(first)
+        assert T("调用 ", "calls ") + "get_forecast" in first and '"name": "get_forecast"' in params_of(first)
         assert '"tool_choice": null' in params_of(second)
         final = panel.locator(".tw-protocol .tw-final").text_content()
         assert "get_forecast(city=北京)" in final and "get_weather" not in final
 
     def test_required_forces_a_call_in_the_first_round(self, page, panel):
-        choose(page, panel.locator(".tw-tool-choice"), "required（第一轮必须调用）")
+        choose(page, panel.locator(".tw-tool-choice"), T("required（第一轮必须调用）", "required (must call in the first round)"))
         run(panel, "北京今天天气怎么样？")
         first, second = rounds(panel)[:2]
-        assert '"tool_choice": "required"' in params_of(first) and "调用 get_weather" in first
+        assert '"tool_choice": "required"' in params_of(first) and T("调用 ", "calls ") + "get_weather" in first
         assert '"tool_choice": null' in params_of(second)
-        choose(page, panel.locator(".tw-tool-choice"), "auto（模型自己决定）")
+        choose(page, panel.locator(".tw-tool-choice"), T("auto（模型自己决定）", "auto (the model decides)"))
 
     def test_glm_is_warned_about(self, page, panel):
-        page.get_by_text("⚙️ 模型设置").click()
+        settings = T("⚙️ 模型设置", "⚙️ Model settings")
+        page.get_by_text(settings).click()
         page.locator("#provider").wait_for(state="visible")
-        choose(page, page.locator("#provider"), "智谱 GLM")
-        panel.locator(".tw-choice-note").filter(has_text="只支持").first.wait_for(timeout=WAIT)
-        choose(page, page.locator("#provider"), "离线演示模型")
-        panel.locator(".tw-choice-note").filter(has_not_text="只支持").first.wait_for(timeout=WAIT)
-        page.get_by_text("⚙️ 模型设置").click()
+        choose(page, page.locator("#provider"), T("智谱 GLM", "Zhipu GLM"))
+        only = T("只支持", "supports only")
+        panel.locator(".tw-choice-note").filter(has_text=only).first.wait_for(timeout=WAIT)
+        choose(page, page.locator("#provider"), T("离线演示模型", "Offline demo model"))
+        panel.locator(".tw-choice-note").filter(has_not_text=only).first.wait_for(timeout=WAIT)
+        page.get_by_text(settings).click()
 
     def test_only_native_mistakes_are_offered(self, page, panel):
         offered = options_of(page, panel.locator(".tw-mistake"))
@@ -519,51 +577,54 @@ class TestFunctionCallingLesson:
         status = run(panel, "北京今天天气怎么样？")
         first = rounds(panel)[0]
         assert "❌ [参数错误]" in first and '"role": "tool"' in first
-        assert status.startswith("✅") and "模型在第 2 轮改正了 1 次失败的调用" in status
+        assert status.startswith("✅") and T("模型在第 2 轮改正了 1 次失败的调用",
+                                             "the model corrected 1 failed call(s) in round 2") in status
 
     def test_a_tolerated_quirk_is_not_a_red_problem(self, page, panel):
         choose(page, panel.locator(".tw-mistake"), re.compile("代码块"))
         status = run(panel, "北京今天天气怎么样？")
-        assert status.startswith("✅") and "改正" not in status
+        assert status.startswith("✅") and T("改正", "corrected") not in status
         assert panel.locator(".tw-protocol .tw-call-note").count() >= 1
         assert panel.locator(".tw-protocol .tw-call-problem").count() == 0
         choose(page, panel.locator(".tw-mistake"), re.compile("数字写成字符串"))
         run(panel, "杭州未来 5 天的天气预报")
-        assert "类型转换" in "".join(rounds(panel))
+        assert T("类型转换", "Type conversion") in "".join(rounds(panel))
         assert panel.locator(".tw-protocol .tw-call-problem").count() == 0
-        choose(page, panel.locator(".tw-mistake"), "不模拟（模型表现正常）")
+        choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
 
     def test_a_failed_result_answered_anyway_is_a_warning(self, page, panel):
-        choose(page, panel.locator(".tw-example-set"), "工资/员工档案")
+        choose(page, panel.locator(".tw-example-set"), example_name("工资/员工档案"))
         panel.locator(".tw-schema-json").filter(has_text="calculate_salary").first.wait_for(timeout=WAIT)
         status = run(panel, WALKTHROUGH)
         assert status.startswith("⚠️") and "✅" not in status
-        choose(page, panel.locator(".tw-example-set"), "天气")
+        choose(page, panel.locator(".tw-example-set"), example_name("天气"))
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
 
     def test_a_greeting_answered_without_a_tool_is_not_a_check_mark(self, panel):
         status = run(panel, "你好")
         assert status.startswith("💬") and "✅" not in status
-        assert "不来自工具" in status and "可能是编的" in status and "由你判断" in status
-        assert "握手第三步" not in "".join(rounds(panel))
+        assert T("不来自工具", "does not come from a tool") in status and T("可能是编的", "may be invented") in status
+        assert T("由你判断", "you judge") in status
+        assert T("握手第三步", "Handshake step three") not in "".join(rounds(panel))
 
     def test_a_small_max_tokens_cuts_the_answer_and_says_length(self, page, panel):
-        page.get_by_text("⚙️ 模型设置").click()
+        page.get_by_text(T("⚙️ 模型设置", "⚙️ Model settings")).click()
         limit = page.locator("#max-tokens input[type=number]")
         limit.fill("16")
         limit.press("Enter")
         try:
             status = run(panel, "北京今天天气怎么样？")
             last = rounds(panel)[-1]
-            assert status.startswith("✂️") and "✅" not in status and "截断" in status
+            assert status.startswith("✂️") and "✅" not in status and T("截断", "cut off") in status
             assert '"finish_reason": "length"' in last and "被截断" in last
         finally:
             limit.fill("1024")
             limit.press("Enter")
-            page.get_by_text("⚙️ 模型设置").click()
+            page.get_by_text(T("⚙️ 模型设置", "⚙️ Model settings")).click()
         assert run(panel, "北京今天天气怎么样？").startswith("✅")
 
     def test_step_mode_pauses_before_the_tool(self, panel):
+        chinese_only()
         panel.locator(".tw-question textarea").fill("北京今天天气怎么样？")
         panel.locator(".tw-step-btn").click()
         panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
@@ -572,6 +633,7 @@ class TestFunctionCallingLesson:
         panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
 
     def test_step_mode_with_parallel_calls_pauses_for_each_then_runs_them_together(self, panel):
+        chinese_only()
         panel.locator(".tw-question textarea").fill("北京和上海今天天气怎么样？")
         panel.locator(".tw-step-btn").click()
         panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
@@ -596,7 +658,8 @@ class TestFunctionCallingLesson:
         use_examples(page, panel, "超长结果（截断）", "list_stores")
         assert run(panel, "列出上海的全部门店").startswith("✅")
         clipped = panel.locator(".tw-protocol .tw-clipped")
-        assert clipped.count() == 1 and "结果过长已截断" in clipped.text_content() and "前 4000 个" in clipped.text_content()
+        assert clipped.count() == 1 and T("结果过长已截断", "Result too long, cut") in clipped.text_content()
+        assert T("前 4000 个", "only the first 4000") in clipped.text_content()
         assert "只保留了前 4000 个）" in rounds(panel)[0]
         run(panel, "上海的前 5 家门店")
         assert panel.locator(".tw-protocol .tw-clipped").count() == 0
@@ -605,7 +668,8 @@ class TestFunctionCallingLesson:
     def test_the_tools_json_is_counted_and_takes_most_of_the_input(self, panel):
         run(panel, "北京今天天气怎么样？")
         numbers = cost_numbers(panel)
-        assert "请求里的 tools 参数" in numbers["text"] and '"name":"get_weather"' in numbers["text"]
+        assert T("请求里的 tools 参数", "the request's tools parameter") in numbers["text"]
+        assert '"name":"get_weather"' in numbers["text"]
         assert int(numbers["tools"]) > 100 and int(numbers["share"].rstrip("%")) > 50
 
 
@@ -618,6 +682,18 @@ DIES_WHEN_SERVED = ("import sys\nfrom tool_registry import ToolRegistry\n\nregis
                     'if sys.argv[0].endswith("mcp_worker.py"):\n    raise RuntimeError("服务器不想启动")\n')
 
 
+def same() -> str:
+    return T("：inputSchema 与注册表的 parameters 完全相同", ": inputSchema is exactly the registry's parameters")
+
+
+def request(method: str) -> str:
+    return T("请求 ", "request ") + method
+
+
+def response(method: str) -> str:
+    return T("响应 ", "response ") + method
+
+
 def rpc_json(panel, head: str, round_index: int = 0):
     """The body (params / result / error) of the first JSON-RPC message whose head has `head`, in a round."""
     message = panel.locator(".tw-protocol details.tw-round").nth(round_index).locator(".tw-rpc").filter(
@@ -627,7 +703,7 @@ def rpc_json(panel, head: str, round_index: int = 0):
 
 def sent_tools(panel, round_index: int = 0):
     step = panel.locator(".tw-protocol details.tw-round").nth(round_index).locator(".tw-step").filter(has_text="①")
-    return json.loads(step.locator("details").filter(has_text="tools（").locator("pre").first.text_content())
+    return json.loads(step.locator("details").filter(has_text=T("tools（", "tools (")).locator("pre").first.text_content())
 
 
 def compared(panel) -> str:
@@ -639,15 +715,15 @@ class TestMcpLesson:
     @classmethod
     def panel(cls, page):
         panel = tab(page, "MCP")
-        panel.locator(".tw-mcp-compare").filter(has_text="完全相同").first.wait_for(timeout=WAIT)
+        panel.locator(".tw-mcp-compare").filter(has_text=T("完全相同", "exactly")).first.wait_for(timeout=WAIT)
         return panel
 
     def test_the_tools_live_in_a_server_and_the_two_sides_talk_json_rpc(self, panel):
         """MCP 让工具住在另一个进程里：工具在 MCP 服务器上，循环是 MCP 客户端，两边用一条条 JSON-RPC 消息说话。"""
         assert run(panel, "北京今天天气怎么样？").startswith("✅")
         text = "".join(rounds(panel))
-        assert "→ 客户端发给服务器" in text and "← 服务器发给客户端" in text
-        assert rpc_json(panel, "请求 initialize")["clientInfo"]["name"] == "tool-workshop-loop"
+        assert T("→ 客户端发给服务器", "→ client to server") in text and T("← 服务器发给客户端", "← server to client") in text
+        assert rpc_json(panel, request("initialize"))["clientInfo"]["name"] == "tool-workshop-loop"
         heads = panel.locator(".tw-protocol .tw-rpc-head").all_text_contents()
         assert all(re.search(r"@ \d+ ms", h) for h in heads) and len(heads) >= 7
         assert [h for h in heads if "id=" in h and "initialize" in h][0].count("id=0") == 1
@@ -657,11 +733,11 @@ class TestMcpLesson:
         客户端是 code/mcp_client_loop.py，
         里面的循环还是上一课的 Function Calling 循环，问同一个问题，得到同样的回答。"""
         run(panel, "北京今天天气怎么样？")
-        assert rpc_json(panel, "响应 initialize")["serverInfo"]["name"] == "tool-workshop"
+        assert rpc_json(panel, response("initialize"))["serverInfo"]["name"] == "tool-workshop"
         over_mcp = panel.locator(".tw-protocol .tw-final").text_content()
         notice = page.locator("#sandbox-notice").inner_text()
-        assert "工具代码在一次性的隔离进程中运行" in notice and "seccomp" in notice and "Landlock" in notice
-        said = rpc_json(panel, "响应 tools/list")["tools"][0]["description"]
+        assert T("工具代码在一次性的隔离进程中运行", "Tool code runs in single-use isolated processes") in notice and "seccomp" in notice and "Landlock" in notice
+        said = rpc_json(panel, response("tools/list"))["tools"][0]["description"]
         assert said == "查询指定城市今天的天气（天气、气温、湿度）。用户问“某地天气怎么样”“冷不冷”时使用"   # the editor's source
         direct = tab(page, "Function Calling")
         direct.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
@@ -673,15 +749,15 @@ class TestMcpLesson:
         """点「运行」，第 1 轮最上面先是 initialize 握手，接着是 tools/list，响应里是服务器的全部工具。"""
         run(panel, "北京今天天气怎么样？")
         first = rounds(panel)[0]
-        assert first.index("请求 initialize") < first.index("响应 initialize") < first.index("请求 tools/list") \
-            < first.index("响应 tools/list") < first.index("①")
-        listed = rpc_json(panel, "响应 tools/list")["tools"]
+        assert first.index(request("initialize")) < first.index(response("initialize")) \
+            < first.index(request("tools/list")) < first.index(response("tools/list")) < first.index("①")
+        listed = rpc_json(panel, response("tools/list"))["tools"]
         assert [t["name"] for t in listed] == ["get_weather", "get_forecast"]
 
     def test_the_listed_tools_are_the_tools_sent_to_the_model(self, panel):
         """发给模型的 tools 就是 tools/list 里的工具，inputSchema 原样成为 parameters。"""
         run(panel, "北京今天天气怎么样？")
-        listed, sent = rpc_json(panel, "响应 tools/list")["tools"], sent_tools(panel)
+        listed, sent = rpc_json(panel, response("tools/list"))["tools"], sent_tools(panel)
         assert [t["function"]["name"] for t in sent] == [t["name"] for t in listed]
         assert [t["function"]["parameters"] for t in sent] == [t["inputSchema"] for t in listed]
 
@@ -691,10 +767,10 @@ class TestMcpLesson:
         boxes = panel.locator(".tw-protocol details.tw-round").first.locator(".tw-call")
         assert boxes.count() == 2
         for box, city in zip(boxes.all(), ("北京", "上海")):
-            request = json.loads(box.locator(".tw-rpc").filter(has_text="请求 tools/call").locator("pre").first
+            sent = json.loads(box.locator(".tw-rpc").filter(has_text=request("tools/call")).locator("pre").first
                                  .text_content())
-            assert request == {"name": "get_weather", "arguments": {"city": city}}
-            answer = box.locator(".tw-rpc").filter(has_text="响应 tools/call").locator("pre").first.text_content()
+            assert sent == {"name": "get_weather", "arguments": {"city": city}}
+            answer = box.locator(".tw-rpc").filter(has_text=response("tools/call")).locator("pre").first.text_content()
             assert city in json.loads(answer)["content"][0]["text"]
 
     def test_a_failure_is_an_is_error_result_fed_back_as_a_tool_message(self, page, panel):
@@ -706,7 +782,7 @@ class TestMcpLesson:
         assert failed.count() == 1 and "isError: true" in failed.text_content()    # in round 1, folded
         assert failed.evaluate("e => getComputedStyle(e).borderLeftColor") == "rgb(220, 38, 38)"
         assert json.loads(failed.locator("pre").first.text_content())["isError"] is True
-        back = rounds(panel)[0].split("回填给模型的消息", 1)[1]
+        back = rounds(panel)[0].split(T("回填给模型的消息", "The message sent back to the model"), 1)[1]
         assert '"role": "tool"' in back and "单笔转账上限是 5000 元" in back
 
     def test_the_same_schema_and_what_fastmcp_derives(self, page, panel):
@@ -717,10 +793,13 @@ class TestMcpLesson:
         panel.locator(".tw-mcp-compare").filter(has_text="delete_user").first.wait_for(timeout=WAIT)
         text = compared(panel)
         for name in ("transfer_money", "delete_user"):
-            assert f"✅ {name}：inputSchema 与注册表的 parameters 完全相同" in text
-        assert "【title 键】参数 payee 的 title：注册表 （没有），FastMCP \"Payee\"" in text
-        assert "【描述】参数 payee 的 description：注册表 \"收款人姓名，如 张三\"，FastMCP （没有）" in text
-        assert "根上的 additionalProperties：注册表 false，FastMCP （没有）" in text
+            assert f"✅ {name}" + same() in text
+        assert T("【title 键】参数 payee 的 title：注册表 （没有），FastMCP \"Payee\"",
+                 "[title key] parameter payee, title: registry (none), FastMCP \"Payee\"") in text
+        assert T("【描述】参数 payee 的 description：注册表 \"收款人姓名，如 张三\"，FastMCP （没有）",
+                 "[description] parameter payee, description: registry \"收款人姓名，如 张三\", FastMCP (none)") in text
+        assert T("根上的 additionalProperties：注册表 false，FastMCP （没有）",
+                 "at the root, additionalProperties: registry false, FastMCP (none)") in text
         fastmcp = code_text(panel.locator(".tw-mcp-fastmcp"))
         first_input = fastmcp[fastmcp.index('"inputSchema"'):fastmcp.index('"outputSchema"')]
         assert '"title": "Payee"' in first_input and "additionalProperties" not in first_input
@@ -728,7 +807,8 @@ class TestMcpLesson:
         assert '"inputSchema"' in listed and '"additionalProperties": false' in listed
         left, right = (panel.locator(f".tw-mcp-{name}").bounding_box() for name in ("listed", "fastmcp"))
         assert left["x"] + left["width"] <= right["x"]                        # side by side, as the panel says
-        assert "左边是课程的服务器（code/mcp_server.py 的 mcp_tool）在 tools/list 里列出的一项" in text
+        assert T("左边是课程的服务器（code/mcp_server.py 的 mcp_tool）在 tools/list 里列出的一项",
+                 "on the left, the item the course's server (mcp_tool in code/mcp_server.py) lists in tools/list") in text
 
     def test_annotations_are_shown_and_can_be_the_default_rules(self, page, panel):
         """每个工具后面写着它的注解，readOnlyHint 是"只读"，destructiveHint 是"会删改"。勾选「用工具注解作为默认规则」
@@ -736,7 +816,8 @@ class TestMcpLesson:
         readOnlyHint，直接执行；去掉 get_weather 的 read_only=True，它没有注解，也先问你。
         （复选框的说明：其余的也先问你。）"""
         use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
-        assert "delete_user：inputSchema 与注册表的 parameters 完全相同；注解：会删改 destructiveHint" in compared(panel)
+        assert "delete_user" + same() + T("；注解：会删改 destructiveHint", "; annotations: destructive destructiveHint") \
+            in compared(panel)
         panel.locator(".tw-mcp-annotations input").check()
         try:
             panel.locator(".tw-question textarea").fill("删除用户 42")
@@ -745,20 +826,20 @@ class TestMcpLesson:
             assert "delete_user" in panel.locator(".tw-ask-title").first.inner_text()
             preview = json.loads(code_text(panel.locator(".tw-ask-preview")))
             assert preview == {"method": "tools/call", "params": {"name": "delete_user", "arguments": {"user_id": "42"}}}
-            assert "请求 tools/call" not in "".join(rounds(panel))           # held back: nothing sent yet
+            assert request("tools/call") not in "".join(rounds(panel))           # held back: nothing sent yet
             panel.locator(".tw-deny").click()
             panel.locator(".tw-ask").first.wait_for(state="hidden", timeout=WAIT)
-            panel.locator(".tw-status").filter(has_text="轮，").first.wait_for(timeout=WAIT)
-            assert "请求 tools/call" not in "".join(rounds(panel)) and "用户没有说明理由" in "".join(rounds(panel))
+            panel.locator(".tw-status").filter(has_text=T("轮，", "round(s), ")).first.wait_for(timeout=WAIT)
+            assert request("tools/call") not in "".join(rounds(panel)) and "用户没有说明理由" in "".join(rounds(panel))
             use_examples(page, panel, "天气", "get_weather")
-            assert "get_weather：inputSchema 与注册表的 parameters 完全相同；注解：只读 readOnlyHint" in compared(panel)
+            assert "get_weather" + same() + T("；注解：只读 readOnlyHint", "; annotations: read-only readOnlyHint") in compared(panel)
             assert run(panel, "北京今天天气怎么样？").startswith("✅")
             assert not panel.locator(".tw-ask").first.is_visible()
             source = code_text(panel.locator(".tw-editor"))
             unmarked = source.replace('时使用", read_only=True)\ndef get_weather', '时使用")\ndef get_weather')
             assert unmarked != source
             set_code(page, panel.locator(".tw-editor"), unmarked)
-            panel.locator(".tw-mcp-compare").filter(has_text="get_weather：inputSchema 与注册表的 parameters 完全相同；注解：没有注解") \
+            panel.locator(".tw-mcp-compare").filter(has_text="get_weather" + same() + T("；注解：没有注解", "; annotations: no annotations")) \
                 .first.wait_for(timeout=WAIT)
             panel.locator(".tw-run").click()
             panel.locator(".tw-ask").first.wait_for(state="visible", timeout=WAIT)
@@ -778,7 +859,7 @@ class TestMcpLesson:
                                '时使用", read_only=True)\ndef delete_user')
         assert lying != source
         set_code(page, panel.locator(".tw-editor"), lying)
-        panel.locator(".tw-mcp-compare").filter(has_text="delete_user：inputSchema 与注册表的 parameters 完全相同；注解：只读").first \
+        panel.locator(".tw-mcp-compare").filter(has_text="delete_user" + same() + T("；注解：只读", "; annotations: read-only")).first \
             .wait_for(timeout=WAIT)
         panel.locator(".tw-mcp-annotations input").check()
         try:
@@ -795,12 +876,12 @@ class TestMcpLesson:
         panel.locator(".tw-schema-json").filter(has_text="echo").first.wait_for(timeout=WAIT)
         panel.locator(".tw-question textarea").fill("回声一下你好")
         panel.locator(".tw-run").click()
-        status = panel.locator(".tw-status").filter(has_text="MCP 服务器没有连上").first
+        status = panel.locator(".tw-status").filter(has_text=T("MCP 服务器没有连上", "The MCP server was not reached")).first
         status.wait_for(timeout=WAIT)
         text = status.inner_text()
         assert text.startswith("❌") and "✅" not in text and "服务器不想启动" in text
         shown = "".join(rounds(panel))
-        assert "请求 initialize" in shown and "响应 initialize" not in shown and "①" not in shown
+        assert request("initialize") in shown and response("initialize") not in shown and "①" not in shown
         use_examples(page, panel, "天气", "get_weather")
 
     def test_step_export_and_import_as_on_the_other_tabs(self, page, panel, tmp_path):
@@ -809,12 +890,12 @@ class TestMcpLesson:
         panel.locator(".tw-step-btn").click()
         panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
         paused = "".join(rounds(panel))
-        assert "响应 tools/list" in paused and "请求 tools/call" not in paused and "尚未执行" in paused
+        assert response("tools/list") in paused and request("tools/call") not in paused and T("尚未执行", "Not run yet") in paused
         panel.locator(".tw-finish").click()
         panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
         panel.locator(".tw-status").filter(has_text="✅").first.wait_for(timeout=WAIT)
-        assert "请求 tools/call" in "".join(rounds(panel))
-        panel.get_by_role("tab", name="导出/导入").click()
+        assert request("tools/call") in "".join(rounds(panel))
+        panel.get_by_role("tab", name=T("导出/导入", "Export/import")).click()
         panel.locator(".tw-export").click()
         link = panel.locator(".tw-export-file a").first
         link.wait_for(timeout=WAIT)
@@ -825,8 +906,8 @@ class TestMcpLesson:
         document = json.loads(saved.read_text(encoding="utf-8"))
         assert document["lesson"] == "mcp" and any(e["type"] == "rpc" for e in document["events"])
         panel.locator(".tw-import input[type=file]").set_input_files(str(saved))
-        panel.locator(".tw-status").filter(has_text="已导入录制的运行").first.wait_for(timeout=WAIT)
+        panel.locator(".tw-status").filter(has_text=T("已导入录制的运行", "Recorded run imported")).first.wait_for(timeout=WAIT)
         panel.locator(".tw-all").click()
         panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
         replayed = "".join(rounds(panel))
-        assert "请求 initialize" in replayed and "请求 tools/call" in replayed and "响应 tools/call" in replayed
+        assert all(head in replayed for head in (request("initialize"), request("tools/call"), response("tools/call")))

@@ -198,7 +198,7 @@ def test_the_notice_names_each_missing_layer():
 
 def test_status_on_this_machine_names_the_layers():
     state = workspace.shell_status()
-    assert set(state) == {"mode", "layers", "notice", "public"}
+    assert set(state) == {"mode", "layers", "notice", "notice_en", "public"}
     assert state["layers"].get("cleanup") in ("pid_namespace", "subreaper")
 
 

@@ -1,0 +1,77 @@
+"""The page's own labels in English for an English tab.
+
+The page is built once, in Chinese, for every tab. Each label, info, placeholder, button and
+Markdown text built with `tr(zh, en)` carries its English (i18n.Text); `english_updates(demo)`
+collects them once when the page is built, and `wire(demo)` sends them to a tab on load when
+that tab's language is English (i18n.current()). A Chinese tab gets nothing: the page it loaded
+is already right, and the event's answer is empty.
+
+Choices keep their values and change only the words shown: a value is what the handlers, the
+browser's memory and the links read, in either language. A dropdown whose choices a handler sets
+when the page loads (the forced tools of tool_choice, the mistakes of the loop shown) is marked
+with `set_by_handler(component)`: its handler writes them in the tab's language, and a second,
+static answer racing it could only put back the wrong list.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+import i18n
+from serving import gradio_patches
+from serving.page_events import PRIVATE
+
+PROPS = ("label", "info", "placeholder", "value")
+_handler_choices: set[int] = set()   # ids of the components whose choices a handler keeps
+
+
+def set_by_handler(component: Any) -> Any:
+    """Leaves `component`'s choices to the handler that sets them on load; returns it."""
+    _handler_choices.add(id(component))
+    return component
+
+
+def _choices(choices: Any) -> list | None:
+    if not isinstance(choices, (list, tuple)):
+        return None
+    shown, changed = [], False
+    for choice in choices:
+        label, value = (choice[0], choice[1]) if isinstance(choice, (list, tuple)) else (choice, choice)
+        if isinstance(label, i18n.Text):
+            shown.append((label.en, str(value) if isinstance(value, i18n.Text) else value))
+            changed = True
+        else:
+            shown.append((label, value))
+    return shown if changed else None
+
+
+def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
+    """{block: {prop: English}} for every block with a text built by tr()."""
+    updates: dict[Any, dict] = {}
+    for block in demo.blocks.values():
+        props = gradio_patches.static_props(block)
+        # A value set on the component after it was built (a panel adapting a shared view) counts too.
+        props.update({name: getattr(block, name) for name in PROPS if isinstance(getattr(block, name, None), i18n.Text)})
+        found = {name: props[name].en for name in PROPS if isinstance(props.get(name), i18n.Text)}
+        choices = None if id(block) in _handler_choices else _choices(props.get("choices"))
+        if choices is not None:
+            found["choices"] = choices
+        if found:
+            updates[block] = found
+    return updates
+
+
+def wire(demo: gr.Blocks) -> None:
+    """Call once, inside `demo`, after every component is built."""
+    updates = english_updates(demo)
+    if not updates:
+        return
+    blocks = list(updates)
+
+    def apply() -> dict:
+        if not i18n.english():
+            return {blocks[0]: gr.skip()}
+        return {block: gr.update(**props) for block, props in updates.items()}
+
+    demo.load(apply, None, blocks, queue=False, show_progress="hidden", api_visibility=PRIVATE)
