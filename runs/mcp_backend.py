@@ -1,7 +1,7 @@
 """The MCP lesson on the server: the editor's source served over MCP, the course's client
 loop (code/mcp_client_loop.py) talking to that server, and the schema panel's views.
 
-A run's server runs in the sandbox (`_server_transport`: sandbox.mcp_transport); the app
+A run's server runs in the sandbox (`_Sandboxed`: sandbox.mcp_transport); the app
 never imports the student's source itself. The panel's views come from the sandbox too, as a
 schema method ("mcp": code/mcp_schema_diff.mcp_views, registered in app.py): for each tool,
 the item the course's server lists in tools/list (mcp_server.mcp_tool, the server's own code)
@@ -18,25 +18,57 @@ import mcp_client_loop
 import mcp_schema_diff
 import sandbox
 
+from i18n import tr
 from runs import backend
 
 
-def _server_transport(source: str, session_id: str | None) -> dict:
-    """How the MCP client reaches a server for `source`: keyword arguments of
-    mcp_client_loop.run_mcp / McpConnection. The server runs in the sandbox
-    (sandbox.mcp_transport: a hardened process, charged to the session), opened when the
-    client connects and ended when it disconnects."""
-    return {"server": None, "transport": lambda: sandbox.mcp_transport(source, session_id)}
+class _Sandboxed:
+    """sandbox.mcp_transport(source, session_id), remembering a Refusal: a server the sandbox
+    would not start is said in the sandbox's own words, not as a server that could not be reached."""
+
+    def __init__(self, source: str, session_id: str | None, refused: list):
+        self.server, self.refused = sandbox.mcp_transport(source, session_id), refused
+
+    def log(self) -> str:
+        return self.server.log()
+
+    async def __aenter__(self):
+        try:
+            return await self.server.__aenter__()
+        except sandbox.Refusal as refusal:
+            self.refused.append(refusal)
+            raise
+
+    async def __aexit__(self, *exc_info):
+        return await self.server.__aexit__(*exc_info)
 
 
 # ------------------------------------------------------------------ a run
 
 def served_loop(execute, client, question, **options) -> Iterator:
     """mcp_client_loop.run_mcp on a server for the source that `execute` (backend.executor)
-    was made for; `options` go to the loop as run_function_calling's (max_turns, tool_choice…).
-    The server lives as long as the loop (a loop closed while paused ends it)."""
-    return mcp_client_loop.run_mcp(client, question, **_server_transport(execute.source, execute.session_id),
-                                   **options)
+    was made for, in the sandbox (a hardened process, charged to the session, opened when the
+    client connects and ended when it disconnects); `options` go to the loop as
+    run_function_calling's (max_turns, tool_choice…). The server lives as long as the loop (a
+    loop closed while paused ends it)."""
+    refused: list = []
+    steps = mcp_client_loop.run_mcp(client, question, server=None,
+                                    transport=lambda: _Sandboxed(execute.source, execute.session_id, refused),
+                                    **options)
+    reply = None
+    try:
+        while True:
+            try:
+                event = steps.send(reply)
+            except StopIteration as stop:
+                return stop.value
+            if refused and event.get("type") == "error" and event.get("code") == "mcp_connect":
+                event = {**event, "message": tr("沙箱没有启动 MCP 服务器：{why}",
+                                                "The sandbox did not start the MCP server: {why}").format(
+                                                    why=refused[0].message)}
+            reply = yield event
+    finally:
+        steps.close()
 
 
 def call_preview(event: dict) -> str:

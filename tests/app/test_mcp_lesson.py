@@ -75,3 +75,19 @@ def test_the_tab_gates_only_when_the_annotations_are_turned_on(monkeypatch):
     assert mcp_tab.annotation_gate("ok", False) == (None, "")
     assert mcp_tab.annotation_gate("ok", True) == ({"get_weather": "allow"}, "")
     assert mcp_tab.annotation_gate("broken", True) == ({}, "")          # no rule: every call asks
+
+
+def test_a_server_the_sandbox_will_not_start_is_said_in_the_sandboxs_words():
+    """A refusal (here: a source over the sandbox's size limit) is not "could not reach the server,
+    run it on its own to see its error": the run says the sandbox did not start it, and why."""
+    from types import SimpleNamespace
+
+    from runs import mcp_backend
+    from sandbox.service import MAX_SOURCE_CHARS
+
+    execute = SimpleNamespace(source="#" * (MAX_SOURCE_CHARS + 1), session_id="refused-here")
+    steps = list(mcp_backend.served_loop(execute, None, "你好"))
+    end = steps[-1]
+    assert end["type"] == "error" and end["code"] == "mcp_connect"
+    assert end["message"] == f"沙箱没有启动 MCP 服务器：源码超过 {MAX_SOURCE_CHARS} 个字符，请精简后再试。"
+    assert headline.verdict(steps)["state"] == "mcp_failed"
