@@ -42,6 +42,7 @@ FORCED_NOTE = tr("强制调用 `{name}`：第一次请求必须调用它。**强
                  "requests carry no tool_choice (the default, auto); otherwise the model would have to call it again in "
                  "every round, could never give a final answer, and would call until max_turns.")
 FORCED_CHOICE = tr("强制调用 {name}", "force {name}")
+PARALLEL_LABEL = tr("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls")
 # tool_outcome.as_envelope: the result the model gets is a fixed-shape JSON instead of a sentence.
 ENVELOPE_LABEL = tr("结果信封 status/data/error_code（回填固定形状的 JSON，而不是一段文字）",
                     "Result envelope status/data/error_code (JSON of a fixed shape goes back, not text)")
@@ -94,7 +95,7 @@ def build(settings: SettingsPanel) -> LessonTab:
                 with gr.Row():
                     tool_choice = set_by_handler(gr.Dropdown(TOOL_CHOICES, value="auto", label="tool_choice", allow_custom_value=True,
                                               elem_classes=["tw-tool-choice"], min_width=150))
-                    parallel = gr.Checkbox(value=True, label=tr("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls"), min_width=150)
+                    parallel = gr.Checkbox(value=True, label=PARALLEL_LABEL, min_width=150)
                     mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label=MISTAKE_LABEL,
                                           elem_classes=["tw-mistake"], min_width=150)
                 envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])

@@ -14,7 +14,7 @@ from i18n import now, tr
 from mcp_schema_diff import MISSING, show
 
 from lessons.editor_panel import EditorPanel, lesson_text
-from lessons.function_calling_tab import tool_choice_value
+from lessons.function_calling_tab import PARALLEL_LABEL, tool_choice_value
 from lessons.lesson_tab import LessonTab
 from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
 from lessons.run_panel import RunPanel
@@ -32,7 +32,6 @@ LISTED_LABEL = tr("MCP 客户端看到的 tools/list（inputSchema、annotations
                   "tools/list as the MCP client sees it (inputSchema, annotations)")
 FASTMCP_LABEL = tr("对照：换成 FastMCP（pydantic 从同一个函数自己推）会列出的",
                    "Beside it: what FastMCP would list (pydantic derives it from the same function)")
-PARALLEL_LABEL = tr("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls")
 ANNOTATIONS_LABEL = tr("用工具注解作为默认规则（readOnlyHint → 直接执行，destructiveHint → 先问你）",
                        "Use the tool annotations as default rules (readOnlyHint → runs, destructiveHint → asks you)")
 ANNOTATIONS_NOTE = tr("注解是服务器对自己的描述，是提示，不是保证。打开后：标了 readOnlyHint 的工具直接执行，"

@@ -75,20 +75,8 @@ def warm():
 def server_main(fds, config):
     """Runs in the freshly forked child; never returns."""
     try:
-        in_r, out_w, err_w, ready_w = fds
-        os.dup2(in_r, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.dup2(ready_w, worker.RESULT_FD)
-        os.closerange(worker.RESULT_FD + 1, 1 << 16)
-        os.setpgid(0, 0)   # its own process group, killed as one
+        worker.enter_child(fds, config)                        # fds: stdin, stdout, stderr, ready
         hardening.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)     # gone with the zygote, whatever happens
-        for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
-        os.mkdir(workdir, 0o700)
-        os.chdir(workdir)
         import anyio
         import mcp_server
 

@@ -118,22 +118,17 @@ def describe_mode(layers, public, start_error=None):
 
 def mcp_ended(reason, limits=None, wall_seconds=None, cpu_seconds=None, request_seconds=None, method=None):
     """Why the sandbox ended an MCP server before its run did (None: nothing to say)."""
-    if reason == "request_timeout":
-        where = "导入源码或" if method == "initialize" else ""
-        return (f"MCP 服务器超过 {request_seconds:g} 秒没有回答 {method}，沙箱结束了它。"
-                f"请检查{where}工具里是否有死循环、长时间等待。")
-    if reason == "timeout":
-        return (f"MCP 服务器运行超过 {wall_seconds:g} 秒，沙箱结束了它。"
-                "请检查工具或导入时是否有死循环、长时间等待。")
-    if reason == "cpu_limit":
-        return (f"MCP 服务器用满了 {cpu_seconds:g} 秒 CPU，沙箱结束了它。"
-                "请检查工具或导入时是否有死循环或耗时的计算。")
-    if reason == "output_too_large":
-        return (f"MCP 服务器的日志（stderr 与 print）超过 {limits.output_bytes // 1024} KB，沙箱结束了它。"
-                "请减少 print 的内容，只输出需要的信息。")
-    if reason == "message_too_large":
-        return (f"MCP 服务器的一条消息超过 {limits.result_bytes // 1024} KB，沙箱结束了它。"
-                "请只返回模型需要的信息，不要返回整份数据。")
     if reason == "session_ended":
         return "这个页面的会话已经结束，沙箱结束了它的 MCP 服务器。"
-    return None
+    # reason -> (what the server did, what to look for)
+    said = {
+        "request_timeout": (f"超过 {request_seconds or 0:g} 秒没有回答 {method}",
+                            f"请检查{'导入源码或' if method == 'initialize' else ''}工具里是否有死循环、长时间等待。"),
+        "timeout": (f"运行超过 {wall_seconds or 0:g} 秒", "请检查工具或导入时是否有死循环、长时间等待。"),
+        "cpu_limit": (f"用满了 {cpu_seconds or 0:g} 秒 CPU", "请检查工具或导入时是否有死循环或耗时的计算。"),
+        "output_too_large": (f"的日志（stderr 与 print）超过 {limits.output_bytes // 1024 if limits else 0} KB",
+                             "请减少 print 的内容，只输出需要的信息。"),
+        "message_too_large": (f"的一条消息超过 {limits.result_bytes // 1024 if limits else 0} KB",
+                              "请只返回模型需要的信息，不要返回整份数据。"),
+    }.get(reason)
+    return None if said is None else f"MCP 服务器{said[0]}，沙箱结束了它。{said[1]}"

@@ -385,22 +385,26 @@ def _read_line(fd):
     return b"".join(chunks)
 
 
+def enter_child(fds, config):
+    """What a freshly forked child does first: its four pipes become stdin, stdout, stderr and
+    RESULT_FD (nothing else stays open), its own process group (killed as one; still the
+    server's session), default signals, and a private working directory."""
+    for fd, target in zip(fds, (0, 1, 2, RESULT_FD)):
+        os.dup2(fd, target)
+    os.closerange(RESULT_FD + 1, 1 << 16)
+    os.setpgid(0, 0)
+    for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
+    os.mkdir(workdir, 0o700)
+    os.chdir(workdir)
+
+
 def child_main(fds, config):
-    """Runs in the freshly forked child; never returns."""
+    """Runs in the freshly forked child (fds: job, stdout, stderr, result); never returns."""
     try:
-        job_r, out_w, err_w, res_w = fds
-        os.dup2(job_r, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.dup2(res_w, RESULT_FD)
-        os.closerange(RESULT_FD + 1, 1 << 16)
-        os.setpgid(0, 0)   # its own process group, killed as one; still the server's session
-        for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        workdir = os.path.join(config["workdir"], f"w{os.getpid()}")
-        os.mkdir(workdir, 0o700)
-        os.chdir(workdir)
+        enter_child(fds, config)
         warm_child()
         layers = harden(config)
         refuse = config.get("require_seccomp") and not layers.get("seccomp")

@@ -5,72 +5,38 @@ nothing changed (files, the test process and its limits) and nothing is left run
 (no process of the worker's group survives).  A missing kernel layer makes these fail;
 the summary at the end names the layers that were active.
 """
-import hashlib
 import json
 import os
 import resource
 import secrets
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
 import sandbox
+from tests.attack_setup import REPO, digest, env_file, plant_secret, process_limits, sibling_holding, tcp_listener
 
 pytestmark = pytest.mark.unprivileged
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CANARY_NAME = "WORKSHOP_CANARY_KEY"
-
-
-def _digest(path):
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """A planted key, a .env file, a sibling that holds the key, a TCP listener, guarded files."""
-    secret = "sk-canary-" + secrets.token_hex(12)
-    os.environ[CANARY_NAME] = secret
-    assert sandbox.seal_secrets([CANARY_NAME]) == {CANARY_NAME: secret}
+    secret = plant_secret(CANARY_NAME)
     place = tmp_path_factory.mktemp("attack")
-    env_file = place / ".env"
-    env_file.write_text(f"OPENAI_API_KEY={secret}\n")
-    env_file.chmod(0o600)
-    sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
-                               env={CANARY_NAME: secret, "PATH": "/usr/bin:/bin"})
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.setblocking(False)
+    env = env_file(place, secret)
+    sibling = sibling_holding(CANARY_NAME, secret)
+    listener = tcp_listener()
     guarded = [os.path.join(REPO, "app.py"), os.path.join(REPO, "code", "tool_registry.py"),
-               os.path.join(REPO, "sandbox", "__init__.py"), str(env_file)]
-    # The attacks below are real: this process itself can read what the workers must not.
-    # Popen returns once exec has closed the child's descriptors, a moment before the kernel
-    # has set up the new program's environment block: until then the file reads empty (or,
-    # while the child is still the non-dumpable copy of this sealed process, is refused).
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            with open(f"/proc/{sibling.pid}/environ", "rb") as handle:
-                planted = handle.read()
-        except PermissionError:
-            planted = b""
-        if planted or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-    assert secret.encode() in planted
-    assert secret in env_file.read_text()
+               os.path.join(REPO, "sandbox", "__init__.py"), str(env)]
+    assert secret in env.read_text()
     state = {
-        "secret": secret, "env_file": str(env_file), "marker": str(place / "pwned.txt"),
+        "secret": secret, "env_file": str(env), "marker": str(place / "pwned.txt"),
         "sibling": sibling, "listener": listener, "port": listener.getsockname()[1],
-        "guarded": {path: _digest(path) for path in guarded},
-        "limits": {kind: resource.getrlimit(kind) for kind in
-                   (resource.RLIMIT_NOFILE, resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)},
-        "place": place,
+        "guarded": {path: digest(path) for path in guarded}, "limits": process_limits(), "place": place,
     }
     yield state
     sibling.kill()
@@ -154,8 +120,8 @@ def _check_contained(result, world):
     text = json.dumps(result, ensure_ascii=False)
     assert world["secret"] not in text, "the planted key leaked"
     assert not os.path.exists(world["marker"]), "a file was created outside the sandbox"
-    for path, digest in world["guarded"].items():
-        assert os.path.exists(path) and _digest(path) == digest, f"{path} changed"
+    for path, fingerprint in world["guarded"].items():
+        assert os.path.exists(path) and digest(path) == fingerprint, f"{path} changed"
     for kind, limits in world["limits"].items():
         assert resource.getrlimit(kind) == limits, "the test process's limits changed"
     assert world["sibling"].poll() is None, "the sibling process was killed"

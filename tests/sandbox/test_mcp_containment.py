@@ -8,8 +8,6 @@ process and its limits) and nothing is left running (the server's process group 
 import json
 import os
 import resource
-import secrets
-import socket
 import time
 
 import anyio
@@ -18,31 +16,21 @@ from mcp import ClientSession
 from mcp.shared.exceptions import McpError
 
 import sandbox
+from tests.attack_setup import REPO, env_file, plant_secret, process_limits, tcp_listener
 
 pytestmark = pytest.mark.unprivileged
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CANARY_NAME = "WORKSHOP_MCP_CANARY_KEY"
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     """A planted key (sealed as the app seals it), a .env file, a TCP listener, a marker path."""
-    secret = "sk-mcp-canary-" + secrets.token_hex(12)
-    os.environ[CANARY_NAME] = secret
-    assert sandbox.seal_secrets([CANARY_NAME]) == {CANARY_NAME: secret}
+    secret = plant_secret(CANARY_NAME, "sk-mcp-canary-")
     place = tmp_path_factory.mktemp("mcp-attack")
-    env_file = place / ".env"
-    env_file.write_text(f"OPENAI_API_KEY={secret}\n")
-    env_file.chmod(0o600)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    listener.setblocking(False)
-    yield {"secret": secret, "env_file": str(env_file), "marker": str(place / "pwned.txt"), "place": place,
-           "listener": listener, "port": listener.getsockname()[1],
-           "limits": {kind: resource.getrlimit(kind) for kind in
-                      (resource.RLIMIT_NOFILE, resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_NPROC)}}
+    listener = tcp_listener()
+    yield {"secret": secret, "env_file": str(env_file(place, secret)), "marker": str(place / "pwned.txt"),
+           "place": place, "listener": listener, "port": listener.getsockname()[1], "limits": process_limits()}
     listener.close()
 
 

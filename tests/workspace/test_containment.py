@@ -7,47 +7,33 @@ never shows up in any output), nothing outside the workspace changed, nothing re
 listener, and no process the command started is left once the call has returned.
 Run by scripts/test.sh as `nobody` (root skips RLIMIT_NPROC and file permissions).
 """
-import hashlib
 import json
 import os
 import secrets
 import signal
 import socket
 import subprocess
-import sys
-import time
 
 import pytest
 
 import atomic_tools
-import sandbox
 import workspace
+from tests.attack_setup import REPO, digest, env_file, plant_secret, sibling_holding
 
 pytestmark = pytest.mark.unprivileged
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CANARY_NAME = "WORKSHOP_SHELL_CANARY"
-
-
-def _digest(path):
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    secret = "sk-canary-" + secrets.token_hex(12)
-    os.environ[CANARY_NAME] = secret
-    assert sandbox.seal_secrets([CANARY_NAME]) == {CANARY_NAME: secret}
+    secret = plant_secret(CANARY_NAME)
     place = tmp_path_factory.mktemp("outside")
     place.chmod(0o777)                       # writable by anyone: only the sandbox can stop a write
-    env_file = place / ".env"
-    env_file.write_text(f"OPENAI_API_KEY={secret}\n")
-    env_file.chmod(0o644)                    # readable by anyone: only the sandbox can stop a read
-    sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
-                               env={CANARY_NAME: secret, "PATH": "/usr/bin:/bin"})
+    env = env_file(place, secret, 0o644)     # readable by anyone: only the sandbox can stop a read
+    sibling = sibling_holding(CANARY_NAME, secret, 600)
     try:
-        yield from _world(secret, place, env_file, sibling)
+        yield from _world(secret, place, env, sibling)
     finally:
         sibling.kill()
         sibling.wait()
@@ -67,17 +53,6 @@ def _world(secret, place, env_file, sibling):
     os.chmod(unix_path, 0o777)
     unix.listen(8)
     unix.setblocking(False)
-    deadline = time.monotonic() + 10
-    while True:   # until its exec is done, the sibling is a non-dumpable copy of this process
-        try:
-            with open(f"/proc/{sibling.pid}/environ", "rb") as handle:
-                planted = handle.read()
-        except PermissionError:
-            planted = b""
-        if planted or time.monotonic() > deadline:
-            break
-        time.sleep(0.01)
-    assert secret.encode() in planted        # the attacks below are real: this process can read it
     guarded = [os.path.join(REPO, "app.py"), os.path.join(REPO, "code", "atomic_tools.py"), str(env_file)]
     sentinels = ["root:x:0:0:"]              # /etc/passwd: readable by anyone outside the sandbox
     for path in (os.path.join(REPO, "app.py"), os.path.join(REPO, "code", "atomic_tools.py")):
@@ -85,7 +60,7 @@ def _world(secret, place, env_file, sibling):
             sentinels.append(handle.readline().strip())
     state = {"secret": secret, "sentinels": sentinels, "env_file": str(env_file), "place": place, "marker": str(place / "pwned"),
              "sibling": sibling, "tcp": tcp, "udp": udp, "unix": unix, "unix_path": unix_path,
-             "guarded": {path: _digest(path) for path in guarded}}
+             "guarded": {path: digest(path) for path in guarded}}
     yield state
     for listener in (tcp, udp, unix):
         listener.close()
@@ -109,8 +84,8 @@ def _assert_contained(result, world):
     for sentinel in world["sentinels"]:
         assert json.dumps(sentinel, ensure_ascii=False)[1:-1] not in text, f"read a file outside: {sentinel}"
     assert not os.path.exists(world["marker"]), "a file outside the workspace was written"
-    for path, digest in world["guarded"].items():
-        assert _digest(path) == digest, f"{path} changed"
+    for path, fingerprint in world["guarded"].items():
+        assert digest(path) == fingerprint, f"{path} changed"
     assert world["sibling"].poll() is None, "the sibling was killed"
     with pytest.raises(BlockingIOError):
         world["tcp"].accept()
