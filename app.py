@@ -113,6 +113,8 @@ CSS = """
 FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 HEADER = ("# 🧰 工具调用教学工坊\n"
           "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。")
+# Per language: the page's <html lang> and its title (the browser's tab).
+PAGE_LANGUAGE = {"zh": ("zh-CN", "工具调用教学工坊"), "en": ("en", "Tool Use Workshop")}
 HEADER = tr("# 🧰 工具调用教学工坊\n"
             "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。",
             "# 🧰 Tool Use Workshop\n"
@@ -131,7 +133,7 @@ def build_demo(secrets=None) -> gr.Blocks:
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
     # Its config and app are made once, by launch (gradio_patches.page_blocks).
-    with gradio_patches.page_blocks(title="工具调用教学工坊", delete_cache=DELETE_CACHE) as demo:
+    with gradio_patches.page_blocks(title=PAGE_LANGUAGE["zh"][1], delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(HEADER, elem_id="header")
         present = Projector()
         notice = gr.Markdown(elem_id="sandbox-notice")
@@ -154,11 +156,15 @@ def build_demo(secrets=None) -> gr.Blocks:
         links.wire(demo, lesson_tabs, tabs, restored, settings, memory)
         present.wire(demo)
         page_language.wire(demo)   # last: every label of the page is built
+        demo.load(None, None, None, js=gradio_patches.PAGE_LANG_JS, queue=False, api_visibility=PRIVATE,
+                  show_progress="hidden")
         demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE,
                   show_progress="hidden")
     # The first lesson works as soon as the page is drawn: its schema arrives with the page.
     panels = FIRST_SCHEMAS[demo] = [tab.schema for tab in tabs if tab.schema is not None]
-    gradio_patches.set_page_values(demo, lambda: {c: v for panel in panels for c, v in panel.first.items()})
+    gradio_patches.set_page_values(demo, lambda request: {
+        c: v for panel in panels for c, v in panel.first.get(i18n.of_request(request), {}).items()})
+    gradio_patches.set_page_language(demo, lambda request: PAGE_LANGUAGE[i18n.of_request(request)])
     return demo
 
 

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import gradio as gr
 
+import i18n
 from i18n import tr
 
 import tool_outcome
@@ -134,7 +135,7 @@ class SchemaPanel:
 
     def __init__(self, label: str | None = None):
         label = label or tr("工具 schema（自动生成，发送给模型的 tools）", "Tool schema (generated; the tools sent to the model)")
-        self.first: dict = {}      # what the page shows before it asks the server (see `prepare`)
+        self.first: dict = {}      # per language, what the page shows before it asks the server (`prepare`)
         self.tools_state = gr.State(None, time_to_live=expiry.session_ttl())
         self.status = gr.Markdown(elem_classes=["tw-schema-status"])
         self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30,
@@ -174,14 +175,16 @@ class SchemaPanel:
 
     def prepare(self) -> None:
         """The schema of the editor's untouched example, made once by the sandbox (after it has
-        started): every page then shows it from the start (gradio_patches.set_page_values), instead
-        of waiting for its first round trip. A page whose browser kept another source shows that
-        one's schema after `load`."""
+        started): every page then shows it from the start (gradio_patches.set_page_values), in
+        each language, instead of waiting for its first round trip. A page whose browser kept
+        another source shows that one's schema after `load`."""
         strict = bool(self.strict.value) if self.strict is not None else False
         report = schema_report(self.editor.value or "", strict)
         if report["ok"]:
-            self.first = {self.json: json.dumps(report["tools"], ensure_ascii=False, indent=2),
-                          self.status: status_markdown(report, False)}
+            tools = json.dumps(report["tools"], ensure_ascii=False, indent=2)
+            for lang in i18n.LANGUAGES:
+                with i18n.using(lang):
+                    self.first[lang] = {self.json: tools, self.status: status_markdown(report, False)}
 
     def load(self, values: dict, request: gr.Request) -> dict:
         """The refresh on page load (after the browser's memory is back): what the page already

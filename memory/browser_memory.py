@@ -104,9 +104,13 @@ WRITE_JS = """(op, note) => {
     if (o.value === null) localStorage.removeItem(o.key); else localStorage.setItem(o.key, o.value);
     return ["", note];
   } catch (e) {
-    return ["", "⚠️ 本浏览器没能保存（" + e.name + "）：存储空间可能已满，或浏览器禁止了网页保存数据。"];
+    const o = (() => { try { return JSON.parse(op); } catch (_) { return {}; } })();
+    return ["", (o.failed || "⚠️ {name}").replace("{name}", e.name)];
   }
 }"""
+# What the write script says when the browser refuses to store ({name}: the browser's reason).
+NOT_SAVED = tr("⚠️ 本浏览器没能保存（{name}）：存储空间可能已满，或浏览器禁止了网页保存数据。",
+               "⚠️ This browser could not save ({name}): its storage may be full, or it does not let pages keep data.")
 # Resolves (with a fresh tick) once the browser has drawn the current frame: work it triggers does not delay what it shows.
 AFTER_PAINT_JS = "() => new Promise(done => requestAnimationFrame(() => setTimeout(() => done(String(Date.now())), 0)))"
 CLEAR_JS = """() => {
@@ -151,7 +155,7 @@ def client_of(text: str | None) -> dict:
 def put(part: str, record: Record | None = None, text: str | None = None) -> str:
     """The write script's instruction: store this record's text, or remove the key (None)."""
     value = text if text is not None else (record.to_json() if record is not None else None)
-    return json.dumps({"key": storage_key(part), "value": value}, ensure_ascii=False)
+    return json.dumps({"key": storage_key(part), "value": value, "failed": now(NOT_SAVED)}, ensure_ascii=False)
 
 
 def key_digest(key: str) -> str:

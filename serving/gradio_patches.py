@@ -38,9 +38,12 @@ What is here, what it is for, and what breaks without it:
   /gradio_api/info; gradio_client reads /config, left whole). The hook drops those from the page's
   own copy and puts in the first values a page can show before it asks the server anything
   (`set_page_values`: e.g. the schema of an untouched example, known once the sandbox has made
-  it). It wraps the template response of `/` (gradio.routes.templates), where the config is
-  already a per-request copy. Without it: about 20 KB more over the wire per visitor, and the
-  first lesson waits for a round trip to show a schema the server already knew.
+  it), in the visitor's language, with the page's <html lang> and title in that language too
+  (`set_page_language`; Gradio's template says lang="en" for every page). It wraps the
+  template response of `/` (gradio.routes.templates), where the config is already a
+  per-request copy. Without it: about 20 KB more over the wire per visitor, the first lesson
+  waits for a round trip to show a schema the server already knew, and a Chinese page says
+  it is English.
 - `page_blocks()` and `queue_without_app()`: Gradio builds the page's whole config and a whole
   FastAPI app (about 80 routes) when the `with gr.Blocks()` block ends, again in `queue()`, and
   again in `launch()`, which is the one that serves: for this page each build is a few tenths of a
@@ -227,28 +230,58 @@ def drop_queue_mailboxes(holder, session_ids: list[str]) -> None:
 PAGE_TEMPLATE = "frontend/index.html"
 # Keys of a component's entry that only describe the API; the page never reads them.
 API_ONLY_KEYS = ("api_info", "api_info_as_input", "api_info_as_output", "example_inputs")
-# Per launched Blocks: () -> {component: first value}, asked for each page.
-_page_values: "weakref.WeakKeyDictionary[Any, list[Callable[[], dict]]]" = weakref.WeakKeyDictionary()
+# Per launched Blocks: (request) -> {component: first value}, asked for each page.
+_page_values: "weakref.WeakKeyDictionary[Any, list[Callable[[Any], dict]]]" = weakref.WeakKeyDictionary()
+# Per launched Blocks: (request) -> (the <html lang>, the page's title), asked for each page.
+_page_language: "weakref.WeakKeyDictionary[Any, Callable[[Any], tuple[str, str]]]" = weakref.WeakKeyDictionary()
+HTML_LANG = b'<html\n\tlang="en"'       # how Gradio's index.html opens: English, whatever the page says
 
 
-def set_page_values(blocks, values: Callable[[], dict]) -> None:
-    """`values()` -> {component: value} is asked each time `blocks` serves its page; each value
-    found replaces that component's initial value in the page (a component it leaves out keeps
-    its own)."""
+def set_page_values(blocks, values: Callable[[Any], dict]) -> None:
+    """`values(request)` -> {component: value} is asked each time `blocks` serves its page; each
+    value found replaces that component's initial value in the page (a component it leaves out
+    keeps its own)."""
     _page_values.setdefault(blocks, []).append(values)
 
 
-def shape_page_config(blocks, config: dict) -> dict:
+def set_page_language(blocks, language: Callable[[Any], tuple[str, str]]) -> None:
+    """`language(request)` -> (lang, title): the page's <html lang> (a screen reader and the fonts
+    chosen for Chinese text read it) and its title. Gradio's template writes lang="en" for every
+    page and its script sets it again from the browser's language once it starts: the page's
+    config carries the right one ("page_lang"), which PAGE_LANG_JS, run on load, puts back."""
+    _page_language[blocks] = language
+
+
+PAGE_LANG_JS = """() => {
+  const lang = window.gradio_config && window.gradio_config.page_lang;
+  if (lang) document.documentElement.lang = lang;
+}"""
+
+
+def shape_page_config(blocks, config: dict, request=None) -> dict:
     """The page's own copy of the config, without the API-only keys and with the page values."""
     values = {}
     for provider in _page_values.get(blocks, ()):
-        values.update({getattr(component, "_id", component): value for component, value in provider().items()})
+        values.update({getattr(component, "_id", component): value for component, value in provider(request).items()})
     for entry in config.get("components", ()):
         for key in API_ONLY_KEYS:
             entry.pop(key, None)
         if entry.get("id") in values and isinstance(entry.get("props"), dict):
             entry["props"]["value"] = values[entry["id"]]
+    if blocks in _page_language:
+        config["page_lang"], config["title"] = _page_language[blocks](request)
     return config
+
+
+def _with_language(blocks, response, request):
+    language = _page_language.get(blocks)
+    body = getattr(response, "body", None)
+    if language is None or not isinstance(body, bytes) or HTML_LANG not in body:
+        return response
+    lang = language(request)[0].encode("ascii", "replace")
+    response.body = body.replace(HTML_LANG, HTML_LANG.replace(b'"en"', b'"' + lang + b'"'), 1)
+    response.headers["content-length"] = str(len(response.body))
+    return response
 
 
 def install_page_config() -> bool:
@@ -275,7 +308,9 @@ def install_page_config() -> bool:
         get_blocks = getattr(getattr(request, "app", None), "get_blocks", None)
         if name == PAGE_TEMPLATE and isinstance(context, dict) and isinstance(context.get("config"), dict) \
                 and get_blocks is not None:
-            context["config"] = shape_page_config(get_blocks(), context["config"])
+            blocks = get_blocks()
+            context["config"] = shape_page_config(blocks, context["config"], request)
+            return _with_language(blocks, original(*args, **kwargs), request)
         return original(*args, **kwargs)
 
     shaped.tw_shaped = True

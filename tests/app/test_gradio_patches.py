@@ -157,14 +157,21 @@ def test_idle_tabs_are_forgotten_with_their_state(served):
     assert again == "还在吗"
 
 
-def page_config(url: str) -> dict:
-    """The config the page at `url` inlines in its HTML."""
-    import json
+def page_html(url: str, language: str | None = None) -> str:
     import urllib.request
 
-    with urllib.request.urlopen(url, timeout=30) as response:
+    headers = {"Accept-Language": language} if language else {}
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as response:
         html = response.read().decode("utf-8")
-    return json.loads(re.search(r"window\.gradio_config = (.*?);</script>", html, re.S).group(1))
+        assert int(response.headers["content-length"]) == len(html.encode("utf-8"))
+    return html
+
+
+def page_config(url: str, language: str | None = None) -> dict:
+    """The config the page at `url` inlines in its HTML (for a browser asking for `language`)."""
+    import json
+
+    return json.loads(re.search(r"window\.gradio_config = (.*?);</script>", page_html(url, language), re.S).group(1))
 
 
 def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_first_schema(served):
@@ -192,6 +199,13 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
         tools = json.loads(entries[panel.json._id]["props"]["value"])
         assert tools and tools == backend.extract(panel.editor.value)["tools"]
         assert panel.status.value in ("", None)                # the component itself is not changed
+    # An English browser's page: the same schema, its status in English, and the page says it is English.
+    english = {entry["id"]: entry for entry in page_config(url, "en-US,en;q=0.9")["components"]}
+    for panel in panels:
+        assert english[panel.status._id]["props"]["value"].startswith("✅ Schema generated for ")
+        assert english[panel.json._id]["props"]["value"] == entries[panel.json._id]["props"]["value"]
+    assert config["title"] == "工具调用教学工坊" and page_config(url, "en")["title"] == "Tool Use Workshop"
+    assert '<html\n\tlang="zh-CN"' in page_html(url) and '<html\n\tlang="en"' in page_html(url + "?lang=en")
     # gradio_client's /config keeps everything.
     with urllib.request.urlopen(url + "config", timeout=30) as response:
         whole = json.loads(response.read())

@@ -75,6 +75,7 @@ def test_an_english_browser_gets_english_without_lang(browser, app_url):
         react = page.locator("#tab-react")
         react.locator(".tw-presets").get_by_text("Preset questions").wait_for(timeout=WAIT)
         assert "💾 The source, example set" in react.locator(".tw-memory-note").first.inner_text()
+        assert page.evaluate("() => [document.documentElement.lang, document.title]") == ["en", "Tool Use Workshop"]
     finally:
         watched.context.close()
 
@@ -88,8 +89,26 @@ def test_lang_zh_in_an_english_browser_is_chinese_and_other_languages_get_chines
             page.wait_for_timeout(1500)        # long enough for English labels to arrive, were they sent
             assert "工具调用教学工坊" in header(page) and "Tool Use Workshop" not in header(page)
             assert page.locator("#tab-react .tw-run").inner_text().strip() == "▶ 运行"
+            assert page.evaluate("() => [document.documentElement.lang, document.title]") == ["zh-CN", "工具调用教学工坊"]
         finally:
             watched.context.close()
+
+
+@pytest.mark.parametrize("locale, said", [("zh-CN", "⚠️ 本浏览器没能保存（QuotaExceededError）"),
+                                          ("en-US", "⚠️ This browser could not save (QuotaExceededError)")])
+def test_a_browser_that_refuses_to_store_is_told_in_its_language(browser, app_url, locale, said):
+    context = browser.new_context(locale=locale, viewport={"width": 1280, "height": 800})
+    context.add_init_script("""Storage.prototype.setItem = function () {
+        throw new DOMException("full", "QuotaExceededError"); };""")
+    page = context.new_page()
+    try:
+        page.goto(app_url)
+        panel = page.locator("#tab-react")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        panel.locator(".tw-question textarea").fill("上海今天天气怎么样？")
+        panel.locator(".tw-memory-note").filter(has_text=said).first.wait_for(timeout=WAIT)
+    finally:
+        context.close()
 
 
 def test_a_links_notes_are_english_and_the_copied_link_keeps_lang(browser, app_url):

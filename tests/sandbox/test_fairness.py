@@ -285,7 +285,10 @@ def test_a_job_on_idle_cpu_lets_the_warm_pool_refill_before_its_own_fork(helpers
 
 def test_a_tool_cannot_raise_its_own_priority(helpers, quick_limits):
     sid = session()
-    sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
+    sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)     # now on probation
+    # At idle priority the tool gets CPU only when nothing else wants it (the containment tests
+    # run beside this lane): time enough for its three attempts, however busy the machine is.
+    quick_limits(tool={"probation_wall_seconds": 10.0, "probation_seconds_per_minute": 30.0})
     escaped = sandbox.run_tool(helpers.tool_source(ESCAPE), "attack", {}, session_id=sid)
     assert escaped["ok"], escaped
     assert escaped["content"] == f"['refused', 'refused', 'refused'] {os.SCHED_IDLE}"
