@@ -111,8 +111,6 @@ CSS = """
 """ + projector.CSS
 # Per page: the schema panels whose untouched example's schema comes with the page (see launch).
 FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-HEADER = ("# 🧰 工具调用教学工坊\n"
-          "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。")
 # Per language: the page's <html lang> and its title (the browser's tab).
 PAGE_LANGUAGE = {"zh": ("zh-CN", "工具调用教学工坊"), "en": ("en", "Tool Use Workshop")}
 HEADER = tr("# 🧰 工具调用教学工坊\n"
