@@ -185,7 +185,8 @@ class Wire:
 def open_page(browser, url: str, ready_js: str, ready_text: str, settle_ms: int = 2000) -> dict:
     """A first visit in a fresh context: ms from navigation start to usable, and the requests
     received by then and after `settle_ms` more (chunks the page fetches once it is drawn)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    # A Chinese browser: the page's default language, and the words APP_READY_JS waits for.
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="zh-CN")
     try:
         page = context.new_page()
         wire = Wire(context.new_cdp_session(page))
@@ -292,7 +293,7 @@ def browser_edits(url: str, variants: list[str]) -> list[float]:
     times = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, locale="zh-CN")
         page.goto(url)
         panel = tab(page, "Function Calling")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=30_000)

@@ -2,9 +2,10 @@
 
 The page is built once, in Chinese, for every tab. Each label, info, placeholder, button and
 Markdown text built with `tr(zh, en)` carries its English (i18n.Text); `english_updates(demo)`
-collects them once when the page is built, and `wire(demo)` sends them to a tab on load when
-that tab's language is English (i18n.current()). A Chinese tab gets nothing: the page it loaded
-is already right, and the event's answer is empty.
+collects them once when the page is built, and `wire(demo)` puts them into the page an English
+tab loads (its config, per request: gradio_patches.set_page_props), so the tab is English from
+its first frame and no event on load has to rewrite ~280 labels. A Chinese tab gets the page as
+built.
 
 Choices keep their values and change only the words shown: a value is what the handlers, the
 browser's memory and the links read, in either language. A dropdown whose choices a handler sets
@@ -20,7 +21,6 @@ import gradio as gr
 
 import i18n
 from serving import gradio_patches
-from serving.page_events import PRIVATE
 
 PROPS = ("label", "info", "placeholder", "value")
 _handler_choices: set[int] = set()   # ids of the components whose choices a handler keeps
@@ -62,16 +62,17 @@ def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
     return updates
 
 
+def _as_built(block: Any, props: dict) -> dict:
+    """The props as the page's config carries them: a value as the component's postprocess gives it."""
+    if "value" in props and hasattr(block, "postprocess"):
+        shown = block.postprocess(props["value"])
+        if isinstance(shown, str):
+            props = {**props, "value": shown}
+    return props
+
+
 def wire(demo: gr.Blocks) -> None:
     """Call once, inside `demo`, after every component is built."""
-    updates = english_updates(demo)
-    if not updates:
-        return
-    blocks = list(updates)
-
-    def apply() -> dict:
-        if not i18n.english():
-            return {blocks[0]: gr.skip()}
-        return {block: gr.update(**props) for block, props in updates.items()}
-
-    demo.load(apply, None, blocks, queue=False, show_progress="hidden", api_visibility=PRIVATE)
+    english = {block: _as_built(block, props) for block, props in english_updates(demo).items()}
+    if english:
+        gradio_patches.set_page_props(demo, lambda request: english if i18n.of_request(request) == "en" else {})

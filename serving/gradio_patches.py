@@ -38,12 +38,17 @@ What is here, what it is for, and what breaks without it:
   /gradio_api/info; gradio_client reads /config, left whole). The hook drops those from the page's
   own copy and puts in the first values a page can show before it asks the server anything
   (`set_page_values`: e.g. the schema of an untouched example, known once the sandbox has made
-  it), in the visitor's language, with the page's <html lang> and title in that language too
-  (`set_page_language`; Gradio's template says lang="en" for every page). It wraps the
+  it) and any other first props (`set_page_props`: an English tab's labels), in the visitor's
+  language, with the page's <html lang> and title in that language too (`set_page_language`;
+  Gradio's template says lang="en" for every page). It wraps the
   template response of `/` (gradio.routes.templates), where the config is already a
   per-request copy. Without it: about 20 KB more over the wire per visitor, the first lesson
-  waits for a round trip to show a schema the server already knew, and a Chinese page says
-  it is English.
+  waits for a round trip to show a schema the server already knew, an English tab waits for an
+  event that rewrites ~280 labels, and a Chinese page says it is English.
+  Why first props rather than events on load: Gradio 6.31's page, at every status change of any
+  event, updates the loading status of every component any event has touched so far (its
+  inputs, and its outputs or show_progress_on), each by a search of the whole component tree.
+  One event that touches 280 components made every later event of the tab slower, for good.
 - `page_blocks()` and `queue_without_app()`: Gradio builds the page's whole config and a whole
   FastAPI app (about 80 routes) when the `with gr.Blocks()` block ends, again in `queue()`, and
   again in `launch()`, which is the one that serves: for this page each build is a few tenths of a
@@ -230,18 +235,23 @@ def drop_queue_mailboxes(holder, session_ids: list[str]) -> None:
 PAGE_TEMPLATE = "frontend/index.html"
 # Keys of a component's entry that only describe the API; the page never reads them.
 API_ONLY_KEYS = ("api_info", "api_info_as_input", "api_info_as_output", "example_inputs")
-# Per launched Blocks: (request) -> {component: first value}, asked for each page.
-_page_values: "weakref.WeakKeyDictionary[Any, list[Callable[[Any], dict]]]" = weakref.WeakKeyDictionary()
+# Per launched Blocks: (request) -> {component: {prop: first value}}, asked for each page.
+_page_props: "weakref.WeakKeyDictionary[Any, list[Callable[[Any], dict]]]" = weakref.WeakKeyDictionary()
 # Per launched Blocks: (request) -> (the <html lang>, the page's title), asked for each page.
 _page_language: "weakref.WeakKeyDictionary[Any, Callable[[Any], tuple[str, str]]]" = weakref.WeakKeyDictionary()
 HTML_LANG = b'<html\n\tlang="en"'       # how Gradio's index.html opens: English, whatever the page says
 
 
+def set_page_props(blocks, props: Callable[[Any], dict]) -> None:
+    """`props(request)` -> {component: {prop: value}} is asked each time `blocks` serves its page;
+    each prop found replaces what that component was built with, in this page only (a component or
+    prop it leaves out keeps its own). A value is given as the component's postprocess returns it."""
+    _page_props.setdefault(blocks, []).append(props)
+
+
 def set_page_values(blocks, values: Callable[[Any], dict]) -> None:
-    """`values(request)` -> {component: value} is asked each time `blocks` serves its page; each
-    value found replaces that component's initial value in the page (a component it leaves out
-    keeps its own)."""
-    _page_values.setdefault(blocks, []).append(values)
+    """`values(request)` -> {component: value}: first values, as set_page_props's "value"."""
+    set_page_props(blocks, lambda request: {c: {"value": v} for c, v in values(request).items()})
 
 
 def set_page_language(blocks, language: Callable[[Any], tuple[str, str]]) -> None:
@@ -259,15 +269,16 @@ PAGE_LANG_JS = """() => {
 
 
 def shape_page_config(blocks, config: dict, request=None) -> dict:
-    """The page's own copy of the config, without the API-only keys and with the page values."""
-    values = {}
-    for provider in _page_values.get(blocks, ()):
-        values.update({getattr(component, "_id", component): value for component, value in provider(request).items()})
+    """The page's own copy of the config, without the API-only keys and with the page props."""
+    props: dict = {}
+    for provider in _page_props.get(blocks, ()):
+        for component, changes in provider(request).items():
+            props.setdefault(getattr(component, "_id", component), {}).update(changes)
     for entry in config.get("components", ()):
         for key in API_ONLY_KEYS:
             entry.pop(key, None)
-        if entry.get("id") in values and isinstance(entry.get("props"), dict):
-            entry["props"]["value"] = values[entry["id"]]
+        if entry.get("id") in props and isinstance(entry.get("props"), dict):
+            entry["props"].update(props[entry["id"]])
     if blocks in _page_language:
         config["page_lang"], config["title"] = _page_language[blocks](request)
     return config

@@ -212,6 +212,34 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
     assert any("api_info" in entry for entry in whole["components"])
 
 
+def test_an_english_page_carries_its_labels_and_no_load_event_touches_the_whole_page(served):
+    """An English tab's labels come in its page's config (set_page_props), not from an event on load:
+    Gradio's page updates, at each status change of any event, every component any event has
+    touched, so no event that runs on load may touch more than a lesson's worth of them."""
+    demo, url = served
+    chinese = {entry["id"]: entry["props"] for entry in page_config(url)["components"]}
+    english = {entry["id"]: entry["props"] for entry in page_config(url + "?lang=en")["components"]}
+
+    def texts(page: dict) -> set:
+        return {props.get(key) for props in page.values() for key in ("label", "value")
+                if isinstance(props.get(key), str)}
+
+    assert {"Regex ReAct", "Tool registry", "▶ Run", "Timeline"} <= texts(english)
+    assert "▶ 运行" in texts(chinese) and not {"▶ Run", "Regex ReAct"} & texts(chinese)
+    run = next(i for i, props in english.items() if props.get("value") == "▶ Run")
+    assert chinese[run]["value"] == "▶ 运行"                    # the same component, the built page unchanged
+    config = page_config(url)
+    deps = {dep["id"]: dep for dep in config["dependencies"]}
+    on_load, grown = [d for d in deps.values() if any(t[1] == "load" for t in d["targets"])], True
+    while grown:                                               # and everything that follows them
+        more = [d for d in deps.values() if d.get("trigger_after") in {x["id"] for x in on_load} and d not in on_load]
+        on_load += more
+        grown = bool(more)
+    touched = {d["id"]: set(d.get("show_progress_on") or d["outputs"]) | set(d["inputs"])
+               for d in on_load if d.get("backend_fn")}
+    assert touched and max(len(t) for t in touched.values()) < 60, {i: len(t) for i, t in touched.items()}
+
+
 def test_the_config_and_the_app_are_made_once_by_launch(served):
     """Gradio makes the config and an app when a Blocks' `with` ends and again in queue(); launch()
     makes the ones that serve. page_blocks / queue_without_app skip the first two."""
