@@ -126,6 +126,15 @@ def open_page(browser, url: str, width: int = 1280, height: int = 800, record_st
     return watched
 
 
+def open_in(browser, url: str, lang: str, **kwargs) -> Watched:
+    """A fresh page in `lang`: "en" through the link's lang=en (its labels come with the page),
+    "zh" as the page is built."""
+    watched = open_page(browser, url + ("?lang=en" if lang == "en" else ""), **kwargs)
+    if lang == "en":
+        watched.page.locator("#header").filter(has_text="Tool Use Workshop").wait_for(timeout=30_000)
+    return watched
+
+
 def tab(page, title: str):
     page.get_by_role("tab", name=title, exact=True).first.click()
     panel_id = {"正则 ReAct": "#tab-react", "工具注册": "#tab-registry", "Function Calling": "#tab-function-calling",

@@ -25,7 +25,7 @@ def header(page) -> str:
 
 
 def wait_english(page):
-    """The page's labels once the English ones have arrived (they are sent on load)."""
+    """The page, once drawn in English (its labels come with the page's config)."""
     page.locator("#header").filter(has_text="Tool Use Workshop").wait_for(timeout=WAIT)
 
 

@@ -2,11 +2,10 @@
 says what will happen on screen, performed in the real page and checked: one page per lesson,
 one test per claim, in the order the text makes them. Everything runs on the offline model.
 
-The ReAct, Function Calling and MCP lessons run twice, in Chinese and with ?lang=en (their
-English texts, react.en.md, function_calling.en.md and mcp.en.md, make the same claims): T(zh, en) is what the page
-shows in the language of the run. What the course itself writes (the offline model, the tools'
-messages, the parsers' verdicts) is Chinese in both. The registry lesson's claims are about the
-schema panel's JSON and run once, in Chinese."""
+Every lesson runs twice, in Chinese and with ?lang=en (its English text, react.en.md and so on,
+makes the same claims): T(zh, en) is what the page shows in the language of the run. What the
+course itself writes (the offline model, the tools' messages, the parsers' verdicts, the
+registry's warnings) is Chinese in both."""
 from __future__ import annotations
 
 import json
@@ -16,7 +15,7 @@ import pytest
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN
 from lessons.presets import WALKTHROUGH
-from tests.app.harness import code_text, open_page, set_code, tab
+from tests.app.harness import code_text, open_in, set_code, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -146,9 +145,7 @@ def lang(request):
 def page(browser, app_url, lang):
     LANGUAGE.lang = lang
     # Tall, so CodeMirror (which draws only the lines near the viewport) draws whole small schemas.
-    watched = open_page(browser, app_url + ("?lang=en" if lang == "en" else ""), height=2400)
-    if lang == "en":
-        watched.page.locator("#header").filter(has_text="Tool Use Workshop").wait_for(timeout=WAIT)
+    watched = open_in(browser, app_url, lang, height=2400)
     yield watched.page
     assert watched.foreign_requests() == []
     watched.context.close()
@@ -286,13 +283,8 @@ class TestReactLesson:
 class TestRegistryLesson:
     @pytest.fixture(scope="class")
     @classmethod
-    def lang(cls):
-        return "zh"
-
-    @pytest.fixture(scope="class")
-    @classmethod
     def panel(cls, page):
-        panel = tab(page, "工具注册")
+        panel = lesson(page, "工具注册")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
         return panel
 
@@ -327,7 +319,7 @@ class TestRegistryLesson:
 
     def test_the_default_examples_already_differ_from_the_naive_generator(self, panel):
         diff = panel.locator(".tw-diff-view")
-        diff.filter(has_text="朴素 → 正确").first.wait_for(timeout=WAIT)
+        diff.filter(has_text=T("朴素 → 正确", "naive → correct")).first.wait_for(timeout=WAIT)
         summary = diff.locator(".tw-diff-summary").inner_text()
         assert "unit: string → string{c,f}" in summary and "days: string → integer" in summary
         assert "enum" not in code_text(panel.locator(".tw-naive"))
@@ -381,7 +373,7 @@ class TestRegistryLesson:
                 failed = content.input_value()
                 assert "未知参数 city（是不是想用 location？" in failed
                 assert "error_code = invalid_arguments" in panel.locator(".tw-try-report").first.inner_text()
-        assert panel.locator(".tw-try-report").first.inner_text().startswith("✅ 调用成功")
+        assert panel.locator(".tw-try-report").first.inner_text().startswith(T("✅ 调用成功", "✅ The call succeeded"))
 
     def test_try_call_converts_and_reports(self, page, panel):
         panel.locator(".tw-reset").click()
@@ -390,11 +382,11 @@ class TestRegistryLesson:
         set_code(page, panel.locator(".tw-try-args"), '{"city": "北京", "days": "5"}')
         panel.locator(".tw-try-btn").click()
         report = panel.locator(".tw-try-report").first
-        report.filter(has_text="类型转换").first.wait_for(timeout=WAIT)
+        report.filter(has_text=T("类型转换", "Type conversions")).first.wait_for(timeout=WAIT)
         assert "days" in report.inner_text() and "5" in report.inner_text()
         set_code(page, panel.locator(".tw-try-args"), '{"days": 3}')
         panel.locator(".tw-try-btn").click()
-        report.filter(has_text="调用失败").first.wait_for(timeout=WAIT)
+        report.filter(has_text=T("调用失败", "The call failed")).first.wait_for(timeout=WAIT)
         content = panel.locator(".tw-try-content textarea").input_value()
         # 状态 + 结论 + 下一步: a label, what went wrong, what to do about it.
         assert content.startswith("❌ [") and "city" in content and "请" in content
@@ -417,12 +409,12 @@ class TestRegistryLesson:
         assert "单笔转账上限是 5000 元" in content
         report, content = self.try_call(page, panel, "异步工具（async def）", "get_air_quality", '{"city": "北京"}',
                                         "北京当前 AQI")
-        assert report.startswith("✅ 调用成功")
+        assert report.startswith(T("✅ 调用成功", "✅ The call succeeded"))
         report, content = self.try_call(page, panel, "会超时的工具（timeout）", "get_traffic", '{"city": "北京"}',
                                         "❌ [超时]")
         assert "error_code = timeout" in report and "超过 0.8 秒没有返回" in content
         report, content = self.try_call(page, panel, "超长结果（截断）", "list_stores", '{"city": "上海"}', "[{")
-        assert "结果过长已截断" in report and content.endswith("只保留了前 4000 个）")
+        assert T("结果过长已截断", "Result too long, cut") in report and content.endswith("只保留了前 4000 个）")
         assert "原样回填" not in panel.locator(".tw-try-content").inner_text()
         use_examples(page, panel, "天气", "get_weather")
 

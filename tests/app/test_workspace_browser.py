@@ -1,6 +1,10 @@
 """The two workspace lessons in headless chromium: 原子工具 (reading a file, the fix cycle
 with its diff, reset, zip out and in) and 权限与确认 (approve, edit then approve, deny,
-a rule refusing a schema-valid call, the presets). Runs use the offline model."""
+a rule refusing a schema-valid call, the presets). Runs use the offline model.
+
+These tests run in Chinese. The helpers below also serve test_workspace_claims.py, which runs
+its claims in both languages: they say what the page shows through test_lesson_claims.T, which
+reads the language of the running class's page (Chinese unless that page is English)."""
 from __future__ import annotations
 
 import io
@@ -10,11 +14,13 @@ import zipfile
 import pytest
 
 from tests.app.harness import code_text, open_page, screenshot, set_code
+from tests.app.test_lesson_claims import T
 
 pytestmark = pytest.mark.browser
 
 WAIT = 60_000
 PANELS = {"原子工具": "#tab-workspace", "权限与确认": "#tab-permissions"}
+TITLES_EN = {"原子工具": "Atomic tools", "权限与确认": "Permissions"}
 
 
 @pytest.fixture
@@ -26,9 +32,14 @@ def page(browser, app_url):
     watched.context.close()
 
 
+def title_shown(title: str) -> str:
+    """The lesson's tab title as the page writes it (`title` is the Chinese one)."""
+    return T(title, TITLES_EN[title])
+
+
 def lesson(page, title: str):
     """The tab, selected, once its workspace is shown."""
-    page.get_by_role("tab", name=title, exact=True).first.click()
+    page.get_by_role("tab", name=title_shown(title), exact=True).first.click()
     panel = page.locator(PANELS[title])
     panel.wait_for(state="visible")
     panel.locator(".tw-ws-tree").filter(has_text="notes.md").first.wait_for(timeout=WAIT)
@@ -36,7 +47,7 @@ def lesson(page, title: str):
 
 
 def ask(panel, question: str):
-    panel.get_by_role("tab", name="协议时间线").click()
+    panel.get_by_role("tab", name=T("协议时间线", "Timeline")).click()
     panel.locator(".tw-question textarea").fill(question)
     panel.locator(".tw-protocol .tw-final").evaluate_all("els => els.forEach(el => el.dataset.old = '1')")
     panel.locator(".tw-run").click()

@@ -2,7 +2,12 @@
 test_workspace_browser.py, test_workspace_memory.py and test_workspace_lessons.py do not
 already perform: each performed here in the real page, on the offline model, its sentence
 quoted in the docstring. One page (one browser session, one workspace) per lesson, the
-tests of a lesson in the order the text makes its claims."""
+tests of a lesson in the order the text makes its claims.
+
+Every lesson runs twice, in Chinese and with ?lang=en (workspace.en.md and permissions.en.md
+make the same claims), the way test_lesson_claims.py does: T(zh, en) is what the page shows in
+the language of the run. What the course itself writes (the tools' results and errors, the
+permission rules' reasons, the offline model's answers) is Chinese in both."""
 from __future__ import annotations
 
 import json
@@ -13,9 +18,11 @@ import pytest
 
 import atomic_tools
 import workspace
+from lessons.permissions_tab import PRESET_NAMES_EN
 from lessons.permissions_tab import PRESETS as PERMISSION_PRESETS
-from tests.app.harness import code_text, open_page, set_code
-from tests.app.test_workspace_browser import ask, calls, lesson, wait_ask, wait_final
+from tests.app.harness import code_text, open_in, set_code
+from tests.app.test_lesson_claims import LANGUAGE, T
+from tests.app.test_workspace_browser import ask, calls, lesson, title_shown, wait_ask, wait_final
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -24,13 +31,21 @@ STARTER = ROOT / "workspace" / "starter"
 LESSONS = ROOT / "lessons"
 
 
+@pytest.fixture(scope="class", params=["zh", "en"])
+def lang(request):
+    """The language of a lesson's page: each class runs once in Chinese, once in English (as in test_lesson_claims)."""
+    return request.param
+
+
 @pytest.fixture(scope="class")
-def page(browser, app_url):
-    """One page for a lesson's claims: a browser session of its own, so a workspace of its own."""
-    watched = open_page(browser, app_url)
+def page(browser, app_url, lang):
+    """One page for a lesson's claims in one language: a browser session of its own, so a workspace of its own."""
+    LANGUAGE.lang = lang
+    watched = open_in(browser, app_url, lang)
     yield watched.page
     assert watched.foreign_requests() == []
     watched.context.close()
+    LANGUAGE.lang = "zh"
 
 
 def protocol(panel) -> str:
@@ -68,6 +83,16 @@ def results(panel) -> list[str]:
     return panel.locator(".tw-protocol .tw-call").all_text_contents()
 
 
+def unchanged() -> str:
+    """What «What this run changed» says while the run has changed no file."""
+    return T("这次运行还没有改动工作区里的文件", "This run has not changed any file in the workspace yet")
+
+
+def select_tab(page, title: str):
+    """Selects a lesson's tab by its Chinese title, as the page writes it."""
+    page.get_by_role("tab", name=title_shown(title), exact=True).first.click()
+
+
 def run(panel, question: str) -> str:
     ask(panel, question)
     return wait_final(panel)
@@ -89,7 +114,7 @@ class TestWorkspaceLesson:
         assert sorted(tree_paths(panel)) == sorted(starter_files())
         run(panel, "读一下 notes.md，告诉我练习要做什么")
         text = protocol(panel)
-        assert "tools（4 个）" in text
+        assert T("tools（4 个）", "tools (4)") in text
         offered = re.findall(r'"name": "(\w+)",\s*"description"', text)
         assert offered[:4] == ["read", "write", "edit", "bash"]
         first_line = starter_files()["notes.md"].splitlines()[0]
@@ -126,7 +151,7 @@ class TestWorkspaceLesson:
         assert expected in results(panel)[0] and expected in answer
         assert "请在 old 里多带上前后几行" in answer
         # Neither edit changed anything.
-        assert "这次运行还没有改动工作区里的文件" in panel.locator(".tw-ws-diff").first.inner_text()
+        assert unchanged() in panel.locator(".tw-ws-diff").first.inner_text()
 
     def test_read_write_and_edit_stay_inside_the_workspace(self, panel):
         """read、write、edit 只是普通的文件操作，路径被限制在工作区里：不能写绝对路径，不能带 ..，
@@ -147,9 +172,9 @@ class TestWorkspaceLesson:
         """这台服务器上哪些隔离层在生效，见工作区下面「bash 的隔离」那一行。"""
         status = workspace.shell_status()
         line = panel.locator(".tw-ws-shell").first
-        line.filter(has_text=status["notice"]).wait_for(timeout=WAIT)
-        assert "bash 的隔离" in line.inner_text()
-        heading = panel.get_by_text("工作区（每个浏览器会话一份").first
+        line.filter(has_text=T(status["notice"], status["notice_en"])).wait_for(timeout=WAIT)
+        assert T("bash 的隔离", "bash isolation") in line.inner_text()
+        heading = panel.get_by_text(T("工作区（每个浏览器会话一份", "Workspace (one per browser session")).first
         assert (heading.bounding_box()["y"] < line.bounding_box()["y"]
                 < panel.locator(".tw-ws-tree").first.bounding_box()["y"])
 
@@ -160,22 +185,24 @@ class TestWorkspaceLesson:
         shell.status()                      # the layers this machine has, probed once
         monkeypatch.setattr(shell, "REQUIRED", shell.REQUIRED + ("layer_this_kernel_lacks",))
         monkeypatch.setattr(shell, "_public", lambda: True)
-        page.get_by_role("tab", name="权限与确认", exact=True).first.click()
-        page.get_by_role("tab", name="原子工具", exact=True).first.click()     # selecting the tab redraws the line
+        select_tab(page, "权限与确认")
+        select_tab(page, "原子工具")                                   # selecting the tab redraws the line
         line = panel.locator(".tw-ws-shell").first
-        line.filter(has_text="不运行 bash").wait_for(timeout=WAIT)
+        line.filter(has_text=T("不运行 bash", "bash commands do not run")).wait_for(timeout=WAIT)
         assert line.inner_text().startswith("⛔")
         run(panel, "运行 `touch ran.txt`")
         assert "❌ [沙箱不可用] 这台服务器缺少 layer_this_kernel_lacks" in results(panel)[0]
         assert "ran.txt" not in tree_paths(panel)
         monkeypatch.undo()
-        page.get_by_role("tab", name="权限与确认", exact=True).first.click()
-        page.get_by_role("tab", name="原子工具", exact=True).first.click()
-        line.filter(has_text=workspace.shell_status()["notice"]).wait_for(timeout=WAIT)
+        select_tab(page, "权限与确认")
+        select_tab(page, "原子工具")
+        status = workspace.shell_status()
+        line.filter(has_text=T(status["notice"], status["notice_en"])).wait_for(timeout=WAIT)
 
     def test_a_command_that_goes_over_the_limits_is_undone(self, panel):
         """如果一条命令让工作区超过了上限（4 MB、300 个文件），这一步的改动会全部撤销。"""
-        said = re.search(r"上限（(\d+) MB、(\d+) 个文件）", (LESSONS / "workspace.md").read_text(encoding="utf-8"))
+        said = re.search(T(r"上限（(\d+) MB、(\d+) 个文件）", r"limits \((\d+) MB, (\d+) files\)"),
+                         (LESSONS / T("workspace.md", "workspace.en.md")).read_text(encoding="utf-8"))
         megabytes, files = int(said[1]), int(said[2])
         assert (megabytes << 20, files) == (atomic_tools.MAX_WORKSPACE_BYTES, atomic_tools.MAX_FILES)
         run(panel, f"运行 `for i in $(seq 1 {files + 50}); do echo $i > f$i.txt; done` "
@@ -186,7 +213,7 @@ class TestWorkspaceLesson:
                     f"它的改动已全部撤销") in result
         paths = tree_paths(panel)
         assert "f1.txt" not in paths and "big.bin" not in paths and "notes.md" in paths
-        assert "这次运行还没有改动工作区里的文件" in panel.locator(".tw-ws-diff").first.inner_text()
+        assert unchanged() in panel.locator(".tw-ws-diff").first.inner_text()
 
     def test_reset_brings_back_the_starting_project(self, panel):
         """「重置工作区」回到最初的练习项目。"""
@@ -196,7 +223,8 @@ class TestWorkspaceLesson:
         assert sorted(tree_paths(panel)) == sorted(starter_files())
         run(panel, "看看 os.txt")                                      # the link made above is gone too
         assert "❌ [找不到文件] 工作区里没有 os.txt" in results(panel)[0]
-        panel.locator(".tw-ws-note").filter(has_text="已重置为初始练习项目").first.wait_for(timeout=WAIT)
+        panel.locator(".tw-ws-note").filter(has_text=T("已重置为初始练习项目", "Reset to the original practice project")
+                                            ).first.wait_for(timeout=WAIT)
         panel.locator(".tw-ws-tree label").filter(has_text="notes.md").first.click()
         first_line = starter_files()["notes.md"].splitlines()[0]
         panel.locator(".tw-ws-file .cm-content").filter(has_text=first_line).first.wait_for(timeout=WAIT)
@@ -212,10 +240,11 @@ class TestPermissionsLesson:
 
     def use_rules(self, page, panel, rules: dict):
         set_code(page, panel.locator(".tw-rules"), json.dumps(rules, ensure_ascii=False))
-        panel.locator(".tw-rules-status").filter(has_text=f"规则有效：{len(rules)} 条").first.wait_for(timeout=WAIT)
+        valid = T(f"规则有效：{len(rules)} 条", f"Valid rules: {len(rules)} (")
+        panel.locator(".tw-rules-status").filter(has_text=valid).first.wait_for(timeout=WAIT)
 
     def use_preset(self, panel, name: str, shows: str):
-        panel.locator(".tw-rules-preset label").filter(has_text=name).click()
+        panel.locator(".tw-rules-preset label").filter(has_text=T(name, PRESET_NAMES_EN[name])).click()
         panel.locator(".tw-rules").filter(has_text=shows).first.wait_for(timeout=WAIT)
 
     def test_ask_shows_the_diff_a_write_or_an_edit_would_make(self, panel):
