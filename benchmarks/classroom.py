@@ -21,7 +21,7 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
 
   schema   the tools JSON from an edited tool source (the sandbox runs the source)
   fc       a function-calling question answered with two tool calls on the offline model
-  mcp      (every fifth student, instead of fc: the MCP lesson) `/run_mcp`, the same question with
+  mcp      (every fifth student, instead of fc: the MCP lesson; `--mcp-every N`, 0 for none) `/run_mcp`, the same question with
            the same tools served over MCP: a contained MCP server for the source, initialize,
            tools/list and a tools/call for each call
   react    a ReAct question (one tool call, regex-parsed text)
@@ -445,6 +445,12 @@ def connect(url: str, results: Results, group: str):
     return None
 
 
+def set_mcp_every(n: int) -> None:
+    """One student in `n` on the MCP lesson (0: nobody)."""
+    global MCP_EVERY
+    MCP_EVERY = max(n, 0)
+
+
 def student(url: str, seed: int, results: Results, think: float):
     rng = random.Random(seed)
     group = "students"
@@ -453,7 +459,7 @@ def student(url: str, seed: int, results: Results, think: float):
         return
     deadline = results.clock.ends
     # The same question on the MCP lesson or on Function Calling: one lesson's run or the other's.
-    action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if seed % MCP_EVERY == 1
+    action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if MCP_EVERY and seed % MCP_EVERY == 1
                                 else ("fc", "/run_function_calling", "function_calling"))
     time.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
     while time.monotonic() < deadline:
@@ -752,11 +758,14 @@ def main() -> int:
     parser.add_argument("--trace", metavar="FILE", help="also write every timed action to FILE, one JSON line each")
     parser.add_argument("--smoke", action="store_true", help="no baseline, the abusers join at once; exit 1 on any error")
     parser.add_argument("--preset", choices=sorted(PRESETS), help="a named class size (see the top of this file)")
+    parser.add_argument("--mcp-every", type=int, default=MCP_EVERY,
+                        help="one student in this many is on the MCP lesson instead of Function Calling (0: none)")
     args = parser.parse_args()
     if args.preset:                     # the preset's values become the defaults: options still win
         parser.set_defaults(**PRESETS[args.preset])
         args = parser.parse_args()
     well_behaved = args.students - args.abusers
+    set_mcp_every(args.mcp_every)
     if args.smoke:                      # no quiet blocks to take turns with: one abuse block
         args.rounds = 1
     if args.ttl is None:
