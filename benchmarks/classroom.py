@@ -459,7 +459,7 @@ def student(url: str, seed: int, results: Results, think: float):
         return
     deadline = results.clock.ends
     # The same question on the MCP lesson or on Function Calling: one lesson's run or the other's.
-    action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if MCP_EVERY and seed % MCP_EVERY == 1
+    action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if MCP_EVERY and (seed - 1) % MCP_EVERY == 0
                                 else ("fc", "/run_function_calling", "function_calling"))
     time.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
     while time.monotonic() < deadline:
@@ -759,7 +759,8 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="no baseline, the abusers join at once; exit 1 on any error")
     parser.add_argument("--preset", choices=sorted(PRESETS), help="a named class size (see the top of this file)")
     parser.add_argument("--mcp-every", type=int, default=MCP_EVERY,
-                        help="one student in this many is on the MCP lesson instead of Function Calling (0: none)")
+                        help="one student in this many is on the MCP lesson instead of Function Calling (0: none; "
+                             "with N other than 5 some of them are lesson 4's students too)")
     args = parser.parse_args()
     if args.preset:                     # the preset's values become the defaults: options still win
         parser.set_defaults(**PRESETS[args.preset])

@@ -8,10 +8,11 @@ its first frame and no event on load has to rewrite ~280 labels. A Chinese tab g
 built.
 
 Choices keep their values and change only the words shown: a value is what the handlers, the
-browser's memory and the links read, in either language. A dropdown whose choices a handler sets
-when the page loads (the forced tools of tool_choice, the mistakes of the loop shown) is marked
-with `set_by_handler(component)`: its handler writes them in the tab's language, and a second,
-static answer racing it could only put back the wrong list.
+browser's memory and the links read, in either language. A handler that sets a dropdown's choices
+later (the forced tools of tool_choice) writes them in the tab's language too.
+
+Only the page served at `/` carries the English: a frontend that reads `/config` instead (Gradio's
+reload mode, an embedded <gradio-app>) gets the labels as built, in Chinese.
 """
 from __future__ import annotations
 
@@ -23,13 +24,6 @@ import i18n
 from serving import gradio_patches
 
 PROPS = ("label", "info", "placeholder", "value")
-_handler_choices: set[int] = set()   # ids of the components whose choices a handler keeps
-
-
-def set_by_handler(component: Any) -> Any:
-    """Leaves `component`'s choices to the handler that sets them on load; returns it."""
-    _handler_choices.add(id(component))
-    return component
 
 
 def _choices(choices: Any) -> list | None:
@@ -54,7 +48,7 @@ def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
         # A value set on the component after it was built (a panel adapting a shared view) counts too.
         props.update({name: getattr(block, name) for name in PROPS if isinstance(getattr(block, name, None), i18n.Text)})
         found = {name: props[name].en for name in PROPS if isinstance(props.get(name), i18n.Text)}
-        choices = None if id(block) in _handler_choices else _choices(props.get("choices"))
+        choices = _choices(props.get("choices"))
         if choices is not None:
             found["choices"] = choices
         if found:

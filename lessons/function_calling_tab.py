@@ -5,7 +5,6 @@ from __future__ import annotations
 import gradio as gr
 
 from i18n import now, tr
-from i18n.page import set_by_handler
 
 from function_calling_loop import run_function_calling
 from llm_clients import without_parameter
@@ -93,8 +92,8 @@ def build(settings: SettingsPanel) -> LessonTab:
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
-                    tool_choice = set_by_handler(gr.Dropdown(TOOL_CHOICES, value="auto", label="tool_choice", allow_custom_value=True,
-                                              elem_classes=["tw-tool-choice"], min_width=150))
+                    tool_choice = gr.Dropdown(TOOL_CHOICES, value="auto", label="tool_choice", allow_custom_value=True,
+                                              elem_classes=["tw-tool-choice"], min_width=150)
                     parallel = gr.Checkbox(value=True, label=PARALLEL_LABEL, min_width=150)
                     mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label=MISTAKE_LABEL,
                                           elem_classes=["tw-mistake"], min_width=150)

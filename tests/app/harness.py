@@ -135,11 +135,19 @@ def open_in(browser, url: str, lang: str, **kwargs) -> Watched:
     return watched
 
 
+def lesson_titles() -> dict[str, str]:
+    """Each lesson tab's title, Chinese -> English, as the page writes them."""
+    from lessons.deep_links import LESSONS
+    return {str(spec.title): spec.title.en for spec in LESSONS.values()}
+
+
 def tab(page, title: str):
+    """Selects the lesson tab titled `title` (in either language) and returns its panel."""
+    from lessons.deep_links import LESSONS
+
     page.get_by_role("tab", name=title, exact=True).first.click()
-    panel_id = {"正则 ReAct": "#tab-react", "工具注册": "#tab-registry", "Function Calling": "#tab-function-calling",
-                "MCP": "#tab-mcp", "Regex ReAct": "#tab-react", "Tool registry": "#tab-registry"}[title]
-    panel = page.locator(panel_id)
+    panel_id = next(spec.panel for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
+    panel = page.locator("#" + panel_id)
     panel.wait_for(state="visible")
     return panel
 

@@ -215,10 +215,11 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
 def test_an_english_page_carries_its_labels_and_no_load_event_touches_the_whole_page(served):
     """An English tab's labels come in its page's config (set_page_props), not from an event on load:
     Gradio's page updates, at each status change of any event, every component any event has
-    touched, so no event that runs on load may touch more than a lesson's worth of them."""
+    touched, so the events that run on load touch a lesson's worth of components, not the page."""
     demo, url = served
-    chinese = {entry["id"]: entry["props"] for entry in page_config(url)["components"]}
     english = {entry["id"]: entry["props"] for entry in page_config(url + "?lang=en")["components"]}
+    config = page_config(url)                                   # a Chinese page served after an English one
+    chinese = {entry["id"]: entry["props"] for entry in config["components"]}
 
     def texts(page: dict) -> set:
         return {props.get(key) for props in page.values() for key in ("label", "value")
@@ -228,16 +229,19 @@ def test_an_english_page_carries_its_labels_and_no_load_event_touches_the_whole_
     assert "▶ 运行" in texts(chinese) and not {"▶ Run", "Regex ReAct"} & texts(chinese)
     run = next(i for i, props in english.items() if props.get("value") == "▶ Run")
     assert chinese[run]["value"] == "▶ 运行"                    # the same component, the built page unchanged
-    config = page_config(url)
+    # Choices change their words, not their values.
+    examples = next(i for i, props in chinese.items() if ["天气", "天气"] in (props.get("choices") or []))
+    assert ["Weather", "天气"] in english[examples]["choices"] and english[examples]["value"] == chinese[examples]["value"]
     deps = {dep["id"]: dep for dep in config["dependencies"]}
     on_load, grown = [d for d in deps.values() if any(t[1] == "load" for t in d["targets"])], True
     while grown:                                               # and everything that follows them
         more = [d for d in deps.values() if d.get("trigger_after") in {x["id"] for x in on_load} and d not in on_load]
         on_load += more
         grown = bool(more)
-    touched = {d["id"]: set(d.get("show_progress_on") or d["outputs"]) | set(d["inputs"])
-               for d in on_load if d.get("backend_fn")}
-    assert touched and max(len(t) for t in touched.values()) < 60, {i: len(t) for i, t in touched.items()}
+    touched = set().union(*(set(d.get("show_progress_on") or d["outputs"]) | set(d["inputs"])
+                            for d in on_load if d.get("backend_fn")))
+    # 75 today (the lessons' restores read their controls); the label event alone touched 281.
+    assert 0 < len(touched) < 150, len(touched)
 
 
 def test_the_config_and_the_app_are_made_once_by_launch(served):

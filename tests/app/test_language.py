@@ -1,6 +1,6 @@
 """The page's language (i18n/): decided once from the link's lang= and the browser's
-Accept-Language, texts written once in both languages, the English labels an English tab gets
-on load, and the server's own texts (verdicts, link notes) in the language of the tab. Also the
+Accept-Language, texts written once in both languages, the English labels an English tab's
+page carries, and the server's own texts (verdicts, link notes) in the language of the tab. Also the
 link values of the Function Calling checkboxes and the permission rules (lessons/deep_links.py)."""
 from __future__ import annotations
 

@@ -86,7 +86,6 @@ def test_lang_zh_in_an_english_browser_is_chinese_and_other_languages_get_chines
         page = watched.page
         try:
             page.get_by_role("tab", name="正则 ReAct", exact=True).first.wait_for(timeout=WAIT)
-            page.wait_for_timeout(1500)        # long enough for English labels to arrive, were they sent
             assert "工具调用教学工坊" in header(page) and "Tool Use Workshop" not in header(page)
             assert page.locator("#tab-react .tw-run").inner_text().strip() == "▶ 运行"
             assert page.evaluate("() => [document.documentElement.lang, document.title]") == ["zh-CN", "工具调用教学工坊"]

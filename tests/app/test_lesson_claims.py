@@ -15,7 +15,7 @@ import pytest
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN
 from lessons.presets import WALKTHROUGH
-from tests.app.harness import code_text, open_in, set_code, tab
+from tests.app.harness import code_text, lesson_titles, open_in, set_code, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -49,7 +49,7 @@ class Language:
 
 
 LANGUAGE = Language()
-TITLES_EN = {"正则 ReAct": "Regex ReAct", "工具注册": "Tool registry", "Function Calling": "Function Calling"}
+TITLES_EN = lesson_titles()
 
 
 def T(zh: str, en: str) -> str:
@@ -145,11 +145,13 @@ def lang(request):
 def page(browser, app_url, lang):
     LANGUAGE.lang = lang
     # Tall, so CodeMirror (which draws only the lines near the viewport) draws whole small schemas.
-    watched = open_in(browser, app_url, lang, height=2400)
-    yield watched.page
-    assert watched.foreign_requests() == []
-    watched.context.close()
-    LANGUAGE.lang = "zh"
+    try:
+        watched = open_in(browser, app_url, lang, height=2400)
+        yield watched.page
+        assert watched.foreign_requests() == []
+        watched.context.close()
+    finally:
+        LANGUAGE.lang = "zh"
 
 
 def lesson(page, title: str):

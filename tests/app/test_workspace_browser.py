@@ -13,14 +13,13 @@ import zipfile
 
 import pytest
 
-from tests.app.harness import code_text, open_page, screenshot, set_code
+from tests.app.harness import code_text, lesson_titles, open_page, screenshot, set_code, tab
 from tests.app.test_lesson_claims import T
 
 pytestmark = pytest.mark.browser
 
 WAIT = 60_000
-PANELS = {"原子工具": "#tab-workspace", "权限与确认": "#tab-permissions"}
-TITLES_EN = {"原子工具": "Atomic tools", "权限与确认": "Permissions"}
+TITLES_EN = lesson_titles()
 
 
 @pytest.fixture
@@ -39,9 +38,7 @@ def title_shown(title: str) -> str:
 
 def lesson(page, title: str):
     """The tab, selected, once its workspace is shown."""
-    page.get_by_role("tab", name=title_shown(title), exact=True).first.click()
-    panel = page.locator(PANELS[title])
-    panel.wait_for(state="visible")
+    panel = tab(page, title_shown(title))
     panel.locator(".tw-ws-tree").filter(has_text="notes.md").first.wait_for(timeout=WAIT)
     return panel
 

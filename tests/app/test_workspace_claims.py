@@ -7,7 +7,8 @@ tests of a lesson in the order the text makes its claims.
 Every lesson runs twice, in Chinese and with ?lang=en (workspace.en.md and permissions.en.md
 make the same claims), the way test_lesson_claims.py does: T(zh, en) is what the page shows in
 the language of the run. What the course itself writes (the tools' results and errors, the
-permission rules' reasons, the offline model's answers) is Chinese in both."""
+permission rules' reasons, the offline model's answers) is Chinese in both; a claim whose checks
+read only that runs once (chinese_only)."""
 from __future__ import annotations
 
 import json
@@ -20,8 +21,8 @@ import atomic_tools
 import workspace
 from lessons.permissions_tab import PRESET_NAMES_EN
 from lessons.permissions_tab import PRESETS as PERMISSION_PRESETS
-from tests.app.harness import code_text, open_in, set_code
-from tests.app.test_lesson_claims import LANGUAGE, T
+from tests.app.harness import code_text, open_in, set_code, tab
+from tests.app.test_lesson_claims import LANGUAGE, T, chinese_only
 from tests.app.test_workspace_browser import ask, calls, lesson, title_shown, wait_ask, wait_final
 
 pytestmark = pytest.mark.browser
@@ -41,11 +42,13 @@ def lang(request):
 def page(browser, app_url, lang):
     """One page for a lesson's claims in one language: a browser session of its own, so a workspace of its own."""
     LANGUAGE.lang = lang
-    watched = open_in(browser, app_url, lang)
-    yield watched.page
-    assert watched.foreign_requests() == []
-    watched.context.close()
-    LANGUAGE.lang = "zh"
+    try:
+        watched = open_in(browser, app_url, lang)
+        yield watched.page
+        assert watched.foreign_requests() == []
+        watched.context.close()
+    finally:
+        LANGUAGE.lang = "zh"
 
 
 def protocol(panel) -> str:
@@ -86,11 +89,6 @@ def results(panel) -> list[str]:
 def unchanged() -> str:
     """What «What this run changed» says while the run has changed no file."""
     return T("这次运行还没有改动工作区里的文件", "This run has not changed any file in the workspace yet")
-
-
-def select_tab(page, title: str):
-    """Selects a lesson's tab by its Chinese title, as the page writes it."""
-    page.get_by_role("tab", name=title_shown(title), exact=True).first.click()
 
 
 def run(panel, question: str) -> str:
@@ -156,6 +154,7 @@ class TestWorkspaceLesson:
     def test_read_write_and_edit_stay_inside_the_workspace(self, panel):
         """read、write、edit 只是普通的文件操作，路径被限制在工作区里：不能写绝对路径，不能带 ..，
         也不能顺着符号链接走出去。"""
+        chinese_only()
         run(panel, "运行 `ln -s /etc/os-release os.txt`")
         assert "退出码：0" in results(panel)[0]
         run(panel, "看看 ../notes.md 和 os.txt")      # two refusals: a third in a row would stop the loop
@@ -185,8 +184,8 @@ class TestWorkspaceLesson:
         shell.status()                      # the layers this machine has, probed once
         monkeypatch.setattr(shell, "REQUIRED", shell.REQUIRED + ("layer_this_kernel_lacks",))
         monkeypatch.setattr(shell, "_public", lambda: True)
-        select_tab(page, "权限与确认")
-        select_tab(page, "原子工具")                                   # selecting the tab redraws the line
+        tab(page, title_shown("权限与确认"))
+        tab(page, title_shown("原子工具"))                                   # selecting the tab redraws the line
         line = panel.locator(".tw-ws-shell").first
         line.filter(has_text=T("不运行 bash", "bash commands do not run")).wait_for(timeout=WAIT)
         assert line.inner_text().startswith("⛔")
@@ -194,8 +193,8 @@ class TestWorkspaceLesson:
         assert "❌ [沙箱不可用] 这台服务器缺少 layer_this_kernel_lacks" in results(panel)[0]
         assert "ran.txt" not in tree_paths(panel)
         monkeypatch.undo()
-        select_tab(page, "权限与确认")
-        select_tab(page, "原子工具")
+        tab(page, title_shown("权限与确认"))
+        tab(page, title_shown("原子工具"))
         status = workspace.shell_status()
         line.filter(has_text=T(status["notice"], status["notice_en"])).wait_for(timeout=WAIT)
 
@@ -273,6 +272,7 @@ class TestPermissionsLesson:
 
     def test_deny_tells_the_model_it_was_refused_and_why(self, panel):
         """deny：不执行，模型收到「❌ [用户拒绝] 用户拒绝了这次调用：权限规则不允许（……）」，括号里是哪条规则、为什么。"""
+        chinese_only()
         run(panel, "运行 `rm notes.md`")
         result = results(panel)[0]
         assert ("❌ [用户拒绝] 用户拒绝了这次调用：权限规则不允许（模式规则 bash:rm * 匹配命令 rm notes.md：拒绝）"
@@ -308,6 +308,7 @@ class TestPermissionsLesson:
     def test_after_a_denial_the_model_reads_the_reason_and_does_not_retry(self, panel):
         """在「默认」规则下运行「找到失败的测试并修好它」，模型要运行测试时会停下来问你。点「拒绝」并写上理由：
         模型会在下一轮读到这个理由，不会原样重试同一个调用。"""
+        chinese_only()
         assert "bash:rm *" in code_text(panel.locator(".tw-rules"))         # 默认
         question = "找到失败的测试并修好它"
         assert question in PERMISSION_PRESETS
@@ -322,6 +323,7 @@ class TestPermissionsLesson:
 
     def test_rm_star_does_not_stop_bin_rm_nor_a_script(self, panel):
         """规则不是围墙。bash:rm * 拦得住 rm notes.md，拦不住 /bin/rm notes.md，也拦不住一段先写脚本再运行它的操作。"""
+        chinese_only()
         ask(panel, "运行 `/bin/rm notes.md`")
         assert wait_ask(panel) == "/bin/rm notes.md"
         title = panel.locator(".tw-ask-title").first.inner_text()
