@@ -166,12 +166,17 @@ def build_demo(secrets=None) -> gr.Blocks:
     return demo
 
 
-def warm_up(demo: gr.Blocks) -> None:
+def warm_up(demo: gr.Blocks, done: threading.Event | None = None) -> None:
     """Starts the sandbox's worker pool, then has it make the schema of each untouched example
-    (charged to nobody), which every page then shows from the start."""
-    sandbox.start()
-    for panel in FIRST_SCHEMAS.get(demo, ()):
-        panel.prepare()
+    (charged to nobody), which every page then shows from the start. Sets `done` after: from then
+    on the page is the same for every visitor of a language, and kept (serving/page_cache.py)."""
+    try:
+        sandbox.start()
+        for panel in FIRST_SCHEMAS.get(demo, ()):
+            panel.prepare()
+    finally:
+        if done is not None:
+            done.set()
 
 
 def default_host(environ=os.environ) -> str:
@@ -197,10 +202,12 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     gc.collect()
     gc.freeze()
     # Warm the sandbox's worker pool while the server starts, so the first schema is quick.
-    threading.Thread(target=warm_up, args=(demo,), name="sandbox-warmup", daemon=True).start()
+    warmed = threading.Event()
+    threading.Thread(target=warm_up, args=(demo, warmed), name="sandbox-warmup", daemon=True).start()
     demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
                 prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
-                state_session_capacity=expiry.max_sessions(), app_kwargs=page_compression.app_kwargs())
+                state_session_capacity=expiry.max_sessions(),
+                app_kwargs=page_compression.app_kwargs(keep_pages_when=warmed.is_set))
     gc.freeze()     # what launch made (the app and its routes) lives as long, too
     # Forget idle tabs (their state, Gradio's record of them, old exports) after the session TTL.
     expiry.start(demo)

@@ -109,6 +109,10 @@ class AssetCache:
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-def app_kwargs() -> dict:
-    """For `demo.launch(app_kwargs=...)`: the FastAPI app Gradio builds gets the middleware."""
-    return {"middleware": [Middleware(PageCompression), Middleware(AssetCache)]}
+def app_kwargs(keep_pages_when=lambda: True) -> dict:
+    """For `demo.launch(app_kwargs=...)`: the FastAPI app Gradio builds gets the middleware, the
+    page cache outermost (it keeps the answers as sent, compressed), from when `keep_pages_when()`."""
+    from serving.page_cache import PageCache
+
+    return {"middleware": [Middleware(PageCache, ready=keep_pages_when), Middleware(PageCompression),
+                           Middleware(AssetCache)]}
