@@ -49,10 +49,11 @@ What is here, what it is for, and what breaks without it:
   event, updates the loading status of every component any event has touched so far (its
   inputs, and its outputs or show_progress_on), each by a search of the whole component tree.
   One event that touches 280 components made every later event of the tab slower, for good.
-- `page_blocks()` and `queue_without_app()`: Gradio builds the page's whole config and a whole
-  FastAPI app (about 80 routes) when the `with gr.Blocks()` block ends, again in `queue()`, and
-  again in `launch()`, which is the one that serves: for this page each build is a few tenths of a
-  second of `python app.py`'s start. These two skip the first two (the config is made in launch).
+- `page_blocks()` and `queue_without_app()`: Gradio builds a whole FastAPI app (about 80 routes)
+  when a gr.Blocks is made (it queues itself), the page's whole config and an app again when the
+  `with gr.Blocks()` block ends, again in `queue()`, and again in `launch()`, which is the one that
+  serves: each is a few tenths of a second of `python app.py`'s start. These two skip all but
+  launch's.
   Without them: a slower start, nothing else.
 - `current_request()`: the gr.Request of the event being handled, which Gradio keeps in a
   context variable of its own (gradio.context.LocalContext.request) around every call of a
@@ -365,6 +366,10 @@ def page_blocks(**kwargs):
         import gradio as gr
 
         class PageBlocks(gr.Blocks):
+            def __init__(self, *args, **kwargs):
+                with _without_app():          # Blocks() queues itself, and queue() makes an app
+                    super().__init__(*args, **kwargs)
+
             def __exit__(self, exc_type=None, *args):
                 with _without_app(self):
                     return super().__exit__(exc_type, *args)

@@ -244,17 +244,22 @@ def test_an_english_page_carries_its_labels_and_no_load_event_touches_the_whole_
     assert 0 < len(touched) < 150, len(touched)
 
 
-def test_the_config_and_the_app_are_made_once_by_launch(served):
-    """Gradio makes the config and an app when a Blocks' `with` ends and again in queue(); launch()
-    makes the ones that serve. page_blocks / queue_without_app skip the first two."""
+def test_the_config_and_the_app_are_made_once_by_launch(served, monkeypatch):
+    """Gradio makes an app when a Blocks is made (it queues itself), the config and an app when its
+    `with` ends, and again in queue(); launch() makes the ones that serve. page_blocks /
+    queue_without_app skip all the others."""
     import inspect
 
     import gradio as gr
     import gradio.blocks
+    import gradio.routes
 
     for method in (gradio.blocks.Blocks.__exit__, gradio.blocks.Blocks.queue):
         assert "App.create_app(self, mcp_server=False)" in inspect.getsource(method)
+    assert "self.queue()" in inspect.getsource(gradio.blocks.Blocks.__init__)
     assert "self.config = self.get_config_file()" in inspect.getsource(gradio.blocks.Blocks.__exit__)
+    made = []
+    monkeypatch.setattr(gradio.routes.App, "create_app", staticmethod(lambda *args, **kwargs: made.append(args)))
     with gradio_patches.page_blocks(title="t") as page:
         box = gr.Textbox()
         page.load(lambda: "x", None, box)
@@ -262,6 +267,7 @@ def test_the_config_and_the_app_are_made_once_by_launch(served):
     assert "get_config_file" not in vars(page) and gradio.blocks.App is not gradio_patches._NoAppYet
     gradio_patches.queue_without_app(page, default_concurrency_limit=3)
     assert page.app is None and page._queue.default_concurrency_limit == 3
+    assert made == []
     demo, _ = served      # the app's own page, built and queued this way, then launched
     assert isinstance(demo, gradio_patches._page_blocks_class) and demo.app is not None
     assert any(entry["type"] == "code" for entry in demo.config["components"])
