@@ -1,5 +1,6 @@
 """`python app.py` serves with jemalloc when it is installed, so that memory comes back
 after a class (benchmarks/classroom.py measures how much); without it, nothing changes."""
+import inspect
 import os
 import subprocess
 import sys
@@ -67,3 +68,29 @@ def test_python_app_py_serves_with_jemalloc():
             server.wait(timeout=15)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+@pytest.mark.skipif(INSTALLED is None, reason="libjemalloc2 is not installed (scripts/test.sh installs it)")
+def test_the_main_thread_has_a_cache_only_while_it_builds():
+    """JEMALLOC_CONF turns the threads' caches off; app.py turns the main thread's on for its start
+    and off again in launch(), which leaves it off when it is done."""
+    check = ("import threading, app\n"
+             "assert app.thread_cache() is False\n"
+             "assert app.thread_cache(True) is True and app.thread_cache() is True\n"
+             "seen = []\n"
+             "worker = threading.Thread(target=lambda: seen.append(app.thread_cache()))\n"
+             "worker.start(); worker.join()\n"
+             "assert seen == [False]\n"                     # other threads keep the configured default
+             "assert app.thread_cache(False) is False\n"
+             "print('ok')\n")
+    env = dict(os.environ, LD_PRELOAD=INSTALLED, PYTHONMALLOC="malloc", MALLOC_CONF=app.JEMALLOC_CONF,
+               GRADIO_ANALYTICS_ENABLED="False")
+    done = subprocess.run([sys.executable, "-c", check], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]
+    assert app.thread_cache() is None                                # this process has no jemalloc
+
+
+def test_launch_gives_the_main_threads_cache_back():
+    source = inspect.getsource(app.launch)
+    assert source.index("thread_cache(False)") > source.index("demo.launch(")
+    assert "thread_cache(True)" in inspect.getsource(app)
