@@ -21,7 +21,7 @@ import atomic_tools
 import workspace
 from lessons.permissions_tab import PRESET_NAMES_EN
 from lessons.permissions_tab import PRESETS as PERMISSION_PRESETS
-from tests.app.harness import code_text, open_in, set_code, tab
+from tests.app.harness import code_text, open_in, paste_code, tab
 from tests.app.test_lesson_claims import LANGUAGE, T, chinese_only
 from tests.app.test_workspace_browser import ask, calls, lesson, title_shown, wait_ask, wait_final
 
@@ -238,7 +238,7 @@ class TestPermissionsLesson:
         return lesson(page, "权限与确认")
 
     def use_rules(self, page, panel, rules: dict):
-        set_code(page, panel.locator(".tw-rules"), json.dumps(rules, ensure_ascii=False))
+        paste_code(page, panel.locator(".tw-rules"), json.dumps(rules, ensure_ascii=False))
         valid = T(f"规则有效：{len(rules)} 条", f"Valid rules: {len(rules)} (")
         panel.locator(".tw-rules-status").filter(has_text=valid).first.wait_for(timeout=WAIT)
 
