@@ -1,0 +1,155 @@
+"""The two fixes to Gradio's frontend (serving/frontend_fixes.py): each applies to the installed
+Gradio exactly once, the page is served the fixed files however the browser asks, the map of
+events gives every component of the real page what Gradio's own search gave, and a file the
+fixes do not fit is served as Gradio made it."""
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import re
+from pathlib import Path
+
+import gradio
+import httpx
+import pytest
+
+from serving import frontend_fixes
+from serving.frontend_fixes import FIXES, FrontendFixes, Fix, fixed
+
+ASSETS = Path(gradio.__file__).parent / "templates" / "frontend" / "assets"
+
+
+def stock(asset: str) -> str:
+    return (ASSETS / asset).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fix", FIXES, ids=lambda fix: fix.why)
+def test_each_fix_fits_the_installed_gradio_once(fix):
+    text = stock(fix.asset)
+    assert text.count(fix.old) == 1, f"{fix.asset} changed: revisit this fix ({fix.why})"
+    assert fix.new not in text
+
+
+@pytest.mark.parametrize("accept", ["identity", "gzip", "br"])
+def test_the_page_gets_the_fixed_files(app_url, accept):
+    for asset in {fix.asset for fix in FIXES}:
+        response = httpx.get(app_url + "assets/" + asset, headers={"Accept-Encoding": accept}, timeout=30)
+        assert response.status_code == 200
+        assert response.headers.get("content-encoding", "identity") == accept
+        text = response.content.decode("utf-8")     # httpx decodes gzip and brotli
+        assert "javascript" in response.headers["content-type"]
+        for fix in (fix for fix in FIXES if fix.asset == asset):
+            assert fix.new in text and fix.old not in text, (asset, accept, fix.why)
+        # The rest of the file is Gradio's, unchanged.
+        assert fixed(stock(asset), FIXES) == text
+
+
+@pytest.mark.browser
+def test_the_map_of_events_matches_gradios_search_for_every_component(browser, app_url):
+    config = httpx.get(app_url + "config", timeout=30).json()
+    search = re.search(r"find_attached_events\(e,t\)\{.*?return e\.props\.shared_props\.attached_events=n,e\}",
+                       stock("core-Bdx9080F.js")).group(0)
+    ids = [component["id"] for component in config["components"]]
+    # And the cases the page may not have: one event triggered twice by one component, a trigger
+    # with no event's name, a chained event (no component).
+    first = ids[0]
+    deps = config["dependencies"] + [{"targets": [[first, "click"], [first, "change"]]},
+                                     {"targets": [[first, None], [None, "then"]]}]
+    page = browser.new_page()
+    try:
+        differ = page.evaluate(
+            """([deps, ids, search, build]) => {
+                const gradio = eval("({" + search + "})");
+                const events = eval(build)(deps);
+                const theirs = id => gradio.find_attached_events({id, props: {shared_props: {}}}, deps)
+                                          .props.shared_props.attached_events;
+                return ids.filter(id => JSON.stringify(theirs(id)) !== JSON.stringify(events.get(id) || []))
+                          .map(id => [id, theirs(id), events.get(id)]);
+            }""", [deps, ids, search, frontend_fixes.EVENTS_BY_COMPONENT])
+        attached = page.evaluate("([deps, build]) => eval(build)(deps).size",
+                                 [config["dependencies"], frontend_fixes.EVENTS_BY_COMPONENT])
+    finally:
+        page.close()
+    assert differ == []
+    assert attached > 100     # the page's buttons, editors, uploads... do have events
+
+
+@pytest.mark.browser
+def test_only_changed_statuses_are_sent_and_a_cleared_one_again(browser):
+    # The two fixed methods of Gradio's dependency manager, on a stand-in: four rounds of statuses.
+    methods = ",".join(fix.new for fix in FIXES
+                       if fix.new.startswith(("async update_loading_stati_state(", "clear_loading_status(")))
+    page = browser.new_page()
+    try:
+        rounds = page.evaluate(
+            """(methods) => {
+                const manager = eval("({" + methods + "})");
+                const sent = [];
+                const current = {3: {status: "pending"}, 5: {status: "complete"}};
+                Object.assign(manager, {loading_stati: {current, clear: id => { current[id] = {}; }},
+                                        update_state_cb: (id, update) => sent.push([id, update.loading_status.status])});
+                const round = async () => { sent.length = 0; await manager.update_loading_stati_state(); return [...sent]; };
+                return (async () => {
+                    const all = [await round(), await round()];
+                    current[3] = {status: "complete"};
+                    all.push(await round());
+                    manager.clear_loading_status(5);
+                    current[5] = {status: "complete"};
+                    all.push(await round());
+                    return all;
+                })();
+            }""", methods)
+    finally:
+        page.close()
+    first, unchanged, one_changed, cleared = rounds
+    assert sorted(first) == [[3, "pending"], [5, "complete"]]
+    assert unchanged == []
+    assert one_changed == [[3, "complete"]]
+    assert cleared == [[5, "complete"]]
+
+
+async def serve(middleware, path: str, body: bytes, status: int = 200, headers=None):
+    """What the middleware sends for a GET of `path` when the app behind it answers `body`."""
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": status,
+                    "headers": headers or [(b"content-type", b"text/javascript; charset=utf-8"),
+                                           (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    await middleware(app)({"type": "http", "method": "GET", "path": path, "headers": []}, None, send)
+    return sent
+
+
+def run(coroutine):
+    """Runs `coroutine` on a thread of its own (the browser's event loop runs on this one)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
+FAKE = Fix("x.js", old="slow()", new="fast()", why="a test")
+
+
+def test_a_file_the_fix_does_not_fit_is_served_as_it_came(caplog):
+    with caplog.at_level(logging.WARNING, logger="serving.frontend_fixes"):
+        sent = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"other();other();"))
+    assert sent[-1]["body"] == b"other();other();"
+    assert "served unchanged" in caplog.text
+    sent = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"a();slow();"))
+    assert sent[-1]["body"] == b"a();fast();"
+    assert dict(sent[0]["headers"])[b"content-length"] == b"11"
+
+
+def test_other_files_and_other_answers_pass_untouched():
+    other = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/y.js", b"slow();"))
+    assert other[-1]["body"] == b"slow();"
+    not_modified = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"", status=304))
+    assert not_modified[0]["status"] == 304 and not_modified[-1]["body"] == b""
+    encoded = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"slow();",
+                                headers=[(b"content-encoding", b"br")]))
+    assert encoded[-1]["body"] == b"slow();"
