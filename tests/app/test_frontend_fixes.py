@@ -1,4 +1,4 @@
-"""The two fixes to Gradio's frontend (serving/frontend_fixes.py): each applies to the installed
+"""The fixes to Gradio's frontend (serving/frontend_fixes.py): each applies to the installed
 Gradio exactly once, the page is served the fixed files however the browser asks, the map of
 events gives every component of the real page what Gradio's own search gave, and a file the
 fixes do not fit is served as Gradio made it."""
@@ -107,6 +107,32 @@ def test_only_changed_statuses_are_sent_and_a_cleared_one_again(browser):
     assert unchanged == []
     assert one_changed == [[3, "complete"]]
     assert cleared == [[5, "complete"]]
+
+
+@pytest.mark.browser
+def test_an_event_without_arguments_does_not_look_its_component_up(browser):
+    text = fixed(stock("Blocks-D1GWYZdr.js"), FIXES)       # the whole method, as the page gets it
+    method = text[text.index("async set_event_args("):text.index("async cancel(")]
+    page = browser.new_page()
+    try:
+        looked_up, updates = page.evaluate(
+            """(method) => {
+                const manager = eval("({" + method + "})");
+                const looked = [], updates = [];
+                Object.assign(manager, {get_state_cb: async id => { looked.push(id); return {value: 1, label: "x"}; },
+                                        update_state_cb: async (id, props) => { updates.push([id, props]); }});
+                return (async () => {
+                    const none = await manager.set_event_args(7, {});
+                    none();
+                    const undo = await manager.set_event_args(8, {label: "y"});
+                    undo();
+                    return [looked, updates];
+                })();
+            }""", method)
+    finally:
+        page.close()
+    assert looked_up == [8]                                         # 7 had nothing to set
+    assert updates == [[8, {"label": "y"}], [8, {"label": "x"}]]    # set, then put back as it was
 
 
 async def serve(middleware, path: str, body: bytes, status: int = 200, headers=None):
