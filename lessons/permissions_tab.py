@@ -80,10 +80,6 @@ def build(settings: SettingsPanel) -> LessonTab:
                                rules=lambda values: parse_rules(values[rules]), rule_inputs=[rules], ask=True)
         preset.input(lambda name: (rules_text(name), rules_status(rules_text(name))), [preset], [rules, status],
                      api_visibility=PRIVATE, show_progress="hidden")
-        # Every edit gets its own check, one after another. With .change's default ("always_last"), two
-        # quick edits made Gradio's page resubmit the check, and the browser-memory save with it, for
-        # as long as the tab stayed open.
-        rules.change(rules_status, [rules], [status], api_visibility=PRIVATE, show_progress="hidden",
-                     trigger_mode="multiple", concurrency_limit=1)
+        rules.change(rules_status, [rules], [status], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
     return LessonTab(LESSON.name, run, tab, kept={"rules": rules, "rules_preset": preset})

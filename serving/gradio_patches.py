@@ -6,7 +6,7 @@ English, when the installed Gradio is another one (a warning; TOOL_WORKSHOP_GRAD
 makes it an error): then each patch below has to be checked again, by
 tests/app/test_gradio_patches.py, which pins every internal used here. Nothing outside this
 module touches a private part of Gradio's Python; new patches belong here, with their test there.
-The two fixes to Gradio's frontend (its script files, as served) are in frontend_fixes.py.
+The fixes to Gradio's frontend (its script files, as served) are in frontend_fixes.py.
 
 What is here, what it is for, and what breaks without it:
 

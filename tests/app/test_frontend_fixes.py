@@ -24,10 +24,15 @@ def stock(asset: str) -> str:
     return (ASSETS / asset).read_text(encoding="utf-8")
 
 
+def served(asset: str) -> str:
+    """The file with its fixes made."""
+    return fixed(stock(asset), [fix for fix in FIXES if fix.asset == asset])
+
+
 @pytest.mark.parametrize("fix", FIXES, ids=lambda fix: fix.why)
-def test_each_fix_fits_the_installed_gradio_once(fix):
+def test_each_fix_fits_the_installed_gradio(fix):
     text = stock(fix.asset)
-    assert text.count(fix.old) == 1, f"{fix.asset} changed: revisit this fix ({fix.why})"
+    assert text.count(fix.old) == fix.times, f"{fix.asset} changed: revisit this fix ({fix.why})"
     assert fix.new not in text
 
 
@@ -40,9 +45,23 @@ def test_the_page_gets_the_fixed_files(app_url, accept):
         text = response.content.decode("utf-8")     # httpx decodes gzip and brotli
         assert "javascript" in response.headers["content-type"]
         for fix in (fix for fix in FIXES if fix.asset == asset):
-            assert fix.new in text and fix.old not in text, (asset, accept, fix.why)
+            assert text.count(fix.new) == fix.times and fix.old not in text, (asset, accept, fix.why)
         # The rest of the file is Gradio's, unchanged.
-        assert fixed(stock(asset), FIXES) == text
+        assert served(asset) == text
+        assert "last-modified" not in response.headers
+
+
+def test_a_browser_that_kept_the_stock_file_gets_the_fixed_one(app_url):
+    for asset in {fix.asset for fix in FIXES}:
+        url = app_url + "assets/" + asset
+        fresh = httpx.get(url, timeout=30)
+        ours = fresh.headers["etag"]
+        assert httpx.get(url, headers={"If-None-Match": ours}, timeout=30).status_code == 304
+        # The stock file's own ETag (Gradio's answer without the fixes): not ours, so the whole file.
+        stock_etag = httpx.get(url, headers={"Range": "bytes=0-"}, timeout=30).headers.get("etag")
+        assert stock_etag and stock_etag != ours
+        again = httpx.get(url, headers={"If-None-Match": stock_etag}, timeout=30)
+        assert again.status_code == 200 and again.content == fresh.content
 
 
 @pytest.mark.browser
@@ -111,7 +130,7 @@ def test_only_changed_statuses_are_sent_and_a_cleared_one_again(browser):
 
 @pytest.mark.browser
 def test_an_event_without_arguments_does_not_look_its_component_up(browser):
-    text = fixed(stock("Blocks-D1GWYZdr.js"), FIXES)       # the whole method, as the page gets it
+    text = served("Blocks-D1GWYZdr.js")                     # the whole method, as the page gets it
     method = text[text.index("async set_event_args("):text.index("async cancel(")]
     page = browser.new_page()
     try:
@@ -161,21 +180,30 @@ def run(coroutine):
 FAKE = Fix("x.js", old="slow()", new="fast()", why="a test")
 
 
-def test_a_file_the_fix_does_not_fit_is_served_as_it_came(caplog):
+ALSO = Fix("x.js", old="late()", new="soon()", why="a second test")
+
+
+def test_a_file_the_fixes_do_not_all_fit_is_served_as_it_came(caplog):
     with caplog.at_level(logging.WARNING, logger="serving.frontend_fixes"):
-        sent = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"other();other();"))
-    assert sent[-1]["body"] == b"other();other();"
-    assert "served unchanged" in caplog.text
-    sent = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"a();slow();"))
-    assert sent[-1]["body"] == b"a();fast();"
-    assert dict(sent[0]["headers"])[b"content-length"] == b"11"
+        sent = run(serve(lambda app: FrontendFixes(app, [FAKE, ALSO]), "/assets/x.js", b"slow();other();"))
+    assert sent[-1]["body"] == b"slow();other();"       # one fits, one does not: neither is made
+    assert "served unchanged" in caplog.text and "a second test" in caplog.text
+    sent = run(serve(lambda app: FrontendFixes(app, [FAKE, ALSO]), "/assets/x.js", b"a();slow();late();"))
+    assert sent[-1]["body"] == b"a();fast();soon();"
+    assert dict(sent[0]["headers"])[b"content-length"] == b"18"
+
+
+def test_the_app_says_at_start_when_a_file_is_missing(caplog):
+    with caplog.at_level(logging.WARNING, logger="serving.frontend_fixes"):
+        FrontendFixes(lambda scope, receive, send: None, [FAKE])
+    assert "x.js is missing" in caplog.text
 
 
 def test_other_files_and_other_answers_pass_untouched():
     other = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/y.js", b"slow();"))
     assert other[-1]["body"] == b"slow();"
-    not_modified = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"", status=304))
-    assert not_modified[0]["status"] == 304 and not_modified[-1]["body"] == b""
+    missing = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"slow();", status=404))
+    assert missing[0]["status"] == 404 and missing[-1]["body"] == b"slow();"
     encoded = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"slow();",
-                                headers=[(b"content-encoding", b"br")]))
+                        headers=[(b"content-encoding", b"br")]))
     assert encoded[-1]["body"] == b"slow();"
