@@ -42,6 +42,8 @@ from pathlib import Path
 
 from starlette.datastructures import Headers, MutableHeaders
 
+from serving.page_compression import plain_answer
+
 log = logging.getLogger(__name__)
 ASSET_PREFIX = "/assets/"
 
@@ -60,6 +62,15 @@ class Fix:
 EVENTS_BY_COMPONENT = ("(deps)=>{let m=new Map;for(let d of deps){let seen=new Set;for(let[id,name]of d.targets){"
                        "if(seen.has(id))continue;seen.add(id);if(name){let l=m.get(id);l?l.push(name):m.set(id,[name])}}}"
                        "return m}")
+
+
+
+def forget(component: str) -> str:
+    """Script that drops what update_loading_stati_state last sent to `component` (a script
+    expression): Gradio is about to write that component's status itself, so the next round
+    sends its status again."""
+    return f"this.sent_stati?.delete(String({component})),"
+
 
 FIXES = (
     Fix("core-Bdx9080F.js",
@@ -84,21 +95,21 @@ FIXES = (
         why="an event without arguments does not look its component up (it then did nothing with it)"),
     Fix("Blocks-D1GWYZdr.js",
         old="clear_loading_status(e){this.loading_stati.clear(e)}",
-        new="clear_loading_status(e){this.sent_stati?.delete(String(e)),this.loading_stati.clear(e)}",
+        new="clear_loading_status(e){" + forget("e") + "this.loading_stati.clear(e)}",
         why="a status a component cleared is sent again"),
     Fix("Blocks-D1GWYZdr.js",
         old="r.inputs.forEach(e=>{this.update_state_cb(e,{loading_status:{validation_error:null}},!1)})",
-        new="r.inputs.forEach(e=>{this.sent_stati?.delete(String(e)),"
-            "this.update_state_cb(e,{loading_status:{validation_error:null}},!1)})",
+        new="r.inputs.forEach(e=>{" + forget("e")
+            + "this.update_state_cb(e,{loading_status:{validation_error:null}},!1)})",
         why="an input whose validation message was reset gets its status again"),
     Fix("Blocks-D1GWYZdr.js",
         old="s.message.forEach((e,t)=>{this.update_state_cb(r.inputs[t],{loading_status:{validation_error:"
             "e.is_valid?null:e.message,show_validation_error:!0}},!1)}),r.progress_targets.forEach(e=>{"
             "r.inputs.includes(e)||this.update_state_cb(e,{loading_status:{status:null}},!1)})",
-        new="s.message.forEach((e,t)=>{this.sent_stati?.delete(String(r.inputs[t])),this.update_state_cb("
+        new="s.message.forEach((e,t)=>{" + forget("r.inputs[t]") + "this.update_state_cb("
             "r.inputs[t],{loading_status:{validation_error:e.is_valid?null:e.message,show_validation_error:!0}},!1)}),"
-            "r.progress_targets.forEach(e=>{r.inputs.includes(e)||(this.sent_stati?.delete(String(e)),"
-            "this.update_state_cb(e,{loading_status:{status:null}},!1))})",
+            "r.progress_targets.forEach(e=>{r.inputs.includes(e)||(" + forget("e")
+            + "this.update_state_cb(e,{loading_status:{status:null}},!1))})",
         why="the components of a refused (invalid) event get their status again"),
     Fix("Blocks-D1GWYZdr.js",
         old="reload(e,t,n,r,i){let{by_id:a,by_event:o}=this.create(e);",
@@ -153,30 +164,22 @@ class FrontendFixes:
 
     async def __call__(self, scope, receive, send):
         fixes = self.fixes.get(scope.get("path", "")) if scope["type"] == "http" and scope["method"] == "GET" else None
-        if not fixes or "range" in Headers(scope=scope):
+        asked_headers = Headers(scope=scope) if fixes else None
+        if not fixes or "range" in asked_headers:
             await self.app(scope, receive, send)
             return
-        asked = Headers(scope=scope).get("if-none-match")
+        asked = asked_headers.get("if-none-match")
         # Gradio is always asked for the whole file: its 304 would be about its own file.
         plain_scope = {**scope, "headers": [(k, v) for k, v in scope["headers"]
                                             if k not in (b"if-none-match", b"if-modified-since")]}
-        messages = []
-
-        async def keep(message):
-            messages.append(message)
-
-        await self.app(plain_scope, receive, keep)
-        start = messages[0] if messages and messages[0]["type"] == "http.response.start" else None
-        plain = (start is not None and start["status"] == 200
-                 and "content-encoding" not in Headers(raw=start.get("headers", []))
-                 and all(m["type"] == "http.response.body" for m in messages[1:]))
-        if not plain:
+        messages, start, stock = await plain_answer(self.app, plain_scope, receive)
+        if start is None:
             for message in messages:
                 await send(message)
             return
         path = scope["path"]
         if path not in self._answers:
-            body = fixed(b"".join(m.get("body", b"") for m in messages[1:]).decode("utf-8"), fixes).encode("utf-8")
+            body = fixed(stock.decode("utf-8"), fixes).encode("utf-8")
             self._answers[path] = (body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"')
         body, etag = self._answers[path]
         headers = MutableHeaders(raw=list(start.get("headers", [])))

@@ -43,6 +43,23 @@ class PageCompression(GZipMiddleware):
         await super().__call__(scope, receive, send)
 
 
+async def plain_answer(app, scope, receive) -> tuple[list, dict | None, bytes | None]:
+    """Runs `app` for `scope` to its end: (every message it sent, its start, its whole body), with
+    start and body None unless the answer is a plain 200 (not encoded, its body sent as body
+    messages rather than a file by path)."""
+    messages = []
+
+    async def keep(message):
+        messages.append(message)
+
+    await app(scope, receive, keep)
+    start = messages[0] if messages and messages[0]["type"] == "http.response.start" else None
+    if (start is None or start["status"] != 200 or "content-encoding" in Headers(raw=start.get("headers", []))
+            or not all(m["type"] == "http.response.body" for m in messages[1:])):
+        return messages, None, None
+    return messages, start, b"".join(m.get("body", b"") for m in messages[1:])
+
+
 # The frontend's assets (/assets/<name>-<hash>.js|css) never change while the server runs, but
 # Gradio brotli-compresses each again for every visitor: about 2 MB of script per page, some
 # tenths of a second of a core on a busy host, every time a student opens the tab. Each is
@@ -77,22 +94,11 @@ class AssetCache:
         path = scope["path"]
         cached = self._answers.get(path)
         if cached is None:
-            messages = []
-
-            async def keep(message):
-                messages.append(message)
-
-            await self.app(scope, receive, keep)
-            start = messages[0] if messages and messages[0]["type"] == "http.response.start" else None
-            bodies = messages[1:]
-            plain = (start is not None and start["status"] == 200
-                     and "content-encoding" not in Headers(raw=start.get("headers", []))
-                     and all(m["type"] == "http.response.body" for m in bodies))
-            if not plain:                         # an error, a redirect, a file sent by path: as it came
+            messages, start, body = await plain_answer(self.app, scope, receive)
+            if start is None:                     # an error, a redirect, a file sent by path: as it came
                 for message in messages:
                     await send(message)
                 return
-            body = b"".join(m.get("body", b"") for m in bodies)
             compressed = await anyio.to_thread.run_sync(
                 lambda: brotli.compress(body, quality=self.quality, mode=brotli.MODE_TEXT))
             headers = MutableHeaders(raw=list(start.get("headers", [])))
