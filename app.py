@@ -74,8 +74,10 @@ SERVER_SECRETS = sandbox.seal_secrets([
 from serving import gradio_patches  # noqa: E402
 
 # Gradio's environment knobs (telemetry off, a short event history, no matplotlib search) are
-# read when gradio is imported; gradio_patches says what each one is for.
+# read when gradio is imported, and its import skips rewriting its own type stubs;
+# gradio_patches says what each one is for.
 gradio_patches.set_environment()
+gradio_patches.skip_stub_rewrite()
 gradio_patches.check_version()
 
 from types import MappingProxyType  # noqa: E402

@@ -271,3 +271,26 @@ def test_the_config_and_the_app_are_made_once_by_launch(served, monkeypatch):
     demo, _ = served      # the app's own page, built and queued this way, then launched
     assert isinstance(demo, gradio_patches._page_blocks_class) and demo.app is not None
     assert any(entry["type"] == "code" for entry in demo.config["components"])
+
+
+def test_gradio_imports_without_rewriting_its_type_stubs():
+    """In a process of its own (this one imported gradio long ago): the stub writer that the
+    component classes call is the no-op, and the classes still have their events."""
+    import subprocess
+
+    script = ("from serving import gradio_patches\n"
+              "assert gradio_patches.skip_stub_rewrite() is True\n"
+              "import gradio as gr, gradio.component_meta as meta\n"
+              "print(meta.create_or_modify_pyi is gradio_patches._no_stub, callable(gr.Textbox.change))\n"
+              "print(gradio_patches.skip_stub_rewrite())\n")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["True", "True", "False"], out.stderr
+
+
+def test_gradio_still_calls_the_stub_writer_by_that_name():
+    """If Gradio renamed it, the hook would silently save nothing."""
+    import inspect
+
+    import gradio.component_meta as meta
+
+    assert "create_or_modify_pyi(component_class, name, events)" in inspect.getsource(meta.ComponentMeta.__new__)
