@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GRADIO_ANALYTICS_ENABLED=False
 export NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-export PYTHONDONTWRITEBYTECODE=1
+# Bytecode is kept (in __pycache__, which git ignores): pytest then rewrites the asserts of the
+# ~200 test files once, not again in every pytest run and worker (about 6 s each).
+unset PYTHONDONTWRITEBYTECODE
 
 lib() { [ -e "/usr/lib/x86_64-linux-gnu/$1" ] || [ -e "/usr/lib/aarch64-linux-gnu/$1" ]; }
 if [ "$(id -u)" = 0 ] && ! { [ -x /usr/bin/chromium ] && lib libseccomp.so.2 && lib libjemalloc.so.2; }; then

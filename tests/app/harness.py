@@ -162,11 +162,9 @@ def set_code(page, editor, code: str):
 
 
 def paste_code(page, editor, code: str):
-    """Replaces a gr.Code's content in one edit, as pasting over the whole selection does. set_code's
-    clear-then-type is two edits in quick succession; after those the permissions lesson's rules
-    editor keeps re-sending its change events (rules_status, then the browser-memory save, about
-    four a second, for as long as the page stays open), which slows every later step on that page.
-    That defect has its own test (test_workspace_browser.py, an expected failure until it is fixed)."""
+    """Replaces a gr.Code's content in one edit, as pasting over the whole selection does (set_code's
+    clear-then-type is two edits in quick succession: test_workspace_browser.py checks that those
+    send a bounded number of events)."""
     editor.locator(".cm-content").click()
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(code)

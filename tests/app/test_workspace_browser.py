@@ -24,7 +24,18 @@ TITLES_EN = lesson_titles()
 
 @pytest.fixture
 def page(browser, app_url):
-    """A page of its own per test: a new browser session, so a fresh starter workspace."""
+    """A page of its own per test: a new browser session, so a fresh starter workspace. For the
+    tests that change the workspace or the rules."""
+    watched = open_page(browser, app_url)
+    yield watched
+    assert watched.foreign_requests() == []
+    watched.context.close()
+
+
+@pytest.fixture(scope="module")
+def reader(browser, app_url):
+    """One page for the tests that leave the workspace and the rules as they found them (each run
+    starts a new conversation): reading a file, and approving, editing, denying and a rule's refusal."""
     watched = open_page(browser, app_url)
     yield watched
     assert watched.foreign_requests() == []
@@ -69,8 +80,8 @@ def calls(panel) -> list[str]:
 
 # ------------------------------------------------------------------ lesson 4 · 原子工具
 
-def test_reading_a_file(page):
-    panel = lesson(page.page, "原子工具")
+def test_reading_a_file(reader):
+    panel = lesson(reader.page, "原子工具")
     ask(panel, "读一下 notes.md，告诉我练习要做什么")
     answer = wait_final(panel)
     assert "read" in panel.locator(".tw-protocol").text_content()
@@ -152,31 +163,31 @@ def wait_ask(panel) -> str:
     return code_text(panel.locator(".tw-ask-preview"))
 
 
-def test_approve_runs_exactly_what_was_shown(page):
-    panel = lesson(page.page, "权限与确认")
+def test_approve_runs_exactly_what_was_shown(reader):
+    panel = lesson(reader.page, "权限与确认")
     ask(panel, "运行测试")
     assert "python3 -m unittest" in wait_ask(panel)
     assert "bash" in panel.locator(".tw-ask-title").first.inner_text()
-    screenshot(page.page, "tab-permissions-ask-1280x800")
+    screenshot(reader.page, "tab-permissions-ask-1280x800")
     panel.locator(".tw-approve").click()
     wait_final(panel)
     assert not panel.locator(".tw-ask").first.is_visible()
     assert "FAILED" in panel.locator(".tw-protocol").text_content()
 
 
-def test_edit_the_arguments_then_approve(page):
-    panel = lesson(page.page, "权限与确认")
+def test_edit_the_arguments_then_approve(reader):
+    panel = lesson(reader.page, "权限与确认")
     ask(panel, "运行测试")
     wait_ask(panel)
-    set_code(page.page, panel.locator(".tw-ask-args"), '{"command": "ls src"}')
+    set_code(reader.page, panel.locator(".tw-ask-args"), '{"command": "ls src"}')
     panel.locator(".tw-approve-edited").click()
     wait_final(panel)
     protocol = panel.locator(".tw-protocol").text_content()
     assert "calc.py" in protocol and "FAILED" not in protocol
 
 
-def test_deny_with_a_reason_the_model_adapts(page):
-    panel = lesson(page.page, "权限与确认")
+def test_deny_with_a_reason_the_model_adapts(reader):
+    panel = lesson(reader.page, "权限与确认")
     ask(panel, "运行测试")
     wait_ask(panel)
     panel.locator(".tw-ask-reason textarea").fill("现在不要运行测试")
@@ -188,8 +199,8 @@ def test_deny_with_a_reason_the_model_adapts(page):
     assert "现在不要运行测试" in answer or "拒绝" in answer
 
 
-def test_a_rule_refuses_a_call_that_passes_the_schema(page):
-    panel = lesson(page.page, "权限与确认")
+def test_a_rule_refuses_a_call_that_passes_the_schema(reader):
+    panel = lesson(reader.page, "权限与确认")
     ask(panel, "运行 `rm notes.md`")
     wait_final(panel)
     protocol = panel.locator(".tw-protocol").text_content()

@@ -52,9 +52,10 @@ def bash(session_id, command, timeout=10):
     return workspace.run_workspace_tool(session_id, "bash", {"command": command, "timeout": timeout})
 
 
-def exhaust(session_id):
-    """A command that waits past what is left of the budget: cut short, a wall-limit hit."""
-    waited = bash(session_id, "sleep 20")
+def exhaust(session_id, timeout=10):
+    """A command that waits past what is left of the budget (or past its own `timeout`, when that
+    comes first): cut short, a wall-limit hit."""
+    waited = bash(session_id, "sleep 20", timeout=timeout)
     assert waited["error_code"] == "timeout", waited
     return waited
 
@@ -163,7 +164,7 @@ def test_a_long_command_trades_its_shared_slot_for_the_slow_lane(configured, ses
 def test_probation_has_a_slot_of_its_own(configured, sessions):
     # One shared slot, and a short wait for it: if the probation command held it, the
     # other session's command would be refused as busy.
-    configured(**short_limits(concurrent=1, probation_wall_seconds=5.0), queue_wait_seconds=0.5)
+    configured(**short_limits(concurrent=1, probation_wall_seconds=2.5), queue_wait_seconds=0.5)
     looping, other = sessions(), sessions()
     exhaust(looping)
     outcome = {}
@@ -274,7 +275,7 @@ def test_a_command_still_running_after_its_demotion_time_gets_a_quarter_of_a_cpu
     configured(**short_limits(seconds_per_minute=30.0, demote_after_seconds=0.1))
     first, looping = sessions(), sessions()
     assert cpu_share(bash(first, SPIN)) < 0.6              # a first offence: demoted, then held back
-    exhaust(looping)
+    exhaust(looping, timeout=2)                            # its own time limit, well inside the budget
     assert cpu_share(bash(looping, SPIN)) < 0.3            # on probation: held back further
     woke = bash(looping, "sleep 0.5; echo 醒了")   # stopped and resumed, it still ends normally
     assert woke["ok"] and "醒了" in woke["content"], woke
