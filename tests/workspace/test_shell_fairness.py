@@ -146,7 +146,7 @@ def test_a_long_command_trades_its_shared_slot_for_the_slow_lane(configured, ses
                queue_wait_seconds=0.5)
     sleeper, other = sessions(), sessions()
     outcome = {}
-    sleeping = threading.Thread(target=lambda: outcome.update(bash(sleeper, "sleep 4; echo 醒了", timeout=10)))
+    sleeping = threading.Thread(target=lambda: outcome.update(bash(sleeper, "sleep 2.5; echo 醒了", timeout=10)))
     sleeping.start()
     deadline = time.monotonic() + 20
     while not sandbox.session_usage(sleeper, "shell")["running"] and time.monotonic() < deadline:
