@@ -148,7 +148,7 @@ def tab(page, title: str):
     page.get_by_role("tab", name=title, exact=True).first.click()
     panel_id = next(spec.panel for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
     panel = page.locator("#" + panel_id)
-    panel.wait_for(state="visible")
+    panel.wait_for(state="visible", timeout=60_000)     # after a reload, behind the restore on a busy machine
     return panel
 
 

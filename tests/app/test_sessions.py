@@ -8,7 +8,7 @@ import pytest
 from tests.app.harness import code_text, open_page, set_code, tab
 
 pytestmark = pytest.mark.browser
-WAIT = 30_000
+WAIT = 60_000
 KEY_A = "sk-student-a-7f3c9e21d4"
 KEY_B = "sk-student-b-0a8b6d55e2"
 TOOLS = '''from tool_registry import ToolRegistry
