@@ -160,7 +160,7 @@ def set_environment(environ=os.environ, modules=sys.modules) -> None:
 
 # --- Gradio's import, without rewriting its type stubs --------------------------------------
 
-STUB_WRITER_MODULE = "gradio.component_meta"
+STUB_WRITER_MODULE, STUB_WRITER = "gradio.component_meta", "create_or_modify_pyi"
 
 
 def _no_stub(component_class, class_name, events) -> None:
@@ -180,7 +180,7 @@ class _StubRewriteSkipper(importlib.abc.MetaPathFinder):
 
         def exec_module(module):
             run(module)
-            module.create_or_modify_pyi = _no_stub
+            setattr(module, STUB_WRITER, _no_stub)
         spec.loader.exec_module = exec_module
         return spec
 
@@ -189,7 +189,7 @@ def skip_stub_rewrite(meta_path: list = sys.meta_path, modules=sys.modules) -> b
     """Makes the coming `import gradio` skip its stub rewrite (see the module docstring). False
     when gradio's component classes are already made (then it is too late to save anything)."""
     if STUB_WRITER_MODULE in modules:
-        modules[STUB_WRITER_MODULE].create_or_modify_pyi = _no_stub
+        setattr(modules[STUB_WRITER_MODULE], STUB_WRITER, _no_stub)
         return False
     if not any(isinstance(finder, _StubRewriteSkipper) for finder in meta_path):
         meta_path.insert(0, _StubRewriteSkipper())

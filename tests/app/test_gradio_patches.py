@@ -293,4 +293,4 @@ def test_gradio_still_calls_the_stub_writer_by_that_name():
 
     import gradio.component_meta as meta
 
-    assert "create_or_modify_pyi(component_class, name, events)" in inspect.getsource(meta.ComponentMeta.__new__)
+    assert f"{gradio_patches.STUB_WRITER}(component_class, name, events)" in inspect.getsource(meta.ComponentMeta.__new__)

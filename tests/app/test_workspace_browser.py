@@ -22,24 +22,25 @@ WAIT = 60_000
 TITLES_EN = lesson_titles()
 
 
-@pytest.fixture
-def page(browser, app_url):
-    """A page of its own per test: a new browser session, so a fresh starter workspace. For the
-    tests that change the workspace or the rules."""
+def own_page(browser, app_url):
     watched = open_page(browser, app_url)
     yield watched
     assert watched.foreign_requests() == []
     watched.context.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A page of its own per test: a new browser session, so a fresh starter workspace. For the
+    tests that change the workspace or the rules."""
+    yield from own_page(browser, app_url)
 
 
 @pytest.fixture(scope="module")
 def reader(browser, app_url):
     """One page for the tests that leave the workspace and the rules as they found them (each run
     starts a new conversation): reading a file, and approving, editing, denying and a rule's refusal."""
-    watched = open_page(browser, app_url)
-    yield watched
-    assert watched.foreign_requests() == []
-    watched.context.close()
+    yield from own_page(browser, app_url)
 
 
 def title_shown(title: str) -> str:
