@@ -2,7 +2,7 @@
 schema panel answers.
 
     /opt/tool-workshop-venv/bin/python benchmarks/app_speed.py [--pages 5] [--starts 3] [--edits 40]
-        [--parts page,cold,schema] [--root CHECKOUT] [--no-goals]
+        [--parts page,cold,schema] [--root CHECKOUT] [--against CHECKOUT] [--no-goals]
 
 1. First lesson: in headless chromium, a fresh browser context (no cache, no storage) opens the
    page, timed from navigation start until the first lesson is usable: its ▶ 运行 button visible
@@ -23,7 +23,9 @@ schema panel answers.
    typing an edit to the new schema on screen. Goal: median < 100 ms.
 
 Exits 1 when a printed goal is missed (`--no-goals`: only report). `--root` measures another
-checkout of the app (its app.py, lessons and tests/app/harness.py) with this script.
+checkout of the app (its app.py, lessons and tests/app/harness.py) with this script; `--against`
+opens another checkout's first lesson in the same turns as this one's (before and after a change,
+measured in one run).
 """
 from __future__ import annotations
 
@@ -213,8 +215,9 @@ def wire_summary(requests: list[dict]) -> str:
     return ", ".join(f"{kind} {kb(sum(sizes))} ({len(sizes)})" for kind, sizes in parts)
 
 
-def first_lesson(rounds: int) -> None:
-    """The app and the one-textbox page, both already running, opened in turn in one browser."""
+def first_lesson(rounds: int, against: Path | None = None) -> None:
+    """The app and the one-textbox page, both already running, opened in turn in one browser;
+    with `against`, that checkout's app too, in the same turns."""
     from playwright.sync_api import sync_playwright
 
     sys.path.insert(0, str(ROOT))
@@ -223,24 +226,26 @@ def first_lesson(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         peer_script = Path(folder) / "one_textbox.py"
         peer_script.write_text(PEER, encoding="utf-8")
-        app, app_port, _ = serve(ROOT / "app.py")
-        peer, peer_port = None, None
+        servers = []
         try:
-            peer, peer_port, _ = serve(peer_script)
-            ours = {"url": f"http://127.0.0.1:{app_port}/", "js": APP_READY_JS, "text": LESSON_READY, "runs": []}
-            theirs = {"url": f"http://127.0.0.1:{peer_port}/", "js": PEER_READY_JS, "text": PEER_READY, "runs": []}
+            sides = []
+            for script, js, text in ((peer_script, PEER_READY_JS, PEER_READY), (ROOT / "app.py", APP_READY_JS, LESSON_READY),
+                                     *([(against / "app.py", APP_READY_JS, LESSON_READY)] if against else [])):
+                process, port, _ = serve(script)
+                servers.append(process)
+                sides.append({"url": f"http://127.0.0.1:{port}/", "js": js, "text": text, "runs": []})
+            theirs, ours, *other = sides
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-                for side in (theirs, ours):      # a first visit each, not counted (server and browser warm)
+                for side in sides:      # a first visit each, not counted (server and browser warm)
                     open_page(browser, side["url"], side["js"], side["text"], settle_ms=0)
                 for i in range(rounds):
-                    for side in ((theirs, ours) if i % 2 == 0 else (ours, theirs)):
+                    for side in (sides if i % 2 == 0 else sides[::-1]):
                         side["runs"].append(open_page(browser, side["url"], side["js"], side["text"]))
                 browser.close()
         finally:
-            stop(app)
-            if peer is not None:
-                stop(peer)
+            for process in servers:
+                stop(process)
     median = statistics.median
     app_ms, peer_ms = (median(r["ms"] for r in side["runs"]) for side in (ours, theirs))
     ratio = app_ms / peer_ms
@@ -251,6 +256,11 @@ def first_lesson(rounds: int) -> None:
           f"({peer_runs})")
     print(f"ratio first lesson / one-textbox: {ratio:.2f}x (goal <= {FIRST_LESSON_GOAL:g}x)")
     goal("first lesson / one-textbox page", f"{ratio:.2f}x", f"<= {FIRST_LESSON_GOAL:g}x", ratio <= FIRST_LESSON_GOAL)
+    for side in other:
+        other_ms = median(r["ms"] for r in side["runs"])
+        other_runs = ", ".join(f"{r['ms']:.0f}" for r in side["runs"])
+        print(f"the same, {against} in the same turns: median {other_ms:.0f} ms, {other_ms / peer_ms:.2f}x "
+              f"the one-textbox page ({other_runs})")
     for name, side in (("app", ours), ("one-textbox", theirs)):
         usable = median(sum(e["wire"] for e in r["at_usable"]) for r in side["runs"])
         settled = [r["settled"] for r in side["runs"]]
@@ -392,6 +402,8 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--parts", default=",".join(PARTS), help=f"which to run, of {','.join(PARTS)}")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another checkout whose first lesson is opened in the same turns (page part)")
     parser.add_argument("--no-goals", action="store_true", help="only report: exit 0 even when a goal is missed")
     args = parser.parse_args()
     parts = [part.strip() for part in args.parts.split(",") if part.strip()]
@@ -402,7 +414,7 @@ def main() -> int:
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     print(f"measuring {ROOT} ({os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f})")
     if "page" in parts:
-        first_lesson(args.pages)
+        first_lesson(args.pages, args.against.resolve() if args.against else None)
     if "cold" in parts:
         cold_start(args.starts)
     if "schema" in parts:

@@ -1,9 +1,10 @@
 """Fixes to Gradio 6.31's frontend, made to its script files as they are served.
 
 This page has about 575 components and 200 events. Three places in Gradio's frontend did work
-that grows with components × events, and they were most of what a student's browser did:
+that grows with components × events, and they were most of what a student's browser did; two
+more did work for the whole page where only the lesson on screen needed it:
 
-1. `find_attached_events`. When the page builds its tree of components (twice per load), each
+1. `find_attached_events`. When the page builds its tree of components, each
    component searched all 200 events for the ones it triggers, through Svelte's reactive
    proxies. The fix builds one map, from a component to its events, once per build.
 2. `update_loading_stati_state`. On every change of any event's status (sent, each streamed
@@ -16,6 +17,16 @@ that grows with components × events, and they were most of what a student's bro
 3. `set_event_args`. Each event's arguments were set on each of its components on every load
    and every click: the component was looked up (a walk of the tree) before finding that there
    was nothing to set, which is the case for almost every event. Now it is not looked up then.
+4. The tree was built twice per load. `Blocks` builds it, and the event list, when it is made;
+   then an effect that rebuilds both when the page's `reload_count` changes (a reload in
+   development) ran once at mount as effects do, with the same config, and built both again.
+   The rebuild now waits for a change of `reload_count`.
+5. Every component's type was loaded while the tree was built, shown or not: each lesson's chat
+   view brought the Chatbot with its image and markdown modules, the export tab the file upload,
+   and so on, all before the first lesson could appear. Now the build leaves the types aside and,
+   once it knows what is hidden (tabs not selected, closed accordions), loads those of the
+   components shown; the others load when their tab is opened, which is Gradio's own path for
+   components that become visible (`render_previously_invisible_children`).
 
 And one defect: a trigger's handlers whose mode is "always_last" (the default of `.change`)
 are run again, once the running one ends, when the trigger fired meanwhile. Gradio ran the whole
@@ -78,10 +89,19 @@ FIXES = (
             "e=>Pe(e,this.initial_tabs),e=>this.find_attached_events(e,this.#n),"
             "e=>Ne(e,this.components_to_register,this.#d)])}",
         new="postprocess(e){let events=(" + EVENTS_BY_COMPONENT + ")(this.#n);this.root=this.traverse(e,["
-            "e=>je(e,this.#r.api_url),e=>Me(e,this.components_to_register),e=>Pe(e,this.initial_tabs),"
-            "e=>(e.props.shared_props.attached_events=events.get(e.id)||[],e),"
-            "e=>Ne(e,this.components_to_register,this.#d)])}",
-        why="each component's events from one map, not a search of every event per component"),
+            "e=>this.building?e:je(e,this.#r.api_url),e=>Me(e,this.components_to_register),"
+            "e=>Pe(e,this.initial_tabs),e=>(e.props.shared_props.attached_events=events.get(e.id)||[],e),"
+            "e=>Ne(e,this.components_to_register,this.#d)]);"
+            "if(this.building){this.building=!1;q(this.root,this.#r.api_url)}}",
+        why="each component's events from one map, not a search of every event per component; "
+            "once the tree is built, the types of the components shown are loaded"),
+    # create_node's third argument is true only for the root, which starts a build of the whole
+    # tree (when the page is made, and on a reload): postprocess ends it.
+    Fix("core-Bdx9080F.js",
+        old="s=a.shared_props.visible===!1?null:G(i.type,i.component_class_id,this.#r.api_url||``)",
+        new="s=(n&&(this.building=!0),a.shared_props.visible===!1||this.building)?null:"
+            "G(i.type,i.component_class_id,this.#r.api_url||``)",
+        why="a node made while the tree is built waits to know whether it is shown before its type is loaded"),
     Fix("Blocks-D1GWYZdr.js",
         old="async update_loading_stati_state(){await Promise.all(Object.entries(this.loading_stati.current)"
             ".map(([e,t])=>this.update_state_cb(Number(e),{loading_status:t},!1)))}",
@@ -120,6 +140,10 @@ FIXES = (
         new="this.queue.has(r.id)&&(this.queue.delete(r.id),"
             "this.dispatch({type:`fn`,fn_index:r.id,event_data:e.event_data,target_id:e.target_id}))",
         why="an 'always_last' handler that waited runs again alone, not its whole trigger", times=2),
+    Fix("Blocks-D1GWYZdr.js",
+        old="le(()=>{v(),oe(()=>{O.reload(r.components,",
+        new="let built=!0;le(()=>{if(v(),built){built=!1;return}oe(()=>{O.reload(r.components,",
+        why="the tree is built once per load: the rebuild waits for a new reload_count"),
 )
 
 
