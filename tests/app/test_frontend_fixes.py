@@ -1,6 +1,7 @@
 """The fixes to Gradio's frontend (serving/frontend_fixes.py): each applies to the installed
 Gradio exactly once, the page is served the fixed files however the browser asks, the map of
-events gives every component of the real page what Gradio's own search gave, and a file the
+events gives every component of the real page what Gradio's own search gave, the tree is built
+once per load, a type shown only in a closed tab loads when that tab opens, and a file the
 fixes do not fit is served as Gradio made it."""
 from __future__ import annotations
 
@@ -152,6 +153,67 @@ def test_an_event_without_arguments_does_not_look_its_component_up(browser):
         page.close()
     assert looked_up == [8]                                         # 7 had nothing to set
     assert updates == [[8, {"label": "y"}], [8, {"label": "x"}]]    # set, then put back as it was
+
+
+REBUILD = next(fix for fix in FIXES if "reload_count" in fix.why)
+
+
+def reload_effect(text: str, start: str) -> str:
+    """Blocks' effect that rebuilds the tree when reload_count changes: from `start` to its end."""
+    begin = text.index(start)
+    return text[begin:text.index("})});", begin) + len("})});")]
+
+
+@pytest.mark.browser
+def test_the_tree_is_built_once_at_mount_and_again_for_a_new_reload_count(browser):
+    # The effect on a stand-in: Svelte runs an effect once at mount and again when what it read
+    # (reload_count) changes; here each run is made by hand.
+    page = browser.new_page()
+    try:
+        builds = [page.evaluate(
+            """(effect) => {
+                const runs = [];
+                let reload_count = 0, built_trees = 0;
+                const le = fn => { runs.push(fn); fn(); }, oe = fn => fn(), v = () => reload_count;
+                const O = {reload: () => built_trees++, update_state() {}, get_state() {}, rerender() {}};
+                const R = {reload() {}}, r = {app: {}};
+                eval(effect);
+                const at_mount = built_trees;
+                reload_count = 1;
+                runs.forEach(fn => fn());
+                return [at_mount, built_trees];
+            }""", effect) for effect in (reload_effect(stock(REBUILD.asset), REBUILD.old),
+                                         reload_effect(served(REBUILD.asset), REBUILD.new))]
+    finally:
+        page.close()
+    stock_builds, fixed_builds = builds
+    assert stock_builds == [1, 2]     # Gradio's own effect rebuilt at mount what was just built
+    assert fixed_builds == [0, 1]     # now only a new reload_count rebuilds
+
+
+def chatbot_module() -> str:
+    """The file of Gradio's Chatbot, from the map of component types in the core script."""
+    found = re.search(r"chatbot:\{component:\(\)=>v\(\(\)=>import\(`\./([\w-]+\.js)`", stock("core-Bdx9080F.js"))
+    return found.group(1)
+
+
+@pytest.mark.browser
+def test_a_type_shown_only_in_a_closed_tab_loads_when_the_tab_opens(browser, app_url):
+    from tests.app.harness import open_page, tab
+
+    watched = open_page(browser, app_url)
+    try:
+        page = watched.page
+        panel = tab(page, "正则 ReAct")
+        panel.locator(".tw-schema-status").filter(has_text="已生成").first.wait_for(timeout=30_000)
+        page.wait_for_timeout(1000)    # the page's own events on load have run
+        module = chatbot_module()
+        assert not any(url.endswith("/" + module) for url in watched.requests)   # six chat views, none shown
+        panel.get_by_role("tab", name="对话视图").click()
+        panel.locator(".tw-chat").first.wait_for(timeout=30_000)
+        assert any(url.endswith("/" + module) for url in watched.requests)
+    finally:
+        watched.context.close()
 
 
 async def serve(middleware, path: str, body: bytes, status: int = 200, headers=None):
