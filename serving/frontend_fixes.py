@@ -1,7 +1,7 @@
 """Fixes to Gradio 6.31's frontend, made to its script files as they are served.
 
 This page has about 575 components and 200 events. Three places in Gradio's frontend did work
-that grows with components × events, and they were most of what a student's browser did; two
+that grows with components × events, and they were most of what a student's browser did. Two
 more did work for the whole page where only the lesson on screen needed it:
 
 1. `find_attached_events`. When the page builds its tree of components, each
