@@ -89,14 +89,15 @@ FIXES = (
             "e=>Pe(e,this.initial_tabs),e=>this.find_attached_events(e,this.#n),"
             "e=>Ne(e,this.components_to_register,this.#d)])}",
         new="postprocess(e){let events=(" + EVENTS_BY_COMPONENT + ")(this.#n);this.root=this.traverse(e,["
-            "e=>this.building?e:je(e,this.#r.api_url),e=>Me(e,this.components_to_register),"
-            "e=>Pe(e,this.initial_tabs),e=>(e.props.shared_props.attached_events=events.get(e.id)||[],e),"
-            "e=>Ne(e,this.components_to_register,this.#d)]);"
-            "if(this.building){this.building=!1;q(this.root,this.#r.api_url)}}",
+            "e=>Me(e,this.components_to_register),e=>Pe(e,this.initial_tabs),"
+            "e=>(e.props.shared_props.attached_events=events.get(e.id)||[],e),"
+            "e=>Ne(e,this.components_to_register,this.#d)]);this.building=!1;q(this.root,this.#r.api_url)}",
         why="each component's events from one map, not a search of every event per component; "
             "once the tree is built, the types of the components shown are loaded"),
     # create_node's third argument is true only for the root, which starts a build of the whole
-    # tree (when the page is made, and on a reload): postprocess ends it.
+    # tree (when the page is made, and on a reload); postprocess, which only ends such a build,
+    # loads the types of what is shown (Gradio's `q`, instead of its `je`, which loaded every
+    # type under a node before the tabs and accordions below had hidden their contents).
     Fix("core-Bdx9080F.js",
         old="s=a.shared_props.visible===!1?null:G(i.type,i.component_class_id,this.#r.api_url||``)",
         new="s=(n&&(this.building=!0),a.shared_props.visible===!1||this.building)?null:"

@@ -155,7 +155,7 @@ def test_an_event_without_arguments_does_not_look_its_component_up(browser):
     assert updates == [[8, {"label": "y"}], [8, {"label": "x"}]]    # set, then put back as it was
 
 
-REBUILD = next(fix for fix in FIXES if "reload_count" in fix.why)
+REBUILD = next(fix for fix in FIXES if "O.reload(" in fix.old)
 
 
 def reload_effect(text: str, start: str) -> str:
