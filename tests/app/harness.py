@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import weakref
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -65,19 +66,32 @@ def browser():
 
 
 class Watched:
-    """A page plus everything it asked for and everything the server answered."""
+    """A page plus every URL it asked for and, when asked to keep them, every body the server
+    answered (reading each body back from the browser costs about a second of CPU per page load,
+    so only the tests that look at bodies pay for it)."""
+    opened: weakref.WeakSet = weakref.WeakSet()    # the pages a failed test still holds (conftest.py)
 
-    def __init__(self, context, page):
+    def __init__(self, context, page, keep_bodies: bool = False):
+        Watched.opened.add(self)
         self.context, self.page = context, page
         self.requests: list[str] = []
-        self.bodies: list[bytes] = []
+        self.console: list[str] = []
+        self._bodies: list[bytes] | None = [] if keep_bodies else None
         page.on("request", lambda request: self.requests.append(request.url))
-        page.on("response", self._keep_body)
+        page.on("console", lambda message: self.console.append(f"{message.type}: {message.text}"))
+        if keep_bodies:
+            page.on("response", self._keep_body)
+
+    @property
+    def bodies(self) -> list[bytes]:
+        if self._bodies is None:
+            raise AssertionError("this page was opened without keep_bodies=True: its bodies were not kept")
+        return self._bodies
 
     def _keep_body(self, response):
         try:
-            self.bodies.append(response.body())
-        except Exception:  # streamed (SSE) bodies are read through the route below
+            self._bodies.append(response.body())
+        except Exception:  # streamed (SSE) bodies are read through the route in open_page
             pass
 
     def foreign_requests(self) -> list[str]:
@@ -101,14 +115,15 @@ def api_tab(url: str):
     return Client(url, verbose=False, ssl_verify=ssl.create_default_context())
 
 
-def open_page(browser, url: str, width: int = 1280, height: int = 800, record_streams: bool = False,
+def open_page(browser, url: str, width: int = 1280, height: int = 800, keep_bodies: bool = False,
               locale: str = "zh-CN") -> Watched:
     """A fresh context (a new session, empty storage) whose browser speaks `locale` (navigator.language
-    and Accept-Language): Chinese unless a test asks for another."""
+    and Accept-Language): Chinese unless a test asks for another. With `keep_bodies`, every body
+    the server sends the page is kept, the event streams' included (`Watched.bodies`)."""
     context = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
     page = context.new_page()
-    watched = Watched(context, page)
-    if record_streams:
+    watched = Watched(context, page, keep_bodies)
+    if keep_bodies:
         # Server-sent event streams never finish for `response.body()`; fetch them through a
         # route so their text is recorded too.
         def through(route):

@@ -181,7 +181,7 @@ def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
     from offline.server import OfflineServer
 
     server = OfflineServer().start()
-    watched = open_page(browser, app_url, record_streams=True)
+    watched = open_page(browser, app_url, keep_bodies=True)
     page = watched.page
     try:
         choose_openai(page, server.url + "/v1")

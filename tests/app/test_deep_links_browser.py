@@ -83,7 +83,7 @@ def test_a_link_beats_what_the_browser_kept_and_says_so(browser, app_url):
 
 def test_the_copied_link_has_no_key_and_reproduces_the_scenario(browser, app_url):
     watched = open_page(browser, link(app_url, lesson="function_calling", example="计算器",
-                                      question="5 公里是多少英里？", tool_choice="required"))
+                                      question="5 公里是多少英里？", tool_choice="required"), keep_bodies=True)
     page = watched.page
     watched.context.grant_permissions(["clipboard-read", "clipboard-write"])
     fresh = None

@@ -204,7 +204,7 @@ def test_a_refused_tool_choice_offers_the_retry_and_it_succeeds(page, local_serv
 def test_a_preset_never_takes_the_server_key_elsewhere(browser, configured, provider, local_server):
     provider.reset()
     local_server.reset()
-    watched = open_page(browser, configured, record_streams=True)
+    watched = open_page(browser, configured, keep_bodies=True)
     try:
         page = watched.page
         open_settings(page)

@@ -120,7 +120,7 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
     # A first pause long enough that the next try surely falls inside it, however busy the machine.
     monkeypatch.setattr(class_code, "FIRST_PAUSE_S", PAUSE_S)
     provider.reset()
-    watched = open_page(browser, space)
+    watched = open_page(browser, space, keep_bodies=True)
     try:
         page = watched.page
         open_settings(page)

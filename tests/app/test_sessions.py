@@ -53,8 +53,8 @@ def choose_openai(page, base_url: str, key: str | None):
 
 def test_two_students_keys_and_tools_stay_apart(browser, app_url, llm_server):
     base_url = llm_server.url + "/v1"
-    a = open_page(browser, app_url, record_streams=True)
-    b = open_page(browser, app_url, record_streams=True)
+    a = open_page(browser, app_url, keep_bodies=True)
+    b = open_page(browser, app_url, keep_bodies=True)
     try:
         for student, key, source, name in ((a, KEY_A, ALPHA, "alpha_add"), (b, KEY_B, BETA, "beta_multiply")):
             choose_openai(student.page, base_url, key)
@@ -85,7 +85,7 @@ def test_two_students_keys_and_tools_stay_apart(browser, app_url, llm_server):
         assert {"alpha_add"} in names and {"beta_multiply"} in names and all(len(n) <= 1 for n in names)
 
         # A third student sees no key at all: nothing of the others' keys is shared.
-        c = open_page(browser, app_url, record_streams=True)
+        c = open_page(browser, app_url, keep_bodies=True)
         try:
             choose_openai(c.page, base_url, None)
             panel = tab(c.page, "Function Calling")
@@ -108,7 +108,7 @@ def test_a_server_key_is_used_but_never_shown(browser, llm_server):
 
     server_key = "sk-server-configured-5e6f7a"
     demo, url = start_app({"OPENAI_API_KEY": server_key, "OPENAI_BASE_URL": llm_server.url + "/v1"})
-    watched = open_page(browser, url, record_streams=True)
+    watched = open_page(browser, url, keep_bodies=True)
     try:
         page = watched.page
         page.get_by_text("⚙️ 模型设置").click()
