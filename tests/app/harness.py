@@ -89,9 +89,11 @@ class Watched:
         return self._bodies
 
     def _keep_body(self, response):
+        if STREAMS in response.url:   # read piece by piece as it arrives (record_streams)
+            return
         try:
             self._bodies.append(response.body())
-        except Exception:  # streamed (SSE) bodies are read through the route in open_page
+        except Exception:  # gone with its page, or a redirect: it has no body to keep
             pass
 
     def foreign_requests(self) -> list[str]:
@@ -115,6 +117,40 @@ def api_tab(url: str):
     return Client(url, verbose=False, ssl_verify=ssl.create_default_context())
 
 
+STREAMS = "/gradio_api/queue/data"
+
+
+def record_streams(context, page, bodies: list) -> None:
+    """Keeps in `bodies` the text of each of the page's server-sent event streams, one growing entry
+    per stream, as it arrives (Chrome's own Network.streamResourceContent). The page gets every
+    message when the server sends it: a route that fetched the stream first would hold all of it
+    back until the stream ended."""
+    import base64
+
+    from playwright.sync_api import Error as PlaywrightError
+
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    streams: dict[str, bytearray] = {}
+
+    def on_response(event):
+        if STREAMS in event["response"]["url"]:
+            stream = streams[event["requestId"]] = bytearray()
+            bodies.append(stream)
+            try:
+                stream += base64.b64decode(cdp.send("Network.streamResourceContent",
+                                                    {"requestId": event["requestId"]})["bufferedData"])
+            except PlaywrightError:   # over already, or the page closed: its pieces came as data below
+                pass
+
+    def on_data(event):
+        if event["requestId"] in streams and event.get("data"):
+            streams[event["requestId"]] += base64.b64decode(event["data"])
+
+    cdp.on("Network.responseReceived", on_response)
+    cdp.on("Network.dataReceived", on_data)
+
+
 def open_page(browser, url: str, width: int = 1280, height: int = 800, keep_bodies: bool = False,
               locale: str = "zh-CN") -> Watched:
     """A fresh context (a new session, empty storage) whose browser speaks `locale` (navigator.language
@@ -124,18 +160,7 @@ def open_page(browser, url: str, width: int = 1280, height: int = 800, keep_bodi
     page = context.new_page()
     watched = Watched(context, page, keep_bodies)
     if keep_bodies:
-        # Server-sent event streams never finish for `response.body()`; fetch them through a
-        # route so their text is recorded too.
-        def through(route):
-            from playwright.sync_api import Error as PlaywrightError
-
-            try:
-                response = route.fetch()
-                watched.bodies.append(response.body())
-                route.fulfill(response=response)
-            except PlaywrightError:   # the page closed while a stream was still open: nothing left to record
-                pass
-        page.route("**/gradio_api/queue/data**", through)
+        record_streams(context, page, watched.bodies)
     page.goto(url)
     page.wait_for_selector("#tab-react, [role=tab]", timeout=30_000)
     return watched

@@ -96,6 +96,8 @@ def test_two_students_keys_and_tools_stay_apart(browser, app_url, llm_server):
         finally:
             c.context.close()
         assert len(bodies) > 20
+        # The event streams are among them (what the key check below must also search).
+        assert any("已保存你输入的密钥".encode() in body for body in bodies)
         assert not [body for body in bodies if KEY_A.encode() in body or KEY_B.encode() in body]
         assert a.foreign_requests() == [] and b.foreign_requests() == []
     finally:
