@@ -1,8 +1,8 @@
 """The fixes to Gradio's frontend (serving/frontend_fixes.py): each applies to the installed
 Gradio exactly once, the page is served the fixed files however the browser asks, the map of
 events gives every component of the real page what Gradio's own search gave, the tree is built
-once per load, a type shown only in a closed tab loads when that tab opens, and a file the
-fixes do not fit is served as Gradio made it."""
+once per load, a type shown only in a closed tab loads when that tab opens, an idle page draws
+no frames, and a file the fixes do not fit is served as Gradio made it."""
 from __future__ import annotations
 
 import asyncio
@@ -214,6 +214,34 @@ def test_a_type_shown_only_in_a_closed_tab_loads_when_the_tab_opens(browser, app
         assert any(url.endswith("/" + module) for url in watched.requests)
     finally:
         watched.context.close()
+
+
+# Counts the page's requests for an animation frame (each one is a frame Chromium draws).
+COUNT_FRAMES = """(() => { const ask = window.requestAnimationFrame.bind(window); window.frames_asked = 0;
+    window.requestAnimationFrame = callback => { window.frames_asked++; return ask(callback); }; })()"""
+
+
+@pytest.mark.browser
+def test_an_idle_page_draws_no_frames(browser, app_url):
+    from tests.app.harness import tab
+
+    context = browser.new_context(locale="zh-CN")
+    context.add_init_script(COUNT_FRAMES)
+    try:
+        page = context.new_page()
+        page.goto(app_url)
+        tab(page, "正则 ReAct").locator(".tw-schema-status").filter(has_text="已生成").first.wait_for(timeout=30_000)
+        # While an event of the page is pending its tracker counts seconds, one frame each; a
+        # fresh server's first events may take a few seconds. Then the page goes still.
+        for _ in range(15):
+            before = page.evaluate("window.frames_asked")
+            page.wait_for_timeout(1000)
+            asked = page.evaluate("window.frames_asked") - before
+            if asked < 5:
+                break
+    finally:
+        context.close()
+    assert asked < 5, f"{asked} animation frames in a second of an idle page"
 
 
 async def serve(middleware, path: str, body: bytes, status: int = 200, headers=None):
