@@ -137,11 +137,15 @@ def record_streams(context, page, bodies: list) -> None:
         if STREAMS in event["response"]["url"]:
             stream = streams[event["requestId"]] = bytearray()
             bodies.append(stream)
+            asked = {"requestId": event["requestId"]}
             try:
-                stream += base64.b64decode(cdp.send("Network.streamResourceContent",
-                                                    {"requestId": event["requestId"]})["bufferedData"])
-            except PlaywrightError:   # over already, or the page closed: its pieces came as data below
-                pass
+                stream += base64.b64decode(cdp.send("Network.streamResourceContent", asked)["bufferedData"])
+            except PlaywrightError:   # over already: then it is whole
+                try:
+                    whole = cdp.send("Network.getResponseBody", asked)
+                    stream += base64.b64decode(whole["body"]) if whole["base64Encoded"] else whole["body"].encode()
+                except PlaywrightError:   # the page is gone
+                    pass
 
     def on_data(event):
         if event["requestId"] in streams and event.get("data"):
