@@ -134,18 +134,21 @@ def record_streams(context, page, bodies: list) -> None:
     streams: dict[str, bytearray] = {}
 
     def on_response(event):
-        if STREAMS in event["response"]["url"]:
-            stream = streams[event["requestId"]] = bytearray()
-            bodies.append(stream)
-            asked = {"requestId": event["requestId"]}
-            try:
-                stream += base64.b64decode(cdp.send("Network.streamResourceContent", asked)["bufferedData"])
-            except PlaywrightError:   # over already: then it is whole
-                try:
-                    whole = cdp.send("Network.getResponseBody", asked)
-                    stream += base64.b64decode(whole["body"]) if whole["base64Encoded"] else whole["body"].encode()
-                except PlaywrightError:   # the page is gone
-                    pass
+        if STREAMS not in event["response"]["url"]:
+            return
+        stream = streams[event["requestId"]] = bytearray()
+        bodies.append(stream)
+        asked = {"requestId": event["requestId"]}
+        try:
+            stream += base64.b64decode(cdp.send("Network.streamResourceContent", asked)["bufferedData"])
+            return
+        except PlaywrightError:   # over already: then it is whole
+            pass
+        try:
+            whole = cdp.send("Network.getResponseBody", asked)
+        except PlaywrightError:   # the page is gone
+            return
+        stream += base64.b64decode(whole["body"]) if whole["base64Encoded"] else whole["body"].encode()
 
     def on_data(event):
         if event["requestId"] in streams and event.get("data"):
