@@ -7,6 +7,7 @@ no thread, helper or child process that gradio starts can ever see them. Only th
 gradio imported, with telemetry off.
 """
 import gc
+import importlib
 import os
 import sys
 import threading
@@ -67,10 +68,7 @@ use_project_paths()      # code/ first: `import events` is the course's file, wh
 
 import sandbox  # noqa: E402
 
-SERVER_SECRETS = sandbox.seal_secrets([
-    "ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-    "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "TOOL_WORKSHOP_CLASS_CODE",
-])
+SERVER_SECRETS = sandbox.seal_secrets()    # sandbox.sealing.SECRET_NAMES
 from serving import gradio_patches  # noqa: E402
 
 # Gradio's environment knobs (telemetry off, a short event history, no matplotlib search) are
@@ -85,10 +83,10 @@ from types import MappingProxyType  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from endpoints import api  # noqa: E402
-from lessons import function_calling_tab, mcp_tab, projector, react_tab, registry_tab  # noqa: E402
+from lessons import projector  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
-from lessons import permissions_tab, workspace_tab  # noqa: E402
+from catalogue import LESSONS  # noqa: E402
 from memory import workspace_memory  # noqa: E402
 from serving import page_compression  # noqa: E402
 from memory.browser_memory import BrowserMemory  # noqa: E402
@@ -165,8 +163,7 @@ def build_demo(secrets=None) -> gr.Blocks:
         # (three tabs each have a private `export`).
         api.register(secrets)
         with gr.Tabs() as lesson_tabs:
-            tabs = [react_tab.build(settings), registry_tab.build(settings), function_calling_tab.build(settings),
-                    mcp_tab.build(settings), workspace_tab.build(settings), permissions_tab.build(settings)]
+            tabs = [importlib.import_module(lesson.page).build(settings) for lesson in LESSONS.values()]
         # What the browser kept is put back first, so each schema panel shows the student's source
         # and each workspace tree the student's files (kept once for the lessons with a workspace).
         workspace_memory.keep(memory, [tab for tab in tabs if tab.run.workspace is not None])

@@ -9,4 +9,6 @@
   client address and per day.
 - `server_keys`: the policy that puts those together for one app, and the client
   wrapper that charges every model request made with a server key.
+- `clients`: the model settings of a run (`Settings`) and the one factory that turns them into
+  a client, choosing the key and the address and applying the three above.
 """

@@ -9,14 +9,13 @@ from typing import Any, Mapping
 import gradio as gr
 
 from endpoints import workspace_api
-from lessons import function_calling_tab, mcp_tab, react_tab
 from memory import session_io
 from runs import backend, headline
 from serving.page_events import session_of
-from lessons.settings_panel import Settings, settings_from
+from access.clients import Settings, settings_from
+from catalogue import LESSONS, SOURCE_LESSONS
 
 MAX_EVENTS = 2_000
-LESSONS = ("react", "registry", "function_calling", "mcp")
 MAX_ECHO_CHARS = 10_000
 TRY_CALL_KEYS = ("ok", "content", "error_code", "arguments", "problems", "coercions", "duration_ms", "stdout")
 
@@ -65,7 +64,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。
         envelope=True：工具结果装进固定形状的 JSON 信封 {"status", "data", "error_code", "message"} 再回填。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(function_calling_tab.start, secrets, source, question,
+        return _run(LESSONS["function_calling"].start, secrets, source, question,
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
 
@@ -78,7 +77,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         事件里还有每条 JSON-RPC 消息（type 为 rpc：initialize、tools/list、tools/call，它们的结果和错误）。
         连不上服务器（initialize / tools/list 没有完成）时 verdict.state 是 mcp_failed。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(mcp_tab.start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+        return _run(LESSONS["mcp"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
                     options, mistake, session_of(request), request, class_code)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
@@ -88,13 +87,13 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题；结果的形状同 /run_function_calling。
         用服务器的密钥且服务器设了课堂口令时，需要 class_code。envelope=True：Observation 装进 JSON 信封。"""
         options = {"approach": approach, "envelope": bool(envelope)}
-        return _run(react_tab.start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+        return _run(LESSONS["react"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
                     options, mistake, session_of(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling、/run_mcp 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
-        if lesson not in LESSONS:
-            raise gr.Error(f"lesson 只能是 {' / '.join(LESSONS)}，收到 {lesson!r}。")
+        if lesson not in SOURCE_LESSONS:
+            raise gr.Error(f"lesson 只能是 {' / '.join(SOURCE_LESSONS)}，收到 {lesson!r}。")
         events = run.get("events") if isinstance(run, dict) else None
         if not isinstance(events, list) or not all(isinstance(e, dict) and "type" in e for e in events):
             raise gr.Error("run 应是 /run_function_calling、/run_mcp 或 /run_react 的返回值（含 events 事件列表）。")

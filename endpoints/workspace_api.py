@@ -13,7 +13,7 @@ import workspace
 
 from runs import headline, workspace_backend
 from serving.page_events import session_of
-from lessons.settings_panel import Settings
+from access.clients import Settings
 
 MAX_EVENTS = 2_000
 

@@ -40,35 +40,16 @@ import gradio as gr
 import i18n
 from i18n import found_in, now, tr
 
+from catalogue import FIRST, LESSONS, Lesson
+
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import LAST_RUN, RESTORED
 from serving.page_events import PRIVATE
 from lessons.presets import mistake_choices
 
-DEFAULT_LESSON = "react"
+DEFAULT_LESSON = FIRST
 
 
-@dataclasses.dataclass(frozen=True)
-class LessonSpec:
-    title: str
-    panel: str                       # the tab panel's elem_id
-    editor: bool                     # has an example-set editor
-    options: tuple[str, ...] = ()    # link parameters besides example/question
-    approaches: tuple[str, ...] = ()
-
-
-LESSONS = {
-    "react": LessonSpec(tr("正则 ReAct", "Regex ReAct"), "tab-react", True, ("approach", "mistake", "envelope"),
-                        ("react", "json")),
-    "registry": LessonSpec(tr("工具注册", "Tool registry"), "tab-registry", True),
-    "function_calling": LessonSpec(tr("Function Calling", "Function Calling"), "tab-function-calling", True,
-                                   ("tool_choice", "mistake", "parallel", "envelope")),
-    "mcp": LessonSpec(tr("MCP", "MCP"), "tab-mcp", True),
-    "workspace": LessonSpec(tr("原子工具", "Atomic tools"), "tab-workspace", False, ("approach",),
-                            ("function_calling", "react")),
-    "permissions": LessonSpec(tr("权限与确认", "Permissions"), "tab-permissions", False, ("approach", "rules"),
-                              ("function_calling", "react")),
-}
 PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "rules", "run")
 OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "rules")
 FLAGS = ("parallel", "envelope")            # checkboxes: 1 or 0 in a link
@@ -213,7 +194,7 @@ def parse(items: Iterable[tuple[str, str]]) -> Plan:
     return plan
 
 
-def _check(name: str, value: str, spec: LessonSpec) -> str:
+def _check(name: str, value: str, spec: Lesson) -> str:
     """"" when the value can be used on this lesson, else what is wrong."""
     title = now(spec.title)
     if name == "question":
@@ -230,8 +211,8 @@ def _check(name: str, value: str, spec: LessonSpec) -> str:
             "链接里的 example={value}不认识，已忽略；可选：{known}。",
             "The link's example={value} is unknown: ignored; the example sets are: {known}.").format(
                 value=shown(value), known=_choices(EXAMPLE_SETS))
-    if name not in spec.options:
-        where = _choices(now(LESSONS[n].title) for n, s in LESSONS.items() if name in s.options)
+    if name not in spec.link_options:
+        where = _choices(now(LESSONS[n].title) for n, s in LESSONS.items() if name in s.link_options)
         return tr("链接里的 {name} 不适用于「{title}」这一课（只用于 {where}），已忽略。",
                   "The link's {name} is not for the lesson «{title}» (only for {where}): ignored.").format(
                       name=name, title=title, where=where)
@@ -367,7 +348,7 @@ def link_query(lesson: str, example: str | None, source: str | None, example_sou
                         "link.").format(n=len(text), limit=QUESTION_LIMIT))
     elif text:
         params.append(("question", text))
-    for name in spec.options:
+    for name in spec.link_options:
         if name not in options:
             continue
         value = link_value(name, options.get(name))

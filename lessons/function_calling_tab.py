@@ -6,14 +6,12 @@ import gradio as gr
 
 from i18n import now, tr
 
-from function_calling_loop import run_function_calling
-from llm_clients import without_parameter
-from lessons.deep_links import LESSONS
+from catalogue import LESSONS
+
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
 from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
-from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -59,31 +57,11 @@ def choice_note(choice: str | None, provider: str | None) -> str:
     return text
 
 
-def tool_choice_value(choice: str | None):
-    """Dropdown value -> the API's tool_choice: a keyword, or one forced function."""
-    if not choice or choice == "auto":
-        return None if not choice else "auto"
-    if choice in ("none", "required"):
-        return choice
-    return {"type": "function", "function": {"name": choice}}
-
-
-def start(client, question, tools, execute, settings, options):
-    tool_choice, parallel = tool_choice_value(options.get("tool_choice")), bool(options.get("parallel_tool_calls"))
-    for parameter in options.get("without") or ():   # 「去掉 … 重试」: what the endpoint refused is not sent
-        tools, tool_choice, parallel = without_parameter(tools, tool_choice, parallel, parameter)
-    return run_function_calling(
-        client, question, tools, execute,
-        max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
-        tool_choice=tool_choice, parallel_tool_calls=parallel, envelope=bool(options.get("envelope")),
-    )
-
-
-LESSON = Lesson("function_calling", start, mistake_option="mistake")
+LESSON = LESSONS["function_calling"]
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSONS["function_calling"].title, id="function_calling", elem_id="tab-function-calling") as tab:
+    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
         with gr.Accordion(tr("📖 课文：握手三步", "📖 Lesson: the three-step handshake"), open=False):
             gr.Markdown(lesson_text("function_calling.md"))
         with gr.Row(equal_height=False):

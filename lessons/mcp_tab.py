@@ -11,21 +11,20 @@ import gradio as gr
 import i18n
 import permissions
 from i18n import now, tr
+
+from catalogue import LESSONS
 from mcp_schema_diff import MISSING, show
 
 from lessons.editor_panel import EditorPanel, lesson_text
-from lessons.function_calling_tab import PARALLEL_LABEL, tool_choice_value
+from lessons.function_calling_tab import PARALLEL_LABEL
 from lessons.lesson_tab import LessonTab
 from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
-from llm_clients import without_parameter
 from runs import mcp_backend
-from runs.run_driver import Lesson
 
 # The tab's words, in one place.
-TITLE = "MCP"
 LESSON_TITLE = tr("📖 课文：同一批工具，放到 MCP 上", "📖 Lesson: the same tools, over MCP")
 REGISTRY_LABEL = tr("注册表的 schema（上一课的 tools）", "The registry's schema (the last lesson's tools)")
 LISTED_LABEL = tr("MCP 客户端看到的 tools/list（inputSchema、annotations）",
@@ -67,17 +66,7 @@ OUTPUT_SCHEMA = tr("- 【outputSchema】FastMCP 还按返回值注解生成了�
                    "none (it is optional in MCP)")
 
 
-def start(client, question, tools, execute, settings, options):
-    """The loop over MCP: the options of Function Calling, the tools from the server's tools/list."""
-    tool_choice, parallel = tool_choice_value(options.get("tool_choice")), bool(options.get("parallel_tool_calls", True))
-    for parameter in options.get("without") or ():   # 「去掉 … 重试」: what the endpoint refused is not sent
-        tools, tool_choice, parallel = without_parameter(tools, tool_choice, parallel, parameter)
-    return mcp_backend.served_loop(execute, client, question, max_turns=settings.max_turns,
-                                   temperature=settings.temperature, stream=settings.stream, tool_choice=tool_choice,
-                                   parallel_tool_calls=parallel, envelope=bool(options.get("envelope")))
-
-
-LESSON = Lesson("mcp", start, mistake_option="mistake")
+LESSON = LESSONS["mcp"]
 
 
 def hints_text(annotations: dict) -> str:
@@ -125,7 +114,7 @@ def annotation_gate(source: str, on: bool) -> tuple[dict | None, str]:
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(TITLE, id=LESSON.name, elem_id="tab-mcp") as tab:
+    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
         with gr.Accordion(LESSON_TITLE, open=False):
             gr.Markdown(lesson_text("mcp.md"))
         with gr.Row(equal_height=False):
@@ -161,4 +150,4 @@ def build(settings: SettingsPanel) -> LessonTab:
         schema.wire(editor.editor, extra=views_for, extra_outputs=[compared, listed, fastmcp])
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab(LESSON.name, run, tab, editor=editor, schema=schema, kept={"annotations": annotations})
+    return LessonTab(LESSON.id, run, tab, editor=editor, schema=schema, kept={"annotations": annotations})

@@ -8,18 +8,18 @@ import json
 import gradio as gr
 
 from i18n import tr
+
+from catalogue import LESSONS
 import permissions
 
-from lessons.deep_links import LESSONS
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
-from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import WorkspaceView, approach_radio
 
-LESSON = Lesson("permissions", workspace=True)
+LESSON = LESSONS["permissions"]
 DEFAULT_PRESET = "默认"
 # The course's rule presets (code/permissions.py) by name, in English.
 PRESET_NAMES_EN = {"默认": "Default", "只读": "Read-only", "全部信任": "Trust all"}
@@ -60,7 +60,7 @@ def rules_status(text: str) -> str:
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSONS[LESSON.name].title, id=LESSON.name, elem_id="tab-permissions") as tab:
+    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
         with gr.Accordion(tr("📖 课文：合法的调用不等于被允许的调用", "📖 Lesson: a valid call is not an allowed call"), open=False):
             gr.Markdown(lesson_text("permissions.md"))
         with gr.Row(equal_height=False):
@@ -82,4 +82,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                      api_visibility=PRIVATE, show_progress="hidden")
         rules.change(rules_status, [rules], [status], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
-    return LessonTab(LESSON.name, run, tab, kept={"rules": rules, "rules_preset": preset})
+    return LessonTab(LESSON.id, run, tab, kept={"rules": rules, "rules_preset": preset})

@@ -6,28 +6,22 @@ import gradio as gr
 
 from i18n import tr
 
-from json_loop import build_json_prompt, run_json_from_text
-from lessons.deep_links import LESSONS
+from catalogue import LESSONS
+
+from json_loop import build_json_prompt
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
 from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
-from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
-from react_loop import build_react_prompt, run_react
+from react_loop import build_react_prompt
 
 ENVELOPE_LABEL = tr("结果信封 status/data/error_code（Observation 后面是固定形状的 JSON，而不是一段文字）",
                     "Result envelope status/data/error_code (after Observation comes JSON of a fixed shape, not text)")
 APPROACHES = [(tr("正则 ReAct（Thought / Action / Observation）", "Regex ReAct (Thought / Action / Observation)"), "react"),
               (tr("从文本中解析 JSON", "Parse JSON from text"), "json")]
-
-
-def start(client, question, tools, execute, settings, options):
-    run = run_json_from_text if options.get("approach") == "json" else run_react
-    return run(client, question, tools, execute, max_turns=settings.max_turns, temperature=settings.temperature,
-               stream=settings.stream, envelope=bool(options.get("envelope")))
 
 
 def system_prompt(approach: str, tools: list) -> str:
@@ -45,11 +39,11 @@ def mistakes_for_approach(approach: str, current: str | None):
     return gr.update(choices=choices, value=keep)
 
 
-LESSON = Lesson("react", start, mistake_option="mistake")
+LESSON = LESSONS["react"]
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSONS["react"].title, id="react", elem_id="tab-react") as tab:
+    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
         with gr.Accordion(tr("📖 课文：用文字约定调用工具", "📖 Lesson: calling tools by a text convention"), open=False):
             gr.Markdown(lesson_text("react.md"))
         with gr.Row(equal_height=False):

@@ -13,14 +13,13 @@ import gradio as gr
 
 from i18n import tr
 
-from function_calling_loop import run_function_calling
+from catalogue import LESSONS
+
 from runs import backend
-from lessons.deep_links import LESSONS
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE, session_of
 from lessons.presets import PRESETS
-from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel, describe_changes, error_text
 from lessons.settings_panel import SettingsPanel
@@ -101,17 +100,12 @@ def try_call_markdown(result: dict) -> str:
     return "\n\n".join(lines)
 
 
-def start(client, question, tools, execute, settings, options):
-    return run_function_calling(client, question, tools, execute, max_turns=settings.max_turns,
-                                temperature=settings.temperature, stream=settings.stream)
-
-
-LESSON = Lesson("registry", start)
+LESSON = LESSONS["registry"]
 
 
 def build(settings: SettingsPanel) -> LessonTab:
     trap_text, drift_text = example_text(FUTURE_TRAP), example_text(DRIFT)
-    with gr.Tab(LESSONS["registry"].title, id="registry", elem_id="tab-registry") as tab:
+    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
         with gr.Accordion(tr("📖 课文：从函数签名生成 schema", "📖 Lesson: a schema from the function signature"), open=False):
             gr.Markdown(lesson_text("registry.md"))
         with gr.Row(equal_height=False):

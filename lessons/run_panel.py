@@ -22,7 +22,8 @@ from memory import session_io
 from runs import run_driver
 from serving import expiry
 from serving.page_events import PRIVATE, session_of
-from runs.run_driver import Lesson, RunInputs, RunState
+from runs.run_driver import RunInputs, RunState
+from catalogue import Lesson
 from lessons.run_views import RunViews
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import AskBox, WorkspaceView
@@ -44,7 +45,7 @@ class RunPanel:
         self.workspace, self.rules, self.rule_inputs = workspace, rules, list(rule_inputs or [])
         # Dropped (a paused loop closed) once the tab has been idle for the session TTL.
         self.state = gr.State(RunState(), time_to_live=expiry.session_ttl(), delete_callback=expiry.close_run)
-        self.views = RunViews(lesson.name, presets, below_buttons=AskBox if ask else None)
+        self.views = RunViews(lesson.id, presets, below_buttons=AskBox if ask else None)
         self.ask: AskBox | None = self.views.below_buttons
         self.question = self.views.question
         self.presets = self.views.presets

@@ -12,8 +12,8 @@ import gradio as gr
 import i18n
 from i18n import tr
 
-import tool_outcome
 from runs import backend
+from runs.backend import error_text
 from serving import expiry
 from serving.page_events import PRIVATE, session_of
 
@@ -74,15 +74,6 @@ def describe_changes(old: list[dict] | None, new: list[dict] | None) -> str:
             changes.append(f"{name}: strict " + (tr("开", "on") if (after.get("function") or {}).get("strict")
                                                      else tr("关", "off")))
     return tr("；", "; ").join(sorted(changes, key=lambda c: c.lstrip("+- "))) if changes else ""
-
-
-def error_text(error: dict | None) -> str:
-    """An extraction's error as the one failure text of the project (tool_outcome.error_text)."""
-    if not error:
-        return ""
-    line, message = error.get("line"), str(error.get("message") or "")
-    where = tr("第 {line} 行：", "line {line}: ").format(line=line) if line and f"第 {line} 行" not in message else ""
-    return tool_outcome.error_text(error.get("code") or "", where + (message or tr("没有说明原因", "no reason given")))
 
 
 def warnings_text(warnings: dict | None) -> str:

@@ -22,15 +22,9 @@ from serving.page_events import PRIVATE, session_of
 from runs.run_driver import RunState
 from lessons.run_views import RunViews
 from runs.workspace_backend import APPROACHES
+from memory.workspace_memory import MEMORY_NOTE
 
 NO_FILE = tr("（在上面的文件树里选一个文件）", "(Pick a file in the file tree above.)")
-# What this browser keeps of the workspace lessons (workspace_memory.py saves and restores it).
-MEMORY_NOTE = tr("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
-                 "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。",
-                 "💾 The workspace's files (shared by both lessons, kept once), the question, the loop, the permission "
-                 "rules and the last run are saved in **this browser** (localStorage) and come back after a reload, a "
-                 "server restart or an expired session; after «↺ Reset workspace» the original practice project is "
-                 "what is kept.")
 NOT_RUN = ('<div class="tw-protocol"><div class="tw-empty">'
            + tr("还没有运行。选一个预设问题，点「运行」。", "Nothing has run yet. Pick a preset question and click «Run».")
            + '</div></div>')

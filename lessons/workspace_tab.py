@@ -6,15 +6,15 @@ import gradio as gr
 
 from i18n import tr
 
-from lessons.deep_links import LESSONS
+from catalogue import LESSONS
+
 from lessons.editor_panel import lesson_text
 from lessons.lesson_tab import LessonTab
-from runs.run_driver import Lesson
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import WorkspaceView, approach_radio
 
-LESSON = Lesson("workspace", workspace=True)
+LESSON = LESSONS["workspace"]
 PRESETS = [
     "读一下 notes.md，告诉我练习要做什么",
     "运行测试",
@@ -26,7 +26,7 @@ PRESETS = [
 
 
 def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSONS[LESSON.name].title, id=LESSON.name, elem_id="tab-workspace") as tab:
+    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
         with gr.Accordion(tr("📖 课文：四个原子工具", "📖 Lesson: four atomic tools"), open=False):
             gr.Markdown(lesson_text("workspace.md"))
         with gr.Row(equal_height=False):
@@ -35,4 +35,4 @@ def build(settings: SettingsPanel) -> LessonTab:
             with gr.Column(scale=6, min_width=320):
                 run = RunPanel(LESSON, settings, None, PRESETS, options={"approach": approach_radio()}, workspace=view)
         run.wire()
-    return LessonTab(LESSON.name, run, tab)
+    return LessonTab(LESSON.id, run, tab)

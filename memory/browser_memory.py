@@ -50,6 +50,8 @@ from typing import Any, Callable, Mapping
 import gradio as gr
 
 from i18n import found_in, now, tr
+
+from access.clients import model_box
 from memory import session_io
 from memory.memory_format import (NOT_KEPT_FIELD, NOT_KEPT_FILES, PREFIX, RUN_NOT_KEPT, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
@@ -486,8 +488,6 @@ class BrowserMemory:
 
     def _wire_settings(self, settings: Any, part: Part, key_part: Part) -> tuple:
         """Wires saving the settings and the key; returns the restore handler, its inputs and outputs."""
-        from lessons.settings_panel import model_update
-
         controls: SettingsControls = settings.memory
         fields = dict(settings.fields)
         specs = {name: spec_for(component) for name, component in fields.items()}
@@ -563,7 +563,7 @@ class BrowserMemory:
                 # saved one or, if that could not be used, the provider's default.
                 chosen = good.get("provider", values[settings.provider])
                 if "model" in good or chosen != values[settings.provider]:
-                    out[settings.model] = model_update(chosen, secrets, good.get("model"))
+                    out[settings.model] = gr.update(**model_box(chosen, secrets, good.get("model")))
                 if bad:
                     notes.append(tr("⚠️ 这几项保存的设置不能用，保留了默认值：", "⚠️ These saved settings could not be "
                                     "used; the defaults stay: ") + tr("、", ", ").join(str(now(b)) for b in bad) + tr("。", "."))

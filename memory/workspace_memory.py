@@ -17,7 +17,14 @@ import workspace
 from memory.browser_memory import BrowserMemory
 from i18n import now, tr
 from memory.memory_format import NOT_KEPT_FILES, files_notice, keep_files, listed, restore_files
-from lessons.workspace_panel import MEMORY_NOTE
+
+# What this browser keeps of the workspace lessons (saved and restored here).
+MEMORY_NOTE = tr("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
+                 "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。",
+                 "💾 The workspace's files (shared by both lessons, kept once), the question, the loop, the permission "
+                 "rules and the last run are saved in **this browser** (localStorage) and come back after a reload, a "
+                 "server restart or an expired session; after «↺ Reset workspace» the original practice project is "
+                 "what is kept.")
 
 PART = "workspace"
 

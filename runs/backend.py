@@ -23,7 +23,9 @@ from typing import Any, Callable, Iterator, Mapping
 import sandbox
 import tool_outcome
 
-from lessons.settings_panel import Settings, make_client
+from i18n import tr
+
+from access.clients import Settings, make_client
 
 CACHE_SIZE = 256          # extraction results kept (a schema list is a few KB)
 _cache: collections.OrderedDict = collections.OrderedDict()
@@ -32,6 +34,15 @@ NEXT = object()           # advance(): "go on" rather than "send this override"
 
 
 # ------------------------------------------------------------------ schemas
+
+def error_text(error: dict | None) -> str:
+    """An extraction's error (line and message) as the one failure text of the project (tool_outcome.error_text)."""
+    if not error:
+        return ""
+    line, message = error.get("line"), str(error.get("message") or "")
+    where = tr("第 {line} 行：", "line {line}: ").format(line=line) if line and f"第 {line} 行" not in message else ""
+    return tool_outcome.error_text(error.get("code") or "", where + (message or tr("没有说明原因", "no reason given")))
+
 
 def _key(source: str, method: str, strict: bool) -> tuple:
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), method, bool(strict)

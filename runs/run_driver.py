@@ -3,7 +3,7 @@ stepping it past a paused tool call, exporting it, importing a recorded one and
 replaying it step by step. Every action yields (or returns) the tab's RunState and a
 one-line note; run_views.py draws them.
 
-A lesson with a workspace (Lesson.workspace) runs the four tools on the session's
+A lesson with a workspace (catalogue.Lesson.workspace) runs the four tools on the session's
 workspace instead of a tool source, behind the permission gate when it has rules: a
 rule's "ask" pauses the run until the student answers (`answer`), and its session files
 carry the workspace's files.
@@ -16,15 +16,18 @@ import concurrent.futures
 import dataclasses
 import json
 import time
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import workspace
 
 from i18n import tr
 from memory import session_io
 from runs import backend, mcp_backend, workspace_backend
-from lessons.schema_panel import error_text
-from lessons.settings_panel import Settings
+from access.clients import Settings
+from runs.backend import error_text
+
+if TYPE_CHECKING:   # a lesson is handed in; the catalogue is above this module
+    from catalogue import Lesson
 
 REFRESH_S = 0.15   # while a run goes on, its views are redrawn at most this often
 APPROVE, EDIT, DENY = "approve", "edit", "deny"     # the answers to a rule's "ask"
@@ -74,17 +77,6 @@ class RunInputs:
     options: dict = dataclasses.field(default_factory=dict)
     rules: dict | None = None          # a workspace lesson's permission rules (None: no gate)
     rules_problem: str = ""            # why the rules on the page cannot be used, if they cannot
-
-
-@dataclasses.dataclass(frozen=True)
-class Lesson:
-    """What a tab's run area is for: its name, its loop and which option picks a simulated mistake.
-    A lesson with a workspace runs the four tools on the session's workspace (options["approach"]
-    picks the loop) instead of the tools of a source."""
-    name: str
-    start: backend.Starter | None = None
-    mistake_option: str | None = None
-    workspace: bool = False
 
 
 class Pace:
@@ -261,7 +253,7 @@ def export(lesson: Lesson, state: RunState | None, session_key: str,
             files = workspace.export_files(session_id) if session_id else None
         except workspace.WorkspaceError:
             files = None
-    document = session_io.session_document(lesson.name, state.source, state.run.tools, state.question, events,
+    document = session_io.session_document(lesson.id, state.source, state.run.tools, state.question, events,
                                            state.settings, state.options, workspace=files)
     note = (tr("已生成会话文件（含工作区文件），点上面的文件名下载。",
                "Session file written (with the workspace's files): click the file name above to download.")
@@ -284,7 +276,7 @@ def load(lesson: Lesson, path: str, session_id: str | None = None) -> tuple[RunS
                                            + str(exc)) from None
         restored = tr("工作区已换成导出时的文件；", "the workspace holds the exported files again; ")
     state = replay(lesson, document)
-    other = "" if document.get("lesson") == lesson.name else tr(
+    other = "" if document.get("lesson") == lesson.id else tr(
         "（这是「{lesson}」课的记录）", " (a record of the lesson «{lesson}»)").format(lesson=document.get("lesson"))
     return state, tr("已导入录制的运行{other}：{restored}点「下一步」逐步回放，不调用模型。",
                      "Recorded run imported{other}: {restored}click «Next» to replay it step by step, without the "

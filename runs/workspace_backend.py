@@ -1,7 +1,7 @@
 """A run of the four atomic tools on a session's workspace, behind a permission gate.
 
 The loop is the lessons' own (Function Calling, or ReAct for comparison), the client
-comes from settings_panel.make_client and the run is a backend.Run advanced with
+comes from access.clients.make_client and the run is a backend.Run advanced with
 backend.advance: only the tools and the executor differ. The executor is
 workspace.run_workspace_tool on the session's folder; what a step changed (its diff)
 is attached to the tool_result event it belongs to, so the timeline can show it.
@@ -20,7 +20,8 @@ import workspace
 
 from i18n import tr
 from runs import backend
-from lessons.settings_panel import Settings, make_client
+from access.clients import Settings, make_client
+from runs import starters
 
 APPROACHES = [(tr("Function Calling（原生 tool_calls）", "Function Calling (native tool_calls)"), "function_calling"),
               (tr("正则 ReAct（对比）", "Regex ReAct (to compare)"), "react")]
@@ -40,15 +41,6 @@ class WorkspaceRun(backend.Run):
     last_step: dict | None = None
 
 
-def start_loop(client, question, tools, execute, settings: Settings, approach: str):
-    """The lesson's loop on the four tools: the same starters the other tabs use."""
-    from lessons import function_calling_tab, react_tab  # the tabs' modules import run_driver, which imports this one
-
-    if approach == "react":
-        return react_tab.start(client, question, tools, execute, settings, {"approach": "react"})
-    return function_calling_tab.start(client, question, tools, execute, settings, {})
-
-
 def start_run(session_id: str, question: str, settings: Settings, approach: str = "function_calling", *,
               session_key: str = "", secrets: Mapping[str, str] | None = None, request: Any = None,
               class_code: str = "") -> WorkspaceRun:
@@ -62,7 +54,7 @@ def start_run(session_id: str, question: str, settings: Settings, approach: str 
 
     try:
         client = make_client(settings, session_key, secrets or {}, request=request, class_code=class_code)
-        run.loop = start_loop(client, question, run.tools, execute, settings, approach)
+        run.loop = starters.workspace(client, question, run.tools, execute, settings, {"approach": approach})
     except Exception as exc:  # a missing key, an unknown provider: said plainly, nothing started
         run.error = {"code": getattr(exc, "code", "client"), "message": str(exc) or exc.__class__.__name__,
                      "line": None}

@@ -9,8 +9,11 @@ import ctypes
 import os
 import sys
 
-DEFAULT_NAMES = ("ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-                 "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+# Every variable the server may be configured with that a student's code must never see: the
+# providers' keys, addresses and models (access/clients.py), the hub's tokens, the class code
+# (access/class_code.py). The one list: the app seals exactly these.
+SECRET_NAMES = ("ZHIPUAI_API_KEY", "ZHIPUAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                "OPENAI_MODEL", "GLM_MODEL", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "TOOL_WORKSHOP_CLASS_CODE")
 PR_SET_DUMPABLE = 4
 
 
@@ -22,7 +25,7 @@ def make_non_dumpable():
     return libc.prctl(PR_SET_DUMPABLE, ctypes.c_ulong(0), 0, 0, 0) == 0
 
 
-def seal_secrets(names=DEFAULT_NAMES):
+def seal_secrets(names=SECRET_NAMES):
     """Returns {name: value} for the names that were set, and removes them from os.environ."""
     sealed = {}
     for name in names:

@@ -1,5 +1,5 @@
 """The outbound address guard, through the one place a client is made
-(lessons.settings_panel.make_client) with the real SDKs, aimed only at loopback."""
+(access.clients.make_client) with the real SDKs, aimed only at loopback."""
 from __future__ import annotations
 
 import ssl
@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from access import outbound
-from lessons.settings_panel import Settings, make_client
+from access.clients import Settings, make_client
 from llm_clients import make_client as make_sdk_client
 
 from tests.access.listener import spellings

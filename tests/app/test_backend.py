@@ -2,15 +2,15 @@
 runs nothing and charges nobody), failures in the one outcome shape, and a run that is
 the same events whether the page steps it or the named API runs it to the end."""
 from __future__ import annotations
+from runs import starters
 
 import pytest
 
 import sandbox
 import tool_outcome
-from lessons import function_calling_tab
 from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.settings_panel import Settings
+from access.clients import Settings
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 
@@ -55,7 +55,7 @@ def test_a_broken_source_is_not_remembered():
 def test_a_run_extracts_once_after_the_panel_did():
     source = fresh("one-run")
     backend.extract(source, session_id="backend-panel")
-    run = backend.start_run(function_calling_tab.start, source, "广州冷不冷？", Settings(), {},
+    run = backend.start_run(starters.function_calling, source, "广州冷不冷？", Settings(), {},
                             session_id="backend-run")
     assert run.error is None and run.tools and not sandbox.session_usage("backend-run")["known"]
     backend.run_to_end(run)
@@ -64,7 +64,7 @@ def test_a_run_extracts_once_after_the_panel_did():
 
 
 def test_a_hand_written_result_is_marked_and_the_tool_does_not_run():
-    run = backend.start_run(function_calling_tab.start, WEATHER, "广州冷不冷？", Settings(), {})
+    run = backend.start_run(starters.function_calling, WEATHER, "广州冷不冷？", Settings(), {})
     while backend.advance(run)["type"] != "tool_call":
         pass
     result = backend.advance(run, {"result": "手写：晴"})
@@ -86,9 +86,9 @@ def test_failures_the_page_makes_have_the_outcome_shape(monkeypatch):
 
 
 def test_a_client_that_cannot_be_made_is_said_plainly():
-    run = backend.start_run(function_calling_tab.start, WEATHER, "广州冷不冷？", Settings(provider="openai"), {})
+    run = backend.start_run(starters.function_calling, WEATHER, "广州冷不冷？", Settings(provider="openai"), {})
     assert run.error and "API Key" in run.error["message"] and not run.source_error and not run.running
-    bad = backend.start_run(function_calling_tab.start, "x = (", "广州冷不冷？", Settings(), {})
+    bad = backend.start_run(starters.function_calling, "x = (", "广州冷不冷？", Settings(), {})
     assert bad.source_error and bad.error["code"] == "syntax_error"
 
 

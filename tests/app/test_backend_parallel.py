@@ -1,12 +1,12 @@
 """Parallel calls through the lessons backend and the real sandbox: at most as many at once as the sandbox
 allows one tab, and a hand-written result is marked on its own call even when results come after all calls."""
 from __future__ import annotations
+from runs import starters
 
 import sandbox
-from lessons import function_calling_tab
 from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.settings_panel import Settings
+from access.clients import Settings
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 OPTIONS = {"parallel_tool_calls": True}
@@ -17,7 +17,7 @@ def test_the_executor_says_how_many_calls_the_sandbox_takes_at_once():
 
 
 def test_three_parallel_calls_all_succeed_within_the_tab_limit():
-    run = backend.start_run(function_calling_tab.start, WEATHER, "北京、上海和广州今天天气怎么样？", Settings(), OPTIONS,
+    run = backend.start_run(starters.function_calling, WEATHER, "北京、上海和广州今天天气怎么样？", Settings(), OPTIONS,
                             session_id="backend-parallel-three")
     backend.run_to_end(run)
     results = [e for e in run.events if e["type"] == "tool_result"]
@@ -27,7 +27,7 @@ def test_three_parallel_calls_all_succeed_within_the_tab_limit():
 
 
 def test_a_hand_written_second_call_is_the_one_marked():
-    run = backend.start_run(function_calling_tab.start, WEATHER, "北京和上海今天天气怎么样？", Settings(), OPTIONS)
+    run = backend.start_run(starters.function_calling, WEATHER, "北京和上海今天天气怎么样？", Settings(), OPTIONS)
     while backend.advance(run)["type"] != "tool_call":
         pass
     second = backend.advance(run)                       # the first call goes on as it was

@@ -1,14 +1,14 @@
 """The new example sets as the page runs them, in the real sandbox: an async tool works there, the registry's
 timeout answers before the sandbox's hard wall limit, a refusal keeps its error code, a long result is clipped."""
 from __future__ import annotations
+from runs import starters
 
 import pytest
 
 import sandbox
-from lessons import function_calling_tab
 from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.settings_panel import Settings
+from access.clients import Settings
 
 CASES = [("异步工具（async def）", "北京和上海的空气质量怎么样？", [True, True], [None, None]),
          ("会超时的工具（timeout）", "北京现在的路况怎么样？", [False], ["timeout"]),
@@ -20,7 +20,7 @@ CASES = [("异步工具（async def）", "北京和上海的空气质量怎么�
 def test_example_set_in_the_sandbox(label, question, oks, codes):
     source = example_text(EXAMPLE_SETS[label])
     assert backend.extract(source)["ok"]
-    run = backend.start_run(function_calling_tab.start, source, question, Settings(), {"parallel_tool_calls": True},
+    run = backend.start_run(starters.function_calling, source, question, Settings(), {"parallel_tool_calls": True},
                             session_id=f"example-set-{label}")
     assert run.error is None
     backend.run_to_end(run)

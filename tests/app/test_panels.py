@@ -12,10 +12,11 @@ import pytest
 import llm_clients
 import sandbox
 from function_calling_loop import run_function_calling
+from access import clients
 from lessons import code_view, schema_panel, settings_panel, timeline
 from memory import session_io
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.react_tab import start as react_start
+from runs.starters import react as react_start
 from runs.backend import executor
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
@@ -67,7 +68,7 @@ def test_untrusted_model_text_is_escaped():
 def test_react_parse_highlights_groups_or_says_why_not():
     tools = sandbox.extract_schemas(WEATHER)["tools"]
     events = list(react_start(llm_clients.make_client("offline", mistake="bold_action"), "广州冷不冷？", tools,
-                              executor(WEATHER, "panel-test"), settings_panel.Settings(), {"approach": "react"}))
+                              executor(WEATHER, "panel-test"), clients.Settings(), {"approach": "react"}))
     parses = [e for e in events if e["type"] == "parse"]
     page = timeline.render_protocol(events, "react")
     assert any(p["ok"] and p["kind"] == "action" for p in parses)
@@ -133,13 +134,13 @@ def test_generated_code_reproduces_the_request_against_the_local_server(fc_event
 
 def test_server_key_is_never_sent_to_a_typed_address():
     secrets = {"OPENAI_API_KEY": "sk-server", "OPENAI_BASE_URL": "https://llm.example/v1"}
-    typed = settings_panel.Settings(provider="openai", base_url="http://attacker.example/v1")
-    assert settings_panel.resolve_credentials(typed, "", secrets) == (None, "http://attacker.example/v1")
-    own = settings_panel.Settings(provider="openai")
-    assert settings_panel.resolve_credentials(own, "", secrets) == ("sk-server", "https://llm.example/v1")
-    assert settings_panel.resolve_credentials(typed, "sk-mine", secrets) == ("sk-mine", "http://attacker.example/v1")
+    typed = clients.Settings(provider="openai", base_url="http://attacker.example/v1")
+    assert clients.resolve_credentials(typed, "", secrets) == (None, "http://attacker.example/v1")
+    own = clients.Settings(provider="openai")
+    assert clients.resolve_credentials(own, "", secrets) == ("sk-server", "https://llm.example/v1")
+    assert clients.resolve_credentials(typed, "sk-mine", secrets) == ("sk-mine", "http://attacker.example/v1")
     with pytest.raises(ValueError, match="API Key"):
-        settings_panel.make_client(typed, "", secrets)
+        clients.make_client(typed, "", secrets)
     assert "sk-server" not in json.dumps(own.public())
 
 
@@ -178,15 +179,15 @@ def test_a_run_reads_its_inputs_by_name():
     inputs = run.read(dict(reversed(list(named.items()))))
     assert inputs.options == {"tool_choice": "required", "parallel_tool_calls": False}
     assert (inputs.source, inputs.question, inputs.session_key, inputs.strict) == (WEATHER, "q", "sk-typed", False)
-    assert inputs.settings == settings_panel.Settings(provider="openai", model="gpt-x", temperature=0.5, max_turns=3,
+    assert inputs.settings == clients.Settings(provider="openai", model="gpt-x", temperature=0.5, max_turns=3,
                                                       stream=True)
 
 
 @pytest.mark.parametrize("typed, sent", [(0, None), (64, 64), ("x", 1024), (10**9, 32_768)])
 def test_the_length_and_time_limits_reach_the_client_as_labelled(typed, sent):
     # 「每轮最多写 max_tokens 个 token（0 = 不限，由服务端定）」和「每轮时限（秒）」
-    settings, _ = settings_panel.settings_from({"provider": "offline", "max_tokens": typed, "round_seconds": 30})
-    client = settings_panel.make_client(settings, "", {})
+    settings, _ = clients.settings_from({"provider": "offline", "max_tokens": typed, "round_seconds": 30})
+    client = clients.make_client(settings, "", {})
     assert client.max_tokens == sent and client.round_seconds == 30
     body = client.request_body([{"role": "user", "content": "你好"}], None, None, None, None, None, False)
     assert body.get("max_tokens") == sent

@@ -14,7 +14,8 @@ from lessons import function_calling_tab, registry_tab, settings_panel, timeline
 from runs import run_driver
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from runs.run_driver import RunInputs, RunState
-from lessons.settings_panel import Settings, key_status, make_client, preset_card, resolve_credentials
+from access.clients import Settings, make_client, resolve_credentials
+from lessons.settings_panel import key_status, preset_card
 from offline.server import OfflineServer
 from provider_presets import PRESETS, settings_for
 

@@ -2,6 +2,7 @@
 the result envelope through the named endpoints, and error sentences without a doubled full stop.
 Events come from the real loops on the offline model, through the same backend as the page."""
 from __future__ import annotations
+from runs import starters
 
 import json
 
@@ -9,10 +10,10 @@ import pytest
 from gradio_client import Client
 
 import tool_outcome
-from lessons import function_calling_tab, react_tab, timeline
+from lessons import timeline
 from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.settings_panel import Settings
+from access.clients import Settings
 
 
 def events_of(start, example_set: str, question: str, options: dict, mistake: str | None = None) -> list[dict]:
@@ -23,37 +24,37 @@ def events_of(start, example_set: str, question: str, options: dict, mistake: st
 
 
 def test_the_naive_regex_is_shown_beside_ours_with_its_verdict():
-    events = events_of(react_tab.start, "天气", "北京今天天气怎么样？", {"approach": "react"}, "bold_action")
+    events = events_of(starters.react, "天气", "北京今天天气怎么样？", {"approach": "react"}, "bold_action")
     parse = next(e for e in events if e["type"] == "parse")
     page = timeline.render_protocol(events, "react")
     assert parse["ok"] and not parse["naive"]["matched"]
     assert timeline.esc(parse["naive"]["pattern"]) in page and timeline.esc(parse["naive"]["verdict"]) in page
     assert "tw-naive-regex-differs" in page
-    plain = events_of(react_tab.start, "天气", "北京今天天气怎么样？", {"approach": "react"})
+    plain = events_of(starters.react, "天气", "北京今天天气怎么样？", {"approach": "react"})
     assert "tw-naive-regex-differs" not in timeline.render_protocol(plain, "react")
     assert "朴素正则读出的结果相同" in timeline.render_protocol(plain, "react")
 
 
 def test_calls_of_one_response_show_when_they_started_and_finished():
-    events = events_of(function_calling_tab.start, "天气", "北京和上海今天天气怎么样？",
+    events = events_of(starters.function_calling, "天气", "北京和上海今天天气怎么样？",
                        {"tool_choice": "auto", "parallel_tool_calls": True})
     results = [e for e in events if e["type"] == "tool_result"]
     page = timeline.render_protocol(events, "function_calling")
     assert len(results) == 2 and page.count('class="tw-bar"') == 2
     for result in results:
         assert f"第 {result['started_ms']:.0f} ms 开始，第 {result['finished_ms']:.0f} ms 结束" in page
-    one_by_one = events_of(function_calling_tab.start, "天气", "北京和上海今天天气怎么样？",
+    one_by_one = events_of(starters.function_calling, "天气", "北京和上海今天天气怎么样？",
                            {"tool_choice": "auto", "parallel_tool_calls": False})
     assert "tw-timing" not in timeline.render_protocol(one_by_one, "function_calling")
 
 
 def test_a_clipped_result_says_so_and_a_whole_one_does_not():
-    long = events_of(function_calling_tab.start, "超长结果（截断）", "列出上海的全部门店", {})
+    long = events_of(starters.function_calling, "超长结果（截断）", "列出上海的全部门店", {})
     result = next(e for e in long if e["type"] == "tool_result")
     page = timeline.render_protocol(long, "function_calling")
     assert result["clipped_from"] > tool_outcome.RESULT_LIMIT
     assert f"原来 {result['clipped_from']} 个字符，回填给模型的只有前 {tool_outcome.RESULT_LIMIT} 个" in page
-    short = events_of(function_calling_tab.start, "超长结果（截断）", "上海的前 5 家门店", {})
+    short = events_of(starters.function_calling, "超长结果（截断）", "上海的前 5 家门店", {})
     assert "tw-clipped" not in timeline.render_protocol(short, "function_calling")
 
 

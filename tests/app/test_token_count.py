@@ -11,9 +11,9 @@ import pytest
 from lessons import cost_view, token_count
 from runs import backend
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.function_calling_tab import start as fc_start
-from lessons.react_tab import start as react_start
-from lessons.settings_panel import Settings
+from runs.starters import function_calling as fc_start
+from runs.starters import react as react_start
+from access.clients import Settings
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
 QUESTION = "北京今天天气怎么样？"

@@ -15,7 +15,7 @@ from memory import session_io
 from runs import run_driver
 from serving import expiry, gradio_patches
 from runs.run_driver import RunInputs
-from lessons.settings_panel import Settings
+from access.clients import Settings
 from tests.app.harness import start_app
 
 DEFAULT = {"read": "allow", "write": "ask", "edit": "ask", "write:src/*": "allow", "edit:src/*": "allow",

@@ -10,7 +10,7 @@ from llm_clients import make_client
 from offline.accents import ACCENTS
 from provider_presets import PRESETS, Preset, script_env, settings_for
 from runs import headline
-from lessons.settings_panel import Settings, resolve_credentials
+from access.clients import Settings, resolve_credentials
 
 FIELDS = {f.name for f in dataclasses.fields(Preset)}
 SERVER_SECRETS = {"OPENAI_API_KEY": "server-openai-key", "ZHIPUAI_API_KEY": "server-glm-key"}

@@ -5,6 +5,7 @@ What is asserted are facts of the server, the shape of what the app hands back, 
 verdict tells the truth: a 135M model answers in text, invents data, repeats itself and is cut off,
 and a run in which no tool answered is never `ok` and never ✅, on the page or in the API."""
 from __future__ import annotations
+from runs import starters
 
 import time
 
@@ -16,10 +17,9 @@ from gradio_client import Client
 
 from function_calling_loop import run_function_calling
 from llm_clients import make_client
-from lessons import function_calling_tab
 from runs import backend, headline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.settings_panel import Settings
+from access.clients import Settings
 from tests.app.harness import open_page, screenshot, start_app, tab
 
 pytestmark = pytest.mark.real_model
@@ -174,7 +174,7 @@ def test_run_function_calling_streamed(secrets):
     """The named API does not stream: the same backend call with the page's stream setting on."""
     settings = Settings(provider="openai", model=MODEL, stream=True)
     run = backend.run_to_end(backend.start_run(
-        function_calling_tab.start, WEATHER, "What is the weather in Hangzhou?", settings,
+        starters.function_calling, WEATHER, "What is the weather in Hangzhou?", settings,
         {"tool_choice": "auto", "parallel_tool_calls": True}, secrets=secrets, session_id="real-model-stream"))
     assert run.error is None, run.error
     deltas = [e for e in run.events if e["type"] == "delta"]

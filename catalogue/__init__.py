@@ -1,0 +1,76 @@
+"""The lessons, in the course's order: the one place that says what a lesson is.
+
+Each entry holds what every other part reads: the page (which module builds it, its panel, its
+titles), links (which parameters a link may set), the run (how its loop starts, whether it works
+on the workspace, which option picks a simulated mistake), the named API and the README's
+lesson table. Adding a lesson is one entry here plus the page module it names.
+
+The catalogue sits below the page: it names its page module (app.py imports it) but never
+imports one, so runs/, endpoints/ and the tests can read it without building any component.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from i18n import now, tr
+
+from runs import starters
+
+
+@dataclasses.dataclass(frozen=True)
+class Lesson:
+    id: str
+    title: tr
+    # The course's section (chapter 8 of the course), or None for a lesson beyond the course text.
+    section: str | None
+    course_files: tuple[str, ...]     # under code/: what the lesson's loop and tools are made of
+    page: str                         # the module whose build(settings) makes the lesson's page
+    panel: str                        # the page element that holds the lesson (its tab's elem_id)
+    editor: bool                      # tools come from an editable source with example sets
+    start: Callable | None = None     # backend.Starter; a workspace lesson starts starters.workspace itself
+    workspace: bool = False           # runs the four atomic tools on the session's workspace
+    mistake_option: str | None = None  # the run option that picks a simulated mistake
+    link_options: tuple[str, ...] = ()  # link parameters besides example / question
+    approaches: tuple[str, ...] = ()    # the loops its "approach" option picks from
+
+    @property
+    def name(self) -> str:
+        return self.id
+
+    def label(self) -> str:
+        """The lesson as a list shows it, in the page's language: "8.2 正则 ReAct"."""
+        section = self.section or tr("课外", "extra")
+        return f"{now(section)} {now(self.title)}"
+
+
+BEYOND_THE_COURSE = None
+
+
+LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
+    Lesson("react", tr("正则 ReAct", "Regex ReAct"), "8.2",
+           ("react_loop.py", "json_loop.py", "text_parsers.py", "text_protocol_loop.py"),
+           "lessons.react_tab", "tab-react", editor=True, start=starters.react, mistake_option="mistake",
+           link_options=("approach", "mistake", "envelope"), approaches=("react", "json")),
+    Lesson("registry", tr("工具注册", "Tool registry"), "8.4",
+           ("naive_schema.py", "simple_registry.py", "tool_registry.py", "type_schema.py", "tool_arguments.py",
+            "tool_outcome.py"),
+           "lessons.registry_tab", "tab-registry", editor=True, start=starters.registry),
+    Lesson("function_calling", tr("Function Calling", "Function Calling"), "8.4",
+           ("minimal_loop.py", "function_calling_loop.py", "loop_parts.py", "events.py", "llm_clients.py"),
+           "lessons.function_calling_tab", "tab-function-calling", editor=True, start=starters.function_calling,
+           mistake_option="mistake", link_options=("tool_choice", "mistake", "parallel", "envelope")),
+    # MCP is not a section of the course's chapter: the same registry, served over a protocol.
+    Lesson("mcp", tr("MCP", "MCP"), BEYOND_THE_COURSE,
+           ("mcp_server.py", "mcp_client_loop.py", "mcp_schema_diff.py"),
+           "lessons.mcp_tab", "tab-mcp", editor=True, start=starters.mcp, mistake_option="mistake"),
+    Lesson("workspace", tr("原子工具", "Atomic tools"), "8.5", ("atomic_tools.py",),
+           "lessons.workspace_tab", "tab-workspace", editor=False, workspace=True,
+           link_options=("approach",), approaches=("function_calling", "react")),
+    Lesson("permissions", tr("权限与确认", "Permissions"), "8.6", ("permissions.py",),
+           "lessons.permissions_tab", "tab-permissions", editor=False, workspace=True,
+           link_options=("approach", "rules"), approaches=("function_calling", "react")),
+)}
+FIRST = next(iter(LESSONS))
+# The lessons whose loop runs on a tool source, by the named API's `lesson` parameter.
+SOURCE_LESSONS = tuple(lesson.id for lesson in LESSONS.values() if lesson.start is not None)

@@ -1,0 +1,72 @@
+"""How each lesson's loop starts: one function per kind of run, all with the signature of
+backend.Starter, `start(client, question, tools, execute, settings, options)`.
+
+The page, the named API and the workspace lessons start runs through these, by way of the
+lesson catalogue (catalogue/): none of them needs a page module to start a run.
+"""
+from __future__ import annotations
+
+from function_calling_loop import run_function_calling
+from json_loop import run_json_from_text
+from llm_clients import without_parameter
+from react_loop import run_react
+
+from runs import mcp_backend
+
+
+def tool_choice_value(choice: str | None):
+    """The tool_choice option -> the API's tool_choice: a keyword, or one forced function."""
+    if not choice or choice == "auto":
+        return None if not choice else "auto"
+    if choice in ("none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _call_options(tools: list, options: dict, parallel_default: bool) -> tuple[list, object, bool]:
+    """(tools, tool_choice, parallel_tool_calls) as the options ask, less what the endpoint refused
+    (「去掉 … 重试」: options["without"] names the parameters not to send)."""
+    tool_choice = tool_choice_value(options.get("tool_choice"))
+    parallel = bool(options.get("parallel_tool_calls", parallel_default))
+    for parameter in options.get("without") or ():
+        tools, tool_choice, parallel = without_parameter(tools, tool_choice, parallel, parameter)
+    return tools, tool_choice, parallel
+
+
+def react(client, question, tools, execute, settings, options):
+    """正则 ReAct: the model writes Thought / Action text (or, approach "json", a JSON object)."""
+    run = run_json_from_text if options.get("approach") == "json" else run_react
+    return run(client, question, tools, execute, max_turns=settings.max_turns, temperature=settings.temperature,
+               stream=settings.stream, envelope=bool(options.get("envelope")))
+
+
+def registry(client, question, tools, execute, settings, options):
+    """工具注册: the registry's schemas through plain Function Calling, no options."""
+    return run_function_calling(client, question, tools, execute, max_turns=settings.max_turns,
+                                temperature=settings.temperature, stream=settings.stream)
+
+
+def function_calling(client, question, tools, execute, settings, options):
+    """Function Calling: tools= / tool_calls / role "tool", with tool_choice, parallel calls, envelope."""
+    tools, tool_choice, parallel = _call_options(tools, options, parallel_default=False)
+    return run_function_calling(
+        client, question, tools, execute,
+        max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
+        tool_choice=tool_choice, parallel_tool_calls=parallel, envelope=bool(options.get("envelope")),
+    )
+
+
+def mcp(client, question, tools, execute, settings, options):
+    """The loop over MCP: the options of Function Calling, the tools from the server's tools/list."""
+    tools, tool_choice, parallel = _call_options(tools, options, parallel_default=True)
+    return mcp_backend.served_loop(execute, client, question, max_turns=settings.max_turns,
+                                   temperature=settings.temperature, stream=settings.stream, tool_choice=tool_choice,
+                                   parallel_tool_calls=parallel, envelope=bool(options.get("envelope")))
+
+
+def workspace(client, question, tools, execute, settings, options):
+    """The four atomic tools on the session's workspace: the ReAct loop or Function Calling, by
+    options["approach"]."""
+    if options.get("approach") == "react":
+        return react(client, question, tools, execute, settings, {"approach": "react"})
+    return function_calling(client, question, tools, execute, settings, {})

@@ -1,0 +1,44 @@
+"""The lesson catalogue is the one description of a lesson: the page, the run, the named API, links
+and the README all follow it."""
+import importlib
+import pathlib
+import re
+
+import catalogue
+from catalogue import LESSONS
+from i18n import tr
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_each_lesson_names_a_page_that_builds_it_and_course_files_that_exist():
+    for lesson in LESSONS.values():
+        page = importlib.import_module(lesson.page)
+        assert page.LESSON is lesson and callable(page.build)
+        assert lesson.course_files and all((ROOT / "code" / name).is_file() for name in lesson.course_files), lesson.id
+    assert len({lesson.panel for lesson in LESSONS.values()}) == len(LESSONS)
+
+
+def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
+    for lesson in LESSONS.values():
+        assert (lesson.start is None) == lesson.workspace == (not lesson.editor), lesson.id
+    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp")
+    assert catalogue.FIRST == "react"
+
+
+def test_sections_follow_the_course_order():
+    numbered = [tuple(map(int, lesson.section.split("."))) for lesson in LESSONS.values() if lesson.section]
+    assert numbered == sorted(numbered) and all(major == 8 for major, _ in numbered)
+    assert LESSONS["react"].label() == "8.2 正则 ReAct"
+    assert LESSONS["mcp"].label() == "课外 MCP"
+
+
+def test_the_readme_table_lists_the_catalogue_in_order():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([^|]+) \| \*\*([^*]+)\*\* \|", readme, re.M)
+    assert rows == [(str(lesson.section or tr("课外", "extra")), str(lesson.title)) for lesson in LESSONS.values()]
+
+
+def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
+    source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
+    assert re.findall(r'LESSONS\["(\w+)"\]\.start', source) == ["function_calling", "mcp", "react"]
