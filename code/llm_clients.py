@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from accents import StreamAssembler, answer_accents, error_fields, explain_error, template_accent, tidy, tidy_usage
 
-OFFLINE_MODEL = "offline-rule-model"          # offline/model.py 的 MODEL_NAME
+OFFLINE_MODEL = "offline-rule-model"          # 离线规则模型的名字：只在这里写，offline/ 和页面都从这里读
 MODEL_SUGGESTIONS = {
     "offline": [OFFLINE_MODEL],
     "glm": ["glm-4.5-flash", "glm-4-flash", "glm-4.6"],   # 前两个免费，够上课用

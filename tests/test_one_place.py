@@ -1,0 +1,30 @@
+"""Facts that live in one place: a second copy would drift from the first."""
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def project_sources():
+    return [path for path in ROOT.rglob("*.py")
+            if not {"tests", ".venv", "benchmarks", "__pycache__"} & set(path.relative_to(ROOT).parts)]
+
+
+def test_the_offline_model_s_name_is_written_once():
+    import llm_clients
+    from offline import model
+
+    written = [str(path.relative_to(ROOT)) for path in project_sources()
+               if f'"{llm_clients.OFFLINE_MODEL}"' in path.read_text(encoding="utf-8")]
+    assert written == ["code/llm_clients.py"]
+    assert model.MODEL_NAME == llm_clients.OFFLINE_MODEL
+
+
+def test_every_variable_the_server_reads_a_key_or_address_from_is_sealed():
+    from access import class_code, clients
+    from sandbox import sealing
+
+    read = {*clients.KEY_ENV.values(), *clients.BASE_URL_ENV.values(), *clients.MODEL_ENV.values(),
+            class_code.CLASS_CODE_ENV}
+    assert read <= set(sealing.SECRET_NAMES)
+    app = (ROOT / "app.py").read_text(encoding="utf-8")
+    assert "sandbox.seal_secrets()" in app      # the one list, not a copy of it
