@@ -184,13 +184,13 @@ def open_in(browser, url: str, lang: str, **kwargs) -> Watched:
 
 def lesson_titles() -> dict[str, str]:
     """Each lesson tab's title, Chinese -> English, as the page writes them."""
-    from lessons.deep_links import LESSONS
+    from catalogue import LESSONS
     return {str(spec.title): spec.title.en for spec in LESSONS.values()}
 
 
 def tab(page, title: str):
     """Selects the lesson tab titled `title` (in either language) and returns its panel."""
-    from lessons.deep_links import LESSONS
+    from catalogue import LESSONS
 
     page.get_by_role("tab", name=title, exact=True).first.click()
     panel_id = next(spec.panel for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
