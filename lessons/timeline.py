@@ -557,12 +557,3 @@ def render_chat(events: list[dict], lesson: str = "function_calling") -> list[di
             chat.append({"role": "assistant", "content": str(event.get("message") or ""),
                          "metadata": {"title": tr("⚠️ 出错 ", "⚠️ Error ") + str(event.get("code") or "")}})
     return chat
-
-
-def final_answer(events: list[dict]) -> str:
-    for event in reversed(events):
-        if event.get("type") == "final":
-            return str(event.get("content") or "")
-        if event.get("type") == "error":
-            return tr("出错：", "Error: ") + str(event.get("message"))
-    return ""

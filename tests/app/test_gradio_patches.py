@@ -59,6 +59,14 @@ def test_the_pin_is_read_from_requirements(tmp_path: Path):
     assert gradio_patches.pinned_version(tmp_path / "missing.txt") is None
 
 
+def test_the_files_the_requirements_name_exist():
+    """A note in a requirements file sends whoever changes a pin to a file: it must still be there."""
+    named = [(reqs.name, path) for reqs in sorted(ROOT.glob("requirements*.txt"))
+             for path in re.findall(r"[\w./]+/[\w.]+\.py", reqs.read_text(encoding="utf-8"))]
+    assert ("requirements.txt", "serving/gradio_patches.py") in named
+    assert [(reqs, path) for reqs, path in named if not (ROOT / path).is_file()] == []
+
+
 def test_gradio_internals_are_touched_only_in_gradio_patches():
     """The app's own code reaches Gradio's internals through gradio_patches only, and reads the
     tab's session and the page's api visibility through page_events only."""
