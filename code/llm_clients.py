@@ -168,9 +168,9 @@ class OfflineClient(BaseClient):
 
 def load_offline_model():
     """-> offline.model 模块。它在项目根目录（code/ 的上一级），第一次选离线模型时才导入。"""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if root not in sys.path:
-        sys.path.insert(1, root)          # 紧跟在 code/ 后面，和 import_paths.py 的规则一致
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # 项目根目录：找到 import_paths.py
+    from import_paths import use_project_paths
+    use_project_paths()                   # 路径的先后只在 import_paths.py 里规定：code/ 第一，项目根目录第二
     from offline import model
     return model
 
