@@ -95,9 +95,9 @@ def run_concurrently(calls: list[ToolCall], execute: Executor | None, names: lis
     def finish(step: Generator, override: Any) -> list[dict]:
         started = elapsed_ms(start)
         produced = [step.send(override), *step]   # 执行工具；run_tool 之后 yield 的事件一个不落
-        finished = elapsed_ms(start)
-        return [{**event, "started_ms": started, "finished_ms": finished} if event["type"] == "tool_result"
-                else event for event in produced]
+        # 结束时刻 = 开始 + 这个调用的用时（execute_call 量的那一个数），条的长短和结果行的用时就不会各说各的
+        return [{**event, "started_ms": started, "finished_ms": round(started + event["duration_ms"], 3)}
+                if event["type"] == "tool_result" else event for event in produced]
 
     with ThreadPoolExecutor(max_workers=min(limit, len(calls))) as pool:
         batches = list(pool.map(finish, steps, overrides))

@@ -169,8 +169,10 @@ class OfflineClient(BaseClient):
 def load_offline_model():
     """-> offline.model 模块。它在项目根目录（code/ 的上一级），第一次选离线模型时才导入。"""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if root not in sys.path:
-        sys.path.insert(1, root)          # 紧跟在 code/ 后面，和 import_paths.py 的规则一致
+    if root not in sys.path:                  # 单独运行 python code/NAME.py 时，项目根目录还不在路径上
+        sys.path.insert(0, root)              # 先找得到根目录的 import_paths.py
+        from import_paths import use_project_paths
+        use_project_paths()                   # 路径的先后只在 import_paths.py 里规定：code/ 第一，项目根目录第二
     from offline import model
     return model
 

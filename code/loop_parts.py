@@ -177,8 +177,10 @@ def execute_call(call: ToolCall, execute: Executor | None, names: list[str]) -> 
             return failure("invalid_json", call.problems[0], JSON_HINT, problems=call.problems[:1])
         return failure("tool_exception", f"{call.name} 执行出错：{type(error).__name__}: {str(error)[:300]}",
                        "请检查参数是否合理后重试，或换一种做法", arguments=call.arguments)
+    # 用时是循环量的这一段：执行函数交回的结果里也许有它自己的 duration_ms（沙箱里的注册表只量了函数本身），
+    # 可循环（和学生）等的是整个来回。时间线上的“用时”和结果行说的都是这一个数。
     duration_ms = round((time.perf_counter() - started) * 1000, 3)
-    return as_outcome(value, arguments=call.arguments, duration_ms=duration_ms)
+    return dataclasses.replace(as_outcome(value, arguments=call.arguments), duration_ms=duration_ms)
 
 
 def observation(content: str) -> dict:

@@ -11,10 +11,10 @@
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(1, ROOT)          # 紧跟在 code/ 后面，和 import_paths.py 的规则一致
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # 项目根目录：找到 import_paths.py
+from import_paths import use_project_paths  # noqa: E402
 
+use_project_paths()                   # 路径的先后只在 import_paths.py 里规定：code/ 第一，项目根目录第二
 from offline.server import OfflineServer, main  # noqa: E402,F401
 
 if __name__ == "__main__":

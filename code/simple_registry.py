@@ -39,7 +39,8 @@ def json_type(annotation, where: str) -> dict:
         if len(rest) != 1:
             raise TypeError(f"{where}：短版本只认 Optional[T]，不认 {annotation}")
         schema = json_type(rest[0], where)
-        return {**schema, "type": [schema["type"], "null"]} if len(rest) < len(args) else schema
+        enum = {"enum": [*schema["enum"], None]} if "enum" in schema else {}   # null 不在 enum 里就会被 enum 拦下
+        return {**schema, "type": [schema["type"], "null"], **enum}
     if origin is typing.Literal:
         return {"type": TYPES[type(args[0])], "enum": list(args)}
     if origin is list and args:

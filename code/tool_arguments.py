@@ -37,7 +37,7 @@ def parse_arguments(args: Any, notes: list[str]) -> tuple[dict, str | None]:
             parsed = json.loads(args)
         except json.JSONDecodeError as exc:
             return {}, f"参数不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列附近出错（{exc.msg}）"
-        if isinstance(parsed, str):      # 有的模型会把 JSON 再包一层字符串
+        if isinstance(parsed, str) and parsed.strip()[:1] in ("{", "[", ""):   # 有的模型会把 JSON 再包一层字符串
             notes.append("参数被多编码了一层字符串，已解开")
             return parse_arguments(parsed, notes)
         args = parsed

@@ -36,7 +36,7 @@ from tool_outcome import RESULT_LIMIT, ToolOutcome, clip, error_text
 from type_schema import (SchemaBuilder, accepts_null, is_json_value, or_null, read_docstring,
                          resolve_annotations, strict_schema, to_json)
 
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # OpenAI 对工具名的要求
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # OpenAI 对工具名的要求；用 fullmatch（$ 会放过结尾的换行）
 
 
 # ═══════════════════════════════════════════════════════════════ 1. 注册
@@ -195,7 +195,7 @@ class ToolRegistry:
 def build_tool(func: Callable, description: str | None = None, name: str | None = None) -> Tool:
     """读函数签名、类型注解和文档字符串，得到 Tool。注解有问题时抛 TypeError，指明函数和参数。"""
     name = name or func.__name__
-    if not _TOOL_NAME.match(name):
+    if not TOOL_NAME.fullmatch(name):
         raise ValueError(f"工具名 {name!r} 不合法：只能用 1~64 个英文字母、数字、_ 或 -。请用 name= 指定一个。")
     where = f"工具 {name}（函数 {func.__qualname__}）"
     warnings: list[str] = []

@@ -45,6 +45,7 @@ from catalogue import FIRST, LESSONS, Lesson
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import LAST_RUN, RESTORED
 from serving.page_events import PRIVATE
+from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
 
 DEFAULT_LESSON = FIRST
@@ -67,7 +68,6 @@ NAME_LIMIT = 40
 MAX_PARAMS = 20
 NO_MISTAKE = "none"
 TOOL_CHOICE_KEYWORDS = ("auto", "none", "required")
-TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 OVERRIDDEN = tr("链接里的设置覆盖了浏览器保存的内容", "The link's settings replaced what this browser kept")
 NOT_IN_LINK = tr("你改过的源码不在链接里：打开链接的人看到的是示例「{example}」原来的源码。"
                  "要连改过的源码一起分享，请在运行区用「导出本次运行」导出会话文件，对方用「导入」打开。",

@@ -78,13 +78,19 @@ def example_arguments(tools: list | None, name: str | None) -> str:
     return "{}"
 
 
-def try_call_markdown(result: dict) -> str:
+def try_call_markdown(result: dict, typed: str = "") -> str:
     lines = [tr("✅ 调用成功", "✅ The call succeeded") if result.get("ok") else
              tr("❌ 调用失败（error_code = `{code}`）", "❌ The call failed (error_code = `{code}`)").format(
                  code=result.get("error_code"))]
+    # Valid JSON that is not an object: say what it is (the registry's own text, in the box below,
+    # is for the model). Not when the registry read a string as JSON encoded twice (a conversion).
+    shape = backend.not_an_object(typed) if result.get("error_code") == "invalid_json" \
+        and not result.get("coercions") else ""
+    if shape:
+        lines.append(shape)
     if result.get("coercions"):
         lines.append(tr("**类型转换**：", "**Type conversions**: ") + tr("；", "; ").join(f"`{c}`" for c in result["coercions"]))
-    if result.get("problems"):
+    if result.get("problems") and not shape:
         lines.append(tr("**参数问题**：", "**Problems with the arguments**:") + "\n"
                      + "\n".join(f"- {p}" for p in result["problems"]))
     if result.get("arguments") is not None:
@@ -167,7 +173,7 @@ def build(settings: SettingsPanel) -> LessonTab:
         def on_try(values: dict, request: gr.Request):
             result = backend.call_tool(values[editor.editor], values[tool_name], values[try_args],
                                        session_of(request))
-            return {try_report: try_call_markdown(result), try_content: str(result.get("content", ""))}
+            return {try_report: try_call_markdown(result, values[try_args]), try_content: str(result.get("content", ""))}
 
         try_btn.click(on_try, {editor.editor, tool_name, try_args}, [try_report, try_content],
                       api_visibility=PRIVATE)

@@ -114,6 +114,16 @@ def seconds(ms: Any) -> str:
         return "?"
 
 
+def milliseconds(ms: Any) -> str:
+    """A tool call's time (its duration_ms, measured by the loop), written the same way wherever
+    it is shown: a call of 0.2 ms is not "0.00 s"."""
+    try:
+        ms = float(ms)
+    except (TypeError, ValueError):
+        return "?"
+    return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"
+
+
 def without_deltas(events: Iterable[dict]) -> list[dict]:
     """Raw view: stream fragments are folded into one summary per round."""
     out: list[dict] = []
@@ -260,11 +270,11 @@ def render_timing(result: dict) -> str:
         return ""
     whole = max(whole, finish, 0.001)
     left, width = 100 * start / whole, max(100 * (finish - start) / whole, 0.5)
-    timing = tr("⏱ 同时执行（这一批最多 {n} 个并行）：第 {start} ms 开始，第 {finish} ms 结束，用时 {took} ms；整批 {whole} ms",
+    timing = tr("⏱ 同时执行（这一批最多 {n} 个并行）：第 {start} ms 开始，第 {finish} ms 结束，用时 {took}；整批 {whole} ms",
                 "⏱ Ran together (up to {n} at once in this batch): started at {start} ms, finished at {finish} ms, "
-                "took {took} ms; the whole batch {whole} ms").format(
+                "took {took}; the whole batch {whole} ms").format(
                     n=esc(result.get("concurrent")), start=f"{start:.0f}", finish=f"{finish:.0f}",
-                    took=f"{finish - start:.0f}", whole=f"{whole:.0f}")
+                    took=milliseconds(result.get("duration_ms")), whole=f"{whole:.0f}")
     return (f'<div class="tw-timing">{timing}</div>'
             f'<div class="tw-lane"><div class="tw-bar" style="left:{left:.1f}%;width:{width:.1f}%"></div></div>')
 
@@ -308,7 +318,7 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     if result.get("overridden"):
         body.append(f"<div class='tw-meta'>（{esc(result['overridden'])}）</div>")
     body.append(render_timing(result))
-    body.append(f"<div>{tr('结果', 'Result')} {status} · {seconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
+    body.append(f"<div>{tr('结果', 'Result')} {status} · {milliseconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
     body.append(clipped_note(result))
     if result.get("diff"):
         body.append(f"<div>{tr('工作区的改动（diff）：', 'Changes to the workspace (diff):')}</div>{diff_html(result['diff'])}")
@@ -557,12 +567,3 @@ def render_chat(events: list[dict], lesson: str = "function_calling") -> list[di
             chat.append({"role": "assistant", "content": str(event.get("message") or ""),
                          "metadata": {"title": tr("⚠️ 出错 ", "⚠️ Error ") + str(event.get("code") or "")}})
     return chat
-
-
-def final_answer(events: list[dict]) -> str:
-    for event in reversed(events):
-        if event.get("type") == "final":
-            return str(event.get("content") or "")
-        if event.get("type") == "error":
-            return tr("出错：", "Error: ") + str(event.get("message"))
-    return ""

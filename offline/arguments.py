@@ -17,6 +17,7 @@
       argument_fit(问题, 工具) -> 整数（参数能从问题里取到多少，给选工具打分用）。
 """
 import re
+import unicodedata
 
 import jsonschema
 
@@ -53,6 +54,14 @@ PARAM_GLOSSES = {
     "count": "数量 个数", "quantity": "数量", "discount": "折扣", "interest": "利息 利率",
     "id": "编号 工号 号", "employee": "员工", "user": "用户", "order": "订单", "days": "天", "hours": "小时",
     "minutes": "分钟", "age": "年龄 岁", "year": "年", "month": "月", "weight": "重量 体重", "height": "身高 高度",
+}
+# 常见城市的英文名（小写）-> 中文名。参数说明举的例子是这些中文城市名时（"城市名，如 北京、上海"），
+# 问题里的 "Beijing" 就按中文名填，像真模型那样照着说明写；表里没有的英文名原样填（"Paris"、"New York"），
+# 有没有这个城市由工具自己回答。
+CITY_NAMES = {
+    "beijing": "北京", "peking": "北京", "shanghai": "上海", "guangzhou": "广州", "canton": "广州",
+    "shenzhen": "深圳", "hangzhou": "杭州", "chengdu": "成都", "chongqing": "重庆", "tianjin": "天津",
+    "nanjing": "南京", "wuhan": "武汉", "xi'an": "西安", "xian": "西安", "suzhou": "苏州", "hong kong": "香港",
 }
 # 两个数字之间的这些词把"前一个数字的尾巴"和"后一个数字的标签"分开："30000 元底薪和 8000 元奖金"。
 AMOUNT_BREAK = re.compile(r"加上|外加|另加|以及|还有|[和与及跟、，,；;]")
@@ -228,7 +237,8 @@ class Clues:
             number = self.take_number(name, {})   # 编号是字符串参数时，"员工 101" 里的 101 就是它
             return str(int(number)) if float(number).is_integer() else str(number)
         if self.runs:
-            return self.runs.pop(best_run(self.runs, examples_in(str(prop.get("description", "")))))
+            examples = examples_in(str(prop.get("description", "")))
+            return as_the_examples_write(self.runs.pop(best_run(self.runs, examples)), examples)
         return None
 
 
@@ -309,6 +319,7 @@ def enum_schemas(schema):
 
 def leftover_runs(text, words, cues=()):
     """删掉工具词、套话、时间词、数字和标点以后剩下的片段。"北京和上海今天的天气" -> ["北京和上海"]。"""
+    text = "".join(" " if is_symbol(c) else c for c in text)     # "北京☀️和上海🌧️" 里的 emoji 只是空白
     text = re.sub(r"\s*([和与及跟、])\s*", r"\1", text)
     keep = [True] * len(text)
     for i in range(len(text) - 1):
@@ -317,16 +328,31 @@ def leftover_runs(text, words, cues=()):
     for phrase in sorted(cues, key=len, reverse=True) + TIME_WORDS + FILLER:
         for m in re.finditer(re.escape(phrase), text):
             keep[m.start():m.end()] = [False] * len(phrase)
-    for m in re.finditer(r"[A-Za-z]+", text):
+    for m in re.finditer(r"[A-Za-z]+(?:['’](?!s\b)[A-Za-z]+)*", text):     # "Xi'an" 是一个词，"an" 不是虚词
         word = m.group().lower()
         if word in EN_STOP - {"and"} or word in words or (len(word) > 3 and word.rstrip("s") in words):
             keep[m.start():m.end()] = [False] * (m.end() - m.start())
     cleaned = "".join(c if k and not re.match(r"[\d?？!！。.,，:：;；()（）\[\]]", c) else "|"
                       for c, k in zip(text, keep))
-    cleaned = re.sub(r"'s\b|'|(?<=[\u4e00-\u9fff])\s+|\s+(?=[\u4e00-\u9fff])", "|", cleaned)
+    # 所有格的 's 和不在两个字母之间的引号切开；字母之间的留着（"Xi'an"、"O'Brien" 是一个名字）
+    cleaned = re.sub(r"['’]s\b|['’](?![A-Za-z])|(?<![A-Za-z])['’]|(?<=[\u4e00-\u9fff])\s+|\s+(?=[\u4e00-\u9fff])",
+                     "|", cleaned)
     runs = [r.strip(" 和与及跟、&") for r in cleaned.split("|")]
     runs = [re.sub(r"^(?:and\s+)+|(?:\s+and)+$", "", r).strip() for r in runs]
     return [r for r in runs if r and not re.fullmatch(r"[\u4e00-\u9fff]|[A-Za-z]", r)]
+
+
+def is_symbol(char):
+    """emoji 和 ☀、★ 这类符号（Unicode 的 So、Sk 类），以及拼 emoji 用的变体选择符和零宽连接符：
+    它们不会是名字的一部分，"北京🌧️" 里的城市是 "北京"。"C++"、"$" 里的 + 和 $ 不算（Sm、Sc 类）。"""
+    return unicodedata.category(char) in ("So", "Sk") or char in "\ufe0f\u200d"
+
+
+def as_the_examples_write(value, examples):
+    """说明举的例子是中文城市名时，问题里的英文城市名换成中文名（"Beijing" -> "北京"）；其余原样。"""
+    if set(examples) & set(CITY_NAMES.values()):
+        return CITY_NAMES.get(value.lower().replace("’", "'"), value)
+    return value
 
 
 def best_run(runs, examples):

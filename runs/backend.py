@@ -20,9 +20,9 @@ import json
 import threading
 from typing import Any, Callable, Iterator, Mapping
 
+import i18n
 import sandbox
 import tool_outcome
-
 from i18n import tr
 
 from access.clients import Settings, make_client
@@ -100,6 +100,29 @@ def call_tool(source: str, name: str, arguments: Any, session_id: str | None = N
         failed = tool_outcome.failure("sandbox", f"工具没有运行（{exc}）", "请重试")
         return dict(failed.to_dict(), stdout="", stderr="")
     return result
+
+
+# What a JSON value is, said in a sentence: (Chinese, English). null is named by its own text.
+JSON_KINDS = {str: ("字符串", "the string"), bool: ("布尔值", "the boolean"), int: ("数字", "the number"),
+              float: ("数字", "the number"), list: ("数组", "the array"), type(None): ("", "")}
+
+
+def not_an_object(typed: str) -> str:
+    """Arguments typed as JSON that is valid but not an object ("hello", 3, [1, 2], null, true):
+    what was expected and what came, in the tab's language. "" for an object, or for text that
+    is not JSON at all (the registry's own message says where it breaks)."""
+    try:
+        value = json.loads(typed)
+    except (TypeError, ValueError):
+        return ""
+    if isinstance(value, dict):
+        return ""
+    zh, en = JSON_KINDS.get(type(value), ("值", "the value"))
+    shown = json.dumps(value, ensure_ascii=False)
+    shown = shown if len(shown) <= 60 else shown[:59] + "…"
+    return tr("参数应是 JSON 对象 {{\"参数名\": 值}}，收到的是{kind} {value}：它是合法的 JSON，但不是对象。",
+              "The arguments must be a JSON object {{\"name\": value}}; this is {kind}{value}: valid JSON, but "
+              "not an object.").format(kind=i18n.pick(zh, f"{en} " if en else ""), value=shown)
 
 
 def executor(source: str, session_id: str | None = None) -> Callable[[str, Any], dict]:

@@ -28,8 +28,6 @@ from typing import Any
 
 from i18n import tr
 
-GUARDS = {"too_many_failures", "max_turns"}
-
 
 def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
     """(recovered, unrecovered) failures, each {"turn", "name", "fixed_in"}: failed tool results,

@@ -4,7 +4,9 @@ They were all written against one Gradio version: the `gradio==` pin of requirem
 (PINNED_GRADIO reads it). `check_version()` runs when the app starts and says, in Chinese and
 English, when the installed Gradio is another one (a warning; TOOL_WORKSHOP_GRADIO_STRICT=1
 makes it an error): then each patch below has to be checked again, by
-tests/app/test_gradio_patches.py, which pins every internal used here. Nothing outside this
+tests/app/test_gradio_patches.py, which pins every internal used here. An `install_*` function
+that finds Gradio's internals changed leaves Gradio alone, warns the same way
+(GradioPatchNotInstalled, naming the patch and what is lost) and returns False; that test fails then. Nothing outside this
 module touches a private part of Gradio's Python; new patches belong here, with their test there.
 The fixes to Gradio's frontend (its script files, as served) are in frontend_fixes.py.
 
@@ -98,6 +100,10 @@ class GradioVersionMismatch(RuntimeWarning):
     """The installed Gradio is not the one the patches here were written against."""
 
 
+class GradioPatchNotInstalled(RuntimeWarning):
+    """An install_* function found Gradio's internals changed and left Gradio as it was."""
+
+
 def pinned_version(requirements: Path = REQUIREMENTS) -> str | None:
     """The `gradio==X` pin of requirements.txt (None without one)."""
     try:
@@ -139,6 +145,22 @@ def check_version(installed: str | None = None, pinned: str | None = None, stric
     if strict:
         raise RuntimeError(message)
     warnings.warn(message, GradioVersionMismatch, stacklevel=2)
+    return False
+
+
+def not_installed(patch: str, without: str) -> bool:
+    """What an install_* function returns when Gradio's internals do not look as expected: False,
+    after a warning at start naming the patch and what the app does without it (an error with
+    TOOL_WORKSHOP_GRADIO_STRICT=1, as for the version check)."""
+    message = (f"Gradio 补丁 {patch} 没有装上：这个 Gradio {installed_version()} 的内部和补丁写的不一样"
+               f"（requirements.txt 固定的是 {PINNED_GRADIO}），应用照常运行，只是{without[0]}。"
+               f"请跑 tests/app/test_gradio_patches.py。 / "
+               f"Gradio patch {patch} was not installed: the internals of this Gradio {installed_version()} "
+               f"are not the ones it was written for (requirements.txt pins {PINNED_GRADIO}). The app runs, "
+               f"but {without[1]}. Run tests/app/test_gradio_patches.py.")
+    if os.environ.get("TOOL_WORKSHOP_GRADIO_STRICT", "") == "1":
+        raise RuntimeError(message)
+    warnings.warn(message, GradioPatchNotInstalled, stacklevel=3)
     return False
 
 
@@ -235,7 +257,8 @@ def install_lean_session_records() -> bool:
         return True
     probe = lean.__mro__[1].__init__.__code__
     if "config_values" not in probe.co_names or "default_config" not in probe.co_names:
-        return False
+        return not_installed("install_lean_session_records",
+                             ("每个标签页在服务器上多占约 0.4 MB", "each browser tab takes about 0.4 MB more on the server"))
     state_holder.SessionState = lean
     return True
 
@@ -352,14 +375,17 @@ def install_page_config() -> bool:
     original = templates.TemplateResponse
     if getattr(original, "tw_shaped", False):
         return True
+    without = ("页面带着只给 API 用的描述（每位访客多约 20 KB），第一课要等一次往返才显示 schema，英文页面的标签要等一个事件",
+               "the page carries the API's descriptions (about 20 KB more per visitor), the first lesson waits a "
+               "round trip for its schema and an English tab waits for an event to relabel it")
     try:
         import inspect
 
         page_route = inspect.getsource(routes.App.create_app)
     except (OSError, TypeError):
-        return False
+        return not_installed("install_page_config", without)
     if PAGE_TEMPLATE not in page_route or '"config": config' not in page_route:
-        return False
+        return not_installed("install_page_config", without)
 
     @functools.wraps(original)
     def shaped(*args, **kwargs):

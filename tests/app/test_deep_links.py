@@ -3,7 +3,10 @@ oversized or misplaced values are named in a note (escaped) and ignored; the cop
 the lesson, example set, question and options, never a key or source text."""
 from __future__ import annotations
 
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+import pytest
+from tool_registry import ToolRegistry
 
 from lessons import deep_links
 from lessons.deep_links import EXAMPLE_SETS, LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
@@ -94,6 +97,17 @@ def test_a_forced_tool_must_be_in_the_source():
     values, notes = for_page(plan_of("lesson=function_calling&tool_choice=get_weath"), weather, None)
     assert values == {} and "不是源码里的工具" in notes[0]
     assert "不认识" in plan_of("lesson=function_calling&tool_choice=a b").notes[0]
+
+
+@pytest.mark.parametrize("name", ["get-weather", "2fa_check", "get_weather\n", "a b", "a" * 65])
+def test_a_forced_tool_name_follows_the_registry_rule(name):
+    registry = ToolRegistry()
+    try:
+        registry.tool("x", name=name)(lambda city: city)
+    except ValueError:
+        pass
+    link_notes = plan_of(urlencode({"lesson": "function_calling", "tool_choice": name})).notes
+    assert (name in registry.tools) == (link_notes == []), link_notes
 
 
 def test_the_copy_link_round_trips_and_carries_no_source():

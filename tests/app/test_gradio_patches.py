@@ -59,6 +59,14 @@ def test_the_pin_is_read_from_requirements(tmp_path: Path):
     assert gradio_patches.pinned_version(tmp_path / "missing.txt") is None
 
 
+def test_the_files_the_requirements_name_exist():
+    """A note in a requirements file sends whoever changes a pin to a file: it must still be there."""
+    named = [(reqs.name, path) for reqs in sorted(ROOT.glob("requirements*.txt"))
+             for path in re.findall(r"[\w./]+/[\w.]+\.py", reqs.read_text(encoding="utf-8"))]
+    assert ("requirements.txt", "serving/gradio_patches.py") in named
+    assert [(reqs, path) for reqs, path in named if not (ROOT / path).is_file()] == []
+
+
 def test_gradio_internals_are_touched_only_in_gradio_patches():
     """The app's own code reaches Gradio's internals through gradio_patches only, and reads the
     tab's session and the page's api visibility through page_events only."""
@@ -91,6 +99,47 @@ def test_the_lean_record_still_fits_this_gradio():
 
     assert gradio_patches.install_lean_session_records() is True
     assert state_holder.SessionState is gradio_patches.lean_session_state()
+
+
+def test_every_install_takes_on_the_pinned_gradio(served):
+    """The app (launched by `served`) has called every install_* function; against the pinned
+    Gradio each one takes, without a warning (calling again is idempotent)."""
+    installs = sorted(name for name in dir(gradio_patches) if name.startswith("install_"))
+    assert {"install_lean_session_records", "install_page_config"} <= set(installs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert {name: getattr(gradio_patches, name)() for name in installs} == dict.fromkeys(installs, True)
+
+
+def test_a_patch_that_no_longer_fits_warns_and_changes_nothing(monkeypatch):
+    """What start shows when an upgrade moved an internal: the patch's name and what the app loses,
+    in Chinese and English; Gradio is left as it was; TOOL_WORKSHOP_GRADIO_STRICT=1 stops the start."""
+    import gradio.routes as routes
+    import gradio.state_holder as state_holder
+
+    class MovedRecord:                                   # a record whose __init__ reads other names
+        def __init__(self, blocks):
+            self.blocks = blocks
+
+    monkeypatch.delenv("TOOL_WORKSHOP_GRADIO_STRICT", raising=False)
+    monkeypatch.setattr(gradio_patches, "_lean_class", None)
+    monkeypatch.setattr(state_holder, "SessionState", MovedRecord)
+    with pytest.warns(gradio_patches.GradioPatchNotInstalled) as caught:
+        assert gradio_patches.install_lean_session_records() is False
+    message = str(caught[0].message)
+    assert "install_lean_session_records" in message and "没有装上" in message and "was not installed" in message
+    assert "0.4 MB" in message and "test_gradio_patches.py" in message
+    assert state_holder.SessionState is MovedRecord
+
+    page_response = getattr(routes.templates.TemplateResponse, "__wrapped__", routes.templates.TemplateResponse)
+    monkeypatch.setattr(routes.templates, "TemplateResponse", page_response)
+    monkeypatch.setattr(routes.App, "create_app", lambda *args, **kwargs: None)     # a page route written otherwise
+    with pytest.warns(gradio_patches.GradioPatchNotInstalled, match="install_page_config"):
+        assert gradio_patches.install_page_config() is False
+    assert routes.templates.TemplateResponse is page_response
+    monkeypatch.setenv("TOOL_WORKSHOP_GRADIO_STRICT", "1")
+    with pytest.raises(RuntimeError, match="install_page_config"):
+        gradio_patches.install_page_config()
 
 
 def test_the_queue_keeps_a_short_history_of_events(served):

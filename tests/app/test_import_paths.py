@@ -57,3 +57,21 @@ def test_the_tests_run_under_the_same_order():
     assert sys.path[:2] == [str(CODE), str(ROOT)]
     import events
     assert pathlib.Path(events.__file__) == CODE / "events.py"
+
+
+def test_course_files_leave_the_order_to_the_one_rule():
+    """A code/ file run alone (`python code/NAME.py`) may put the project root on sys.path to find
+    offline/ and import_paths.py; the order of code/ and the root is then import_paths.py's alone."""
+    touching = [path.name for path in sorted(CODE.glob("*.py")) if "sys.path" in path.read_text(encoding="utf-8")]
+    assert "offline_server.py" in touching and "llm_clients.py" in touching
+    assert [name for name in touching if "use_project_paths()" not in (CODE / name).read_text(encoding="utf-8")] == []
+
+
+def test_the_offline_model_loaded_from_a_course_file_keeps_the_order(look_alikes, tmp_path):
+    probe = (f"import json, sys\nsys.path.insert(0, {str(CODE)!r})\nimport llm_clients\n"
+             "llm_clients.load_offline_model()\nprint(json.dumps(sys.path))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(look_alikes)})
+    assert result.returncode == 0, result.stderr[-2000:]
+    path = json.loads(result.stdout)
+    assert path[:2] == [str(CODE), str(ROOT)] and path.count(str(ROOT)) == path.count(str(CODE)) == 1

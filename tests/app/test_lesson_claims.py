@@ -395,6 +395,22 @@ class TestRegistryLesson:
         # 状态 + 结论 + 下一步: a label, what went wrong, what to do about it.
         assert content.startswith("❌ [") and "city" in content and "请" in content
 
+    def test_try_call_says_which_json_is_not_an_object(self, page, panel):
+        """Valid JSON that is not an object is reported as such, never as invalid JSON."""
+        panel.locator(".tw-reset").click()
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        choose(page, panel.locator(".tw-try-tool"), "get_weather")
+        report = panel.locator(".tw-try-report").first
+        for typed, kind in (('"hello"', T('字符串 "hello"', 'the string "hello"')), ("42", T("数字 42", "the number 42")),
+                            ("[1, 2]", T("数组 [1, 2]", "the array [1, 2]")), ("null", T("是 null", "is null"))):
+            set_code(page, panel.locator(".tw-try-args"), typed)
+            panel.locator(".tw-try-btn").click()
+            report.filter(has_text=kind).first.wait_for(timeout=WAIT)
+            text = report.inner_text()
+            assert T("参数应是 JSON 对象", "must be a JSON object") in text and "error_code = invalid_json" in text
+            assert "不是合法的 JSON" not in text and "not valid JSON" not in text
+            assert "收到" in panel.locator(".tw-try-content textarea").input_value()     # what the model reads
+
     def try_call(self, page, panel, example_set: str, tool: str, arguments: str, answer: str) -> tuple[str, str]:
         """Try-calls `tool` of an example set; waits for the result that starts with `answer`."""
         use_examples(page, panel, example_set, tool)

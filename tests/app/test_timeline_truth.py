@@ -5,6 +5,7 @@ from __future__ import annotations
 from runs import starters
 
 import json
+import re
 
 import pytest
 from gradio_client import Client
@@ -46,6 +47,18 @@ def test_calls_of_one_response_show_when_they_started_and_finished():
     one_by_one = events_of(starters.function_calling, "天气", "北京和上海今天天气怎么样？",
                            {"tool_choice": "auto", "parallel_tool_calls": False})
     assert "tw-timing" not in timeline.render_protocol(one_by_one, "function_calling")
+
+
+def test_a_calls_time_is_one_figure_in_its_result_line_and_beside_its_bar():
+    """The result line and the "ran together" line of a call show the same measurement, the same way."""
+    events = events_of(starters.function_calling, "天气", "北京和上海今天天气怎么样？",
+                       {"tool_choice": "auto", "parallel_tool_calls": True})
+    blocks = timeline.render_protocol(events, "function_calling").split('<div class="tw-call">')[1:]
+    assert len(blocks) == 2
+    for block in blocks:
+        beside_bar = re.search(r"用时 ([\d.]+ m?s)；", block).group(1)
+        result_line = re.search(r"成功</span> · ([\d.]+ m?s)</div>", block).group(1)
+        assert beside_bar == result_line
 
 
 def test_a_clipped_result_says_so_and_a_whole_one_does_not():

@@ -35,9 +35,13 @@ EXAMPLE_QUESTIONS = [
     (WEATHER, "北京明天天气怎么样", [("get_forecast", {"city": "北京"})]),
     (WEATHER, "杭州未来三天天气", [("get_forecast", {"city": "杭州", "days": 3})]),
     (WEATHER, "上海未来 5 天的天气预报", [("get_forecast", {"city": "上海", "days": 5})]),
-    (WEATHER, "What's the weather in Beijing?", [("get_weather", {"city": "Beijing"})]),
+    # English city names: the parameter's examples are Chinese names ("如 北京、上海"), so known cities
+    # are written the way the tool expects; emoji beside a city are not part of it
+    (WEATHER, "What's the weather in Beijing?", [("get_weather", {"city": "北京"})]),
     (WEATHER, "weather in Shanghai and Hangzhou",
-     [("get_weather", {"city": "Shanghai"}), ("get_weather", {"city": "Hangzhou"})]),
+     [("get_weather", {"city": "上海"}), ("get_weather", {"city": "杭州"})]),
+    (WEATHER, "北京🌧️天气", [("get_weather", {"city": "北京"})]),
+    (WEATHER, "北京☀️和上海🌧️今天的天气", [("get_weather", {"city": "北京"}), ("get_weather", {"city": "上海"})]),
     # employees
     (STAFF, "张三的月薪是多少？", [("calculate_salary", {"name": "张三"})]),
     (STAFF, "李四的工资多少", [("calculate_salary", {"name": "李四"})]),
@@ -79,8 +83,6 @@ EXAMPLE_QUESTIONS = [
 def test_natural_questions_on_the_example_tools(module, question, expected):
     plan = plan_calls(question, module.registry.to_schemas())
     assert plan == expected
-    if "Beijing" in question or "Shanghai" in question:
-        return                    # the sample data only knows Chinese city names; the plan is what is tested
     for name, args in plan:
         outcome = module.registry.call(name, args)
         assert outcome.ok, outcome.content

@@ -29,6 +29,32 @@ def test_plans_on_the_example_tools(module, question, expected):
     assert all(module.registry.call(name, args).ok for name, args in plan)
 
 
+@pytest.mark.parametrize("question, cities", [
+    ("北京🌧️天气", ["北京"]),
+    ("🌧️北京天气怎么样", ["北京"]),
+    ("Beijing🌧️ weather", ["北京"]),
+    ("👨‍👩‍👧 上海天气", ["上海"]),
+    ("weather in beijing", ["北京"]),
+    ("Weather in Xi'an", ["西安"]),               # a known name with an apostrophe stays one name
+    ("weather in New York", ["New York"]),        # unknown English names are passed whole, as said
+    ("How is the weather in Paris and Beijing?", ["Paris", "北京"]),
+])
+def test_a_city_is_the_name_alone_as_the_weather_tool_writes_it(question, cities):
+    plan = plan_calls(question, examples_weather.registry.to_schemas())
+    assert plan == [("get_weather", {"city": city}) for city in cities]
+    for (name, args), city in zip(plan, cities):
+        outcome = examples_weather.registry.call(name, args)
+        assert outcome.ok == (city in examples_weather.WEATHER), outcome.content
+        assert outcome.ok or f"没有 {city} 的天气数据" in outcome.content     # the tool, not the model, says it is unknown
+
+
+def test_english_city_names_stay_english_where_the_examples_are_english():
+    tools = json.loads(json.dumps(examples_weather.registry.to_schemas(), ensure_ascii=False)
+                       .replace("如 北京、上海", "e.g. London, Paris"))
+    assert "London" in json.dumps(tools)
+    assert plan_calls("What is the weather in Beijing?", tools) == [("get_weather", {"city": "Beijing"})]
+
+
 def test_a_remembered_plan_is_handed_out_as_a_copy():
     tools = examples_weather.registry.to_schemas()
     first = plan_calls("北京和上海的天气", tools)

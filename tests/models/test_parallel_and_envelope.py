@@ -50,6 +50,21 @@ def test_parallel_calls_overlap():
     assert "北京：晴" in events[-1]["content"] and "上海：晴" in events[-1]["content"]
 
 
+def test_a_call_takes_the_time_the_loop_waited_for_it():
+    """An executor may report its own duration_ms (the sandbox's registry times the function alone): the
+    loop's own measurement of the call is the one kept, and the batch's offsets are built from it."""
+    def execute(name, args):
+        return success(f"{args['city']}：晴", duration_ms=10**6)      # claims a million ms, returns at once
+
+    tools = examples_weather.registry.to_schemas()
+    results = kinds(list(run_function_calling(make_client("offline"), QUESTION, tools, execute)), "tool_result")
+    assert len(results) == 2
+    for result in results:
+        assert 0 <= result["duration_ms"] < 10**6
+        assert result["finished_ms"] - result["started_ms"] == pytest.approx(result["duration_ms"], abs=0.01)
+        assert result["round_ms"] >= result["finished_ms"]
+
+
 def test_without_parallel_tool_calls_one_call_per_round_and_no_timing():
     registry = examples_weather.registry
     events = list(run_function_calling(make_client("offline"), QUESTION, None, registry, parallel_tool_calls=False))

@@ -100,6 +100,15 @@ def test_call_shape_and_to_dict(registry):
      "请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）。"),
     ("[1, 2]", "invalid_json",
      "❌ [参数格式错误] 参数应为 JSON 对象（{\"参数名\": 值}），收到数组 [1, 2]。请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）。"),
+    # valid JSON, but not an object: a string is not taken for JSON encoded twice unless it looks like it
+    ('"hello"', "invalid_json",
+     "❌ [参数格式错误] 参数应为 JSON 对象（{\"参数名\": 值}），收到字符串 \"hello\"。请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）。"),
+    ("3", "invalid_json",
+     "❌ [参数格式错误] 参数应为 JSON 对象（{\"参数名\": 值}），收到整数 3。请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）。"),
+    ("null", "invalid_json",
+     "❌ [参数格式错误] 参数应为 JSON 对象（{\"参数名\": 值}），收到空值 null。请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）。"),
+    ('"[1, 2]"', "invalid_json",
+     "❌ [参数格式错误] 参数应为 JSON 对象（{\"参数名\": 值}），收到数组 [1, 2]。请重新输出一个合法的 JSON 对象作为参数（键和字符串都用双引号）。"),
 ])
 def test_error_texts(registry, args, code, text):
     outcome = registry.call("repeat", args)

@@ -92,6 +92,11 @@ def test_invalid_tool_names_are_rejected():
         registry.tool("x")(lambda a: a)
     with pytest.raises(ValueError, match="工具名"):
         registry.tool("x", name="has space")(lambda a: a)
+    with pytest.raises(ValueError, match="工具名"):
+        registry.tool("x", name="get_weather\n")(lambda a: a)     # ^…$ with .match let a trailing newline in
+    with pytest.raises(ValueError, match="工具名"):
+        registry.tool("x", name="a" * 65)(lambda a: a)
+    assert registry.tools == {}
 
 
 def test_string_annotations_are_resolved():

@@ -61,7 +61,7 @@ def test_the_schema_comes_from_the_signature_and_the_docstring(registry):
 
 def test_the_schema_agrees_with_the_reference_registry_on_the_types_both_know():
     def lookup(city: str, count: int, ratio: float, exact: bool, unit: Literal["c", "f"] = "c",
-               limit: Optional[int] = None, names: list[str] = ()) -> str:
+               limit: Optional[int] = None, names: list[str] = (), scale: Optional[Literal["c", "f"]] = None) -> str:
         return ""
 
     short = simple_registry.function_schema(lookup, "查")["function"]["parameters"]
@@ -71,6 +71,20 @@ def test_the_schema_agrees_with_the_reference_registry_on_the_types_both_know():
     assert short["required"] == full["required"]
     for name, schema in full["properties"].items():
         assert short["properties"][name] == {k: v for k, v in schema.items() if k in ("type", "enum", "items")}, name
+
+
+def test_an_optional_enum_accepts_null():
+    registry = SimpleRegistry()
+
+    @registry.tool("换算")
+    def convert(degrees: float, unit: Optional[Literal["c", "f"]] = None) -> str:
+        return f"{degrees}:{unit}"
+
+    assert registry.schemas["convert"]["function"]["parameters"]["properties"]["unit"] == {
+        "type": ["string", "null"], "enum": ["c", "f", None]}
+    assert registry.call("convert", '{"degrees": 20, "unit": null}') == "20:None"
+    assert registry.call("convert", '{"degrees": 20, "unit": "f"}') == "20:f"
+    assert registry.call("convert", '{"degrees": 20, "unit": "k"}').startswith("❌")
 
 
 def test_string_annotations_from_future_are_resolved(tmp_path, monkeypatch):
