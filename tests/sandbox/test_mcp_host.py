@@ -99,6 +99,19 @@ def test_an_async_tool_runs_on_the_sandboxed_server():
     assert result.content[0].text == load_registry(str(path)).call("get_air_quality", {"city": "北京"}).content
 
 
+def test_a_tool_reading_stdin_gets_nothing_and_steals_no_message():
+    source = ("from tool_registry import ToolRegistry\nregistry = ToolRegistry()\n\n\n"
+              "@registry.tool('读一行输入')\ndef ask() -> str:\n    return input()\n")
+
+    async def work(session, server):
+        asked = await session.call_tool("ask", {})
+        return asked, await session.list_tools()
+
+    (asked, listed), server = served(source, work)
+    assert asked.isError and "EOFError" in asked.content[0].text
+    assert [tool.name for tool in listed.tools] == ["ask"] and server.ended is None
+
+
 def test_a_syntax_error_is_the_servers_error_text_with_its_line():
     error, server = failed_start("from tool_registry import ToolRegistry\nregistry = ToolRegistry()\ndef f(:\n")
     assert error.error.code == -32603 and "第 3 行有语法错误" in error.error.message    # the client is told why
