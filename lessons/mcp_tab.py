@@ -77,7 +77,7 @@ def start(client, question, tools, execute, settings, options):
                                    parallel_tool_calls=parallel, envelope=bool(options.get("envelope")))
 
 
-LESSON = Lesson("mcp", start, mistake_option="mistake")
+LESSON = Lesson("mcp", start, mistake_option="mistake", served=True)   # the server loads the source (lesson step 8)
 
 
 def hints_text(annotations: dict) -> str:

@@ -80,11 +80,13 @@ class RunInputs:
 class Lesson:
     """What a tab's run area is for: its name, its loop and which option picks a simulated mistake.
     A lesson with a workspace runs the four tools on the session's workspace (options["approach"]
-    picks the loop) instead of the tools of a source."""
+    picks the loop) instead of the tools of a source. A `served` lesson's tools come from a server
+    that loads the source (MCP): a source that does not load is the server's failure to show."""
     name: str
     start: backend.Starter | None = None
     mistake_option: str | None = None
     workspace: bool = False
+    served: bool = False
 
 
 class Pace:
@@ -181,7 +183,8 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
         mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
         state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
                                       session_key=inputs.session_key, secrets=secrets, mistake=mistake,
-                                      strict=inputs.strict, session_id=session_id, request=request)
+                                      strict=inputs.strict, session_id=session_id, request=request,
+                                      served=lesson.served)
     if state.run.error is not None:
         if state.run.source_error:
             yield state, tr("工具源码有错误，先修好再运行：", "The tool source has an error; fix it, then run: ") + error_text(
