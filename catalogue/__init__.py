@@ -30,6 +30,9 @@ class Lesson:
     editor: bool                      # tools come from an editable source with example sets
     start: Callable | None = None     # backend.Starter; a workspace lesson starts starters.workspace itself
     workspace: bool = False           # runs the four atomic tools on the session's workspace
+    # Its tools come from a server that loads the source (MCP): a source that does not load is the
+    # server's failure to show, so the run starts all the same.
+    served: bool = False
     mistake_option: str | None = None  # the run option that picks a simulated mistake
     link_options: tuple[str, ...] = ()  # link parameters besides example / question
     approaches: tuple[str, ...] = ()    # the loops its "approach" option picks from
@@ -63,7 +66,7 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     # MCP is not a section of the course's chapter: the same registry, served over a protocol.
     Lesson("mcp", tr("MCP", "MCP"), BEYOND_THE_COURSE,
            ("mcp_server.py", "mcp_client_loop.py", "mcp_schema_diff.py"),
-           "lessons.mcp_tab", "tab-mcp", editor=True, start=starters.mcp, mistake_option="mistake"),
+           "lessons.mcp_tab", "tab-mcp", editor=True, start=starters.mcp, mistake_option="mistake", served=True),
     Lesson("workspace", tr("原子工具", "Atomic tools"), "8.5", ("atomic_tools.py",),
            "lessons.workspace_tab", "tab-workspace", editor=False, workspace=True,
            link_options=("approach",), approaches=("function_calling", "react")),

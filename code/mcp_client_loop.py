@@ -7,17 +7,20 @@
   - 工具不在本进程里：启动 mcp_server.py 子进程，经 stdio 用 JSON-RPC 说话（官方 SDK 的 ClientSession）；
   - 先 initialize（握手：双方报上协议版本和能力），再 tools/list：服务器的工具清单就是模型的 tools=；
   - 模型的每个 tool_call 变成一次 tools/call；结果（isError 标出成败）照旧以 role "tool" 回到历史；
+    服务器回的若是 JSON-RPC error（比如没有这个工具），那是协议层的错、没有结果：循环替模型写一条结果；
   - 每条经过的 JSON-RPC 消息都 yield 一个 rpc 事件（events.rpc），时间线上能看到协议本身；
   - transport=（可选）换掉“启动子进程”这一步：任何像 stdio_client 那样给出一对消息流的东西都行，
     比如网页版把服务器放进沙箱（sandbox.mcp_transport），循环和会话一行不改。
 其余（并行调用、单步干预、连续失败就停、max_turns）都是 function_calling_loop.py 原样的。
 SDK 是异步的，循环是同步的生成器：连接在后台线程的事件循环里跑（anyio 的 blocking portal）。
+mcp 1.x 和 2.x 都能用：读 SDK 给的对象时一律先转成线上的 JSON（model_dump），两版的字段名就一样了。
 """
 from __future__ import annotations
 
 import collections
 import contextlib
 import datetime
+import importlib.metadata
 import sys
 import tempfile
 import time
@@ -39,9 +42,14 @@ import events
 from function_calling_loop import run_function_calling
 from loop_parts import Steps
 from tool_outcome import error_text
+from tool_registry import unknown_tool
 
 CODE = Path(__file__).resolve().parent
 TIMEOUT = 30             # 秒：每个请求最多等这么久。服务器卡死（比如导入时死循环）就算失败，循环不会永远等下去
+MCP_MAJOR = int(importlib.metadata.version("mcp").split(".")[0])
+# JSON-RPC 规定的错误码：带着它们的 error 是服务器回的“这个请求不成立”。SDK 自己报的“连接断了”“等超时了”用别的码。
+JSONRPC_ERRORS = (types.PARSE_ERROR, types.INVALID_REQUEST, types.METHOD_NOT_FOUND, types.INVALID_PARAMS,
+                  types.INTERNAL_ERROR)
 
 
 def server_for(source: str | Path) -> StdioServerParameters:
@@ -121,16 +129,18 @@ class McpConnection:
         read, write = self._stack.enter_context(portal.wrap_async_context_manager(self.opened))
         self.session = self._stack.enter_context(portal.wrap_async_context_manager(
             ClientSession(Tap(read, "receive", self._record), Tap(write, "send", self._record),
-                          read_timeout_seconds=datetime.timedelta(seconds=TIMEOUT),
+                          read_timeout_seconds=TIMEOUT if MCP_MAJOR >= 2 else datetime.timedelta(seconds=TIMEOUT),
                           client_info=types.Implementation(name="tool-workshop-loop", version="1.0"))))
         self.portal = portal
         return portal.call(self.session.initialize)
 
-    def list_tools(self) -> list:
-        return self.portal.call(self.session.list_tools).tools
+    def list_tools(self) -> list[dict]:
+        """tools/list 的结果里的工具，线上的样子（inputSchema 等驼峰写法）。"""
+        return wire_json(self.portal.call(self.session.list_tools))["tools"]
 
-    def call_tool(self, name: str, arguments: dict) -> Any:
-        return self.portal.call(self.session.call_tool, name, arguments)
+    def call_tool(self, name: str, arguments: dict) -> dict:
+        """tools/call 的结果，线上的样子（content、isError、_meta）。服务器回 JSON-RPC error 时抛出 SDK 的异常。"""
+        return wire_json(self.portal.call(self.session.call_tool, name, arguments))
 
     def server_log(self) -> str:
         if hasattr(self.opened, "log"):  # 自己记着服务器 stderr 的传输（如沙箱里的服务器）
@@ -145,17 +155,42 @@ class McpConnection:
         self.errlog.close()
 
 
-def openai_tool(tool: Any) -> dict:
+def wire_json(result: Any) -> dict:
+    """SDK 给的结果对象 -> 线上的 JSON（dict）。mcp 2.x 的属性名改成了 is_error、input_schema……，
+    线上的名字（isError、inputSchema）两版一样。"""
+    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def openai_tool(tool: dict) -> dict:
     """tools/list 里的一项 -> OpenAI tools 列表里的一项：inputSchema 就是 parameters。"""
     return {"type": "function",
-            "function": {"name": tool.name, "description": tool.description or "", "parameters": tool.inputSchema}}
+            "function": {"name": tool["name"], "description": tool.get("description") or "",
+                         "parameters": tool["inputSchema"]}}
 
 
-def outcome_of(result: Any) -> dict:
+def outcome_of(result: dict) -> dict:
     """tools/call 的结果 -> 循环认的结果（tool_outcome.as_outcome 会把它变成 ToolOutcome，并截断过长的文本）。"""
-    text = "\n".join(block.text if block.type == "text" else f"[{block.type} 内容]" for block in result.content)
-    code = ((result.meta or {}).get("error_code") or "tool_exception") if result.isError else None
-    return {"ok": not result.isError, "content": text, "error_code": code}
+    failed = bool(result.get("isError"))
+    text = "\n".join(block["text"] if block["type"] == "text" else f"[{block['type']} 内容]"
+                     for block in result.get("content", []))
+    code = ((result.get("_meta") or {}).get("error_code") or "tool_exception") if failed else None
+    return {"ok": not failed, "content": text, "error_code": code}
+
+
+def server_error(error: Exception) -> Any:
+    """服务器回的 JSON-RPC error（SDK 抛出的异常里的 ErrorData：code、message）；不是就返回 None。"""
+    data = getattr(error, "error", None)
+    return data if getattr(data, "code", None) in JSONRPC_ERRORS else None
+
+
+def protocol_failure(name: str, names: list[str], error: Any) -> dict:
+    """tools/call 得到的是 JSON-RPC error：请求本身不成立，没有结果。可模型在等这次调用的结果，
+    不告诉它，它就会一遍遍重试。所以循环替它写一条：没有这个工具，就说没有、该用哪个（和注册表说的一样）。"""
+    if name not in names:
+        return {"ok": False, "error_code": "unknown_tool", "content": error_text("unknown_tool", *unknown_tool(name, names))}
+    return {"ok": False, "error_code": "tool_exception",
+            "content": error_text("tool_exception", f"MCP 服务器拒绝了这次 tools/call（JSON-RPC 错误 {error.code}："
+                                  f"{error.message}）", "请检查工具名和参数后再试")}
 
 
 def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE / "examples_weather.py", *,
@@ -177,12 +212,19 @@ def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE /
             tools = [openai_tool(tool) for tool in connection.list_tools()]
         except Exception as error:
             yield from rpc_events()
-            log = connection.server_log().strip()
-            advice = f"服务器的输出：{log}" if log else "请先单独运行服务器，看看它报什么错。"
-            reason = f"{type(error).__name__}: {str(error).rstrip('。. ')}"
+            log, answered = connection.server_log().strip(), server_error(error)
+            if answered is not None:     # 服务器还能说话，只是说“不行”：它的话就是原因（比如源码哪一行出错）
+                reason = f"服务器回了 JSON-RPC 错误 {answered.code}：{answered.message.rstrip('。. ')}"
+            else:
+                reason = f"{type(error).__name__}: {str(error).rstrip('。. ')}"
+            if log and (answered is None or answered.message not in log):
+                advice = f"服务器的输出：{log}"
+            else:
+                advice = "" if log else "请先单独运行服务器，看看它报什么错。"
             yield events.error(turn, "mcp_connect", f"连不上 MCP 服务器：{reason}。{advice}")
             return
         yield from rpc_events()
+        names = [tool["function"]["name"] for tool in tools]
 
         def execute(name: str, arguments: Any) -> dict:
             if not isinstance(arguments, dict):
@@ -191,7 +233,10 @@ def run_mcp(client: Any, messages: str | list[dict], source: str | Path = CODE /
                 raise TypeError("arguments 不是 JSON 对象")
             try:
                 return outcome_of(connection.call_tool(name, arguments))
-            except Exception as error:   # 超时、服务器退出了：协议层的失败，不是工具的结果
+            except Exception as error:
+                if (answered := server_error(error)) is not None:      # 服务器回了 JSON-RPC error
+                    return protocol_failure(name, names, answered)
+                # 超时、服务器退出了：连回答都没有，更不是工具的结果
                 return {"ok": False, "error_code": "tool_exception",
                         "content": error_text("tool_exception", f"tools/call 没有得到结果（{type(error).__name__}: "
                                               f"{error}）", "MCP 服务器可能已经退出或卡住了，请稍后重试")}

@@ -7,16 +7,18 @@ a tool worker has, and with mcp_server.py the `mcp` SDK (about 1.3 s, paid once)
 one child per server.  A child hardens itself exactly like a tool worker (rlimits,
 non-dumpable, Landlock, seccomp, audit hook), reports its layers, reads the student's source
 as the first line of its standard input, and from then on is the course's MCP server
-(`mcp_server.build_server`) on the rest of that input and its protocol channel.
+(`mcp_server.build_server`, served by `mcp_server.serve`) on the rest of that input and its
+protocol channel. A source that fails to load gets every request answered with a JSON-RPC
+error naming its line (`mcp_server.refuse_every_request`), as `python code/mcp_server.py` does.
 
 File descriptors of a child: 0 in (one JSON line {"source", "wall_seconds"}, then the client's JSON-RPC
 messages), 1 the protocol channel (the server's JSON-RPC messages, nothing else), 2 stderr
 (the source's print() lands here too, as with `python code/mcp_server.py`), 3 the "ready"
-line.  The source is loaded only in here, after the layers are in place.
+line.  Both protocol ends are moved off 0 and 1 first (`mcp_server.protocol_channels`): a tool's
+input() reads the null device, not the client's messages.  The source is loaded only in here,
+after the layers are in place.
 """
-import io
 import json
-import logging
 import os
 import signal
 import sys
@@ -80,9 +82,9 @@ def server_main(fds, config):
         import anyio
         import mcp_server
 
-        # Both ends are opened before the audit hook, which refuses to open anything for writing.
-        protocol = mcp_server.protocol_stdout()     # fd 1 for the protocol only; print() goes to stderr
-        incoming = io.TextIOWrapper(io.FileIO(0, "rb", closefd=False), encoding="utf-8", errors="replace")
+        # Both ends are moved before the audit hook, which refuses to open anything for writing:
+        # print() goes to stderr, input() reads the null device.
+        incoming, protocol = mcp_server.protocol_channels()
         layers = worker.harden(config)
         refuse = config.get("require_seccomp") and not layers.get("seccomp")
         worker._write_all(worker.RESULT_FD, worker._json_line({"ready": not refuse, "layers": layers}))
@@ -102,10 +104,9 @@ def server_main(fds, config):
         if error is not None:
             sys.stderr.write(error["message"] + "\n")
             sys.stderr.flush()
+            mcp_server.refuse_every_request(incoming, protocol, error["message"])
             os._exit(1)
-        # As in mcp_server.serve: the SDK's note about an unlisted tool would mislead.
-        logging.getLogger("mcp.server.lowlevel.server").setLevel(logging.ERROR)
-        anyio.run(_serve, mcp_server.build_server(registry), anyio.wrap_file(incoming), protocol)
+        anyio.run(mcp_server.serve, mcp_server.build_server(registry), incoming, protocol)
     except BaseException:
         try:
             import traceback
@@ -117,13 +118,6 @@ def server_main(fds, config):
     except BaseException:
         pass
     os._exit(0)
-
-
-async def _serve(server, incoming, protocol):
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server(stdin=incoming, stdout=protocol) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 if __name__ == "__main__":

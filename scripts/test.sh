@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what the tests need (Debian chromium included),
-# then the linter, the ordinary tests (two at a time), the fairness tests alone, the real-model lane
+# then the linter, the ordinary tests (two at a time), the course's MCP files on the newest mcp
+# release (a venv of its own, outside the checkout), the fairness tests alone, the real-model lane
 # (a real llama.cpp server and a real small model, built once outside the checkout), a short classroom
 # smoke run, and the sandbox containment tests as an unprivileged user.
 set -euo pipefail
@@ -28,7 +29,20 @@ part() { "$PY" -m pytest "$@" || { status=$?; [ "$status" = 5 ] && [ -n "$extra"
 extra="$*"
 
 echo "== tests, ${TEST_WORKERS:-2} at a time (each test file, or class, stays on one worker)"
-part -m "not unprivileged and not serial and not real_model" -n "${TEST_WORKERS:-2}" --dist loadscope "$@"
+part -m "not unprivileged and not serial and not real_model and not mcp_newest" -n "${TEST_WORKERS:-2}" --dist loadscope "$@"
+
+echo "== the newest mcp release: its official client against the course's MCP server (the app pins 1.19)"
+# A venv outside the checkout (scripts/mcp_newest.sh: installed once, refreshed weekly); skipped,
+# saying so, only when it cannot be installed (no package registry).
+if [ -z "$extra" ] || "$PY" -m pytest -q --collect-only -m mcp_newest "$@" >/dev/null 2>&1; then
+  if paths=$(bash scripts/mcp_newest.sh); then
+    MCP_PYTHON=$(sed -n 's/^MCP_PYTHON=//p' <<<"$paths")
+    export MCP_PYTHON
+    if [ -n "$extra" ]; then part -m mcp_newest "$@"; else part -m mcp_newest tests/mcp/test_newest_sdk.py; fi
+  else
+    echo "   SKIPPED: the newest mcp could not be installed from PyPI (see the lines above)"
+  fi
+fi
 
 # The fairness and containment tests live in these two folders (tests/test_lanes.py checks it):
 # collecting only there saves each of those runs about 4 s of importing the page's test files.

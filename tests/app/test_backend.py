@@ -92,6 +92,20 @@ def test_a_client_that_cannot_be_made_is_said_plainly():
     assert bad.source_error and bad.error["code"] == "syntax_error"
 
 
+def test_a_served_lesson_starts_on_a_source_that_does_not_load_and_its_server_says_why():
+    """The MCP lesson's server loads the source itself: its failure is the run's to show (lesson step 8)."""
+    from lessons import mcp_tab
+
+    broken = "from tool_registry import ToolRegistry\nregistry = ToolRegistry()\nraise RuntimeError('服务器不想启动')\n"
+    run = backend.start_run(mcp_tab.start, broken, "你好", Settings(), {}, served=True)
+    assert run.error is None and run.running and run.tools == []
+    events = backend.run_to_end(run).events
+    assert events[-1]["code"] == "mcp_connect" and "第 3 行" in events[-1]["message"]
+    assert not any(event["type"] == "request" for event in events)       # the model was never asked
+    refused = backend.start_run(mcp_tab.start, broken, "你好", Settings(), {})
+    assert refused.source_error and not refused.running
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _sessions_forgotten():
     yield

@@ -688,10 +688,10 @@ class TestFunctionCallingLesson:
 # ---------------------------------------------------------------- mcp.md
 
 AUTHORIZATION_SET = "转账与删除用户（Schema ≠ 授权）"
-# Registers fine in the sandbox's extraction, but stops when the MCP server program loads it.
-DIES_WHEN_SERVED = ("import sys\nfrom tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
-                    '@registry.tool("回声")\ndef echo(text: str) -> str:\n    return text\n\n\n'
-                    'if sys.argv[0].endswith("mcp_worker.py"):\n    raise RuntimeError("服务器不想启动")\n')
+# The lesson's step 8: a source with one more line at its end, which raises at import.
+DIES_AT_IMPORT = ("from tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
+                  '@registry.tool("回声")\ndef echo(text: str) -> str:\n    return text\n\n\n'
+                  'raise RuntimeError("服务器不想启动")\n')
 
 
 def same() -> str:
@@ -797,6 +797,27 @@ class TestMcpLesson:
         back = rounds(panel)[0].split(T("回填给模型的消息", "The message sent back to the model"), 1)[1]
         assert '"role": "tool"' in back and "单笔转账上限是 5000 元" in back
 
+    def test_a_request_that_cannot_stand_is_a_protocol_error_and_the_model_is_told(self, page, panel):
+        """在「模拟模型失误」里选"调用一个不存在的工具名"，再问"北京今天天气怎么样？"。服务器没有这个工具，tools/call 的响应
+        不是结果，而是 JSON-RPC 错误 -32602（标着"协议层出错"，里面没有 isError）。……这里的客户端替模型写一条
+        "没有这个工具"的结果，下一轮模型就改用 get_weather。"""
+        use_examples(page, panel, "天气", "get_weather")
+        choose(page, panel.locator(".tw-mistake"), re.compile("不存在的工具名"))
+        try:
+            run(panel, "北京今天天气怎么样？")
+            first, second = rounds(panel)[:2]
+            failed = panel.locator(".tw-protocol details.tw-round").first.locator(".tw-rpc.tw-rpc-failed")
+            assert failed.count() == 1
+            assert T("协议层出错", "protocol error") in failed.text_content() and "isError" not in failed.text_content()
+            assert json.loads(failed.locator("pre").first.text_content())["code"] == -32602
+            back = first.split(T("回填给模型的消息", "The message sent back to the model"), 1)[1]
+            assert '"role": "tool"' in back and "没有名为" in back and "get_weather" in back
+            sent = json.loads(panel.locator(".tw-protocol details.tw-round").nth(1).locator(".tw-rpc")
+                              .filter(has_text=request("tools/call")).locator("pre").first.text_content())
+            assert sent["name"] == "get_weather" and response("tools/call") in second
+        finally:
+            choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
+
     def test_the_same_schema_and_what_fastmcp_derives(self, page, panel):
         """左边每个工具都有一行 ✅，说 tools/list 里的 inputSchema 和上一课注册表生成的 parameters 完全相同。
         旁边的对照是 FastMCP 用 pydantic 从同一个函数自己推出的 schema：多了 title 键，参数的说明丢了，
@@ -884,16 +905,19 @@ class TestMcpLesson:
 
     def test_a_server_that_cannot_be_reached_is_a_failure(self, page, panel):
         """服务器加载源码时出错，initialize 就得不到响应。顶上的结论是 ❌，写着服务器自己报的错，模型一次也没被问到。"""
-        set_code(page, panel.locator(".tw-editor"), DIES_WHEN_SERVED)
-        panel.locator(".tw-schema-json").filter(has_text="echo").first.wait_for(timeout=WAIT)
+        set_code(page, panel.locator(".tw-editor"), DIES_AT_IMPORT)
+        panel.locator(".tw-schema-status").filter(has_text="服务器不想启动").first.wait_for(timeout=WAIT)
         panel.locator(".tw-question textarea").fill("回声一下你好")
         panel.locator(".tw-run").click()
         status = panel.locator(".tw-status").filter(has_text=T("MCP 服务器没有连上", "The MCP server was not reached")).first
         status.wait_for(timeout=WAIT)
         text = status.inner_text()
-        assert text.startswith("❌") and "✅" not in text and "服务器不想启动" in text
+        assert text.startswith("❌") and "✅" not in text and "第 11 行" in text and "RuntimeError: 服务器不想启动" in text
         shown = "".join(rounds(panel))
         assert request("initialize") in shown and response("initialize") not in shown and "①" not in shown
+        answer = panel.locator(".tw-protocol .tw-rpc.tw-rpc-failed").filter(has_text="initialize").first
+        assert T("JSON-RPC 错误", "JSON-RPC error") in answer.text_content()
+        assert "第 11 行" in json.loads(answer.locator("pre").first.text_content())["message"]
         use_examples(page, panel, "天气", "get_weather")
 
     def test_step_export_and_import_as_on_the_other_tabs(self, page, panel, tmp_path):

@@ -46,15 +46,15 @@ def test_a_whole_run_shows_the_protocol_and_answers_from_the_servers_results():
     assert all(e["turn"] >= 1 for e in found) and all(e["at_ms"] >= 0 for e in rpcs(found))
 
 
-def test_a_wrong_tool_name_comes_back_as_an_iserror_result_and_the_model_recovers():
+def test_a_wrong_tool_name_is_a_protocol_error_and_the_model_is_told_the_tool_does_not_exist():
     registry = load_registry(str(WEATHER))
     found = run("北京的天气怎么样？", mistake="unknown_tool")
+    answer = [e for e in rpcs(found, "tools/call") if e["direction"] == "receive"][0]
+    assert answer["kind"] == "error" and answer["error"]["code"] == -32602 and answer["result"] is None
     failed = [e for e in found if e["type"] == "tool_result" and not e["ok"]]
     assert failed and failed[0]["error_code"] == "unknown_tool"
-    assert failed[0]["content"] == registry.invoke(failed[0]["name"], {"city": "北京"})
-    answer = [e for e in rpcs(found, "tools/call") if e["direction"] == "receive"][0]
-    assert answer["kind"] == "result" and answer["result"]["isError"] is True
-    assert answer["result"]["_meta"] == {"error_code": "unknown_tool"}
+    assert failed[0]["content"] == registry.invoke(failed[0]["name"], {"city": "北京"})   # the registry's own sentence
+    assert failed[0]["message"]["role"] == "tool" and "没有得到结果" not in failed[0]["content"]
     assert found[-1]["type"] == "final"
 
 
@@ -78,8 +78,10 @@ def test_unparsable_arguments_never_reach_the_server():
 def test_a_server_that_cannot_start_is_one_error_event_in_chinese(tmp_path):
     found = run("北京的天气怎么样？", source=tmp_path / "missing.py")
     assert found[-1]["type"] == "error" and found[-1]["code"] == "mcp_connect"
-    assert "找不到工具源码文件" in found[-1]["message"]
-    assert [e["method"] for e in rpcs(found)] == ["initialize"]       # the request went out, no answer came
+    assert "服务器回了 JSON-RPC 错误 -32603：找不到工具源码文件" in found[-1]["message"]
+    answer = rpcs(found)[-1]                                          # initialize was answered with the reason
+    assert (answer["method"], answer["kind"]) == ("initialize", "error")
+    assert not any(e["type"] == "request" for e in found)               # the model was never asked
 
 
 def test_a_server_that_hangs_while_starting_is_given_up_on(tmp_path, monkeypatch):

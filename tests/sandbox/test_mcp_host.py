@@ -29,7 +29,7 @@ def served(source, work, session_id=None):
 
 
 def failed_start(source, session_id=None):
-    """A server that never answers initialize: the error the session raised, and the server."""
+    """A server whose source did not load: the error initialize raised, and the server."""
     server = sandbox.mcp_transport(source, session_id)
 
     async def main():
@@ -74,15 +74,16 @@ def test_tools_list_is_the_registrys_own_schema_and_annotations(path):
 def test_tools_call_ok_and_iserror_carry_the_registrys_text():
     async def work(session, server):
         ok = await session.call_tool("get_weather", {"city": "北京"})
-        unknown = await session.call_tool("get_wether", {"city": "北京"})
+        with pytest.raises(McpError) as unknown:      # no such tool: a protocol error, not a result
+            await session.call_tool("get_wether", {"city": "北京"})
+        unknown = unknown.value.error
         wrong = await session.call_tool("get_weather", {"city": 5, "unit": "kelvin"})
         return ok, unknown, wrong
 
     (ok, unknown, wrong), _ = served(WEATHER.read_text(encoding="utf-8"), work)
     registry = load_registry(str(WEATHER))
     assert ok.isError is False and ok.content[0].text == registry.call("get_weather", {"city": "北京"}).content
-    assert unknown.isError is True
-    assert unknown.content[0].text == registry.call("get_wether", {"city": "北京"}).content
+    assert unknown.code == -32602 and unknown.message == registry.call("get_wether", {"city": "北京"}).content
     assert wrong.isError is True and wrong.content[0].text.startswith("❌")
     assert wrong.content[0].text == registry.call("get_weather", {"city": 5, "unit": "kelvin"}).content
 
@@ -98,9 +99,22 @@ def test_an_async_tool_runs_on_the_sandboxed_server():
     assert result.content[0].text == load_registry(str(path)).call("get_air_quality", {"city": "北京"}).content
 
 
+def test_a_tool_reading_stdin_gets_nothing_and_steals_no_message():
+    source = ("from tool_registry import ToolRegistry\nregistry = ToolRegistry()\n\n\n"
+              "@registry.tool('读一行输入')\ndef ask() -> str:\n    return input()\n")
+
+    async def work(session, server):
+        asked = await session.call_tool("ask", {})
+        return asked, await session.list_tools()
+
+    (asked, listed), server = served(source, work)
+    assert asked.isError and "EOFError" in asked.content[0].text
+    assert [tool.name for tool in listed.tools] == ["ask"] and server.ended is None
+
+
 def test_a_syntax_error_is_the_servers_error_text_with_its_line():
     error, server = failed_start("from tool_registry import ToolRegistry\nregistry = ToolRegistry()\ndef f(:\n")
-    assert "Connection closed" in str(error)
+    assert error.error.code == -32603 and "第 3 行有语法错误" in error.error.message    # the client is told why
     assert "第 3 行有语法错误" in server.log() and server.ended is None
     assert gone(server.pid)
 
@@ -214,7 +228,7 @@ def test_a_message_over_the_limit_ends_the_server_and_a_line_that_is_not_json_rp
         seen = list(connection.wire)
     finally:
         connection.close()
-    assert result.isError is False and result.content[0].text == "written"
+    assert result["isError"] is False and result["content"][0]["text"] == "written"
     assert any("error" in message and "ValidationError" in message["error"]["message"] for _, message, _, _ in seen)
 
     async def huge_line(session, server):
@@ -315,7 +329,7 @@ def test_the_course_loop_shows_the_sandboxed_servers_error_text():
     found = list(run_mcp(make_client("offline"), "北京的天气怎么样？", transport=lambda: sandbox.mcp_transport(broken)))
     error = found[-1]
     assert error["type"] == "error" and error["code"] == "mcp_connect"
-    assert "服务器的输出：源码在导入时出错（第 3 行）：ZeroDivisionError" in error["message"]
+    assert "服务器回了 JSON-RPC 错误 -32603：源码在导入时出错（第 3 行）：ZeroDivisionError" in error["message"]
 
 
 def test_a_source_over_the_limit_or_not_text_is_refused_before_any_server_starts():
