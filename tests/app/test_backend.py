@@ -94,15 +94,13 @@ def test_a_client_that_cannot_be_made_is_said_plainly():
 
 def test_a_served_lesson_starts_on_a_source_that_does_not_load_and_its_server_says_why():
     """The MCP lesson's server loads the source itself: its failure is the run's to show (lesson step 8)."""
-    from lessons import mcp_tab
-
     broken = "from tool_registry import ToolRegistry\nregistry = ToolRegistry()\nraise RuntimeError('服务器不想启动')\n"
-    run = backend.start_run(mcp_tab.start, broken, "你好", Settings(), {}, served=True)
+    run = backend.start_run(starters.mcp, broken, "你好", Settings(), {}, served=True)
     assert run.error is None and run.running and run.tools == []
     events = backend.run_to_end(run).events
     assert events[-1]["code"] == "mcp_connect" and "第 3 行" in events[-1]["message"]
     assert not any(event["type"] == "request" for event in events)       # the model was never asked
-    refused = backend.start_run(mcp_tab.start, broken, "你好", Settings(), {})
+    refused = backend.start_run(starters.mcp, broken, "你好", Settings(), {})
     assert refused.source_error and not refused.running
 
 
