@@ -56,7 +56,7 @@ def test_a_deny_rule_refuses_a_schema_valid_call(session_id):
     state, _ = start(session_id, "运行 `rm notes.md`", DEFAULT)
     call, result = of_type(state, "tool_call")[0], of_type(state, "tool_result")[0]
     assert call["arguments"]["command"] == "rm notes.md" and not call["problems"]   # the schema is satisfied
-    assert result["error_code"] == "denied" and "bash:rm *" in result["content"]
+    assert result["error_code"] == "rule_denied" and "bash:rm *" in result["content"]
     assert state.waiting is None and of_type(state, "final")
     assert "练习" in workspace.read_file(session_id, "notes.md")
 
