@@ -49,6 +49,7 @@ LABELS = {
     "sandbox_refused": "沙箱不可用",
     "busy": "请稍后再试",
     "rate_limited": "请稍后再试",
+    "probation": "观察期限额",        # 公开服务器上，这个会话之前的任务超了限，之后的任务限额更小
     "no_executor": "无法执行",
     "exit_status": "命令失败",        # bash 的命令运行了，但退出码不是 0（输出照样交给模型）
     # 人类在环（loop_parts.run_tool）：用户在确认框里点了“拒绝”；或者权限规则不允许这次调用

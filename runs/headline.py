@@ -39,7 +39,8 @@ GUARDS = {"too_many_failures", "max_turns"}
 # A failed call that was not the model's mistake: error_code -> who stopped it. Every other
 # failure (a wrong argument, an unknown tool, a tool that crashed) is the model's to correct.
 STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denied": "you",
-              "busy": "sandbox", "rate_limited": "sandbox", "sandbox_refused": "sandbox", "sandbox": "sandbox",
+              "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
+              "sandbox": "sandbox",
               "exit_status": "command"}
 
 
