@@ -285,7 +285,9 @@ class TestPermissionsLesson:
         panel.locator(".tw-ws-file .cm-content").filter(has_text="再见").first.wait_for(timeout=WAIT)
         assert "+print('再见')" in panel.locator(".tw-ws-diff").first.inner_text()
         assert '（执行前，用户修改了你写的参数：content："print(\'你好\')\\n" → "print(\'再见\')\\n"' in results(panel)[0]
-        assert "print('再见')" in answer and T("你在执行前修改了参数", "你在执行前修改了参数") in answer
+        assert "print('再见')" in answer and "你在执行前修改了参数" in answer
+        edited = panel.locator(".tw-protocol .tw-edited").first.inner_text()
+        assert T("执行前，人改过这个参数", "edited this argument before it ran") in edited and "print('再见')" in edited
         status = headline(panel)
         assert status.startswith("✅")
         assert T("第 1 轮 write 的参数是你改过后才执行的", "write in round 1 ran with arguments you edited") in status
