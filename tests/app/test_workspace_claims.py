@@ -286,7 +286,7 @@ class TestPermissionsLesson:
         assert "+print('再见')" in panel.locator(".tw-ws-diff").first.inner_text()
         assert '（执行前，用户修改了你写的参数：content："print(\'你好\')\\n" → "print(\'再见\')\\n"' in results(panel)[0]
         assert "print('再见')" in answer and "你在执行前修改了参数" in answer
-        edited = panel.locator(".tw-protocol .tw-edited").first.inner_text()
+        edited = panel.locator(".tw-protocol .tw-edited").first.text_content()        # in a folded round too
         assert T("执行前，人改过这个参数", "edited this argument before it ran") in edited and "print('再见')" in edited
         status = headline(panel)
         assert status.startswith("✅")
