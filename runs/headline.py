@@ -103,6 +103,12 @@ def _stopped(entries: list[dict]) -> list[str]:
     return said
 
 
+def _rounds(entries: list[dict]) -> str:
+    """The rounds in which the failures of `entries` were made good ("第 2 轮、第 4 轮")."""
+    rounds = sorted({e["fixed_in"] for e in entries if e["fixed_in"] is not None})
+    return tr("、", ", ").join(tr("第 {r} 轮", "round {r}").format(r=r) for r in rounds)
+
+
 def _by_hand(events: list[dict], key: str) -> str:
     """Where a person stepped in ("第 1 轮 write"), for tool results that carry `key`."""
     places = [tr("第 {turn} 轮 {name}", "{name} in round {turn}").format(turn=e.get("turn"), name=e.get("name"))
@@ -198,12 +204,19 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
         counts += tr("；{where} 的参数是你改过后才执行的（模型从结果里得知了改动）",
                      "; {where} ran with arguments you edited (the model was told in the result)").format(where=edited)
     if recovered:
-        rounds = sorted({r["fixed_in"] for r in recovered if r["fixed_in"] is not None})
-        where = tr("、", ", ").join(tr("第 {r} 轮", "round {r}").format(r=r) for r in rounds)
+        mistakes = [r for r in recovered if r["code"] not in STOPPED_BY]
+        stopped = [r for r in recovered if r["code"] in STOPPED_BY]
+        notes = []
+        if mistakes:
+            notes.append(tr("模型在{where}改正了 {n} 次失败的调用", "the model corrected {n} failed call(s) in {where}"
+                            ).format(where=_rounds(mistakes), n=len(mistakes)))
+        if stopped:     # refused or failed, not the model's mistake: a later call went through
+            notes.append(tr("{n} 次没做成的调用（{what}）在{where}再调用成功了",
+                            "{n} call(s) that did not go through ({what}) succeeded when called again in {where}"
+                            ).format(n=len(stopped), what=_what(stopped), where=_rounds(stopped)))
         return {"state": "recovered", "icon": "✅",
-                "title": tr("{counts}（模型在{where}改正了 {n} 次失败的调用）",
-                            "{counts} (the model corrected {n} failed call(s) in {where})").format(
-                                counts=counts, where=where, n=len(recovered)), "detail": answer}
+                "title": tr("{counts}（{notes}）", "{counts} ({notes})").format(
+                    counts=counts, notes=tr("；", "; ").join(notes)), "detail": answer}
     return {"state": "answered", "icon": "✅", "title": counts, "detail": answer}
 
 

@@ -135,3 +135,10 @@ def test_edited_arguments_are_said_over_the_answer():
               {"type": "final", "turn": 2, "content": "写好了"}]
     found = headline.verdict(events)
     assert found["state"] == "answered" and "第 1 轮 write 的参数是你改过后才执行的" in found["title"]
+
+
+def test_a_refusal_made_good_later_is_not_called_the_model_s_correction():
+    events = [refused("denied", "bash"), result(2, "bash", True), {"type": "final", "turn": 3, "content": "好了"}]
+    found = headline.verdict(events)
+    assert found["state"] == "recovered" and "改正" not in found["title"]
+    assert "1 次没做成的调用（bash）在第 2 轮再调用成功了" in found["title"]
