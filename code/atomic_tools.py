@@ -215,6 +215,11 @@ def make_tools(root: str, shell: Callable[[str, str, float], dict] | None = None
         if problem:   # 超时、输出太多……：失败，但把已经有的输出也交给模型
             raise ToolFailure(problem["code"], problem["conclusion"], problem.get("hint", ""),
                               output if result.get("stdout") or result.get("stderr") else "")
+        if result.get("exit_code") != 0:
+            # 命令运行了，但没有成功（测试没通过、文件读不了……）：这是一个失败的结果，不能当成功交回去，
+            # 否则模型和界面都会把 “Permission denied” 当成答案。输出照样附上，原因往往就在里面。
+            raise ToolFailure("exit_status", f"命令运行了，但退出码是 {result.get('exit_code')}（不是 0），没有成功",
+                              "原因见下面的输出", output)
         return output
 
     return registry

@@ -94,6 +94,7 @@ class ToolResultEvent(ConcurrentTiming):
     problems: list[str]
     coercions: list[str]          # 看得见的宽松转换，如 count: "5" → 5
     clipped_from: int | None      # 截断前的字数；None 表示原样回填
+    edited: list[str]             # 执行前人改过的参数（单步、修改参数后批准），模型从结果里也会读到
 
 
 class FinalEvent(TypedDict):
@@ -164,7 +165,8 @@ def tool_result(turn: int, call_id: str, name: str, outcome: ToolOutcome, messag
     return {"type": "tool_result", "turn": turn, "id": call_id, "name": name, "content": outcome.content,
             "ok": bool(outcome.ok), "error_code": outcome.error_code, "duration_ms": outcome.duration_ms,
             "arguments": outcome.arguments, "message": message, "problems": list(outcome.problems),
-            "coercions": list(outcome.coercions), "clipped_from": outcome.clipped_from}
+            "coercions": list(outcome.coercions), "clipped_from": outcome.clipped_from,
+            "edited": list(outcome.edited)}
 
 
 def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:

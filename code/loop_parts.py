@@ -2,8 +2,10 @@
 
 循环是生成器，每一步都 yield 一个事件（见 events.py）。在 tool_call 事件之后可以
 generator.send(override)，人工干预这次调用（"单步模式"）：
-  None 照常执行；{"arguments": {...}} 换参数执行；{"result": "文字"} 不执行，直接把文字当结果喂回去；
-  {"deny": "理由"} 不执行，告诉模型这次调用被用户拒绝了（人类在环：见 permissions.py）。
+  None 照常执行；{"arguments": {...}} 换参数执行，结果里告诉模型参数被人改过、改了什么；
+  {"result": "文字"} 不执行，直接把文字当结果喂回去；
+  {"deny": "理由"} 不执行，告诉模型这次调用被用户拒绝了（人类在环：见 permissions.py）；
+  {"deny": "理由", "rule": "bash:rm *"} 不执行，告诉模型是权限规则不允许，不是用户点了拒绝。
 工具的结果永远是一个 ToolOutcome（见 tool_outcome.py）：执行函数交回什么都先变成它，再回填给模型。
 """
 from __future__ import annotations
@@ -140,24 +142,58 @@ def run_tool(call: ToolCall, execute: Executor | None, names: list[str],
     override = yield events.tool_call(call.turn, call.id, call.name, call.raw_arguments, call.arguments,
                                       call.problems)
     if override and "deny" in override:
-        outcome = denied(call, str(override["deny"] or "").strip())
+        outcome = denied(call, str(override["deny"] or "").strip(), override.get("rule"))
     elif override and "result" in override:
         outcome = success(str(override["result"]), arguments=call.arguments)
+    elif override and isinstance(override.get("arguments"), dict):
+        edited = dataclasses.replace(call, arguments=override["arguments"], problems=[])
+        outcome = told_edited(execute_call(edited, execute, names), call.arguments, edited.arguments)
     else:
-        if override and isinstance(override.get("arguments"), dict):
-            call = dataclasses.replace(call, arguments=override["arguments"], problems=[])
         outcome = execute_call(call, execute, names)
     result = events.tool_result(call.turn, call.id, call.name, outcome, wrap(outcome.content))
     yield result
     return result
 
 
-def denied(call: ToolCall, reason: str) -> ToolOutcome:
-    """用户拒绝了这次调用：工具不运行。结果照样回填给模型——它得知道没做成，还得知道别原样再要一次，
-    否则它会以为是偶然失败，把同一个调用重发一遍，用户就得一遍遍点“拒绝”。"""
+def denied(call: ToolCall, reason: str, rule: str | None = None) -> ToolOutcome:
+    """用户（或者一条权限规则）拒绝了这次调用：工具不运行。结果照样回填给模型——它得知道没做成，
+    还得知道别原样再要一次，否则它会以为是偶然失败，把同一个调用重发一遍，用户就得一遍遍点“拒绝”。
+    是谁拒绝的要说对：规则拒绝的，换一种规则允许的做法就行；用户拒绝的，要先问用户。"""
+    if rule is not None:
+        return failure("rule_denied", f"权限规则不允许这次调用（{reason}）",
+                       f"不要重复同样的 {call.name} 调用；请换一种规则允许的做法，或者请用户修改规则",
+                       arguments=call.arguments)
     return failure("denied", f"用户拒绝了这次调用：{reason or '没有说明理由'}",
                    f"不要重复同样的 {call.name} 调用；请先问用户想怎么做，或者换一种做法",
                    arguments=call.arguments)
+
+
+EDITED = "（执行前，用户修改了你写的参数：{changes}。实际执行的参数是 {arguments}，下面的结果按它得出。）\n"
+_EDITED = re.compile(r"（执行前，用户修改了你写的参数：.*?。实际执行的参数是 (\{.*\})，下面的结果按它得出。）\n", re.S)
+
+
+def told_edited(outcome: ToolOutcome, written: dict | None, executed: dict) -> ToolOutcome:
+    """人改了参数再执行（单步、修改参数后批准）：结果前面告诉模型改了什么、实际按什么执行的。
+    不说的话，模型以为执行的是自己写的参数，回答就会和真实发生的事对不上（比如照着自己写的内容说“文件里是 …”）。"""
+    before = written if isinstance(written, dict) else {}
+    changes = [f"{key}：{shown(before[key]) if key in before else '（没有）'} → "
+               f"{shown(executed[key]) if key in executed else '（去掉了）'}"
+               for key in dict.fromkeys([*before, *executed]) if before.get(key, ...) != executed.get(key, ...)]
+    if not changes:
+        return outcome
+    note = EDITED.format(changes="；".join(changes), arguments=json.dumps(executed, ensure_ascii=False))
+    return dataclasses.replace(outcome, content=note + outcome.content, edited=changes)
+
+
+def read_edited(content: str) -> tuple[dict | None, str]:
+    """一段工具结果 -> (人改过以后实际执行的参数，没改过是 None；去掉 told_edited 那句说明之后的结果)。"""
+    found = _EDITED.match(content.lstrip())
+    return (json.loads(found.group(1)), content.lstrip()[found.end():]) if found else (None, content)
+
+
+def shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "…"
 
 
 def execute_call(call: ToolCall, execute: Executor | None, names: list[str]) -> ToolOutcome:

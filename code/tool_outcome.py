@@ -49,9 +49,12 @@ LABELS = {
     "sandbox_refused": "沙箱不可用",
     "busy": "请稍后再试",
     "rate_limited": "请稍后再试",
+    "probation": "观察期限额",        # 公开服务器上，这个会话之前的任务超了限，之后的任务限额更小
     "no_executor": "无法执行",
-    # 人类在环：用户在确认框里点了“拒绝”（loop_parts.run_tool）
+    "exit_status": "命令失败",        # bash 的命令运行了，但退出码不是 0（输出照样交给模型）
+    # 人类在环（loop_parts.run_tool）：用户在确认框里点了“拒绝”；或者权限规则不允许这次调用
     "denied": "用户拒绝",
+    "rule_denied": "权限规则拒绝",
 }
 
 
@@ -93,6 +96,7 @@ class ToolOutcome:
     problems: list[str] = dataclasses.field(default_factory=list)    # 参数的问题，每条一句
     coercions: list[str] = dataclasses.field(default_factory=list)   # 看得见的宽松转换，如 count: "5" → 5
     clipped_from: int | None = None      # 截断前的字数；None 表示原样回填
+    edited: list[str] = dataclasses.field(default_factory=list)     # 执行前人改过的参数，如 city: "北京" → "上海"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -122,7 +126,7 @@ def as_outcome(value: Any, **defaults: Any) -> ToolOutcome:
         known = {**defaults, **{k: v for k, v in value.items() if k in FIELDS}}
         known["content"] = str(known.get("content") or "")
         known.setdefault("ok", True)
-        for name in ("problems", "coercions"):          # JSON 里的 null 也当作“没有”
+        for name in ("problems", "coercions", "edited"):          # JSON 里的 null 也当作“没有”
             known[name] = list(known.get(name) or [])
         outcome = ToolOutcome(**known)
     else:

@@ -55,6 +55,7 @@ CSS = """
 .tw-error { border-left: 4px solid #dc2626; padding: 6px 10px; background: rgba(220,38,38,0.08); border-radius: 4px; }
 .tw-final { border-left: 4px solid #16a34a; padding: 6px 10px; background: rgba(22,163,74,0.08); border-radius: 4px; white-space: pre-wrap; }
 .tw-pause { border-left: 4px solid #d97706; padding: 6px 10px; background: rgba(217,119,6,0.10); border-radius: 4px; }
+.tw-edited { color: #b45309; }
 .tw-match { background: rgba(250, 204, 21, 0.35); border-radius: 3px; }
 .tw-g0 { background: rgba(59,130,246,0.30); } .tw-g1 { background: rgba(16,185,129,0.30); }
 .tw-g2 { background: rgba(236,72,153,0.28); } .tw-g3 { background: rgba(168,85,247,0.28); }
@@ -317,6 +318,9 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
         body.append(f"<div>{tr('类型转换：', 'Type conversion: ')}<code>{esc(note)}</code></div>")
     if result.get("overridden"):
         body.append(f"<div class='tw-meta'>（{esc(result['overridden'])}）</div>")
+    for change in result.get("edited") or []:     # a person changed the model's arguments before the call ran
+        body.append(f"<div class='tw-edited'>{tr('✏️ 执行前，人改过这个参数：', '✏️ A person edited this argument before it ran: ')}"
+                    f"<code>{esc(change)}</code></div>")
     body.append(render_timing(result))
     body.append(f"<div>{tr('结果', 'Result')} {status} · {milliseconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
     body.append(clipped_note(result))

@@ -27,6 +27,7 @@ from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, 
                         tool_words)
 from accents import rough_tokens    # 和客户端同一个粗估：工具清单算进输入
 from llm_clients import OFFLINE_MODEL
+from loop_parts import read_edited
 
 MODEL_NAME = OFFLINE_MODEL
 FINGERPRINT = "rule-based-not-an-llm"
@@ -240,7 +241,7 @@ def is_observation(message):
 
 
 def is_error(text):
-    text = text.lstrip().removeprefix("Observation:").lstrip()
+    text = read_edited(text.lstrip().removeprefix("Observation:").lstrip())[1]
     return text.startswith("❌") or envelope_of(text).get("status") == "error"
 
 
@@ -468,7 +469,7 @@ def sent_as_planned(message, position, call, mode):
 
 
 def summarise(results):
-    results = [(name, args, readable(text), ok) for name, args, text, ok in results]
+    results = [(name, *as_executed(args, text), ok) for name, args, text, ok in results]
     good = [(name, args, text) for name, args, text, ok in results if ok]
     if not good:
         last = results[-1][2] if results else "没有结果"
@@ -481,6 +482,14 @@ def summarise(results):
         if ok and clipped:              # 没看到全部，就要说出来，而不是当成完整的结果来回答
             lines.append(f"  （这个结果过长被截断了：{clipped.group(1)}。我只看到了前面一部分，可以缩小范围再查。）")
     return "根据工具返回的结果：\n" + "\n".join(lines)
+
+
+def as_executed(args, text):
+    """(参数, 结果) 按真实发生的事：用户在执行前改过参数的，是改过的参数和去掉那句说明的结果，再注明一句。"""
+    executed, rest = read_edited(text)
+    if executed is None:
+        return args, readable(text)
+    return executed, f"{readable(rest)}（这次调用的参数是用户改过的，结果按改过的参数得出）"
 
 
 CLIPPED_NOTE = re.compile(r"…（结果过长已截断：(.*?)）\s*$")

@@ -13,8 +13,9 @@
 模型不记状态，每一轮都把剧本从头演一遍，把对话里已有的工具结果按顺序喂回去，停在还没有结果的那一步——
 同样的问题和结果，永远得到同样的下一步。
 
-有一条规矩对每段剧本都成立：一次调用被用户拒绝了（结果是 ❌ [用户拒绝]），就不再原样重试，
-而是说清楚本来想做什么（要改的 diff、要跑的命令），请用户决定怎么办。
+有一条规矩对每段剧本都成立：一次调用被用户或权限规则拒绝了（结果是 ❌ [用户拒绝] / ❌ [权限规则拒绝]），
+就不再原样重试，而是说清楚是谁拒绝的、本来想做什么（要改的 diff、要跑的命令），请用户决定怎么办。
+用户在执行前改过参数的（结果前面有一句说明），回答按改过的参数说，不照自己原来写的说。
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Generator
 
+from loop_parts import read_edited
 from tool_outcome import LABELS
 
 WORKSPACE_TOOLS = {"read", "write", "edit", "bash"}
@@ -77,11 +79,13 @@ def text_of(message: dict) -> str:
 
 
 def failed(result: str) -> bool:
-    return result.lstrip().startswith("❌")
+    """这一步没做成。命令运行了、只是退出码不是 0 的（❌ [命令失败]）不算：它的输出照样要读（比如没通过的测试）。"""
+    text = read_edited(result)[1].lstrip()
+    return text.startswith("❌") and not text.startswith(f"❌ [{LABELS['exit_status']}]")
 
 
 def is_denied(result: str) -> bool:
-    return result.lstrip().startswith(f"❌ [{LABELS['denied']}]")
+    return read_edited(result)[1].lstrip().startswith((f"❌ [{LABELS['denied']}]", f"❌ [{LABELS['rule_denied']}]"))
 
 
 # ── 听懂问题：几条正则，按顺序试
@@ -167,8 +171,12 @@ def edit_text(path: str, old: str, new: str) -> Script:
 
 def create_file(path: str, content: str) -> Script:
     result = yield Call("write", {"path": path, "content": content}, f"新建 {path}，内容照问题里写的。")
+    executed, said = read_edited(result)
     if failed(result):
         return f"没能写入 {path}：{result}"
+    if executed is not None:       # 用户在执行前改了参数：文件里是改过的内容，不是问题里的
+        return (f"{said}。你在执行前修改了参数，写入的是你改过的内容：\n{executed.get('content')}"
+                f"\n（我原来要写的是：{content.rstrip()}）")
     return f"{result}。内容是：\n{content}"
 
 
@@ -176,7 +184,11 @@ def run_commands(commands: list[str]) -> Script:
     outputs = []
     for command in commands:
         result = yield Call("bash", {"command": command}, "问题里用反引号写了一条命令，原样交给 bash 运行。")
-        outputs.append(f"$ {command}\n{result}")
+        executed, said = read_edited(result)
+        if executed is not None:   # 用户在执行前改了命令：说运行的是哪一条
+            outputs.append(f"$ {executed.get('command')}（你把命令从 {command} 改成了这一条）\n{said}")
+        else:
+            outputs.append(f"$ {command}\n{result}")
     return "命令的运行结果：\n\n" + "\n\n".join(outputs)
 
 
@@ -407,10 +419,14 @@ def fix_failing_test() -> Script:
 # ── 被拒绝以后
 
 def after_denial(call: Call, result: str) -> str:
-    """不原样重试：说清楚本来想做什么，把决定交还给用户。"""
-    reason = re.search(r"用户拒绝了这次调用：(.+?)。(?:不要|$)", result)
-    said = f"（理由：{reason.group(1)}）" if reason else ""
-    head = f"你拒绝了这次 {call.name} 调用{said}，我不会原样再试一次。"
+    """不原样重试：说清楚是谁拒绝的、本来想做什么，把决定交还给用户。"""
+    by_rule = re.search(r"权限规则不允许这次调用（(.+)）。不要", result)
+    if by_rule:
+        head = f"权限规则不允许这次 {call.name} 调用（{by_rule.group(1)}），我不会原样再试一次。"
+    else:
+        reason = re.search(r"用户拒绝了这次调用：(.+?)。(?:不要|$)", result)
+        said = f"（理由：{reason.group(1)}）" if reason else ""
+        head = f"你拒绝了这次 {call.name} 调用{said}，我不会原样再试一次。"
     args: dict[str, Any] = call.args
     if call.name == "edit":
         diff = "\n".join(difflib.unified_diff(args["old"].splitlines(), args["new"].splitlines(),
@@ -423,7 +439,8 @@ def after_denial(call: Call, result: str) -> str:
         wanted = f"我本来要运行的命令是：{args['command']}\n你可以自己运行它、把结果告诉我，或者告诉我换一种做法。"
     else:
         wanted = f"我本来要读 {args.get('path')}。如果不该看这个文件，请告诉我该看哪个。"
-    return f"{head}\n{wanted}\n接下来怎么做，请你决定。"
+    rules = "如果这件事确实该做，可以修改左边的权限规则。" if by_rule else ""
+    return f"{head}\n{wanted}\n接下来怎么做，请你决定。{rules}"
 
 
 if __name__ == "__main__":

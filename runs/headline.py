@@ -14,10 +14,16 @@ States, in the order they are checked:
   🔁 repetition: the final answer repeats one phrase many times (the accent of that name); a
      looping answer is usually cut at max_tokens too, and the loop is the news
   ✂️ truncated: the final answer ended at finish_reason "length" (cut off by max_tokens)
-  ⚠️ answered, but after a failed call that was never recovered (the model gave up)
+  ⚠️ stopped: answered, but a call failed that was not the model's mistake and was not made good
+     later: the headline names who stopped it (STOPPED_BY: the tool's own business rule, a
+     permission rule, you in the approval box, the sandbox, or a command that ran and failed)
+  ⚠️ gave_up: answered, but after a failed call of the model's that was never recovered
   💬 no_tool_call: tools were offered and the model answered without calling one
+  ✍️ hand_written: answered from a result written by hand in step mode (the tool did not run)
   ✅ answered after recovering from failed calls (with a note: which round, how many)
   ✅ answered
+A call whose arguments a person edited before it ran (step mode, 修改参数后批准) is said in the
+title of ✅ (the model was told what changed: loop_parts.told_edited).
 
 Only answered and recovered are a success (summary()["ok"]): every named endpoint's result
 carries the same verdict object the headline is drawn from.
@@ -27,6 +33,14 @@ from __future__ import annotations
 from typing import Any
 
 from i18n import tr
+
+
+# A failed call that was not the model's mistake: error_code -> who stopped it. Every other
+# failure (a wrong argument, an unknown tool, a tool that crashed) is the model's to correct.
+STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denied": "you",
+              "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
+              "sandbox": "sandbox",
+              "exit_status": "command"}
 
 
 def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -45,7 +59,8 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
             fixed = next((e for e in events[index + 1:] if e.get("type") == "parse" and e.get("ok")), None)
         else:
             continue
-        entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn")}
+        entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn"),
+                 "code": event.get("error_code")}
         (recovered if fixed else unrecovered).append(entry)
     return recovered, unrecovered
 
@@ -65,6 +80,41 @@ def _what(entries: list[dict]) -> str:
     return tr("、", ", ").join(names)
 
 
+def _stopped(entries: list[dict]) -> list[str]:
+    """One sentence for each party that stopped a call (STOPPED_BY), naming the tools."""
+    sentences = {
+        "tool_rule": tr("工具 {names} 按自己的业务规则拒绝了调用（参数本身没有错）",
+                        "The tool {names} refused the call by its own business rule (the arguments were valid)"),
+        "permission_rule": tr("权限规则拒绝了 {names} 的调用，工具没有运行",
+                              "A permission rule refused the call of {names}; the tool did not run"),
+        "you": tr("你拒绝了 {names} 的调用，工具没有运行", "You refused the call of {names}; the tool did not run"),
+        "sandbox": tr("沙箱拒绝运行 {names}，不是模型或工具出错（原因见时间线里的结果）",
+                      "The sandbox refused to run {names}, not a fault of the model or the tool (the result in the "
+                      "timeline says why)"),
+        "command": tr("{names} 的命令运行了，但失败了（退出码不是 0）",
+                      "The command of {names} ran but failed (its exit code was not 0)"),
+    }
+    said = []
+    for who, sentence in sentences.items():
+        mine = [e for e in entries if STOPPED_BY.get(e["code"]) == who]
+        if mine:
+            said.append(sentence.format(names=_what(mine)))
+    return said
+
+
+def _rounds(entries: list[dict]) -> str:
+    """The rounds in which the failures of `entries` were made good ("第 2 轮、第 4 轮")."""
+    rounds = sorted({e["fixed_in"] for e in entries if e["fixed_in"] is not None})
+    return tr("、", ", ").join(tr("第 {r} 轮", "round {r}").format(r=r) for r in rounds)
+
+
+def _by_hand(events: list[dict], key: str) -> str:
+    """Where a person stepped in ("第 1 轮 write"), for tool results that carry `key`."""
+    places = [tr("第 {turn} 轮 {name}", "{name} in round {turn}").format(turn=e.get("turn"), name=e.get("name"))
+              for e in events if e.get("type") == "tool_result" and e.get(key)]
+    return tr("、", ", ").join(dict.fromkeys(places))
+
+
 def _tools_offered(events: list[dict]) -> bool:
     """Native tools in a request, or a text protocol's run (a parse event): ReAct and JSON-from-text
     always write the tool list into the system prompt."""
@@ -77,8 +127,8 @@ def _last_response(events: list[dict]) -> dict:
 
 def verdict(events: list[dict]) -> dict[str, Any] | None:
     """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
-    state: answered / recovered / no_tool_call / truncated / repetition / gave_up / guard / max_turns / mcp_failed /
-    error."""
+    state: answered / recovered / hand_written / no_tool_call / truncated / repetition / stopped / gave_up / guard /
+    max_turns / mcp_failed / error."""
     end = next((e for e in reversed(events) if e.get("type") in ("final", "error")), None)
     if end is None:
         return None
@@ -121,12 +171,17 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                             "the rest was never written: {counts}").format(counts=counts),
                 "detail": answer}
     if unrecovered:
-        return {"state": "gave_up", "icon": "⚠️",
-                "title": tr("模型放弃了：{n} 次失败的调用没有改正（{what}），下面的回答不是工具的结果：{counts}",
-                            "The model gave up: {n} failed call(s) never corrected ({what}); the answer below is not "
-                            "a tool's result: {counts}").format(n=len(unrecovered), what=_what(unrecovered),
-                                                                counts=counts),
-                "detail": answer}
+        parts = _stopped(unrecovered)
+        mistakes = [e for e in unrecovered if e["code"] not in STOPPED_BY]
+        if mistakes:
+            parts.append(tr("模型放弃了：{n} 次失败的调用没有改正（{what}）",
+                            "The model gave up: {n} failed call(s) never corrected ({what})").format(
+                                n=len(mistakes), what=_what(mistakes)))
+        title = tr("{parts}，下面的回答不是一次成功调用的结果：{counts}",
+                   "{parts}; the answer below is not the result of a successful call: {counts}").format(
+                       parts=tr("；", "; ").join(parts), counts=counts)
+        return {"state": "stopped" if len(mistakes) < len(unrecovered) else "gave_up", "icon": "⚠️",
+                "title": title, "detail": answer}
     called = any(e.get("type") == "tool_call" for e in events)
     if not called and _tools_offered(events):
         return {"state": "no_tool_call", "icon": "💬",
@@ -136,13 +191,31 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                             "and its data may be invented (for a greeting, which needs no tool, that is fine: you "
                             "judge): {counts}").format(counts=counts),
                 "detail": answer}
+    written = _by_hand(events, "overridden")
+    if written:
+        return {"state": "hand_written", "icon": "✍️",
+                "title": tr("回答用的是你手写的结果（{where}：工具没有运行），不是工具给的：{counts}",
+                            "The answer uses a result you wrote by hand ({where}: the tool did not run), not the "
+                            "tool's: {counts}").format(where=written, counts=counts),
+                "detail": answer}
+    edited = _by_hand(events, "edited")
+    if edited:
+        counts += tr("；{where} 的参数是你改过后才执行的（模型从结果里得知了改动）",
+                     "; {where} ran with arguments you edited (the model was told in the result)").format(where=edited)
     if recovered:
-        rounds = sorted({r["fixed_in"] for r in recovered if r["fixed_in"] is not None})
-        where = tr("、", ", ").join(tr("第 {r} 轮", "round {r}").format(r=r) for r in rounds)
+        mistakes = [r for r in recovered if r["code"] not in STOPPED_BY]
+        stopped = [r for r in recovered if r["code"] in STOPPED_BY]
+        notes = []
+        if mistakes:
+            notes.append(tr("模型在{where}改正了 {n} 次失败的调用", "the model corrected {n} failed call(s) in {where}"
+                            ).format(where=_rounds(mistakes), n=len(mistakes)))
+        if stopped:     # refused or failed, not the model's mistake: a later call went through
+            notes.append(tr("{n} 次没做成的调用（{what}）在{where}再调用成功了",
+                            "{n} call(s) that did not go through ({what}) succeeded when called again in {where}"
+                            ).format(n=len(stopped), what=_what(stopped), where=_rounds(stopped)))
         return {"state": "recovered", "icon": "✅",
-                "title": tr("{counts}（模型在{where}改正了 {n} 次失败的调用）",
-                            "{counts} (the model corrected {n} failed call(s) in {where})").format(
-                                counts=counts, where=where, n=len(recovered)), "detail": answer}
+                "title": tr("{counts}（{notes}）", "{counts} ({notes})").format(
+                    counts=counts, notes=tr("；", "; ").join(notes)), "detail": answer}
     return {"state": "answered", "icon": "✅", "title": counts, "detail": answer}
 
 

@@ -81,9 +81,9 @@ def decide(rules: Mapping | None, event: dict) -> permissions.Decision:
     return permissions.decide(dict(rules or {}), str(event.get("name") or ""), args)
 
 
-def denial(decision: permissions.Decision) -> dict:
-    """What the loop is sent for a call a rule refuses."""
-    return {"deny": f"权限规则不允许（{decision.reason}）"}
+def denial(decision: permissions.Decision, reason: str = "") -> dict:
+    """What the loop is sent for a call a rule refuses: the model is told a rule refused it, not a person."""
+    return {"deny": reason or decision.reason, "rule": decision.rule}
 
 
 def ruling(rules: Mapping | None, event: dict) -> tuple[Any, permissions.Decision | None]:
@@ -117,5 +117,5 @@ def run_unattended(session_id: str, question: str, settings: Settings, rules: Ma
     while (event := advance(run, override)) is not None:
         override, asking = ruling(rules, event)
         if asking is not None:
-            override = {"deny": f"{UNATTENDED}（{asking.reason}）"}
+            override = denial(asking, f"{UNATTENDED}：{asking.reason}")
     return run

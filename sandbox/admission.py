@@ -33,16 +33,19 @@ class Refusal(Exception):
 
 class Ledger:
     """What one session has been using: jobs admitted now, job starts and worker-seconds
-    in the last minute, and until when it is on probation."""
-    __slots__ = ("running", "in_slot", "starts", "spent", "probation_until", "last_seen", "refused")
+    in the last minute (with which job spent them), and until when it is on probation (and
+    which job put it there, when): a refusal says where the time went, not only that it is gone."""
+    __slots__ = ("running", "in_slot", "starts", "spent", "probation_until", "probation_cause", "last_seen",
+                 "refused")
 
     def __init__(self, now):
         self.refused = 0                       # refusals in a row for an exhausted budget
         self.running = 0                       # admitted, waiting for a slot or running
         self.in_slot = 0                       # of those, holding a slot (running in a worker)
         self.starts = collections.deque()      # start times of tool runs
-        self.spent = collections.deque()       # (end time, seconds charged) of every job
+        self.spent = collections.deque()       # (end time, seconds charged, the job) of every job
         self.probation_until = 0.0
+        self.probation_cause = (0.0, "")       # (when, the job) that last ran into a limit
         self.last_seen = now
 
     def forget_old(self, now):
@@ -52,12 +55,27 @@ class Ledger:
             self.spent.popleft()
 
     def seconds_used(self):
-        return sum(seconds for _, seconds in self.spent)
+        return sum(seconds for _, seconds, _ in self.spent)
+
+    def heaviest(self, now):
+        """(job, seconds, seconds ago) of the job that used most of the last minute, or None."""
+        if not self.spent:
+            return None
+        ended, seconds, job = max(self.spent, key=lambda entry: entry[1])
+        return job, seconds, int(now - ended)
+
+    def probation(self, now, budget):
+        """What a refusal says about probation (messages.on_probation), or "" when not on it."""
+        if now >= self.probation_until:
+            return ""
+        since, job = self.probation_cause
+        return messages.on_probation(budget.what, job, int(now - since), int(self.probation_until - now) + 1,
+                                     budget.probation_seconds_per_minute, budget.seconds_per_minute)
 
     def seconds_until_under(self, budget, now):
         """How long until enough of the last minute's usage has aged out to run again."""
         used = self.seconds_used()
-        for ended, seconds in self.spent:
+        for ended, seconds, _ in self.spent:
             used -= seconds
             if used < budget:
                 return max(1, int(WINDOW_SECONDS - (now - ended)) + 1)
@@ -146,19 +164,22 @@ class Gate:
         pause = min(base * 2 ** max(0, in_a_row - 1), max(base, budget.refusal_pause_max_seconds))
         return pause * random.uniform(1.0, 1.0 + REFUSAL_JITTER)
 
-    def admit(self, session_id, counts_as_run=True):
-        return Admission(self, session_id, counts_as_run)
+    def admit(self, session_id, counts_as_run=True, job=""):
+        """`job` names it for the student ("工具 get_weather"), should it run into a limit."""
+        return Admission(self, session_id, counts_as_run, job)
 
 
 class Admission:
     """One job's way through the gate: refused, or admitted into a slot and run."""
 
-    def __init__(self, gate, session_id, counts_as_run=True):
+    def __init__(self, gate, session_id, counts_as_run=True, job=""):
         self.gate = gate
         self.settings = gate.settings()        # one job, one configuration
         self.budget = self.settings.budget(gate.kind)
         self.session_id = session_id
         self.counts_as_run = counts_as_run
+        self.job = job or self.budget.what
+        self.probation_note = ""               # why this job runs within probation's limits (on_probation)
         self.slot = None
         self.on_probation = False
         self.entered = False
@@ -206,15 +227,18 @@ class Admission:
                            else budget.seconds_per_minute)
                 used = ledger.seconds_used()
                 refusal = None
+                if self.on_probation:
+                    self.probation_note = ledger.probation(now, budget)
                 if used >= allowed:
                     refusal = Refusal("rate_limited", messages.over_budget(
-                        budget.what, used, allowed, ledger.seconds_until_under(allowed, now)))
+                        budget.what, used, allowed, ledger.seconds_until_under(allowed, now), ledger.heaviest(now),
+                        self.probation_note))
                 # Schema refreshes (one per tab on page load) may overlap; they still count
                 # against the budget above and queue for the global slots below.
                 elif self.counts_as_run and ledger.running >= budget.per_session_concurrent:
                     refusal = Refusal("busy", messages.session_busy(budget.what, ledger.running))
                 elif self.counts_as_run and len(ledger.starts) >= budget.per_session_per_minute:
-                    refusal = Refusal("rate_limited", messages.too_many_runs(budget.what))
+                    refusal = Refusal("rate_limited", messages.too_many_runs(budget.what, self.probation_note))
                 if refusal is not None:
                     ledger.refused += 1
                     in_a_row = ledger.refused
@@ -234,7 +258,7 @@ class Admission:
             if self.on_probation:   # probation jobs have their own slot: never one the others need
                 slot = gate.slots("probation")
                 if not slot.acquire(timeout=budget.queue_wait_seconds / 2):
-                    raise Refusal("busy", messages.probation_queue_full(budget.what))
+                    raise Refusal("busy", messages.probation_queue_full(budget.what, self.probation_note))
             else:
                 slot = gate.slots("quick")
                 if slot is None or not slot.acquire(timeout=budget.queue_wait_seconds):
@@ -309,9 +333,12 @@ class Admission:
             ledger.last_seen = now
             if charge:
                 charged = now - self.started if self.own_seconds is None else self.own_seconds
-                ledger.spent.append((now, charged))
-                if self.hit_limit:
+                ledger.spent.append((now, charged, self.job))
+                # Probation protects the others on a shared server from one session's loop. A local run
+                # has no others: there a loop in one lesson must not hold back the examples of the rest.
+                if self.hit_limit and self.settings.probation_applies():
                     ledger.probation_until = now + self.budget.probation_seconds
+                    ledger.probation_cause = (now, self.job)
 
     def __exit__(self, exc_type, *exc):
         self._release()

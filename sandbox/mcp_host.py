@@ -187,7 +187,7 @@ class ContainedServer:
             raise Refusal("invalid_request", "源码必须是字符串。")
         if len(self.source) > MAX_SOURCE_CHARS:
             raise Refusal("source_too_large", f"源码超过 {MAX_SOURCE_CHARS} 个字符，请精简后再试。")
-        admission = self.host.gate.admit(self.session_id)
+        admission = self.host.gate.admit(self.session_id, job=messages.MCP_SERVER)
         await anyio.to_thread.run_sync(admission.__enter__)
         try:
             worker = await anyio.to_thread.run_sync(self._spawn, admission)

@@ -38,10 +38,31 @@ def _spaced(what):
     return f" {what}" if what[:1].isascii() else what     # 你的 bash 命令, 你的工具
 
 
-def over_budget(what, used, allowed, retry_in):
+def over_budget(what, used, allowed, retry_in, heaviest=None, probation=""):
+    """`heaviest`: (job, seconds, seconds ago) of the job that used most of the minute; `probation`: on_probation's sentence."""
     fix = "死循环或耗时的代码" if what in ("工具", MCP_SERVER) else "一直等待、死循环或耗时的命令"
-    return (f"运行太频繁：你的{_spaced(what)}在最近一分钟里累计运行了 {used:.1f} 秒（上限 {allowed:g} 秒），"
-            f"请修好{fix}后，约 {retry_in} 秒后再试。")
+    most = ""
+    if heaviest is not None:
+        job, seconds, ago = heaviest
+        most = f"，其中最多的一次是{_spaced(job)}（{_ago(ago)}，用了 {seconds:.1f} 秒）"
+    return (f"运行太频繁：你的{_spaced(what)}在最近一分钟里累计运行了 {used:.1f} 秒（上限 {allowed:g} 秒）{most}。"
+            f"{_sentence(probation)}请修好{fix}后，约 {retry_in} 秒后再试。")
+
+
+def on_probation(what, job, ago, left, allowed, normal):
+    """Why a session's jobs run within probation's limits: which job ran into a limit, when, and for how much longer."""
+    job = f"{job} " if job[-1:].isascii() else job          # 工具 forever 运行时
+    return (f"这个会话在观察期：{_ago(ago)}，{job}运行时超出了上限（时间、内存或输出）；"
+            f"在公开的服务器上，这之后你在所有课时里的{_spaced(what)}都按观察期的限额运行"
+            f"（每分钟 {allowed:g} 秒，平时 {normal:g} 秒；每次运行的时限也更短），观察期还剩 {left} 秒")
+
+
+def _ago(seconds):
+    return "刚才" if seconds < 1 else f"{seconds} 秒前"
+
+
+def _sentence(text):
+    return f"{text}。" if text else ""
 
 
 def session_busy(what, running):
@@ -52,15 +73,20 @@ def session_busy(what, running):
     return f"你已经有 {running} 条{_spaced(what)}在运行（每人同时只能运行一条），请等它结束后再试。"
 
 
-def too_many_runs(what):
+def too_many_runs(what, probation=""):
     if what == "工具":
-        return "一分钟内运行次数太多，请稍等片刻再试。"
-    return f"一分钟内运行{_spaced(what)}的次数太多，请稍等片刻再试。"
+        return f"一分钟内运行次数太多。{_sentence(probation)}请稍等片刻再试。"
+    return f"一分钟内运行{_spaced(what)}的次数太多。{_sentence(probation)}请稍等片刻再试。"
 
 
-def probation_queue_full(what):
+def probation_queue_full(what, probation=""):
     return (f"你的{_spaced(what)}最近超时或超出了资源上限，这类任务需要排队，"
-            "现在排队的太多了。请修好代码后几秒再试。")
+            f"现在排队的太多了。{_sentence(probation)}请修好代码后几秒再试。")
+
+
+def limit_on_probation(message, probation):
+    """A job on probation that ran into probation's shorter limits: what happened, then why the limits were short."""
+    return f"{message.rstrip('。')}（这是观察期的限额）。{_sentence(probation)}"
 
 
 def server_busy(what):

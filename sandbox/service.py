@@ -125,7 +125,7 @@ class Sandbox:
             return dict(empty, error=messages.verdict("invalid_request", f"method 只能是 {names}。"))
         try:
             self._check_request(source)
-            with self.gate.admit(session_id, counts_as_run=False) as admission:
+            with self.gate.admit(session_id, counts_as_run=False, job="生成 schema 时导入的源码") as admission:
                 outcome = admission.run({"op": "extract", "source": source, "method": method,
                                          "strict": bool(strict)})
         except Refusal as refusal:
@@ -136,9 +136,7 @@ class Sandbox:
         reply = outcome.result
         empty["worker_pid"] = outcome.worker_pid
         if reply is None or outcome.too_large:
-            code, message = messages.machine_failure(outcome, admission.settings.limits,
-                                                     admission.wall_seconds, admission.memory_bytes)
-            return dict(empty, stdout=stdout, error=messages.verdict(code, message))
+            return dict(empty, stdout=stdout, error=messages.verdict(*_machine_failure(outcome, admission)))
         tools, warnings, error = reply.get("tools"), reply.get("warnings"), reply.get("error")
         if not isinstance(tools, list) or not isinstance(warnings, dict) or \
                 (error is not None and not isinstance(error, dict)):
@@ -169,7 +167,7 @@ class Sandbox:
             return failed("invalid_request", "参数太长，请精简后再试。")
         try:
             self._check_request(source)
-            with self.gate.admit(session_id) as admission:
+            with self.gate.admit(session_id, job=f"工具 {name}") as admission:
                 outcome = admission.run({"op": "run", "source": source, "name": name,
                                          "args": args if args is not None else {}})
         except Refusal as refusal:
@@ -180,9 +178,7 @@ class Sandbox:
                 "wall_ms": outcome.wall_ms, "worker_pid": outcome.worker_pid}
         reply = outcome.result
         if reply is None or outcome.too_large:
-            code, message = messages.machine_failure(outcome, admission.settings.limits,
-                                                     admission.wall_seconds, admission.memory_bytes)
-            return failed(code, message, duration_ms=outcome.wall_ms, **seen)
+            return failed(*_machine_failure(outcome, admission), duration_ms=outcome.wall_ms, **seen)
         result.update(seen)
         error = reply.get("error") if isinstance(reply.get("error"), dict) else None
         content = reply.get("content")
@@ -206,6 +202,16 @@ class Sandbox:
         if not result["ok"] and result["error_code"] is None:
             result["error_code"] = (error or {}).get("code") or "tool_exception"
         return result
+
+
+def _machine_failure(outcome, admission):
+    """(code, message) of a job that produced no usable reply. On probation its time and memory
+    limits were probation's smaller ones: said, with why (so the headline names the sandbox)."""
+    code, message = messages.machine_failure(outcome, admission.settings.limits,
+                                             admission.wall_seconds, admission.memory_bytes)
+    if admission.on_probation and code in ("timeout", "memory_limit"):
+        return "probation", messages.limit_on_probation(message, admission.probation_note)
+    return code, message
 
 
 def _text(data):

@@ -79,6 +79,7 @@ class Budget(JobSettings):
 class Settings:
     public: bool | None = None         # None: decide from SPACE_ID / the bound address
     server_name: str | None = None
+    probation: bool | None = None      # None: only when serving publicly (probation_applies)
     tool: JobSettings = TOOL
     shell: JobSettings = SHELL
     mcp: JobSettings = MCP
@@ -127,8 +128,9 @@ class Settings:
             if lane in values:
                 values[lane] = _lane(getattr(self, lane), values[lane], lane)
         _coerce(self, values)
-        if "public" in values:
-            values["public"] = bool(values["public"])
+        for name in ("public", "probation"):
+            if name in values:
+                values[name] = bool(values[name])
         for name in ("probation_nice", "job_nice"):
             if name in values:
                 values[name] = min(19, max(0, values[name]))    # what the kernel allows
@@ -144,6 +146,12 @@ class Settings:
                       probation_seconds=self.probation_seconds, queue_wait_seconds=self.queue_wait_seconds,
                       refusal_pause_seconds=self.refusal_pause_seconds,
                       refusal_pause_max_seconds=self.refusal_pause_max_seconds)
+
+    def probation_applies(self):
+        """Whether a job that ran into a limit puts its session on probation. On a public server it
+        does: one student's loop must not slow the class. A local run has no class, and a loop tried
+        in one lesson must not make the untouched examples of the other lessons fail."""
+        return self.serving_publicly() if self.probation is None else self.probation
 
     def serving_publicly(self):
         """True on a Hugging Face Space, a ModelScope 创空间 or a non-loopback address: then no seccomp, no runs."""

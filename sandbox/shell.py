@@ -206,13 +206,18 @@ def _time_limit(timeout, admission):
     if admission.on_probation and timeout > admission.budget.probation_wall_seconds:
         timeout = max(1.0, admission.budget.probation_wall_seconds)
         cut = (f"。你的 bash 命令最近超时或超出了内存上限，{admission.budget.probation_seconds:g} 秒内"
-               f"每条命令最多运行 {timeout:g} 秒，并且只在 CPU 空闲时运行")
+               f"每条命令最多运行 {timeout:g} 秒，并且只在 CPU 空闲时运行。{admission.probation_note}")
     if admission.seconds_left is not None and admission.seconds_left < timeout:
         timeout = max(1.0, round(admission.seconds_left, 1))
         cut = (f"。每分钟 bash 命令最多累计运行 "
                f"{admission.budget.probation_seconds_per_minute if admission.on_probation else admission.budget.seconds_per_minute:g}"
                f" 秒，这一分钟你只剩 {timeout:g} 秒")
     return timeout, cut
+
+
+def _shortened(command):
+    command = " ".join(str(command).split())
+    return command if len(command) <= 40 else command[:37] + "…"
 
 
 def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
@@ -229,7 +234,7 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
     if public and _probe and [name for name in REQUIRED if not _probe.get(name)]:
         return dict(reply, error=_error("sandbox_refused", describe(_probe, public)["notice"]))
     try:
-        with _gate().admit(session_id) as admission:
+        with _gate().admit(session_id, job=f"bash 命令 {_shortened(command)}") as admission:
             timeout, cut = _time_limit(timeout, admission)
             # When the jail moves a long command to idle CPU, its slot moves to the slow lane too.
             # Stopped and joined before the admission ends, so the slot is never released twice.
@@ -267,6 +272,8 @@ def run(command, project_dir, tmp_dir, timeout=10.0, session_id=None):
                      error=_error("sandbox_refused", describe(layers, public)["notice"]))
     else:
         reply["error"] = _stopped_error(result, timeout, cut)
+        if reply["error"] and admission.on_probation and reply["error"]["code"] in ("timeout", "memory_limit"):
+            reply["error"]["code"] = "probation"      # probation's shorter limit: the sandbox's doing, said so
     return reply
 
 

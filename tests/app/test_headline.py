@@ -80,3 +80,65 @@ def test_states_over_event_lists(events, state):
 
 def test_a_run_without_an_end_has_no_headline():
     assert headline.headline([result(1, "a", True)]) == ""
+
+
+# ---------------------------------------------------------------- who stopped the call
+
+TRANSFERS = example_text(EXAMPLE_SETS["转账与删除用户（Schema ≠ 授权）"])
+
+
+def test_a_tool_s_business_rule_is_named_and_the_model_is_not_blamed():
+    events = run(TRANSFERS, "给张三转账 8000 元")
+    assert any(e["type"] == "tool_result" and e["error_code"] == "forbidden" for e in events)
+    found = headline.verdict(events)
+    assert found["state"] == "stopped" and found["icon"] == "⚠️"
+    assert found["title"].startswith("工具 transfer_money 按自己的业务规则拒绝了调用") and "模型" not in found["title"]
+
+
+def refused(code, name="bash", turn=1):
+    return {**result(turn, name, False), "error_code": code}
+
+
+@pytest.mark.parametrize("code, said", [
+    ("rule_denied", "权限规则拒绝了 bash 的调用"),
+    ("denied", "你拒绝了 bash 的调用"),
+    ("rate_limited", "沙箱拒绝运行 bash"),
+    ("busy", "沙箱拒绝运行 bash"),
+    ("sandbox_refused", "沙箱拒绝运行 bash"),
+    ("exit_status", "bash 的命令运行了，但失败了"),
+])
+def test_who_stopped_the_call_is_named(code, said):
+    events = [refused(code), {"type": "final", "turn": 2, "content": "没做成"}]
+    found = headline.verdict(events)
+    assert found["state"] == "stopped" and found["icon"] == "⚠️"
+    assert found["title"].startswith(said) and "模型放弃" not in found["title"]
+    assert not headline.summary(events)["ok"]
+
+
+def test_a_model_s_mistake_beside_a_refusal_is_still_the_model_s():
+    events = [refused("denied", "write"), {**result(1, "get_wether", False), "error_code": "unknown_tool"},
+              {"type": "final", "turn": 2, "content": "x"}]
+    title = headline.verdict(events)["title"]
+    assert title.startswith("你拒绝了 write 的调用") and "模型放弃了：1 次失败的调用没有改正（get_wether）" in title
+
+
+def test_a_hand_written_result_is_not_a_tool_s_answer():
+    events = [{**result(1, "get_weather", True), "overridden": "结果由学生手写，没有执行工具"},
+              {"type": "final", "turn": 2, "content": "北京下雪"}]
+    found = headline.verdict(events)
+    assert found["state"] == "hand_written" and found["icon"] == "✍️" and "✅" not in headline.headline(events)
+    assert "第 1 轮 get_weather" in found["title"] and "手写" in found["title"]
+
+
+def test_edited_arguments_are_said_over_the_answer():
+    events = [{**result(1, "write", True), "edited": ['content："a" → "b"']},
+              {"type": "final", "turn": 2, "content": "写好了"}]
+    found = headline.verdict(events)
+    assert found["state"] == "answered" and "第 1 轮 write 的参数是你改过后才执行的" in found["title"]
+
+
+def test_a_refusal_made_good_later_is_not_called_the_model_s_correction():
+    events = [refused("denied", "bash"), result(2, "bash", True), {"type": "final", "turn": 3, "content": "好了"}]
+    found = headline.verdict(events)
+    assert found["state"] == "recovered" and "改正" not in found["title"]
+    assert "1 次没做成的调用（bash）在第 2 轮再调用成功了" in found["title"]

@@ -189,7 +189,7 @@ def test_permission_rules_travel_in_the_link_and_a_bad_one_is_named(browser, app
         assert visible_panel(page) == "tab-permissions"
         shown = json.loads(panel.locator(".tw-rules .cm-content").inner_text())
         assert shown == rules
-        assert "❌ [用户拒绝]" in panel.locator(".tw-protocol").text_content()      # bash: deny, by the link's rules
+        assert "❌ [权限规则拒绝]" in panel.locator(".tw-protocol").text_content()  # bash: deny, by the link's rules
         assert not panel.locator(".tw-rules-preset input:checked").count()     # no preset claims these rules
         page.locator("#copy-page-link").click()
         page.locator("#page-link-note").filter(has_text="已复制到剪贴板").wait_for(timeout=WAIT)

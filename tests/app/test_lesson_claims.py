@@ -644,6 +644,21 @@ class TestFunctionCallingLesson:
         panel.locator(".tw-finish").click()
         panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
 
+    def test_a_hand_written_result_is_said_over_the_answer(self, panel):
+        """「单步」……或者干脆手写工具结果，看模型怎么接着说：顶上的结论说明结果是你手写的，不是工具的回答。"""
+        panel.locator(".tw-question textarea").fill("北京今天天气怎么样？")
+        panel.locator(".tw-step-btn").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
+        panel.locator(".tw-step-result textarea").fill("北京：暴雪，零下 20℃")
+        panel.locator(".tw-continue").click()
+        panel.locator(".tw-stepbox").first.wait_for(state="hidden", timeout=WAIT)
+        status = panel.locator(".tw-status").filter(has_text=T("手写", "by hand")).first
+        status.wait_for(timeout=WAIT)
+        text = status.inner_text()
+        assert text.startswith("✍️") and "✅" not in text
+        assert T("回答用的是你手写的结果（第 1 轮 get_weather：工具没有运行）",
+                 "The answer uses a result you wrote by hand (get_weather in round 1: the tool did not run)") in text
+
     def test_step_mode_with_parallel_calls_pauses_for_each_then_runs_them_together(self, panel):
         chinese_only()
         panel.locator(".tw-question textarea").fill("北京和上海今天天气怎么样？")
@@ -663,6 +678,10 @@ class TestFunctionCallingLesson:
         use_examples(page, panel, "转账与删除用户（Schema ≠ 授权）", "transfer_money")
         status = run(panel, "给张三转账 8000 元")
         assert status.startswith("⚠️") and "✅" not in status
+        # The tool's own rule refused a valid call: the headline names it and does not blame the model.
+        assert T("工具 transfer_money 按自己的业务规则拒绝了调用（参数本身没有错）",
+                 "The tool transfer_money refused the call by its own business rule (the arguments were valid)") in status
+        assert T("模型放弃", "gave up") not in status
         assert "❌ [业务规则不允许] 单笔转账上限是 5000 元" in rounds(panel)[0]
         use_examples(page, panel, "会超时的工具（timeout）", "get_traffic")
         status = run(panel, "北京现在的路况怎么样？")

@@ -58,16 +58,17 @@ def test_files_in_and_out(client):
 
 def test_rules_allow_ask_and_deny(client):
     allowed = run(client, "运行测试", rules={"bash": "allow"})
-    assert tool_events(allowed)[0]["ok"] and "FAILED" in tool_events(allowed)[0]["content"]
+    ran = tool_events(allowed)[0]                       # the tests ran and failed: a failed result, with the output
+    assert ran["error_code"] == "exit_status" and "FAILED" in ran["content"]
 
     asked = run(client, "运行测试", rules={"bash": "ask"})
     first = tool_events(asked)[0]
-    assert first["error_code"] == "denied" and "无人值守" in first["content"]
+    assert first["error_code"] == "rule_denied" and "无人值守" in first["content"]
     assert len(tool_events(asked, "tool_call")) == 1    # told, not tried again
 
     denied = run(client, "运行 `rm notes.md`", rules={"bash": "allow", "bash:rm *": "deny"})
     first = tool_events(denied)[0]
-    assert first["error_code"] == "denied" and "bash:rm *" in first["content"]
+    assert first["error_code"] == "rule_denied" and "bash:rm *" in first["content"]
     assert "notes.md" in denied["files"]
 
 

@@ -21,7 +21,7 @@ import atomic_tools
 import workspace
 from lessons.permissions_tab import PRESET_NAMES_EN
 from lessons.permissions_tab import PRESETS as PERMISSION_PRESETS
-from tests.app.harness import code_text, open_in, paste_code, tab
+from tests.app.harness import code_text, open_in, paste_code, set_code, tab
 from tests.app.test_lesson_claims import LANGUAGE, T, chinese_only
 from tests.app.test_workspace_browser import ask, calls, lesson, title_shown, wait_ask, wait_final
 
@@ -96,6 +96,11 @@ def run(panel, question: str) -> str:
     return wait_final(panel)
 
 
+def headline(panel) -> str:
+    """The verdict over the run just finished."""
+    return panel.locator(".tw-status").first.inner_text()
+
+
 # ---------------------------------------------------------------- workspace.md
 
 class TestWorkspaceLesson:
@@ -130,6 +135,11 @@ class TestWorkspaceLesson:
         run(panel, "运行 `ls src; exit 3`")
         result = results(panel)[0]
         assert "退出码：3" in result and "calc.py" in result
+        # A command that ran and failed is a failed result: no ✅ over it, and the model is not blamed.
+        assert "❌ [命令失败] 命令运行了，但退出码是 3（不是 0），没有成功" in result
+        status = headline(panel)
+        assert status.startswith("⚠️") and "✅" not in status and T("模型放弃", "gave up") not in status
+        assert T("bash 的命令运行了，但失败了（退出码不是 0）", "The command of bash ran but failed") in status
 
     def test_edit_points_at_the_closest_line_or_names_the_lines(self, panel):
         """edit 找不到原文时会指出最接近的一行，原文出现了好几次时会说出在第几行，下一步怎么改就写在错误里
@@ -264,6 +274,24 @@ class TestPermissionsLesson:
         panel.locator(".tw-deny").click()
         wait_final(panel)
 
+    def test_approve_with_edited_arguments_tells_the_model_what_changed(self, page, panel):
+        """由你批准、修改参数后批准或拒绝：改过的参数才是执行的参数，模型从结果里得知改了什么，
+        回答和文件一致，顶上的结论说明这次调用经过了你的修改。"""
+        ask(panel, "新建文件 greet.py，内容是 print('你好')")
+        assert "+print('你好')" in wait_ask(panel)
+        set_code(page, panel.locator(".tw-ask-args"), json.dumps({"path": "greet.py", "content": "print('再见')\n"}))
+        panel.locator(".tw-approve-edited").click()
+        answer = wait_final(panel)
+        panel.locator(".tw-ws-file .cm-content").filter(has_text="再见").first.wait_for(timeout=WAIT)
+        assert "+print('再见')" in panel.locator(".tw-ws-diff").first.inner_text()
+        assert '（执行前，用户修改了你写的参数：content："print(\'你好\')\\n" → "print(\'再见\')\\n"' in results(panel)[0]
+        assert "print('再见')" in answer and "你在执行前修改了参数" in answer
+        edited = panel.locator(".tw-protocol .tw-edited").first.text_content()        # in a folded round too
+        assert T("执行前，人改过这个参数", "edited this argument before it ran") in edited and "print('再见')" in edited
+        status = headline(panel)
+        assert status.startswith("✅")
+        assert T("第 1 轮 write 的参数是你改过后才执行的", "write in round 1 ran with arguments you edited") in status
+
     def test_a_path_pattern_lets_an_edit_in_src_through(self, panel):
         """规则的键是工具名（如 bash），或者「工具名:模式」：write:src/*、edit:src/* 按路径匹配。"""
         run(panel, '把 src/calc.py 里的 "(len(numbers) - 1)" 改成 "len(numbers)"')
@@ -271,13 +299,16 @@ class TestPermissionsLesson:
         assert "已修改 src/calc.py" in results(panel)[0]
 
     def test_deny_tells_the_model_it_was_refused_and_why(self, panel):
-        """deny：不执行，模型收到「❌ [用户拒绝] 用户拒绝了这次调用：权限规则不允许（……）」，括号里是哪条规则、为什么。"""
-        chinese_only()
+        """deny：不执行，模型收到「❌ [权限规则拒绝] 权限规则不允许这次调用（……）」，括号里是哪条规则、为什么；
+        顶上的结论是 ⚠️，写明是权限规则拒绝的，不怪模型。"""
         run(panel, "运行 `rm notes.md`")
         result = results(panel)[0]
-        assert ("❌ [用户拒绝] 用户拒绝了这次调用：权限规则不允许（模式规则 bash:rm * 匹配命令 rm notes.md：拒绝）"
+        assert ("❌ [权限规则拒绝] 权限规则不允许这次调用（模式规则 bash:rm * 匹配命令 rm notes.md：拒绝）"
                 in result)
         assert "notes.md" in tree_paths(panel)
+        status = headline(panel)
+        assert status.startswith("⚠️") and T("模型放弃", "gave up") not in status
+        assert T("权限规则拒绝了 bash 的调用，工具没有运行", "A permission rule refused the call of bash") in status
 
     def test_a_pattern_rule_beats_the_tool_rule_the_strictest_wins_and_no_match_asks(self, page, panel):
         """匹配上的模式规则比工具名规则优先；同时匹配好几条时取最严的；一条都没匹配上就先问你。"""
@@ -299,7 +330,7 @@ class TestPermissionsLesson:
         """规则预设「只读」。"""
         self.use_preset(panel, "只读", "bash:ls*")
         run(panel, "新建文件 readonly.py，内容是 print(1)")
-        assert "权限规则不允许（工具规则 write 匹配路径 readonly.py：拒绝）" in results(panel)[0]
+        assert "权限规则不允许这次调用（工具规则 write 匹配路径 readonly.py：拒绝）" in results(panel)[0]
         assert not panel.locator(".tw-ask").first.is_visible() and "readonly.py" not in tree_paths(panel)
         run(panel, "运行 `ls -la src`")
         assert not panel.locator(".tw-ask").first.is_visible() and "calc.py" in results(panel)[0]
@@ -320,6 +351,8 @@ class TestPermissionsLesson:
         assert calls(panel) == ["bash"]                                  # refused once, not tried again
         assert "先别运行测试，我在改代码" in answer and "python3 -m unittest" in answer
         assert "先别运行测试，我在改代码" in results(panel)[0]
+        status = headline(panel)                                          # you refused it, not the model
+        assert status.startswith("⚠️") and "你拒绝了 bash 的调用，工具没有运行" in status and "模型放弃" not in status
 
     def test_rm_star_does_not_stop_bin_rm_nor_a_script(self, panel):
         """规则不是围墙。bash:rm * 拦得住 rm notes.md，拦不住 /bin/rm notes.md，也拦不住一段先写脚本再运行它的操作。"""

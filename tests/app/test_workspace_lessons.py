@@ -56,7 +56,7 @@ def test_a_deny_rule_refuses_a_schema_valid_call(session_id):
     state, _ = start(session_id, "运行 `rm notes.md`", DEFAULT)
     call, result = of_type(state, "tool_call")[0], of_type(state, "tool_result")[0]
     assert call["arguments"]["command"] == "rm notes.md" and not call["problems"]   # the schema is satisfied
-    assert result["error_code"] == "denied" and "bash:rm *" in result["content"]
+    assert result["error_code"] == "rule_denied" and "bash:rm *" in result["content"]
     assert state.waiting is None and of_type(state, "final")
     assert "练习" in workspace.read_file(session_id, "notes.md")
 
@@ -68,7 +68,7 @@ def test_ask_pauses_with_what_would_run_then_approve(session_id):
     assert not of_type(state, "tool_result")               # nothing ran yet
     state, _ = list(run_driver.answer(state, run_driver.APPROVE))[-1]
     result = of_type(state, "tool_result")[0]
-    assert result["ok"] and "FAILED" in result["content"] and not state.run.running
+    assert result["error_code"] == "exit_status" and "FAILED" in result["content"] and not state.run.running
 
 
 def test_a_write_outside_src_previews_its_diff(session_id):
@@ -87,6 +87,7 @@ def test_edited_arguments_and_a_bad_edit(session_id):
     state, _ = list(run_driver.answer(state, run_driver.EDIT, '{"command": "ls src"}'))[-1]
     result = of_type(state, "tool_result")[0]
     assert result["arguments"]["command"] == "ls src" and "calc.py" in result["content"]
+    assert result["edited"] == ['command："python3 -m unittest" → "ls src"']              # the model is told
 
 
 def test_deny_with_a_reason_reaches_the_model_which_does_not_retry(session_id):

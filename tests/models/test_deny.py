@@ -55,3 +55,36 @@ def test_deny_only_the_call_it_answers(connect):
     first, second = [e for e in seen if e["type"] == "tool_result"]
     assert first["error_code"] == "denied" and "没有说明理由" in first["content"]
     assert second["ok"] and "上海今天多云" in second["content"]
+
+
+def test_a_rule_s_denial_names_the_rule_not_the_user(connect):
+    seen = drive(run_function_calling(connect("openai"), "北京天气怎么样？", TOOLS,
+                                      lambda n, a: REGISTRY.call(n, a).to_dict()),
+                 lambda event: {"deny": "工具规则 get_weather 匹配工具 get_weather：拒绝", "rule": "get_weather"})
+    result = next(e for e in seen if e["type"] == "tool_result")
+    assert result["error_code"] == "rule_denied" and "用户" not in result["content"].split("。")[0]
+    assert result["content"].startswith(f"❌ [{LABELS['rule_denied']}] 权限规则不允许这次调用"
+                                        "（工具规则 get_weather 匹配工具 get_weather：拒绝）。")
+
+
+@pytest.mark.parametrize("loop", list(LOOPS))
+def test_edited_arguments_are_told_to_the_model_and_its_answer_agrees(connect, loop):
+    """A person changed the call's arguments before it ran: the result says what changed, and the
+    offline model's answer speaks of what ran (上海), not of what it wrote (北京)."""
+    seen = drive(LOOPS[loop](connect("openai"), "北京天气怎么样？", TOOLS, lambda n, a: REGISTRY.call(n, a).to_dict()),
+                 lambda event: {"arguments": {"city": "上海"}})
+    result = next(e for e in seen if e["type"] == "tool_result")
+    assert result["ok"] and result["arguments"]["city"] == "上海" and result["edited"] == ['city："北京" → "上海"']
+    assert result["content"].startswith('（执行前，用户修改了你写的参数：city："北京" → "上海"。'
+                                        '实际执行的参数是 {"city": "上海"}，下面的结果按它得出。）\n上海')
+    answer = seen[-1]["content"]
+    assert seen[-1]["type"] == "final" and "city=上海" in answer and "city=北京" not in answer
+    assert "用户改过" in answer
+
+
+def test_arguments_sent_back_unchanged_are_no_edit(connect):
+    seen = drive(run_function_calling(connect("openai"), "北京天气怎么样？", TOOLS,
+                                      lambda n, a: REGISTRY.call(n, a).to_dict()),
+                 lambda event: {"arguments": dict(event["arguments"])})
+    result = next(e for e in seen if e["type"] == "tool_result")
+    assert result["edited"] == [] and result["content"].startswith("北京")

@@ -106,7 +106,9 @@ def test_step_mode_pauses_before_each_parallel_call_and_uses_the_edits():
     first_round = [e["type"] for e in events if e["turn"] == 1 and e["type"] in ("tool_call", "tool_result")]
     assert first_round == ["tool_call", "tool_call", "tool_result", "tool_result"]
     results = kinds(events, "tool_result")
-    assert results[0]["arguments"]["city"] == "广州" and results[0]["content"].startswith("广州今天")
+    assert results[0]["arguments"]["city"] == "广州" and results[0]["edited"] == ['city："北京" → "广州"']
+    assert results[0]["content"].startswith('（执行前，用户修改了你写的参数：city："北京" → "广州"。')   # the model is told
+    assert "\n广州今天" in results[0]["content"]
     assert results[1]["content"] == "上海：手写的结果" and results[1]["ok"]
     assert "广州今天" in events[-1]["content"] and "上海：手写的结果" in events[-1]["content"]
 

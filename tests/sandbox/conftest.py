@@ -39,6 +39,16 @@ def assert_group_gone(pgid, within=3.0):
     assert group_members(pgid) == [], f"worker group {pgid} still has processes"
 
 
+@pytest.fixture(autouse=True)
+def probation_as_on_a_public_server():
+    """These tests run on loopback, where probation is off (Settings.probation_applies: a local run has no
+    class to protect); they test probation as a public server has it."""
+    before = sandbox.current_settings()
+    sandbox.configure(probation=True)
+    yield
+    sandbox.configure(before)
+
+
 @pytest.fixture(scope="session")
 def sandbox_status():
     return sandbox.status()

@@ -3,7 +3,9 @@ minute's budget, is put on probation (SCHED_IDLE, one shared slot, shorter time 
 smaller budget), and the others keep running normally. A job still running after a moment
 moves to idle CPU and to a slow lane of slots, and runs only a quarter of the time from then on.
 Functional checks only, and one share of a CPU with a wide margin: no timing asserts."""
+import dataclasses
 import os
+import re
 import threading
 import time
 import uuid
@@ -79,11 +81,16 @@ def test_budget_refuses_a_looping_session_with_a_clear_message(helpers, quick_li
     first = sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
     assert first["error_code"] == "timeout" and "0.4 秒" in first["content"]
     second = sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)
-    assert second["error_code"] == "timeout" and "0.3 秒" in second["content"]   # on probation: shorter
+    # On probation: a shorter limit, the sandbox's doing, and which job put the session there, when.
+    assert second["error_code"] == "probation" and "0.3 秒" in second["content"]
+    assert re.search(r"这个会话在观察期：(刚才|\d+ 秒前)，工具 attack 运行时超出了上限", second["content"])
     refused = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=sid)
     assert refused["error_code"] == "rate_limited" and refused.get("worker_pid") is None
     assert refused["content"].startswith("❌ [请稍后再试] 运行太频繁：你的工具在最近一分钟里累计运行了")
     assert "上限 0.6 秒" in refused["content"] and "秒后再试" in refused["content"]
+    assert "其中最多的一次是工具 attack（" in refused["content"]                 # where the time went
+    left = re.search(r"观察期还剩 (\d+) 秒", refused["content"])
+    assert left and 0 < int(left.group(1)) <= sandbox.current_settings().probation_seconds + 1
     usage = sandbox.session_usage(sid)
     assert usage["seconds_last_minute"] >= 0.6 and usage["on_probation"] and usage["running"] == 0
     other = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
@@ -100,6 +107,22 @@ def test_schema_extraction_counts_against_the_same_budget(helpers, quick_limits)
     assert not refused["ok"] and refused["error"]["code"] == "rate_limited" and "运行太频繁" in refused["error"]["message"]
     assert sandbox.extract_schemas(GOOD)["ok"] is True                      # the server's own calls: no session
     assert sandbox.extract_schemas(GOOD, session_id=session())["ok"] is True
+
+
+def test_a_local_run_puts_nobody_on_probation(helpers, quick_limits):
+    """On loopback (no class to protect) a loop is stopped at its limit, and the session's next jobs
+    run with the usual limits: the examples of the other lessons keep working."""
+    quick_limits(tool={"seconds_per_minute": 30.0})
+    sandbox.configure(dataclasses.replace(sandbox.current_settings(), probation=None))     # as the app runs
+    assert not sandbox.current_settings().serving_publicly()
+    sid = session()
+    assert sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)["error_code"] == "timeout"
+    assert sandbox.session_usage(sid)["on_probation"] is False
+    slow = sandbox.run_tool(helpers.tool_source("import time\ntime.sleep(0.35)\nreturn 'done'"), "attack", {},
+                            session_id=sid)
+    assert slow["ok"] and slow["content"] == "done"               # longer than probation's 0.3 s limit
+    assert Settings(public=True).probation_applies() and Settings(server_name="0.0.0.0").probation_applies()
+    assert not Settings(server_name="127.0.0.1").probation_applies() and Settings(probation=True).probation_applies()
 
 
 def test_probation_runs_only_on_idle_cpu_and_others_do_not(helpers, quick_limits, nice_at_least):
@@ -313,7 +336,7 @@ def test_sessions_on_probation_share_one_slot(helpers, quick_limits):
     thread.join()
     assert waiting["error_code"] == "busy" and "排队" in waiting["content"]
     assert unaffected["ok"] is True
-    assert holding["error_code"] == "timeout"
+    assert holding["error_code"] == "probation"          # probation's shorter limit
 
 
 def test_idle_sessions_are_forgotten():

@@ -131,10 +131,19 @@ def test_wrong_arguments_come_back_from_the_registry(tools):
 
 
 def test_bash_reports_exit_code_and_both_streams(tools):
-    outcome = call(tools, "bash", command="echo out; echo err >&2; exit 3")
+    outcome = call(tools, "bash", command="echo out; echo err >&2; exit 0")
     assert outcome.ok
-    assert outcome.content.splitlines()[0] == "退出码：3"
+    assert outcome.content.splitlines()[0] == "退出码：0"
     assert "[stdout]\nout" in outcome.content and "[stderr]\nerr" in outcome.content
+
+
+def test_a_command_that_ran_and_failed_is_a_failed_result_with_its_output(tools):
+    # `cat` of a file that cannot be read: the command ran, exited 1 and said why on stderr.
+    outcome = call(tools, "bash", command="echo out; echo 'Permission denied' >&2; exit 3")
+    assert not outcome.ok and outcome.error_code == "exit_status"
+    first, *rest = outcome.content.splitlines()
+    assert first == "❌ [命令失败] 命令运行了，但退出码是 3（不是 0），没有成功。原因见下面的输出。"
+    assert rest[0] == "退出码：3" and "[stdout]\nout" in outcome.content and "Permission denied" in outcome.content
 
 
 def test_bash_output_is_clipped_with_a_note(tools):

@@ -21,7 +21,8 @@ def test_the_starter_project(session):
 def test_read_edit_test_cycle(ws, session):
     """What the lesson does: the test fails, an edit fixes the bug, the test passes."""
     red = ws.bash(session, "python3 -m unittest")
-    assert red["ok"] and red["content"].startswith("退出码：1")
+    assert not red["ok"] and red["error_code"] == "exit_status"            # ran, and failed: its output still there
+    assert red["content"].splitlines()[1] == "退出码：1"
     assert "FAIL: test_average" in red["content"] and "3.3333333333333335 != 2.5" in red["content"]
     assert red["diff"] == "" and red["changed"] == {"added": [], "removed": [], "modified": []}
     assert red["layers"]["cleanup"] in ("pid_namespace", "subreaper")    # which layers held, for the page
