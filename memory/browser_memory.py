@@ -374,8 +374,15 @@ class BrowserMemory:
             tick = gr.Textbox(visible="hidden")
             edited.then(None, None, [tick], js=AFTER_PAINT_JS, **self.silent)
             triggers.append(tick.change)
+        # The values go to `save` as the page sent them (preprocess=False): keep_fields checks each one
+        # against its FieldSpec. Gradio's own check compares a dropdown's value with its choices on the
+        # server at the moment the save runs, and a save fired by a new example set carries the preset
+        # question the page showed before: if the example set's handler has already given the presets
+        # the new set's choices, Gradio refused the save with a red "not in the list of choices" error.
+        # The presets' own change saves again once the page shows the new set's questions.
         if triggers:
-            self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, **self.one_at_a_time))
+            self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, preprocess=False,
+                                           **self.one_at_a_time))
 
         restore_inputs = {client, work.inbox, *fields.values(), *([said] if said is not None else [])}
         restore_outputs = [*fields.values(), note]
