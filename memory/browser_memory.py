@@ -71,7 +71,7 @@ NAMES = {"source": tr("源码", "the source"), "example_set": tr("示例工具�
          "question": tr("问题", "the question"), "preset": tr("预设问题", "the preset question"),
          "strict": tr("strict 模式", "strict mode"), "option.approach": tr("循环", "the loop"),
          "rules": tr("权限规则", "the permission rules"), "rules_preset": tr("规则预设", "the rule preset")}
-# The first words of the notes that say a tab shows what this browser kept (deep_links.py looks for them).
+# The first words of the notes that say a tab shows what this browser kept.
 RESTORED = tr("↩ 已恢复本浏览器保存的内容", "↩ Restored what this browser kept")
 LAST_RUN = tr("↩ 这是上次的运行", "↩ This is the last run")
 SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
@@ -170,6 +170,14 @@ def events_digest(events: list | None) -> str:
     return hashlib.sha256(json.dumps(events or [], ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
 
+@dataclasses.dataclass(frozen=True)
+class Kept:
+    """What a browser had kept of a lesson: when (HH:MM, its own time zone), an edited source, a last run."""
+    when: str
+    edited_source: bool
+    run: bool
+
+
 @dataclasses.dataclass
 class Part:
     """One localStorage key: the hidden box its stored text arrives in, the one its write goes out through."""
@@ -206,6 +214,7 @@ class BrowserMemory:
         self.parts: list[Part] = []
         self.lessons: dict[str, dict] = {}
         self.shared: dict[str, dict] = {}
+        self.linked: Callable[[gr.Request | None], str | None] | None = None
 
     def part(self, name: str) -> Part:
         part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
@@ -266,10 +275,14 @@ class BrowserMemory:
 
     # ------------------------------------------------------------ wiring
 
-    def wire(self, demo: gr.Blocks, settings: Any, tabs: list) -> dict[str, Any]:
+    def wire(self, demo: gr.Blocks, settings: Any, tabs: list,
+             linked: Callable[[gr.Request | None], str | None] | None = None) -> dict[str, Any]:
         """Saves and restores everything registered. Returns {tab name: the event after which
         that tab's controls hold what was kept and it shows what follows from them}: a tab's
-        `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore."""
+        `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore.
+        `linked(request)` names the lesson that a link in the page's address sets up (deep_links.py),
+        or None: that lesson is not restored, and what this browser kept of it is forgotten."""
+        self.linked = linked
         for tab in tabs:
             self.keep_lesson(tab)
         settings_part, key_part = self.part("settings"), self.part("key")
@@ -288,9 +301,32 @@ class BrowserMemory:
             start = chains[lesson["after"]] if lesson["after"] else read
             restored[name] = start.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"],
                                         **self.silent)
+            for part in (lesson["work"], lesson["run"]):   # a lesson a link opens forgets what was kept
+                if part is not None:
+                    self._writer(part, lesson["note"], restored[name])
             if lesson["after"]:
                 chains[lesson["after"]] = restored[name]
         return restored
+
+    def kept_inputs(self, name: str) -> set:
+        """What `kept_on_load` reads of lesson `name`: the stored texts the page found on load."""
+        lesson = self.lessons[name]
+        return {self.client, lesson["work"].inbox, *([lesson["run"].inbox] if lesson["run"] is not None else [])}
+
+    def kept_on_load(self, values: dict, name: str) -> Kept | None:
+        """What this browser had kept of lesson `name` when the page loaded (None: nothing usable),
+        whether or not it was restored; `values` holds `kept_inputs(name)`."""
+        lesson = self.lessons[name]
+        work, _ = decode(values[lesson["work"].inbox], lesson["work"].name)
+        run, _ = decode(values[lesson["run"].inbox], lesson["run"].name) if lesson["run"] is not None else (None, "")
+        run = run if run is not None and run.run is not None else None
+        if work is None and run is None:
+            return None
+        source, example = (work.fields.get("source"), work.fields.get("example_set")) if work is not None else (None, None)
+        texts = getattr(getattr(lesson["tab"], "editor", None), "texts", {})
+        edited = isinstance(source, str) and source.rstrip() != (texts.get(example) or "").rstrip()
+        saved_at = max(r.saved_at for r in (work, run) if r is not None)
+        return Kept(when(saved_at, client_of(values[self.client])["utc_offset_minutes"]), edited, run is not None)
 
     def _wire_shared(self, shared: dict) -> tuple:
         """Wires saving a shared part after each trigger; returns its restore handler, inputs and outputs."""
@@ -385,10 +421,10 @@ class BrowserMemory:
                                            **self.one_at_a_time))
 
         restore_inputs = {client, work.inbox, *fields.values(), *([said] if said is not None else [])}
-        restore_outputs = [*fields.values(), note]
+        restore_outputs = [*fields.values(), note, work.outbox, work.written]
         if run is not None:
             restore_inputs |= {run_part.inbox, run.state}
-            restore_outputs += [c for c in run.outputs if c not in restore_outputs] + [digest]
+            restore_outputs += [c for c in run.outputs if c not in restore_outputs] + [digest, run_part.outbox]
 
             def keep_run(values: dict) -> dict:
                 state = values[run.state]
@@ -425,6 +461,15 @@ class BrowserMemory:
                     "⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。",
                     "⚠️ This browser does not let pages save data (private mode or a setting): changes are lost on "
                     "reload.")}
+            if self.linked is not None and self.linked(request) == tab.name:
+                # The link's scenario replaces this lesson whole (its banner says so): nothing kept is
+                # shown, and nothing kept stays behind to come back on the next load under the link's
+                # values (a last run of another example). The link's values are saved as it sets them.
+                out.update({work.outbox: put(work.name), work.written: None})
+                if run is not None:
+                    out.update({run_part.outbox: put(run_part.name), digest: None})
+                out[note] = now(base) + "".join("\n\n" + n for n in notes if n)
+                return out
             record, why = decode(values[work.inbox], work.name)
             if why:
                 notes.append(tr("⚠️ 本浏览器里保存的这一课内容{why}，已忽略：页面显示的是示例。继续编辑会重新保存。",

@@ -28,6 +28,11 @@ WATCH_TOASTS = """() => {
 }"""
 
 
+def watch_toasts(context) -> None:
+    """Records the toasts of every page the context opens from now on."""
+    context.add_init_script("document.addEventListener('DOMContentLoaded', () => (" + WATCH_TOASTS + ")())")
+
+
 def toasts(page) -> list[str]:
     return page.evaluate("() => window.__toasts")
 
