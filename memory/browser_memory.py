@@ -74,6 +74,9 @@ NAMES = {"source": tr("源码", "the source"), "example_set": tr("示例工具�
 # The first words of the notes that say a tab shows what this browser kept.
 RESTORED = tr("↩ 已恢复本浏览器保存的内容", "↩ Restored what this browser kept")
 LAST_RUN = tr("↩ 这是上次的运行", "↩ This is the last run")
+INTERRUPTED = tr("⚠️ 上次的运行被中断了", "⚠️ The last run was interrupted")
+# A run part's fields besides the run: the question of a run under way (no run yet), or why a kept run paused.
+RUNNING, PAUSED, PAUSED_ASK, PAUSED_STEP = "running", "paused", "ask", "step"
 SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 KEY_LIMIT = 1_000                 # characters of a remembered key
 FORGOTTEN = tr("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
@@ -95,8 +98,17 @@ READ_JS = """(...ignored) => {
   const values = keys.map((key) => {
     try { return localStorage.getItem(key) || ""; } catch (e) { storage = false; return ""; }
   });
-  return [JSON.stringify({tab: tab, utc_offset_minutes: -new Date().getTimezoneOffset(), storage: storage}), ...values];
+  let lesson = "";
+  try { lesson = sessionStorage.getItem(%s) || ""; } catch (e) {}
+  window.__twLessonRead = true;
+  return [JSON.stringify({tab: tab, lesson: lesson, utc_offset_minutes: -new Date().getTimezoneOffset(),
+                          storage: storage}), ...values];
 }"""
+# sessionStorage: the lesson this browser tab shows, so that a reload opens it again. The page selects
+# its first tab as it is drawn, before the read script has read which one to open: not remembered.
+LESSON_KEY = PREFIX + "lesson"
+REMEMBER_LESSON_JS = ("() => { try { if (window.__twLessonRead) sessionStorage.setItem(%s, %s); } catch (e) {} "
+                      "return []; }")
 WRITE_JS = """(op, note) => {
   if (!op) return ["", note];
   try {
@@ -147,7 +159,7 @@ def client_of(text: str | None) -> dict:
         client = {}
     client = client if isinstance(client, dict) else {}
     offset = client.get("utc_offset_minutes")
-    return {"tab": str(client.get("tab") or "")[:64],
+    return {"tab": str(client.get("tab") or "")[:64], "lesson": str(client.get("lesson") or "")[:64],
             "utc_offset_minutes": offset if isinstance(offset, int) and abs(offset) <= 24 * 60 else 0,
             "storage": client.get("storage", True) is not False}
 
@@ -276,12 +288,15 @@ class BrowserMemory:
     # ------------------------------------------------------------ wiring
 
     def wire(self, demo: gr.Blocks, settings: Any, tabs: list,
-             linked: Callable[[gr.Request | None], str | None] | None = None) -> dict[str, Any]:
+             linked: Callable[[gr.Request | None], str | None] | None = None,
+             lesson_tabs: gr.Tabs | None = None) -> dict[str, Any]:
         """Saves and restores everything registered. Returns {tab name: the event after which
         that tab's controls hold what was kept and it shows what follows from them}: a tab's
         `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore.
         `linked(request)` names the lesson that a link in the page's address sets up (deep_links.py),
-        or None: that lesson is not restored, and what this browser kept of it is forgotten."""
+        or None: that lesson is not restored, and what this browser kept of it is forgotten.
+        `lesson_tabs` (the Tabs of `tabs`, whose ids are their names): a reload opens the lesson
+        this browser tab showed, unless a link names one."""
         self.linked = linked
         for tab in tabs:
             self.keep_lesson(tab)
@@ -290,9 +305,22 @@ class BrowserMemory:
         for lesson in self.lessons.values():
             self._wire_lesson(lesson, settings)
         keys = [storage_key(part.name) for part in self.parts]
-        read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY))
+        read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY), json.dumps(LESSON_KEY))
         read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **self.silent)
         read.then(*restore_settings, **self.silent)
+        if lesson_tabs is not None:
+            names = [tab.name for tab in tabs]
+            for tab in tabs:
+                tab.tab.select(None, None, None, js=REMEMBER_LESSON_JS % (json.dumps(LESSON_KEY), json.dumps(tab.name)),
+                               **self.silent)
+
+            def reopen(shown: str, request: gr.Request):
+                lesson = client_of(shown)["lesson"]
+                if lesson not in names or lesson == names[0] or (linked is not None and linked(request) is not None):
+                    return gr.skip()
+                return gr.Tabs(selected=lesson)
+
+            read.then(reopen, [self.client], [lesson_tabs], **self.silent)
         # A shared part is put back first; the lessons kept after it follow one by one, in the order
         # they were registered, so what they show (a workspace's tree) is always the restored one.
         chains = {name: read.then(*self._wire_shared(shared), **self.silent) for name, shared in self.shared.items()}
@@ -429,18 +457,29 @@ class BrowserMemory:
             def keep_run(values: dict) -> dict:
                 state = values[run.state]
                 unchanged = {run_part.outbox: gr.skip()}
-                if state is None or (state.run.running and state.pending is None):
-                    return unchanged   # still running: kept once it ends or pauses
+                if state is None:
+                    return unchanged
+                writer = client_of(values[client])["tab"]
+                paused = (PAUSED_ASK if getattr(state, "asking", None) else PAUSED_STEP if state.pending else "")
+                if state.run.running and not paused:
+                    # Only a mark that a run is under way: a page left now (reloaded, closed) ends the run
+                    # with it, and the next load says so instead of showing the run before as this one's.
+                    fingerprint = f"running:{id(state.run)}"
+                    if fingerprint == values[digest]:
+                        return unchanged
+                    record = Record(run_part.name, {RUNNING: state.question}, saved_at=time.time(), writer=writer)
+                    return {run_part.outbox: put(run_part.name, record), digest: fingerprint}
                 events = state.replay if state.replay is not None else state.run.events
                 if not events:
                     return {run_part.outbox: put(run_part.name), digest: None} if values[digest] else unchanged
-                fingerprint = events_digest(events)
+                fingerprint = events_digest(events) + paused
                 if fingerprint == values[digest]:
                     return unchanged
                 document = session_io.session_document(tab.name, state.source, state.run.tools, state.question,
                                                        events, state.settings, state.options)
-                record = Record(run_part.name, run=document, saved_at=time.time(),
-                                writer=client_of(values[client])["tab"])
+                # A paused run is kept as far as it went; a page loaded later cannot go on with it.
+                record = Record(run_part.name, {PAUSED: paused} if paused else {}, run=document,
+                                saved_at=time.time(), writer=writer)
                 text, notice = run_text(record, secret=values[settings.key_state] or "")
                 if text is None:
                     return {run_part.outbox: put(run_part.name), digest: None, note: now(base) + "\n\n⚠️ " + notice}
@@ -502,6 +541,20 @@ class BrowserMemory:
             if why:
                 return tr("⚠️ 本浏览器里保存的上次运行{why}，已忽略。",
                           "⚠️ The last run this browser kept {why}: ignored.").format(why=why)
+            if record is not None and record.run is None and isinstance(record.fields.get(RUNNING), str):
+                saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
+                lost = tr("这次运行的结果没有保存", "its result was not kept")
+                if lesson["after"]:
+                    lost = tr("这次运行的结果和它对工作区的改动都没有保存，工作区是运行之前保存的文件",
+                              "neither its result nor its changes to the workspace were kept: the workspace holds "
+                              "the files kept before the run")
+                out[run.views.status] = now(INTERRUPTED) + tr(
+                    "：{saved} 开始的运行（问题「{question}」）还没有结束，页面就被刷新或关闭了，服务器上的运行随之停止；"
+                    "{lost}。要看结果，请再点「▶ 运行」。",
+                    ": the run started at {saved} (question «{question}») had not ended when the page was reloaded or "
+                    "closed, and the run on the server stopped with it; {lost}. To see a result, click «▶ Run» "
+                    "again.").format(saved=saved, question=record.fields[RUNNING][:80], lost=lost)
+                return ""
             if record is None or record.run is None:
                 return ""
             try:
@@ -514,9 +567,21 @@ class BrowserMemory:
             if old is not None:
                 old.close()
             saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
-            out.update(show(state, now(LAST_RUN) + tr("（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。",
-                                                      " ({saved}), shown again from the events this browser kept, "
-                                                      "without calling the model.").format(saved=saved)))
+            paused = record.fields.get(PAUSED)
+            if paused in (PAUSED_ASK, PAUSED_STEP):
+                waited = (tr("等你确认一个调用", "waiting for you to approve a call") if paused == PAUSED_ASK
+                          else tr("单步暂停在一个调用前", "paused by a step before a call"))
+                told = now(INTERRUPTED) + tr(
+                    "：这次运行（{saved}）在{waited}时，页面被刷新或关闭了；暂停的运行只在原来的页面里，不能接着做。"
+                    "下面是它停下之前的步骤，按本浏览器保存的事件重新显示。要做完，请再点「▶ 运行」。",
+                    ": this run ({saved}) was {waited} when the page was reloaded or closed; a paused run lives only "
+                    "in the page it paused in and cannot go on. Below are its steps up to the pause, shown again from "
+                    "the events this browser kept. To finish it, click «▶ Run» again.").format(saved=saved, waited=waited)
+            else:
+                told = now(LAST_RUN) + tr("（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。",
+                                          " ({saved}), shown again from the events this browser kept, "
+                                          "without calling the model.").format(saved=saved)
+            out.update(show(state, told))
             out[digest] = events_digest(state.replay)
             return ""
 
