@@ -21,7 +21,12 @@ How it flows:
 
 Parts: "settings" (模型设置 except keys), "key" (only when the student ticks
 REMEMBER_LABEL), and per lesson "lesson:<name>" (its controls) and "run:<name>" (its
-last run as a session document, replayed on load, never rerun).
+last run as a session document, replayed on load, never rerun). A run under way leaves only
+a mark there (its question), and a paused run (a rule's "ask", a step) is kept as far as it
+went, marked paused: a page left during either says on the next load that the run was
+interrupted, and never shows the run before it as this one. A reload opens the lesson this
+browser tab showed (sessionStorage). The lesson a link sets up (deep_links.py) is not restored:
+what was kept of it is deleted, and the link's banner says so.
 
 Several tabs of one browser share one copy per part: the last to save wins, and a page that
 loads a copy written by another tab (told apart by an id kept in sessionStorage) says so, with
