@@ -90,6 +90,7 @@ from catalogue import LESSONS  # noqa: E402
 from memory import workspace_memory  # noqa: E402
 from serving import page_compression  # noqa: E402
 from memory.browser_memory import BrowserMemory  # noqa: E402
+from lessons import deep_links  # noqa: E402
 from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE  # noqa: E402
@@ -167,7 +168,7 @@ def build_demo(secrets=None) -> gr.Blocks:
         # What the browser kept is put back first, so each schema panel shows the student's source
         # and each workspace tree the student's files (kept once for the lessons with a workspace).
         workspace_memory.keep(memory, [tab for tab in tabs if tab.run.workspace is not None])
-        restored = memory.wire(demo, settings, tabs)
+        restored = memory.wire(demo, settings, tabs, linked=deep_links.linked_lesson, lesson_tabs=lesson_tabs)
         for tab in tabs:
             tab.wire_refresh(demo, restored=tab.name in restored)
         # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.

@@ -25,7 +25,7 @@ import time
 
 from classroom import (ABUSIVE_COMMANDS, CALCULATOR_SOURCE, FC_QUESTION, REACT_QUESTION, SHARED_TLS,
                        WEATHER_SOURCE, WORKSPACE_EVERY, WORKSPACE_QUESTION, abusive_source, free_port,
-                       percentile, poll_sooner, start_app)
+                       percentile, poll_sooner, read_on_after_close, start_app)
 
 BURST = 10                 # tabs in one burst
 AFTER = 0.5                # an action begun this long after a burst counts as hit by it
@@ -88,6 +88,7 @@ def main() -> int:
     parser.add_argument("--bursts", type=int, default=12, help="bursts of each kind")
     args = parser.parse_args()
     poll_sooner()
+    read_on_after_close()
     port = free_port()
     app = start_app(port, {"TOOL_WORKSHOP_SESSION_TTL": "600"})
     url = f"http://127.0.0.1:{port}/"

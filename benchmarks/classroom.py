@@ -297,10 +297,13 @@ class Results:
         self.samples = []                    # (started, seconds, group, action, error)
         self.lessons = []                    # when each whole lesson a student finished began
         self.contained = Counter()           # abusers: error code of each tool result they got
+        self.texts = {}                      # (group, action, error kind) -> what the first one said
 
-    def record(self, group: str, action: str, started: float, error: str | None = None):
+    def record(self, group: str, action: str, started: float, error: str | None = None, text: str = ""):
         with self.lock:
             self.samples.append((started, time.monotonic() - started, group, action, error))
+            if error and text:
+                self.texts.setdefault((group, action, error), text)
 
     def settled(self) -> list[tuple[float, float, str]]:
         """(end, settled, name) of each abuse block: the abusers stop clicking when their block
@@ -369,8 +372,19 @@ def timed(results: Results, group: str, action: str, call, check=None):
         error = check(value) if check else None
     except Exception as exc:  # every failure is counted by kind, none stops the student
         value, error = None, type(exc).__name__
-    results.record(group, action, started, error)
+        results.record(group, action, started, error, error_text(exc))
+        return value
+    results.record(group, action, started, error, error)
     return value
+
+
+def error_text(exc: BaseException) -> str:
+    """What an exception said and where it was raised (a CancelledError says nothing itself)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" (raised in {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}, {frames[-1].name})" if frames else ""
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip() + where
 
 
 # gradio_client opens a new httpx client for every call, and httpx builds a TLS context
@@ -389,6 +403,43 @@ def poll_sooner(seconds: float = 0.005):
     import gradio_client.utils as client_utils
 
     client_utils.time = types.SimpleNamespace(sleep=lambda wait: time.sleep(min(wait, seconds)))
+
+
+def read_on_after_close():
+    """gradio_client reads a tab's queue messages on one stream, which the server closes once the
+    tab has no event left (close_stream). A call made right after the previous one ended can be
+    registered on the stream the server has just closed: the server took the previous event's end as
+    the last, and the client's reader thread had not yet handled close_stream (under load, its turn
+    for the GIL comes late among hundreds of students' threads). gradio_client then ends that call
+    with a bare CancelledError, though the server runs it and keeps its messages for the tab
+    (tests/app/test_classroom_client.py shows it). Here the reader, on close_stream, reads on while
+    calls registered on it still wait for their end: it opens the tab's stream again, or leaves them
+    to a reader that a newer call has opened meanwhile."""
+    from gradio_client import Client
+
+    if getattr(Client.stream_messages, "reads_on", False):
+        return
+    stream_messages = Client.stream_messages
+
+    def read_on(self, protocol, session_hash):
+        with self.pending_lock:
+            epoch = self.stream_epoch
+        for _ in range(10):              # a server that keeps closing at once has no messages for them
+            stream_messages(self, protocol, session_hash)
+            with self.pending_lock:
+                if self.stream_open:     # not closed by the server (stopped, connection lost): as before
+                    return
+                waiting = [e for e in self.pending_event_ids if self.pending_event_epoch.get(e) == epoch]
+                if not waiting:
+                    return
+                if self.stream_epoch != epoch:    # a newer call opened a reader: it gets their messages
+                    for event_id in waiting:
+                        self.pending_event_epoch[event_id] = self.stream_epoch
+                    return
+                self.stream_open = True
+
+    read_on.reads_on = True
+    Client.stream_messages = read_on
 
 
 BROWSER_HEADERS = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8", "Accept-Encoding": "gzip, deflate, br, zstd",
@@ -672,6 +723,8 @@ def summarise(part: str, results: Results, seconds: float, cpu: dict | None) -> 
     print(f"  whole lessons begun: {episodes} in {seconds:.0f} s = {episodes / seconds:.2f} per second")
     errors = {key[1:]: n for key, n in results.errors.items() if key[0] == part}
     print("  errors: " + (", ".join(f"{g}/{a}:{kind}×{n}" for (g, a, kind), n in sorted(errors.items())) or "none"))
+    for g, a, kind in sorted(errors):
+        print(f"    {g}/{a}:{kind}, the first said: {results.texts.get((g, a, kind)) or kind}")
     if part == "abuse" and results.contained:
         print("  abusers' tool results by error code: "
               + ", ".join(f"{code}×{n}" for code, n in results.contained.most_common()))
@@ -773,6 +826,7 @@ def main() -> int:
         args.ttl = class_ttl(args.think, 0.0 if args.smoke else args.seconds, args.rounds)
 
     poll_sooner()
+    read_on_after_close()
     goals: list[tuple[str, str, str, bool]] = []     # (what, figure, goal, met) of every goal printed
     port = free_port()
     app = start_app(port, {"TOOL_WORKSHOP_SESSION_TTL": f"{args.ttl:g}"})

@@ -17,8 +17,10 @@ rendered as HTML or Markdown). A run starts only when every value was accepted a
 model is the offline one: a link must not spend a student's own key on a question someone else
 wrote.
 
-Order on load: browser_memory.py first puts back what this browser kept; the link is applied
-after the restore of its own tab, so the link wins, and the page says it replaced what was kept.
+Order on load: browser_memory.py puts back what this browser kept, except on the lesson the link
+sets up (`linked_lesson`): that one starts as a fresh browser would show it, and what was kept of it
+is deleted, so that no kept run of another example comes back under the link's values later. The
+link is applied after that lesson's turn in the restore, and the banner alone says what it replaced.
 Loads without any of these parameters cost nothing: a script checks the address, and only a
 page opened from such a link asks the server (a hidden button, once).
 
@@ -38,12 +40,12 @@ from urllib.parse import quote, urlencode
 import gradio as gr
 
 import i18n
-from i18n import found_in, now, tr
+from i18n import now, tr
 
 from catalogue import FIRST, LESSONS, Lesson
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
-from memory.browser_memory import LAST_RUN, RESTORED
+from memory.browser_memory import Kept
 from serving.page_events import PRIVATE
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
@@ -374,6 +376,22 @@ def _choice_values(dropdown: Any) -> list:
     return [c[1] if isinstance(c, (tuple, list)) else c for c in (getattr(dropdown, "choices", None) or [])]
 
 
+def linked_lesson(request: Any) -> str | None:
+    """The lesson a link in the page's address sets up (None: no link, or none that names a lesson)."""
+    return parse(request.query_params.multi_items()).lesson if request is not None else None
+
+
+def replaced_note(kept: Kept) -> str:
+    """What the banner says when the browser had kept work on the linked lesson: it is gone."""
+    what = (tr("你改过的源码、", "your edited source, ") if kept.edited_source else "") + (
+        tr("问题、选项和上次运行", "the question, the options and the last run") if kept.run
+        else tr("问题和选项", "the question and the options"))
+    return now(OVERRIDDEN) + tr("：这一课显示的是链接里的场景，本浏览器 {when} 为这一课保存的{what}已删除{why}。",
+                                ": this lesson shows the link's scenario; {what} this browser kept of it at {when} "
+                                "were deleted{why}.").format(
+        when=kept.when, what=what, why=tr("（链接不带源码）", " (links carry no source)") if kept.edited_source else "")
+
+
 def banner(notes: list[str]) -> dict:
     if not notes:
         return gr.update(visible=False, value="")
@@ -456,19 +474,18 @@ class DeepLinks:
     def wire(self, demo: gr.Blocks, lesson_tabs: gr.Tabs, tabs: list, restored: Mapping[str, Any],
              settings: Any, memory: Any = None) -> None:
         tabs = {tab.name: tab for tab in tabs if tab.name in LESSONS}
-        notes = {name: (memory.lessons.get(name) or {}).get("note") if memory is not None else None
-                 for name in tabs}
         demo.load(None, None, None, js=GATE_JS, **SILENT)
         for name in tabs:
             after = restored.get(name)
             (after.then if after is not None else demo.load)(None, None, None, js=RESTORED_JS % json.dumps(name),
                                                              **SILENT)
-        self._wire_open(lesson_tabs, tabs, notes, settings)
+        self._wire_open(lesson_tabs, tabs, settings, memory)
         self._wire_copy(tabs)
 
     # ------------------------------------------------------------ opening a link
 
-    def _wire_open(self, lesson_tabs: gr.Tabs, tabs: dict, notes: dict, settings: Any) -> None:
+    def _wire_open(self, lesson_tabs: gr.Tabs, tabs: dict, settings: Any, memory: Any) -> None:
+        kept_by = {name: memory for name in tabs if memory is not None and name in memory.lessons}
         inputs, outputs = {settings.provider}, [lesson_tabs, self.banner, self.run_flag]
         for name, tab in tabs.items():
             editor, run = getattr(tab, "editor", None), tab.run
@@ -479,8 +496,8 @@ class DeepLinks:
             outputs += [run.presets, run.question] + [c for c in (control(tab, o) for o in OPTION_PARAMS) if c is not None]
             if tab.kept.get("rules_preset") is not None:
                 outputs.append(tab.kept["rules_preset"])
-            if notes[name] is not None:
-                inputs.add(notes[name])
+            if name in kept_by:
+                inputs |= memory.kept_inputs(name)
 
         def open_link(values: dict, request: gr.Request) -> dict:
             """Everything the link sets, except the choices it changes (set first, by `choices`)."""
@@ -510,15 +527,11 @@ class DeepLinks:
             approach = values[run.options["approach"]] if "approach" in run.options else None
             accepted, more = for_page(plan, source, approach)
             problems, told = plan.notes + more, []
-            note_text = (values.get(notes[plan.lesson]) or "") if notes[plan.lesson] is not None else ""
-            kept = found_in(RESTORED, note_text) or found_in(LAST_RUN, note_text)
+            # The lesson was not restored (browser_memory.py forgets what it kept of a linked lesson).
+            kept = kept_by[plan.lesson].kept_on_load(values, plan.lesson) if plan.lesson in kept_by else None
+            if kept is not None:
+                told.append(replaced_note(kept))
             if editor is not None and example:
-                if kept and (values[editor.editor] or "").rstrip() != (
-                        editor.texts.get(values[editor.example_set], "") or "").rstrip():
-                    told.append(tr("本浏览器保存的、你改过的源码已换成示例「{example}」的源码（链接不带源码）。",
-                                   "The edited source this browser kept was replaced with the example «{example}» "
-                                   "(links carry no source).").format(
-                                       example=tr(example, EXAMPLE_NAMES_EN.get(example, example))))
                 out[editor.example_set] = example
                 out[editor.editor] = source
                 choices = editor.presets.get(example) or []
@@ -542,8 +555,6 @@ class DeepLinks:
             if plan.lesson == "react" and "mistake" in run.options:
                 mode = "json" if (accepted.get("approach") or approach) == "json" else "react"
                 out.setdefault(_CHOICES, {})[run.options["mistake"]] = gr.update(choices=mistake_choices(mode))
-            if kept and out:
-                told.insert(0, now(OVERRIDDEN) + tr("。", "."))
             if plan.run:
                 if problems:
                     told.append(tr("链接里有没用上的值，为免跑成别的场景，没有自动运行：检查后点「▶ 运行」。",

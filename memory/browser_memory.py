@@ -21,7 +21,12 @@ How it flows:
 
 Parts: "settings" (模型设置 except keys), "key" (only when the student ticks
 REMEMBER_LABEL), and per lesson "lesson:<name>" (its controls) and "run:<name>" (its
-last run as a session document, replayed on load, never rerun).
+last run as a session document, replayed on load, never rerun). A run under way leaves only
+a mark there (its question), and a paused run (a rule's "ask", a step) is kept as far as it
+went, marked paused: a page left during either says on the next load that the run was
+interrupted, and never shows the run before it as this one. A reload opens the lesson this
+browser tab showed (sessionStorage). The lesson a link sets up (deep_links.py) is not restored:
+what was kept of it is deleted, and the link's banner says so.
 
 Several tabs of one browser share one copy per part: the last to save wins, and a page that
 loads a copy written by another tab (told apart by an id kept in sessionStorage) says so, with
@@ -73,9 +78,12 @@ NAMES = {"source": tr("源码", "the source"), "example_set": tr("示例工具�
          "question": tr("问题", "the question"), "preset": tr("预设问题", "the preset question"),
          "strict": tr("strict 模式", "strict mode"), "option.approach": tr("循环", "the loop"),
          "rules": tr("权限规则", "the permission rules"), "rules_preset": tr("规则预设", "the rule preset")}
-# The first words of the notes that say a tab shows what this browser kept (deep_links.py looks for them).
+# The first words of the notes that say a tab shows what this browser kept.
 RESTORED = tr("↩ 已恢复本浏览器保存的内容", "↩ Restored what this browser kept")
 LAST_RUN = tr("↩ 这是上次的运行", "↩ This is the last run")
+INTERRUPTED = tr("⚠️ 上次的运行被中断了", "⚠️ The last run was interrupted")
+# A run part's fields besides the run: the question of a run under way (no run yet), or why a kept run paused.
+RUNNING, PAUSED, PAUSED_ASK, PAUSED_STEP = "running", "paused", "ask", "step"
 SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 KEY_LIMIT = 1_000                 # characters of a remembered key
 FORGOTTEN = tr("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
@@ -97,8 +105,17 @@ READ_JS = """(...ignored) => {
   const values = keys.map((key) => {
     try { return localStorage.getItem(key) || ""; } catch (e) { storage = false; return ""; }
   });
-  return [JSON.stringify({tab: tab, utc_offset_minutes: -new Date().getTimezoneOffset(), storage: storage}), ...values];
+  let lesson = "";
+  try { lesson = sessionStorage.getItem(%s) || ""; } catch (e) {}
+  window.__twLessonRead = true;
+  return [JSON.stringify({tab: tab, lesson: lesson, utc_offset_minutes: -new Date().getTimezoneOffset(),
+                          storage: storage}), ...values];
 }"""
+# sessionStorage: the lesson this browser tab shows, so that a reload opens it again. The page selects
+# its first tab as it is drawn, before the read script has read which one to open: not remembered.
+LESSON_KEY = PREFIX + "lesson"
+REMEMBER_LESSON_JS = ("() => { try { if (window.__twLessonRead) sessionStorage.setItem(%s, %s); } catch (e) {} "
+                      "return []; }")
 WRITE_JS = """(op, note) => {
   if (!op) return ["", note];
   try {
@@ -149,7 +166,7 @@ def client_of(text: str | None) -> dict:
         client = {}
     client = client if isinstance(client, dict) else {}
     offset = client.get("utc_offset_minutes")
-    return {"tab": str(client.get("tab") or "")[:64],
+    return {"tab": str(client.get("tab") or "")[:64], "lesson": str(client.get("lesson") or "")[:64],
             "utc_offset_minutes": offset if isinstance(offset, int) and abs(offset) <= 24 * 60 else 0,
             "storage": client.get("storage", True) is not False}
 
@@ -170,6 +187,14 @@ def fields_digest(fields: dict) -> str:
 
 def events_digest(events: list | None) -> str:
     return hashlib.sha256(json.dumps(events or [], ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class Kept:
+    """What a browser had kept of a lesson: when (HH:MM, its own time zone), an edited source, a last run."""
+    when: str
+    edited_source: bool
+    run: bool
 
 
 @dataclasses.dataclass
@@ -208,6 +233,7 @@ class BrowserMemory:
         self.parts: list[Part] = []
         self.lessons: dict[str, dict] = {}
         self.shared: dict[str, dict] = {}
+        self.linked: Callable[[gr.Request | None], str | None] | None = None
 
     def part(self, name: str) -> Part:
         part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
@@ -268,10 +294,17 @@ class BrowserMemory:
 
     # ------------------------------------------------------------ wiring
 
-    def wire(self, demo: gr.Blocks, settings: Any, tabs: list) -> dict[str, Any]:
+    def wire(self, demo: gr.Blocks, settings: Any, tabs: list,
+             linked: Callable[[gr.Request | None], str | None] | None = None,
+             lesson_tabs: gr.Tabs | None = None) -> dict[str, Any]:
         """Saves and restores everything registered. Returns {tab name: the event after which
         that tab's controls hold what was kept and it shows what follows from them}: a tab's
-        `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore."""
+        `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore.
+        `linked(request)` names the lesson that a link in the page's address sets up (deep_links.py),
+        or None: that lesson is not restored, and what this browser kept of it is forgotten.
+        `lesson_tabs` (the Tabs of `tabs`, whose ids are their names): a reload opens the lesson
+        this browser tab showed, unless a link names one."""
+        self.linked = linked
         for tab in tabs:
             self.keep_lesson(tab)
         settings_part, key_part = self.part("settings"), self.part("key")
@@ -279,9 +312,22 @@ class BrowserMemory:
         for lesson in self.lessons.values():
             self._wire_lesson(lesson, settings)
         keys = [storage_key(part.name) for part in self.parts]
-        read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY))
+        read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY), json.dumps(LESSON_KEY))
         read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **self.silent)
         read.then(*restore_settings, **self.silent)
+        if lesson_tabs is not None:
+            names = [tab.name for tab in tabs]
+            for tab in tabs:
+                tab.tab.select(None, None, None, js=REMEMBER_LESSON_JS % (json.dumps(LESSON_KEY), json.dumps(tab.name)),
+                               **self.silent)
+
+            def reopen(shown: str, request: gr.Request):
+                lesson = client_of(shown)["lesson"]
+                if lesson not in names or lesson == names[0] or (linked is not None and linked(request) is not None):
+                    return gr.skip()
+                return gr.Tabs(selected=lesson)
+
+            read.then(reopen, [self.client], [lesson_tabs], **self.silent)
         # A shared part is put back first; the lessons kept after it follow one by one, in the order
         # they were registered, so what they show (a workspace's tree) is always the restored one.
         chains = {name: read.then(*self._wire_shared(shared), **self.silent) for name, shared in self.shared.items()}
@@ -290,9 +336,32 @@ class BrowserMemory:
             start = chains[lesson["after"]] if lesson["after"] else read
             restored[name] = start.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"],
                                         **self.silent)
+            for part in (lesson["work"], lesson["run"]):   # a lesson a link opens forgets what was kept
+                if part is not None:
+                    self._writer(part, lesson["note"], restored[name])
             if lesson["after"]:
                 chains[lesson["after"]] = restored[name]
         return restored
+
+    def kept_inputs(self, name: str) -> set:
+        """What `kept_on_load` reads of lesson `name`: the stored texts the page found on load."""
+        lesson = self.lessons[name]
+        return {self.client, lesson["work"].inbox, *([lesson["run"].inbox] if lesson["run"] is not None else [])}
+
+    def kept_on_load(self, values: dict, name: str) -> Kept | None:
+        """What this browser had kept of lesson `name` when the page loaded (None: nothing usable),
+        whether or not it was restored; `values` holds `kept_inputs(name)`."""
+        lesson = self.lessons[name]
+        work, _ = decode(values[lesson["work"].inbox], lesson["work"].name)
+        run, _ = decode(values[lesson["run"].inbox], lesson["run"].name) if lesson["run"] is not None else (None, "")
+        run = run if run is not None and run.run is not None else None
+        if work is None and run is None:
+            return None
+        source, example = (work.fields.get("source"), work.fields.get("example_set")) if work is not None else (None, None)
+        texts = getattr(getattr(lesson["tab"], "editor", None), "texts", {})
+        edited = isinstance(source, str) and source.rstrip() != (texts.get(example) or "").rstrip()
+        saved_at = max(r.saved_at for r in (work, run) if r is not None)
+        return Kept(when(saved_at, client_of(values[self.client])["utc_offset_minutes"]), edited, run is not None)
 
     def _wire_shared(self, shared: dict) -> tuple:
         """Wires saving a shared part after each trigger; returns its restore handler, inputs and outputs."""
@@ -376,30 +445,48 @@ class BrowserMemory:
             tick = gr.Textbox(visible="hidden")
             edited.then(None, None, [tick], js=AFTER_PAINT_JS, **self.silent)
             triggers.append(tick.change)
+        # The values go to `save` as the page sent them (preprocess=False): keep_fields checks each one
+        # against its FieldSpec. Gradio's own check compares a dropdown's value with its choices on the
+        # server at the moment the save runs, and a save fired by a new example set carries the preset
+        # question the page showed before: if the example set's handler has already given the presets
+        # the new set's choices, Gradio refused the save with a red "not in the list of choices" error.
+        # The presets' own change saves again once the page shows the new set's questions.
         if triggers:
-            self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, **self.one_at_a_time))
+            self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, preprocess=False,
+                                           **self.one_at_a_time))
 
         restore_inputs = {client, work.inbox, *fields.values(), *([said] if said is not None else [])}
-        restore_outputs = [*fields.values(), note]
+        restore_outputs = [*fields.values(), note, work.outbox, work.written]
         if run is not None:
             restore_inputs |= {run_part.inbox, run.state}
-            restore_outputs += [c for c in run.outputs if c not in restore_outputs] + [digest]
+            restore_outputs += [c for c in run.outputs if c not in restore_outputs] + [digest, run_part.outbox]
 
             def keep_run(values: dict) -> dict:
                 state = values[run.state]
                 unchanged = {run_part.outbox: gr.skip()}
-                if state is None or (state.run.running and state.pending is None):
-                    return unchanged   # still running: kept once it ends or pauses
+                if state is None:
+                    return unchanged
+                writer = client_of(values[client])["tab"]
+                paused = (PAUSED_ASK if getattr(state, "asking", None) else PAUSED_STEP if state.pending else "")
+                if state.run.running and not paused:
+                    # Only a mark that a run is under way: a page left now (reloaded, closed) ends the run
+                    # with it, and the next load says so instead of showing the run before as this one's.
+                    fingerprint = f"running:{id(state.run)}"
+                    if fingerprint == values[digest]:
+                        return unchanged
+                    record = Record(run_part.name, {RUNNING: state.question}, saved_at=time.time(), writer=writer)
+                    return {run_part.outbox: put(run_part.name, record), digest: fingerprint}
                 events = state.replay if state.replay is not None else state.run.events
                 if not events:
                     return {run_part.outbox: put(run_part.name), digest: None} if values[digest] else unchanged
-                fingerprint = events_digest(events)
+                fingerprint = events_digest(events) + paused
                 if fingerprint == values[digest]:
                     return unchanged
                 document = session_io.session_document(tab.name, state.source, state.run.tools, state.question,
                                                        events, state.settings, state.options)
-                record = Record(run_part.name, run=document, saved_at=time.time(),
-                                writer=client_of(values[client])["tab"])
+                # A paused run is kept as far as it went; a page loaded later cannot go on with it.
+                record = Record(run_part.name, {PAUSED: paused} if paused else {}, run=document,
+                                saved_at=time.time(), writer=writer)
                 text, notice = run_text(record, secret=values[settings.key_state] or "")
                 if text is None:
                     return {run_part.outbox: put(run_part.name), digest: None, note: now(base) + "\n\n⚠️ " + notice}
@@ -420,6 +507,15 @@ class BrowserMemory:
                     "⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。",
                     "⚠️ This browser does not let pages save data (private mode or a setting): changes are lost on "
                     "reload.")}
+            if self.linked is not None and self.linked(request) == tab.name:
+                # The link's scenario replaces this lesson whole (its banner says so): nothing kept is
+                # shown, and nothing kept stays behind to come back on the next load under the link's
+                # values (a last run of another example). The link's values are saved as it sets them.
+                out.update({work.outbox: put(work.name), work.written: None})
+                if run is not None:
+                    out.update({run_part.outbox: put(run_part.name), digest: None})
+                out[note] = now(base) + "".join("\n\n" + n for n in notes if n)
+                return out
             record, why = decode(values[work.inbox], work.name)
             if why:
                 notes.append(tr("⚠️ 本浏览器里保存的这一课内容{why}，已忽略：页面显示的是示例。继续编辑会重新保存。",
@@ -452,6 +548,20 @@ class BrowserMemory:
             if why:
                 return tr("⚠️ 本浏览器里保存的上次运行{why}，已忽略。",
                           "⚠️ The last run this browser kept {why}: ignored.").format(why=why)
+            if record is not None and record.run is None and isinstance(record.fields.get(RUNNING), str):
+                saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
+                lost = tr("这次运行的结果没有保存", "its result was not kept")
+                if lesson["after"]:
+                    lost = tr("这次运行的结果和它对工作区的改动都没有保存，工作区是运行之前保存的文件",
+                              "neither its result nor its changes to the workspace were kept: the workspace holds "
+                              "the files kept before the run")
+                out[run.views.status] = now(INTERRUPTED) + tr(
+                    "：{saved} 开始的运行（问题「{question}」）还没有结束，页面就被刷新或关闭了，服务器上的运行随之停止；"
+                    "{lost}。要看结果，请再点「▶ 运行」。",
+                    ": the run started at {saved} (question «{question}») had not ended when the page was reloaded or "
+                    "closed, and the run on the server stopped with it; {lost}. To see a result, click «▶ Run» "
+                    "again.").format(saved=saved, question=record.fields[RUNNING][:80], lost=lost)
+                return ""
             if record is None or record.run is None:
                 return ""
             try:
@@ -464,9 +574,21 @@ class BrowserMemory:
             if old is not None:
                 old.close()
             saved = when(record.saved_at, client_of(values[client])["utc_offset_minutes"])
-            out.update(show(state, now(LAST_RUN) + tr("（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。",
-                                                      " ({saved}), shown again from the events this browser kept, "
-                                                      "without calling the model.").format(saved=saved)))
+            paused = record.fields.get(PAUSED)
+            if paused in (PAUSED_ASK, PAUSED_STEP):
+                waited = (tr("等你确认一个调用", "waiting for you to approve a call") if paused == PAUSED_ASK
+                          else tr("单步暂停在一个调用前", "paused by a step before a call"))
+                told = now(INTERRUPTED) + tr(
+                    "：这次运行（{saved}）在{waited}时，页面被刷新或关闭了；暂停的运行只在原来的页面里，不能接着做。"
+                    "下面是它停下之前的步骤，按本浏览器保存的事件重新显示。要做完，请再点「▶ 运行」。",
+                    ": this run ({saved}) was {waited} when the page was reloaded or closed; a paused run lives only "
+                    "in the page it paused in and cannot go on. Below are its steps up to the pause, shown again from "
+                    "the events this browser kept. To finish it, click «▶ Run» again.").format(saved=saved, waited=waited)
+            else:
+                told = now(LAST_RUN) + tr("（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。",
+                                          " ({saved}), shown again from the events this browser kept, "
+                                          "without calling the model.").format(saved=saved)
+            out.update(show(state, told))
             out[digest] = events_digest(state.replay)
             return ""
 

@@ -1,19 +1,25 @@
 """Links that open a scenario (lessons/deep_links.py), in real chromium: a Function Calling link
 runs and shows its headline on that tab, an unknown lesson gives a note and the default tab, a
-link beats what the browser kept and says so, and 复制本页链接 writes a link without the key
-that reproduces the scenario in a fresh browser."""
+link beats what the browser kept (its lesson shows the link alone, the banner says so once, the
+browser keeps the link's scenario), and 复制本页链接 writes a link without the key that reproduces
+the scenario in a fresh browser."""
 from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
 import pytest
 
-from tests.app.harness import open_page, set_code
-from tests.app.test_browser_memory import choose_openai, type_key, wait_stored
+from memory.memory_format import storage_key
+from tests.app.harness import code_text, open_page, set_code, tab
+from tests.app.test_browser_memory import choose_openai, storage, type_key, wait_stored
+from tests.app.test_dependent_choices_browser import toasts, watch_toasts
+from tests.app.test_lesson_claims import choose
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
 KEY = "sk-link-must-not-carry-7e41c0"
+EDITED = ("from tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
+          '@registry.tool("加法")\ndef edited_by_me(a: int, b: int) -> int:\n    return a + b\n')
 
 
 def link(app_url: str, **params) -> str:
@@ -64,19 +70,51 @@ def test_an_unknown_lesson_gives_a_note_and_the_default_tab(browser, app_url):
 
 
 def test_a_link_beats_what_the_browser_kept_and_says_so(browser, app_url):
+    """A browser that kept an edited source, a question and a run of another example: the link's lesson
+    shows only the link's scenario, the page says once what it replaced, and nothing kept comes back."""
     watched = open_page(browser, app_url)
     page = watched.page
+    watch_toasts(watched.context)     # from the next page on
     try:
         page.get_by_role("tab", name="Function Calling", exact=True).first.click()
         panel = page.locator("#tab-function-calling")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        choose(page, panel.locator(".tw-example-set"), "计算器")
+        wait_stored(page, '"example_set":"计算器"')
+        panel.locator(".tw-run").click()
+        panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+        wait_stored(page, '"type":"final"', key=storage_key("run:function_calling"))
+        set_code(page, panel.locator(".tw-editor"), EDITED)
         panel.locator(".tw-question textarea").fill("我自己的问题 42")
         wait_stored(page, "我自己的问题 42")
-        page.goto(link(app_url, lesson="function_calling", question="北京今天天气怎么样？", mistake="none"))
+        wait_stored(page, "edited_by_me")
+
+        page.goto(link(app_url, lesson="function_calling", example="工资/员工档案", question="张三的月薪是多少？",
+                       mistake="none"))
         banner(page).filter(has_text="链接里的设置覆盖了浏览器保存的内容").wait_for(timeout=WAIT)
         assert visible_panel(page) == "tab-function-calling"
-        assert panel.locator(".tw-question textarea").input_value() == "北京今天天气怎么样？"
-        assert "已恢复本浏览器保存的内容" in panel.locator(".tw-memory-note").first.inner_text()
-        wait_stored(page, "北京今天天气怎么样？")        # and it is what the browser keeps now
+        told = banner(page).inner_text()
+        assert "改过的源码" in told and "上次运行" in told and told.count("覆盖") == 1
+        page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-question textarea')?"
+                               ".value === '张三的月薪是多少？'", timeout=WAIT)
+        assert panel.locator(".tw-example-set input").input_value() == "工资/员工档案"
+        panel.locator(".tw-schema-json").filter(has_text="calculate_salary").first.wait_for(timeout=WAIT)
+        assert "edited_by_me" not in code_text(panel.locator(".tw-editor"))
+        # What was kept is neither said nor shown: no "restored" note, no last run of the calculator.
+        memory_note = panel.locator(".tw-memory-note").first.inner_text()
+        assert "已恢复" not in memory_note and "上次的运行" not in panel.locator(".tw-status").first.inner_text()
+        assert panel.locator(".tw-protocol .tw-round").count() == 0
+        # The link's scenario is what the browser keeps now, and the calculator's run is gone from it.
+        wait_stored(page, "张三的月薪是多少？", key=storage_key("lesson:function_calling"))
+        assert storage(page).get(storage_key("run:function_calling")) is None
+        assert toasts(page) == []
+
+        page.goto(app_url)                        # opened again without the link: still the link's scenario
+        panel = tab(page, "Function Calling")
+        panel.locator(".tw-memory-note").filter(has_text="已恢复本浏览器保存的内容").first.wait_for(timeout=WAIT)
+        assert panel.locator(".tw-question textarea").input_value() == "张三的月薪是多少？"
+        assert "上次的运行" not in panel.locator(".tw-status").first.inner_text()
+        assert toasts(page) == []
     finally:
         watched.context.close()
 

@@ -1,0 +1,101 @@
+"""The simulated students' client of benchmarks/classroom.py (gradio_client): a call made right after
+the previous one ended must not end in CancelledError.
+
+The server closes a tab's message stream (close_stream) when the tab has no event left. Under a
+lecture's load the client's reader thread handles that message late, and a call registered in the
+meantime is tied to the closed stream: gradio_client cancels it, though the server runs it. Here the
+reader is made to handle close_stream only once the next call is registered, which is that order of
+events every time instead of once in a hundred thousand calls."""
+from __future__ import annotations
+
+import json
+import threading
+
+import gradio as gr
+import pytest
+from gradio_client import Client
+from gradio_client import client as client_module
+
+from benchmarks import classroom
+from tests.app.harness import free_port
+
+
+@pytest.fixture(scope="module")
+def two_endpoints():
+    with gr.Blocks() as demo:
+        def first(text: str) -> str:
+            return text
+
+        def second(text: str) -> str:
+            return text
+
+        gr.api(first, api_name="first")
+        gr.api(second, api_name="second")
+    port = free_port()
+    demo.queue().launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/"
+    demo.close()
+
+
+class LateReader:
+    """json for gradio_client's reader: it handles close_stream only after the next call was registered."""
+
+    def __init__(self, monkeypatch):
+        self.sent, self.changed = 0, threading.Condition()
+        self.sent_at_last_end = 0
+        send_data = Client.send_data
+
+        def counted_send_data(client, *args, **kwargs):
+            event_id = send_data(client, *args, **kwargs)
+            with self.changed:
+                self.sent += 1
+                self.changed.notify_all()
+            return event_id
+
+        monkeypatch.setattr(Client, "send_data", counted_send_data)
+        monkeypatch.setattr(client_module, "json", self)
+
+    def loads(self, text, *args, **kwargs):
+        message = json.loads(text, *args, **kwargs)
+        kind = message.get("msg") if isinstance(message, dict) else None
+        with self.changed:
+            if kind == "process_completed":
+                self.sent_at_last_end = self.sent
+            elif kind == "close_stream":
+                self.changed.wait_for(lambda: self.sent > self.sent_at_last_end, timeout=5)
+        return message
+
+    def __getattr__(self, name):
+        return getattr(json, name)
+
+
+def calls_in_a_row(url: str) -> list:
+    client = Client(url, verbose=False)
+    outcomes = []
+    try:
+        for n in range(3):
+            for endpoint in ("/first", "/second"):
+                try:
+                    outcomes.append(client.predict(f"{endpoint} {n}", api_name=endpoint))
+                except Exception as exc:  # what the student's call ended in
+                    outcomes.append(type(exc).__name__)
+    finally:
+        client.close()
+    return outcomes
+
+
+def test_a_call_registered_on_a_closing_stream_is_cancelled_by_gradio_client_alone(two_endpoints, monkeypatch):
+    """The cause, in gradio_client as it is: if this stops failing, read_on_after_close is no longer needed."""
+    monkeypatch.setattr(Client, "stream_messages", Client.stream_messages)   # whatever another test patched
+    if getattr(Client.stream_messages, "reads_on", False):
+        pytest.skip("this process already runs the classroom's reader")
+    LateReader(monkeypatch)
+    assert "CancelledError" in calls_in_a_row(two_endpoints)
+
+
+def test_the_classroom_reader_reads_on_for_a_call_registered_on_a_closing_stream(two_endpoints, monkeypatch):
+    monkeypatch.setattr(Client, "stream_messages", Client.stream_messages)   # put back after the test
+    classroom.read_on_after_close()
+    LateReader(monkeypatch)
+    expected = [f"{endpoint} {n}" for n in range(3) for endpoint in ("/first", "/second")]
+    assert calls_in_a_row(two_endpoints) == expected
