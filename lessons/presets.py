@@ -61,7 +61,7 @@ MISTAKE_TEXTS = {
     "multi_step": (tr("一次写了好几步", "several steps at once"),
                    "Writes several steps in one reply: only the first action runs, and a note says the rest waits for "
                    "the next round (tolerated)"),
-    "no_action_line": (tr("只有 Thought、没有 Action 行", "only a Thought, no Action"),
+    "no_action_line": (tr("只有 Thought、没有 Action 行", "only Thought, no Action line"),
                        "Broken ReAct format: only a Thought and no Action: line; the parse shows «no match» (and why), "
                        "the format error goes back to the model, and it rewrites the reply in the format next round"),
     "action_input_kv": (tr("Action Input 不是 JSON", "Action Input, not JSON"),

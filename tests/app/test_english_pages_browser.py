@@ -105,7 +105,7 @@ def test_no_lesson_of_an_english_page_shows_chinese_of_its_own(browser, app_url)
         run(panel)     # both regexes read the same reply
         assert panel.locator(".tw-naive-regex").count() >= 2
         found["Regex ReAct, run"] = chinese_of_the_page(page)
-        choose_mistake(page, panel, "only a Thought")
+        choose_mistake(page, panel, "only Thought, no Action line")
         panel.locator(".tw-mistake-note").filter(has_text="Broken ReAct format").first.wait_for(timeout=WAIT)
         run(panel)     # a reply neither regex reads, and the reason sent back to the model
         assert "no match" in panel.locator(".tw-protocol").inner_text()

@@ -254,7 +254,7 @@ class TestReactLesson:
             assert status.startswith("✅") and T("第 2 轮改正了 1 次", "corrected 1 failed call(s) in round 2") in status
 
     def test_a_missing_action_line_says_why_and_the_model_rewrites(self, page, panel):
-        choose(page, panel.locator(".tw-mistake"), re.compile(T("只有 Thought", "only a Thought")))
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("只有 Thought", "only Thought, no Action")))
         status = run(panel, "北京今天天气怎么样？")
         text = rounds(panel)
         assert T("没有匹配", "no match") in text[0] and T("为什么没有匹配", "why it did not match") in text[0]
