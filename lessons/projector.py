@@ -15,7 +15,8 @@ from serving.page_events import PRIVATE
 # Sized for a 1280×720 projector seen from the back of a room: Gradio's theme sets every text size
 # in px on :root (14 px body, 12 px labels), so a percentage on the page scales nothing; the theme's
 # variables are set again here, and its faint greys (labels, hints, line numbers: 2-5:1 against white)
-# become dark greys of at least 7:1. Dark mode keeps its own colours (its rule on .dark is more specific).
+# become dark greys of at least 7:1. Dark mode keeps its own colours (its rule on .dark is more specific;
+# the colours set here directly follow the theme's text colour, or have their own dark values).
 CSS = """
 body.tw-present {
   --text-xxs: 18px; --text-xs: 18px; --text-sm: 19px; --text-md: 21px; --text-lg: 23px; --text-xl: 28px; --text-xxl: 32px;
@@ -32,12 +33,14 @@ body.tw-present .tw-protocol, body.tw-present .tw-costs { font-size: var(--text-
 body.tw-present .tw-protocol *, body.tw-present .tw-costs *, body.tw-present .tw-diff,
 body.tw-present .tw-ws-tree label { font-size: max(1em, 19px) !important; }
 body.tw-present .cm-editor .cm-content, body.tw-present .cm-editor .cm-gutters { font-size: 19px; }
-body.tw-present .cm-editor .cm-gutters { color: #3f3f46; }
-/* Syntax colours are pastel (2-4:1 against white): on a projector the code is one dark colour. */
-body.tw-present .cm-editor .cm-content, body.tw-present .cm-editor .cm-content * { color: #18181b !important; }
-body.tw-present button[role=tab].selected { color: #3730a3; }
-body.tw-present .tw-ok { color: #166534 !important; }
-body.tw-present .tw-bad, body.tw-present .tw-error { color: #991b1b !important; }
+body.tw-present .cm-editor .cm-gutters { color: var(--body-text-color-subdued); }
+/* Syntax colours are pastel (2-4:1 against white): on a projector the code is the text's own colour. */
+body.tw-present .cm-editor .cm-content, body.tw-present .cm-editor .cm-content * { color: var(--body-text-color) !important; }
+body.tw-present button[role=tab].selected { color: var(--body-text-color); }
+body.tw-present { --tw-ok: #166534; --tw-bad: #991b1b; }
+body.tw-present.dark, body.tw-present .dark { --tw-ok: #4ade80; --tw-bad: #fca5a5; }
+body.tw-present .tw-ok { color: var(--tw-ok) !important; }
+body.tw-present .tw-bad, body.tw-present .tw-error { color: var(--tw-bad) !important; }
 body.tw-present #settings-panel, body.tw-present footer { display: none !important; }
 """
 # On load: the address decides; a watcher keeps the last round of the visible timeline in view
