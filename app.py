@@ -123,6 +123,8 @@ CSS = """
 #header h1 { margin-bottom: 0.1em; }
 #sandbox-notice { font-size: 0.85em; color: var(--body-text-color-subdued); }
 .tw-status p { margin: 0.2em 0; }
+/* A label over a code box wraps before the box's icons (copy, download) instead of running under them. */
+.block:has(> .icon-button-wrapper.top-panel) > label[data-testid="block-label"] { margin-right: 5.5em; }
 .tw-ws-tree .wrap { flex-direction: column; align-items: stretch; gap: 2px !important; }
 .tw-ws-tree label { font-family: var(--font-mono); font-size: 0.88em; padding: 3px 8px !important; }
 @media (max-width: 640px) {
@@ -135,12 +137,13 @@ CSS = """
 FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # Per language: the page's <html lang> and its title (the browser's tab).
 PAGE_LANGUAGE = {"zh": ("zh-CN", "工具调用教学工坊"), "en": ("en", "Tool Use Workshop")}
+# Names no lesson: the tabs below are the list, and a lesson added there needs no edit here.
 HEADER = tr("# 🧰 工具调用教学工坊\n"
-            "从正则 ReAct 到工具注册，再到 Function Calling：改动左边的工具源码，一步一步看清模型和工具之间到底传了什么。",
+            "每一课一个页签，按课程的顺序：改动工具或问题，一步一步看清模型和工具之间到底传了什么。",
             "# 🧰 Tool Use Workshop\n"
-            "From regex ReAct to a tool registry to Function Calling: edit the tool source on the left and see, step "
-            "by step, exactly what passes between the model and the tools. The course is Chinese: the offline "
-            "model and the course's tools answer in Chinese.")
+            "One tab per lesson, in the course's order: change the tools or the question and see, step by step, "
+            "exactly what passes between the model and the tools. The course is Chinese: the offline model and the "
+            "course's tools answer in Chinese.")
 
 
 def sandbox_notice() -> str:

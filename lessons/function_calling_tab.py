@@ -11,7 +11,7 @@ from catalogue import LESSONS
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
-from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -73,8 +73,10 @@ def build(settings: SettingsPanel) -> LessonTab:
                     tool_choice = gr.Dropdown(TOOL_CHOICES, value="auto", label="tool_choice", allow_custom_value=True,
                                               elem_classes=["tw-tool-choice"], min_width=150)
                     parallel = gr.Checkbox(value=True, label=PARALLEL_LABEL, min_width=150)
-                    mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label=MISTAKE_LABEL,
-                                          elem_classes=["tw-mistake"], min_width=150)
+                # Its own line: a mistake's name is cut in a row beside other controls.
+                mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label=MISTAKE_LABEL,
+                                      elem_classes=["tw-mistake"])
+                describe_mistakes(mistake)
                 envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
                 choice_help = gr.Markdown(choice_note("auto", "offline"), elem_classes=["tw-choice-note"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],

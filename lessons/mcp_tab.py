@@ -18,7 +18,7 @@ from mcp_schema_diff import MISSING, show
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.function_calling_tab import PARALLEL_LABEL
 from lessons.lesson_tab import LessonTab
-from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -130,8 +130,10 @@ def build(settings: SettingsPanel) -> LessonTab:
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
                     parallel = gr.Checkbox(value=True, label=PARALLEL_LABEL, min_width=150)
-                    mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label=MISTAKE_LABEL,
-                                          elem_classes=["tw-mistake"], min_width=150)
+                # Its own line: a mistake's name is cut in a row beside other controls.
+                mistake = gr.Dropdown(mistake_choices("function_calling"), value="", label=MISTAKE_LABEL,
+                                      elem_classes=["tw-mistake"])
+                describe_mistakes(mistake)
                 annotations = gr.Checkbox(value=False, label=ANNOTATIONS_LABEL, info=ANNOTATIONS_NOTE,
                                           elem_classes=["tw-mcp-annotations"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],

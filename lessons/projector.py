@@ -12,13 +12,37 @@ from i18n import tr
 
 from serving.page_events import PRIVATE
 
+# Sized for a 1280×720 projector seen from the back of a room: Gradio's theme sets every text size
+# in px on :root (14 px body, 12 px labels), so a percentage on the page scales nothing; the theme's
+# variables are set again here, and its faint greys (labels, hints, line numbers: 2-5:1 against white)
+# become dark greys of at least 7:1. Dark mode keeps its own colours (its rule on .dark is more specific;
+# the colours set here directly follow the theme's text colour, or have their own dark values).
 CSS = """
-body.tw-present .gradio-container { font-size: 125%; max-width: 100% !important; }
-body.tw-present .gradio-container .prose, body.tw-present .tw-protocol { font-size: 1.15em; }
-body.tw-present .cm-editor .cm-content, body.tw-present .cm-editor .cm-gutters { font-size: 1.25em; }
+body.tw-present {
+  --text-xxs: 18px; --text-xs: 18px; --text-sm: 19px; --text-md: 21px; --text-lg: 23px; --text-xl: 28px; --text-xxl: 32px;
+  --body-text-size: 21px; --input-text-size: 21px; --block-title-text-size: 21px; --checkbox-label-text-size: 21px;
+  --section-header-text-size: 21px; --block-label-text-size: 19px; --block-info-text-size: 19px;
+  --button-small-text-size: 19px; --button-medium-text-size: 21px; --button-large-text-size: 23px;
+  --body-text-color: #18181b; --body-text-color-subdued: #3f3f46; --block-label-text-color: #27272a;
+  --block-title-text-color: #27272a; --block-info-text-color: #3f3f46; --input-placeholder-color: #52525b;
+  --button-primary-background-fill: #4338ca; --button-primary-background-fill-hover: #3730a3;
+  --button-cancel-background-fill: #991b1b; --button-cancel-background-fill-hover: #7f1d1d;
+}
+body.tw-present .gradio-container { max-width: 100% !important; }
+body.tw-present .tw-protocol, body.tw-present .tw-costs { font-size: var(--text-md); }
+body.tw-present .tw-protocol *, body.tw-present .tw-costs *, body.tw-present .tw-diff,
+body.tw-present .tw-ws-tree label { font-size: max(1em, 19px) !important; }
+body.tw-present .cm-editor .cm-content, body.tw-present .cm-editor .cm-gutters { font-size: 19px; }
+body.tw-present .cm-editor .cm-gutters { color: var(--body-text-color-subdued); }
+/* Syntax colours are pastel (2-4:1 against white): on a projector the code is the text's own colour. */
+body.tw-present .cm-editor .cm-content, body.tw-present .cm-editor .cm-content * { color: var(--body-text-color) !important; }
+body.tw-present button[role=tab].selected { color: var(--body-text-color); }
+body.tw-present { --tw-ok: #166534; --tw-bad: #991b1b; }
+body.tw-present.dark, body.tw-present .dark { --tw-ok: #4ade80; --tw-bad: #fca5a5; }
+body.tw-present .tw-ok { color: var(--tw-ok) !important; }
+body.tw-present .tw-bad, body.tw-present .tw-error { color: var(--tw-bad) !important; }
 body.tw-present #settings-panel, body.tw-present footer { display: none !important; }
 """
-
 # On load: the address decides; a watcher keeps the last round of the visible timeline in view
 # while the page is in projector mode (a round added or redrawn scrolls into view, once per frame).
 ON_LOAD = """() => {

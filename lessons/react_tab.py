@@ -12,7 +12,7 @@ from json_loop import build_json_prompt
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_tab import LessonTab
 from serving.page_events import PRIVATE
-from lessons.presets import MISTAKE_LABEL, PRESETS, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -60,8 +60,10 @@ def build(settings: SettingsPanel) -> LessonTab:
                 with gr.Row():
                     approach = gr.Radio(APPROACHES, value="react", label=tr("解析方式", "Parsing"), elem_classes=["tw-approach"],
                                         min_width=200)
-                    mistake = gr.Dropdown(mistake_choices("react"), value="", label=MISTAKE_LABEL,
-                                          elem_classes=["tw-mistake"], min_width=160)
+                # Its own line: a mistake's name is cut in a row beside other controls.
+                mistake = gr.Dropdown(mistake_choices("react"), value="", label=MISTAKE_LABEL,
+                                      elem_classes=["tw-mistake"])
+                describe_mistakes(mistake)
                 envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
                                options={"approach": approach, "mistake": mistake, "envelope": envelope})

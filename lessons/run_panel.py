@@ -157,9 +157,9 @@ class RunPanel:
         def export(values: dict, request: gr.Request):
             path, note = run_driver.export(lesson, values[self.state], values[self.settings.key_state],
                                            session_of(request))
-            return {views.export_file: gr.update(value=path), views.status: note}
+            return {views.export_file: gr.update(value=path), views.export_note: note}
 
-        views.export_btn.click(export, {self.state, self.settings.key_state}, [views.export_file, views.status],
+        views.export_btn.click(export, {self.state, self.settings.key_state}, [views.export_file, views.export_note],
                                api_visibility=PRIVATE)
 
         def load(values: dict, request: gr.Request):
@@ -171,11 +171,16 @@ class RunPanel:
             except session_io.ImportProblem as exc:
                 return show(state, tr("❌ 导入失败：", "❌ Import failed: ") + str(exc))
             state.close()
+            # The recorded run's options too (envelope, loop, mistake…): the page then shows how it was run.
+            options = {component: fresh.options[name] for name, component in self.options.items()
+                       if name in fresh.options}
             return {**({self.editor: fresh.source} if self.editor is not None else {}), self.question: fresh.question,
-                    views.views_tabs: gr.Tabs(selected="protocol"), **self.show(fresh, note, session_of(request))}
+                    **options, views.views_tabs: gr.Tabs(selected="protocol"),
+                    **self.show(fresh, note, session_of(request))}
 
         self.changed_files.append(views.import_file.upload(load, {views.import_file, self.state, *tree},
-                                                           editor + [self.question, views.views_tabs] + outputs,
+                                                           editor + [self.question, views.views_tabs]
+                                                           + list(self.options.values()) + outputs,
                                                            api_visibility=PRIVATE))
 
         def walker(to_end: bool):

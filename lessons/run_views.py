@@ -71,6 +71,8 @@ class RunViews:
                 with gr.Row():
                     self.export_btn = gr.Button(tr("导出本次运行", "Export this run"), elem_classes=["tw-export"], min_width=120)
                     self.export_file = gr.File(label=tr("下载", "Download"), interactive=False, elem_classes=["tw-export-file"])
+                # What the export did, beside the file: the run's headline above stays as it was.
+                self.export_note = gr.Markdown(elem_classes=["tw-export-note"])
                 self.import_file = gr.File(label=tr("导入会话文件（.json）", "Import a session file (.json)"), file_types=[".json"], type="filepath",
                                            elem_classes=["tw-import"])
         # Everything render() writes (the tab's gr.State is added by the panel).

@@ -94,7 +94,8 @@ def status_markdown(report: dict, kept_previous: bool) -> str:
     if report["error"]:
         lines.append(error_text(report["error"]))
         if kept_previous:
-            lines.append(tr("（上面显示的是上一次成功生成的 schema）", "(Above: the schema from the last successful run.)"))
+            # The schema box is drawn below this note (SchemaPanel builds the status first).
+            lines.append(tr("（下面显示的是上一次成功生成的 schema）", "(Below: the schema from the last successful generation.)"))
     else:
         count = len(report["tools"])
         lines.append(tr("✅ 已生成 {n} 个工具的 schema", "✅ Schema generated for {n} tool(s)").format(n=count) + (

@@ -259,7 +259,26 @@ def render_naive(naive: Any) -> str:
     differs = "" if naive.get("agrees") else " tw-naive-regex-differs"
     mark = "＝" if naive.get("agrees") else "≠"
     return (f'<div class="tw-naive-regex{differs}"><b>{tr("对照 · 朴素正则", "Compare · naive regex")}</b> <code>{esc(pattern)}</code>'
-            f'<div>{mark} {esc(naive.get("verdict"))}</div></div>')
+            f'<div>{mark} {esc(naive_verdict(naive))}</div></div>')
+
+
+def naive_verdict(naive: dict) -> str:
+    """The loop's own sentence (text_parsers.compare_naive, Chinese like the course's code), or the same
+    facts in English for an English page."""
+    kind, agrees = naive.get("kind"), naive.get("agrees")
+    if kind == "none":
+        english = ("the naive regex does not match either" if agrees else
+                   'the naive regex does not match: it only reads a line that starts with exactly "Action: " and a '
+                   "tool name followed right away by [...]")
+    elif agrees:
+        english = "the naive regex reads the same"
+    elif kind == "final":
+        english = (f'the naive regex matched the wrong thing: it looks for Final Answer first and takes '
+                   f'"{str(naive.get("answer") or "")[:40]}" for the final answer')
+    else:
+        shown = str(naive.get("args") or "").replace("\n", "⏎")
+        english = f"the naive regex matched the wrong thing: tool {naive.get('tool')}, read the arguments as «{shown[:80]}»"
+    return tr(str(naive.get("verdict") or ""), english)
 
 
 def render_timing(result: dict) -> str:

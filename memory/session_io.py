@@ -9,11 +9,21 @@ import tempfile
 import time
 from typing import Any
 
+from i18n import now, tr
+
 FORMAT = "tool-workshop-session"
 VERSION = 1
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
 # Events that make a visible step when replaying (stream fragments are skipped over).
 STEP_TYPES = {"request", "response", "parse", "tool_call", "tool_result", "final", "error"}
+# What a replay step shows, in words (the replay's line says which step just appeared).
+STEP_NAMES = {"request": tr("发给模型的请求", "the request to the model"),
+              "response": tr("模型的回复", "the model's reply"),
+              "parse": tr("解析模型的文字", "parsing the model's text"),
+              "tool_call": tr("工具调用", "a tool call"),
+              "tool_result": tr("工具结果", "a tool result"),
+              "final": tr("最终回答", "the final answer"),
+              "error": tr("错误", "an error")}
 
 
 def session_document(lesson: str, source: str, tools: list | None, question: str,
@@ -102,7 +112,12 @@ def next_position(events: list[dict], position: int) -> int:
 
 
 def step_label(events: list[dict], position: int) -> str:
+    """The replay's line after `position` events: which step of how many, and what it showed.
+    "" once every step is shown: the status line then shows the run's verdict, as after a live run."""
+    steps = [e.get("type") for e in events[:position] if e.get("type") in STEP_TYPES]
     total = sum(1 for e in events if e.get("type") in STEP_TYPES)
-    shown = sum(1 for e in events[:position] if e.get("type") in STEP_TYPES)
-    last = events[position - 1].get("type") if position else "—"
-    return f"回放：第 {shown} / {total} 步（刚显示：{last}）" + ("，已到结尾" if shown >= total else "")
+    if len(steps) >= total:
+        return ""
+    last = now(STEP_NAMES[steps[-1]]) if steps else "—"
+    return tr("回放：第 {shown} / {total} 步，刚显示：{last}",
+              "Replay: step {shown} of {total}, just shown: {last}").format(shown=len(steps), total=total, last=last)

@@ -256,10 +256,13 @@ def export(lesson: Lesson, state: RunState | None, session_key: str,
             files = None
     document = session_io.session_document(lesson.id, state.source, state.run.tools, state.question, events,
                                            state.settings, state.options, workspace=files)
-    note = (tr("已生成会话文件（含工作区文件），点上面的文件名下载。",
-               "Session file written (with the workspace's files): click the file name above to download.")
+    # The file appears in the «下载» box beside the export button (run_views.py), not in the status line.
+    note = (tr("📦 已生成会话文件（含工作区文件）：点「下载」框里的文件名保存。",
+               "📦 Session file written (with the workspace's files): click the file name in the «Download» box to "
+               "save it.")
             if lesson.workspace else
-            tr("已生成会话文件，点上面的文件名下载。", "Session file written: click the file name above to download."))
+            tr("📦 已生成会话文件：点「下载」框里的文件名保存。",
+               "📦 Session file written: click the file name in the «Download» box to save it."))
     return session_io.export_file(document, secret=session_key), note
 
 

@@ -43,7 +43,7 @@ def test_lang_en_shows_english_labels_lesson_text_and_verdict(browser, app_url):
     page = watched.page
     try:
         wait_english(page)
-        assert "From regex ReAct" in header(page)
+        assert "One tab per lesson" in header(page)
         for name in ("Regex ReAct", "Tool registry", "Function Calling", "Atomic tools", "Permissions"):
             page.get_by_role("tab", name=name, exact=True).first.wait_for(timeout=WAIT)
         react = page.locator("#tab-react")

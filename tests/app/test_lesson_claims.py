@@ -193,13 +193,13 @@ class TestReactLesson:
 
     def test_the_mistake_list_holds_only_what_the_approach_can_show(self, page, panel):
         react = options_of(page, panel.locator(".tw-mistake"))
-        assert any("粗体" in o for o in react) and any("方括号写成圆括号" in o for o in react)
+        assert any(T("粗体", "bold") in o for o in react) and any(T("方括号写成圆括号", "parentheses") in o for o in react)
         panel.get_by_text(T("从文本中解析 JSON", "Parse JSON from text")).click()
         panel.locator(".tw-system-prompt").filter(has_text='"tool": "工具名"').first.wait_for(timeout=WAIT)
         page.wait_for_timeout(300)  # the choices update right after the prompt
         json_mode = options_of(page, panel.locator(".tw-mistake"))
-        assert not any("粗体" in o or "方括号" in o for o in json_mode)
-        assert any("编造 Observation" in o for o in json_mode)
+        assert not any(T("粗体", "bold") in o or T("方括号", "parentheses") in o for o in json_mode)
+        assert any(T("编造 Observation", "invented Observation") in o for o in json_mode)
 
     def test_json_from_text_finds_the_json_object(self, panel):
         status = run(panel, "北京今天天气怎么样？")
@@ -211,7 +211,7 @@ class TestReactLesson:
 
     def test_a_tolerated_bold_action_is_a_grey_note_not_a_failure(self, page, panel):
         page.wait_for_timeout(300)
-        choose(page, panel.locator(".tw-mistake"), re.compile("粗体"))
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("粗体", "bold")))
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("✅") and T("改正", "corrected") not in status
         notes = panel.locator(".tw-protocol .tw-parse-note")
@@ -225,35 +225,38 @@ class TestReactLesson:
         assert T("正则解析：匹配成功 · 调用工具 (Action)", "Regex parse: matched · a tool call (Action)"
                  ) in first.locator(".tw-parse-label").text_content()
         naive = first.locator(".tw-naive-regex")
-        assert "^Action: (\\w+)\\[(.*)\\]$" in naive.text_content() and "没有匹配" in naive.text_content()
+        assert "^Action: (\\w+)\\[(.*)\\]$" in naive.text_content() and T("没有匹配", "does not match") in naive.text_content()
         assert "tw-naive-regex-differs" in naive.get_attribute("class")
-        for mistake, misread in (("编造 Observation", "当成了最终回答"), ("好几步", "参数读成了")):
+        for mistake, misread in ((T("编造 Observation", "invented Observation"), T("当成了最终回答", "for the final answer")),
+                                (T("好几步", "several steps"), T("参数读成了", "read the arguments as"))):
             choose(page, panel.locator(".tw-mistake"), re.compile(mistake))
             assert run(panel, "北京今天天气怎么样？").startswith("✅")
             first = panel.locator(".tw-protocol details.tw-round").first
             assert T("匹配成功 · 调用工具 (Action)", "matched · a tool call (Action)") in first.locator(
                 ".tw-parse-label").text_content()
-            assert "匹配到了错误的内容" in first.locator(".tw-naive-regex").text_content()
+            assert T("匹配到了错误的内容", "matched the wrong thing") in first.locator(".tw-naive-regex").text_content()
             assert misread in first.locator(".tw-naive-regex").text_content()
         # A well-formed reply: both read the same.
         choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
         run(panel, "北京今天天气怎么样？")
-        assert "朴素正则读出的结果相同" in panel.locator(".tw-protocol .tw-naive-regex").first.text_content()
+        assert T("朴素正则读出的结果相同", "the naive regex reads the same") in panel.locator(
+            ".tw-protocol .tw-naive-regex").first.text_content()
 
     def test_broken_formats_match_neither_and_the_reason_goes_back_verbatim(self, page, panel):
-        for mistake in ("Action Input", "圆括号"):
+        for mistake in ("Action Input", T("圆括号", "parentheses")):
             choose(page, panel.locator(".tw-mistake"), re.compile(mistake))
             status = run(panel, "北京今天天气怎么样？")
             first_round = panel.locator(".tw-protocol details.tw-round").first
             assert T("正则解析：没有匹配", "Regex parse: no match") in first_round.locator(".tw-parse-label").text_content()
-            assert "朴素正则也没有匹配" in first_round.locator(".tw-naive-regex").text_content()
+            assert T("朴素正则也没有匹配", "the naive regex does not match either") in first_round.locator(
+                ".tw-naive-regex").text_content()
             reason = first_round.locator(".tw-error").text_content().split(T("为什么没有匹配：", "why it did not match: "), 1)[1]
             said = reason.split('"', 1)[0]       # up to the first quote (escaped inside the JSON messages)
             assert len(said) > 20 and f"Observation: ❌ [格式错误] {said}" in rounds(panel)[1]
             assert status.startswith("✅") and T("第 2 轮改正了 1 次", "corrected 1 failed call(s) in round 2") in status
 
     def test_a_missing_action_line_says_why_and_the_model_rewrites(self, page, panel):
-        choose(page, panel.locator(".tw-mistake"), re.compile("只有 Thought"))
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("只有 Thought", "only Thought, no Action")))
         status = run(panel, "北京今天天气怎么样？")
         text = rounds(panel)
         assert T("没有匹配", "no match") in text[0] and T("为什么没有匹配", "why it did not match") in text[0]
@@ -261,7 +264,7 @@ class TestReactLesson:
         assert status.startswith("✅") and T("第 2 轮改正了 1 次", "corrected 1 failed call(s) in round 2") in status
 
     def test_max_turns_stops_an_endless_model(self, page, panel):
-        choose(page, panel.locator(".tw-mistake"), re.compile("停不下来"))
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("停不下来", "endless")))
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("⏹") and "max_turns" in status
         choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
@@ -581,11 +584,11 @@ class TestFunctionCallingLesson:
 
     def test_only_native_mistakes_are_offered(self, page, panel):
         offered = options_of(page, panel.locator(".tw-mistake"))
-        assert any("参数类型写错" in o for o in offered)
+        assert any(T("参数类型写错", "wrong argument type") in o for o in offered)
         assert not any("Observation" in o or "粗体" in o or "Action" in o for o in offered)
 
     def test_an_error_travels_back_and_the_model_corrects_it(self, page, panel):
-        choose(page, panel.locator(".tw-mistake"), re.compile("参数类型写错"))
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("参数类型写错", "wrong argument type")))
         status = run(panel, "北京今天天气怎么样？")
         first = rounds(panel)[0]
         assert "❌ [参数错误]" in first and '"role": "tool"' in first
@@ -593,12 +596,12 @@ class TestFunctionCallingLesson:
                                              "the model corrected 1 failed call(s) in round 2") in status
 
     def test_a_tolerated_quirk_is_not_a_red_problem(self, page, panel):
-        choose(page, panel.locator(".tw-mistake"), re.compile("代码块"))
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("代码块", "code fence")))
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("✅") and T("改正", "corrected") not in status
         assert panel.locator(".tw-protocol .tw-call-note").count() >= 1
         assert panel.locator(".tw-protocol .tw-call-problem").count() == 0
-        choose(page, panel.locator(".tw-mistake"), re.compile("数字写成字符串"))
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("数字写成字符串", "numbers as strings")))
         run(panel, "杭州未来 5 天的天气预报")
         assert T("类型转换", "Type conversion") in "".join(rounds(panel))
         assert panel.locator(".tw-protocol .tw-call-problem").count() == 0

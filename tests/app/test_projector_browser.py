@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.harness import open_page, tab
+from tests.app.harness import open_page, screenshot, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
 
 
 def font_px(page) -> float:
-    return page.evaluate("parseFloat(getComputedStyle(document.querySelector('.gradio-container')).fontSize)")
+    """The size of the page's running text (the subtitle under its title)."""
+    return page.evaluate("parseFloat(getComputedStyle(document.querySelector('#header p')).fontSize)")
 
 
 def in_view(page, locator) -> bool:
@@ -60,3 +61,73 @@ def test_a_present_link_and_the_toggle(browser, app_url):
     finally:
         plain.context.close()
         shown.context.close()
+
+
+# Every text on screen with its computed size and its contrast against what is drawn behind it
+# (WCAG's relative luminance; backgrounds with alpha are blended down to the page's white).
+TEXTS_ON_SCREEN = r"""() => {
+  const parse = c => { const m = c.match(/rgba?\(([^)]+)\)/); if (!m) return null;
+                       const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const lum = rgb => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+                       return 0.2126 * f(rgb[0]) + 0.7152 * f(rgb[1]) + 0.0722 * f(rgb[2]); };
+  const behind = el => { const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    let base = [255, 255, 255];
+    for (const c of layers.reverse()) base = base.map((v, i) => v * (1 - c[3]) + c[i] * c[3]);
+    return base; };
+  const out = [], seen = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walker.nextNode());) {
+    const el = n.parentElement;
+    if (!n.textContent.trim() || !el || seen.has(el)) continue;
+    seen.add(el);
+    const box = el.getBoundingClientRect(), style = getComputedStyle(el);
+    if (!el.getClientRects().length || !box.width || box.bottom < 0 || box.top > innerHeight
+        || style.visibility === 'hidden') continue;
+    let opacity = 1;
+    for (let e = el; e; e = e.parentElement) opacity *= parseFloat(getComputedStyle(e).opacity);
+    if (opacity === 0) continue;
+    const fg = parse(style.color), bg = behind(el), alpha = fg[3] * opacity;
+    const drawn = fg.slice(0, 3).map((v, i) => v * alpha + bg[i] * (1 - alpha));
+    const [light, dark] = [lum(drawn), lum(bg)].sort((a, b) => b - a);
+    out.push({px: parseFloat(style.fontSize), contrast: (light + 0.05) / (dark + 0.05),
+              text: n.textContent.trim().slice(0, 40)});
+  }
+  return out;
+}"""
+# From the back of a classroom at 1280×720: no text under 18 px, none under WCAG's enhanced contrast (7:1).
+SMALLEST_PX, LEAST_CONTRAST = 18, 7
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_projector_mode_at_1280x720_is_large_and_dark_enough(browser, app_url, lang):
+    watched = open_page(browser, app_url + ("?present=1&lang=en" if lang == "en" else "?present=1"),
+                        width=1280, height=720)
+    page = watched.page
+    try:
+        page.wait_for_function("document.body.classList.contains('tw-present')", timeout=WAIT)
+        titles = (["正则 ReAct", "工具注册", "Function Calling", "MCP", "原子工具", "权限与确认"] if lang == "zh"
+                  else ["Regex ReAct", "Tool registry", "Function Calling", "MCP", "Atomic tools", "Permissions"])
+        texts = []
+        for title in titles:
+            panel = tab(page, title)
+            page.wait_for_timeout(800)
+            if panel.locator(".tw-run").count():    # the timeline, the verdict, a rule's question too
+                panel.locator(".tw-run").click()
+                page.wait_for_function("root => /[✅⚠️💬⏸]/u.test(root.querySelector('.tw-status')?.innerText || '')",
+                                       arg=panel.element_handle(), timeout=WAIT)
+                page.wait_for_timeout(500)
+            height = page.evaluate("document.body.scrollHeight")
+            for top in range(0, height, 600):
+                page.evaluate(f"window.scrollTo(0, {top})")
+                page.wait_for_timeout(100)
+                texts += page.evaluate(TEXTS_ON_SCREEN)
+        page.evaluate("window.scrollTo(0, 0)")
+        screenshot(page, f"projector-1280x720-{lang}")
+        assert len(texts) > 500
+        small = {t["text"]: t["px"] for t in texts if t["px"] < SMALLEST_PX}
+        faint = {t["text"]: round(t["contrast"], 2) for t in texts if t["contrast"] < LEAST_CONTRAST}
+        assert not small and not faint, (small, faint)
+    finally:
+        watched.context.close()

@@ -1,0 +1,65 @@
+"""The page's English for what the course says in Chinese: every simulated mistake has an English name and
+description, and each sentence of the naive-regex comparison and of the permission rules comes out in English
+on an English page (only what it quotes from the model or the call may stay Chinese)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import examples_weather
+import i18n
+import permissions
+from lessons import presets, timeline
+from lessons.workspace_panel import reason_in_english
+from llm_clients import make_client
+from offline import model as offline_model
+from react_loop import run_react
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_every_mistake_has_an_english_name_and_description():
+    assert set(presets.MISTAKE_TEXTS) == set(offline_model.MISTAKES)
+    with i18n.using("en"):
+        for mode in ("function_calling", "react", "json"):
+            for label, code in presets.mistake_choices(mode):
+                assert not CJK.search(label), label
+                assert code == "" or not CJK.search(presets.mistake_note(code))
+    with i18n.using("zh"):
+        # In Chinese the note is the offline model's own description, word for word.
+        assert presets.mistake_note("missing_argument") == "ℹ️ " + offline_model.MISTAKES["missing_argument"]
+
+
+@pytest.mark.parametrize("mistake", [None, "bold_action", "no_action_line", "invented_observation", "multi_step"])
+def test_the_naive_regex_verdict_is_english_on_an_english_page(mistake):
+    events = list(run_react(make_client("offline", mistake=mistake), "北京和上海明天的天气预报", None,
+                            examples_weather.registry))
+    naives = [e["naive"] for e in events if e["type"] == "parse"]
+    assert naives
+    for naive in naives:
+        with i18n.using("zh"):
+            assert timeline.naive_verdict(naive) == naive["verdict"]       # the loop's own sentence
+        with i18n.using("en"):
+            said = timeline.naive_verdict(naive)
+            quoted = "".join(re.findall(r'"[^"]*"|«[^»]*»', said))            # what it quotes from the reply
+            assert said.startswith("the naive regex") and not CJK.search(said.replace(quoted, ""))
+
+
+RULES = {"read": "allow", "bash": "ask", "bash:python3 *": "allow", "bash:rm *": "deny", "bash:rm -rf *": "deny",
+         "write:src/*": "allow", "edit": "ask"}
+CALLS = [("bash", {"command": "python3 -m unittest"}),          # a pattern allows
+         ("bash", {"command": "python3 x.py > out.txt"}),       # a pattern's allow that does not count
+         ("bash", {"command": "rm -rf build"}),                 # two patterns match: the strictest
+         ("read", {"path": "notes.md"}),                        # a tool rule
+         ("write", {"path": "src/a.py"}),                       # a path pattern
+         ("edit", {"path": "README.md"}),
+         ("mcp_tool", {"x": 1})]                                # no rule at all
+
+
+@pytest.mark.parametrize("name, args", CALLS)
+def test_every_permission_reason_has_its_english(name, args):
+    decision = permissions.decide(RULES, name, args)
+    english = reason_in_english(decision.reason)
+    assert english != decision.reason and not CJK.search(english), decision.reason
+    assert name in english or str(next(iter(args.values()))) in english
