@@ -171,7 +171,8 @@ def build_demo(secrets=None) -> gr.Blocks:
         # What the browser kept is put back first, so each schema panel shows the student's source
         # and each workspace tree the student's files (kept once for the lessons with a workspace).
         workspace_memory.keep(memory, [tab for tab in tabs if tab.run.workspace is not None])
-        restored = memory.wire(demo, settings, tabs, linked=deep_links.linked_lesson, lesson_tabs=lesson_tabs)
+        restored = memory.wire(demo, settings, tabs, linked=deep_links.linked_lesson, lesson_tabs=lesson_tabs,
+                               replaced=deep_links.replaced_lesson)
         for tab in tabs:
             tab.wire_refresh(demo, restored=tab.name in restored)
         # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.

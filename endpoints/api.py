@@ -26,13 +26,14 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
                           "stream": stream})[0]
 
 
-def _run(start, secrets, source, question, settings, options, mistake, session_id, request=None,
+def _run(lesson, secrets, source, question, settings, options, mistake, session_id, request=None,
          class_code="") -> dict:
-    """A whole run through the same backend as the page's 运行, as one JSON result:
-    {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a success."""
-    run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
+    """A whole run of the catalogue's `lesson` through the same backend as the page's 运行, as one JSON
+    result: {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a success."""
+    run = backend.run_to_end(backend.start_run(lesson.start, source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
-                                               request=request, class_code=class_code or ""))
+                                               request=request, class_code=class_code or "",
+                                               served=lesson.served))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
     events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
@@ -64,7 +65,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。
         envelope=True：工具结果装进固定形状的 JSON 信封 {"status", "data", "error_code", "message"} 再回填。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(LESSONS["function_calling"].start, secrets, source, question,
+        return _run(LESSONS["function_calling"], secrets, source, question,
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
 
@@ -77,7 +78,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         事件里还有每条 JSON-RPC 消息（type 为 rpc：initialize、tools/list、tools/call，它们的结果和错误）。
         连不上服务器（initialize / tools/list 没有完成）时 verdict.state 是 mcp_failed。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(LESSONS["mcp"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+        return _run(LESSONS["mcp"], secrets, source, question, api_settings(provider, model, max_tokens, stream),
                     options, mistake, session_of(request), request, class_code)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
@@ -87,7 +88,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题；结果的形状同 /run_function_calling。
         用服务器的密钥且服务器设了课堂口令时，需要 class_code。envelope=True：Observation 装进 JSON 信封。"""
         options = {"approach": approach, "envelope": bool(envelope)}
-        return _run(LESSONS["react"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+        return _run(LESSONS["react"], secrets, source, question, api_settings(provider, model, max_tokens, stream),
                     options, mistake, session_of(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:

@@ -18,7 +18,8 @@ model is the offline one: a link must not spend a student's own key on a questio
 wrote.
 
 Order on load: browser_memory.py puts back what this browser kept, except on the lesson the link
-sets up (`linked_lesson`): that one starts as a fresh browser would show it, and what was kept of it
+sets up (`replaced_lesson`: an example set, a question, an option or a run, not a bare `lesson=`): that
+one starts as a fresh browser would show it, and what was kept of it
 is deleted, so that no kept run of another example comes back under the link's values later. The
 link is applied after that lesson's turn in the restore, and the banner alone says what it replaced.
 Loads without any of these parameters cost nothing: a script checks the address, and only a
@@ -377,8 +378,20 @@ def _choice_values(dropdown: Any) -> list:
 
 
 def linked_lesson(request: Any) -> str | None:
-    """The lesson a link in the page's address sets up (None: no link, or none that names a lesson)."""
+    """The lesson a link in the page's address opens (None: no link, or none that names a lesson)."""
     return parse(request.query_params.multi_items()).lesson if request is not None else None
+
+
+def sets_scenario(plan: Plan) -> bool:
+    """Whether a link sets up its lesson (an example set, a question, an option or a run), not only opens it."""
+    return bool(plan.values or plan.run)
+
+
+def replaced_lesson(request: Any) -> str | None:
+    """The lesson whose scenario a link in the page's address sets up: what the browser kept of it gives
+    way to the link. A link that only opens a lesson replaces nothing."""
+    plan = parse(request.query_params.multi_items()) if request is not None else None
+    return plan.lesson if plan is not None and sets_scenario(plan) else None
 
 
 def replaced_note(kept: Kept) -> str:
@@ -529,7 +542,7 @@ class DeepLinks:
             problems, told = plan.notes + more, []
             # The lesson was not restored (browser_memory.py forgets what it kept of a linked lesson).
             kept = kept_by[plan.lesson].kept_on_load(values, plan.lesson) if plan.lesson in kept_by else None
-            if kept is not None:
+            if kept is not None and sets_scenario(plan):
                 told.append(replaced_note(kept))
             if editor is not None and example:
                 out[editor.example_set] = example

@@ -233,7 +233,7 @@ class BrowserMemory:
         self.parts: list[Part] = []
         self.lessons: dict[str, dict] = {}
         self.shared: dict[str, dict] = {}
-        self.linked: Callable[[gr.Request | None], str | None] | None = None
+        self.replaced: Callable[[gr.Request | None], str | None] | None = None
 
     def part(self, name: str) -> Part:
         part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
@@ -296,15 +296,17 @@ class BrowserMemory:
 
     def wire(self, demo: gr.Blocks, settings: Any, tabs: list,
              linked: Callable[[gr.Request | None], str | None] | None = None,
-             lesson_tabs: gr.Tabs | None = None) -> dict[str, Any]:
+             lesson_tabs: gr.Tabs | None = None,
+             replaced: Callable[[gr.Request | None], str | None] | None = None) -> dict[str, Any]:
         """Saves and restores everything registered. Returns {tab name: the event after which
         that tab's controls hold what was kept and it shows what follows from them}: a tab's
         `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore.
-        `linked(request)` names the lesson that a link in the page's address sets up (deep_links.py),
-        or None: that lesson is not restored, and what this browser kept of it is forgotten.
+        `linked(request)` names the lesson that a link in the page's address opens (deep_links.py), or
+        None; `replaced(request)` the lesson whose scenario it sets up: that lesson is not restored, and
+        what this browser kept of it is forgotten (a link that only opens a lesson replaces nothing).
         `lesson_tabs` (the Tabs of `tabs`, whose ids are their names): a reload opens the lesson
         this browser tab showed, unless a link names one."""
-        self.linked = linked
+        self.replaced = replaced
         for tab in tabs:
             self.keep_lesson(tab)
         settings_part, key_part = self.part("settings"), self.part("key")
@@ -507,7 +509,7 @@ class BrowserMemory:
                     "⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。",
                     "⚠️ This browser does not let pages save data (private mode or a setting): changes are lost on "
                     "reload.")}
-            if self.linked is not None and self.linked(request) == tab.name:
+            if self.replaced is not None and self.replaced(request) == tab.name:
                 # The link's scenario replaces this lesson whole (its banner says so): nothing kept is
                 # shown, and nothing kept stays behind to come back on the next load under the link's
                 # values (a last run of another example). The link's values are saved as it sets them.

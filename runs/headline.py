@@ -36,10 +36,12 @@ from i18n import tr
 
 
 # A failed call that was not the model's mistake: error_code -> who stopped it. Every other
-# failure (a wrong argument, an unknown tool, a tool that crashed) is the model's to correct.
+# failure (a wrong argument, an unknown tool, an exception the tool raised on what it was given) goes
+# back to the model to correct.
 STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denied": "you",
               "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
               "sandbox": "sandbox",
+              "timeout": "limit", "memory_limit": "limit", "output_too_large": "limit", "workspace_full": "limit",
               "exit_status": "command"}
 
 
@@ -91,6 +93,9 @@ def _stopped(entries: list[dict]) -> list[str]:
         "sandbox": tr("沙箱拒绝运行 {names}，不是模型或工具出错（原因见时间线里的结果）",
                       "The sandbox refused to run {names}, not a fault of the model or the tool (the result in the "
                       "timeline says why)"),
+        "limit": tr("{names} 运行到了限额（时间、内存、输出或工作区大小）就被停下了，不是模型写错了参数",
+                    "{names} was stopped at a limit (time, memory, output or workspace size), not for a wrong "
+                    "argument from the model"),
         "command": tr("{names} 的命令运行了，但失败了（退出码不是 0）",
                       "The command of {names} ran but failed (its exit code was not 0)"),
     }

@@ -41,4 +41,4 @@ def test_the_readme_table_lists_the_catalogue_in_order():
 
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
-    assert re.findall(r'LESSONS\["(\w+)"\]\.start', source) == ["function_calling", "mcp", "react"]
+    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react"]

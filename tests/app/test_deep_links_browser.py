@@ -119,6 +119,29 @@ def test_a_link_beats_what_the_browser_kept_and_says_so(browser, app_url):
         watched.context.close()
 
 
+def test_a_link_that_only_opens_a_lesson_keeps_what_the_browser_kept(browser, app_url):
+    """?lesson= alone sets up no scenario: the lesson opens with the student's own source and question."""
+    watched = open_page(browser, app_url)
+    page = watched.page
+    try:
+        panel = tab(page, "Function Calling")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        set_code(page, panel.locator(".tw-editor"), EDITED)
+        panel.locator(".tw-question textarea").fill("我自己的问题 42")
+        wait_stored(page, "我自己的问题 42")
+        wait_stored(page, "edited_by_me")
+
+        page.goto(link(app_url, lesson="function_calling"))
+        page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-question textarea')?"
+                               ".value === '我自己的问题 42'", timeout=WAIT)
+        assert visible_panel(page) == "tab-function-calling"
+        assert "edited_by_me" in code_text(panel.locator(".tw-editor"))
+        assert banner(page).filter(has_text="覆盖").count() == 0
+        assert "edited_by_me" in str(storage(page).get(storage_key("lesson:function_calling")))
+    finally:
+        watched.context.close()
+
+
 def test_the_copied_link_has_no_key_and_reproduces_the_scenario(browser, app_url):
     watched = open_page(browser, link(app_url, lesson="function_calling", example="计算器",
                                       question="5 公里是多少英里？", tool_choice="required"), keep_bodies=True)

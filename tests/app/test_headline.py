@@ -95,6 +95,17 @@ def test_a_tool_s_business_rule_is_named_and_the_model_is_not_blamed():
     assert found["title"].startswith("工具 transfer_money 按自己的业务规则拒绝了调用") and "模型" not in found["title"]
 
 
+TIMEOUT = example_text(EXAMPLE_SETS["会超时的工具（timeout）"])
+
+
+def test_a_tool_stopped_at_its_time_limit_is_named_and_the_model_is_not_blamed():
+    events = run(TIMEOUT, "北京现在的路况怎么样？")
+    assert any(e["type"] == "tool_result" and e["error_code"] == "timeout" for e in events)
+    found = headline.verdict(events)
+    assert found["state"] == "stopped" and found["icon"] == "⚠️"
+    assert found["title"].startswith("get_traffic 运行到了限额") and "模型放弃" not in found["title"]
+
+
 def refused(code, name="bash", turn=1):
     return {**result(turn, name, False), "error_code": code}
 
@@ -106,6 +117,9 @@ def refused(code, name="bash", turn=1):
     ("busy", "沙箱拒绝运行 bash"),
     ("sandbox_refused", "沙箱拒绝运行 bash"),
     ("exit_status", "bash 的命令运行了，但失败了"),
+    ("memory_limit", "bash 运行到了限额"),
+    ("output_too_large", "bash 运行到了限额"),
+    ("workspace_full", "bash 运行到了限额"),
 ])
 def test_who_stopped_the_call_is_named(code, said):
     events = [refused(code), {"type": "final", "turn": 2, "content": "没做成"}]

@@ -88,10 +88,13 @@ def test_a_server_that_does_not_start_is_mcp_failed_with_its_own_words(client):
     assert rpcs(result, "initialize", "request")
 
 
-def test_a_broken_source_is_refused_before_any_server_starts(client):
+def test_a_source_that_does_not_load_is_the_server_s_to_report_as_on_the_page(client):
+    """The MCP server loads the source itself (lesson step 8): its words name the line, the model is never asked."""
     result = client.predict("from tool_registry import ToolRegistry\nregistry = ToolRegistry()\nx = (\n", "你好",
                             api_name="/run_mcp")
-    assert not result["ok"] and result["error"]["line"] == 3 and result["events"] == []
+    assert not result["ok"] and result["verdict"]["state"] == "mcp_failed"
+    assert "第 3 行" in result["verdict"]["detail"]
+    assert not any(e["type"] == "request" for e in result["events"])
 
 
 def test_a_run_over_mcp_exports_as_a_session_document(client):
