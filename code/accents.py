@@ -12,6 +12,7 @@ accents 是一串 {"code": ..., "message": 中文说明}，llm_clients 把它放
 import hashlib
 import json
 import re
+import unicodedata
 
 from text_parsers import parse_json_reply, parse_react
 
@@ -215,6 +216,56 @@ def answer_accents(message, finish_reason, usage, tools, tool_choice):
         found.append(note("repetition", f"回答把同一段话重复了 {times} 次（「{phrase[:40]}」）：小模型常见的原地打转。"
                                         "这不是一个可用的回答；换一个更大的模型，或调低 max_tokens 让它早点停。"))
     return found
+
+
+def unsaid_arguments(arguments, messages, tools=None):
+    """模型填的参数里，哪些字符串值在发给它的内容里一次都没出现过：-> [(参数路径, 值)]。
+
+    问"北京今天天气怎么样？"，小模型却调用 get_weather(city="Tokyo")：Tokyo 不在问题里、不在之前的消息和
+    工具结果里、也不在系统提示和工具清单里——它是编的，或者是从模板里的示例抄来的（SmolLM2-135M 就这样做）。
+    schema 校验拦不住它：Tokyo 是个完全合法的字符串。能查的只有一件事：这个值有没有人说过。
+
+    "说过"的范围 = 这次请求发出去的一切：messages 里每条消息的正文（系统提示、问题、之前的回答和 tool_calls、
+    工具结果）和 tools（名字、说明、枚举值：unit="f" 是从 schema 的 enum 里选的，不算编）。
+    比较前统一写法：全角半角（NFKC）、大小写、空白都不计，"(3 + 5)*12" 和 "(3+5)*12" 算同一个。
+    只看字符串：数字常常要模型自己算（"1.2万" → 12000），对不上不说明什么。
+    这只是提醒，不改判断：翻译（问"北京"，填 "Beijing"）、模型换了个说法，也会被列出来，要人看一眼。"""
+    said = normalized("\x00".join(strings_in([messages, tools])))
+    found = []
+    for path, value in string_values(arguments):
+        written = normalized(value)
+        if written and written not in said:
+            found.append((path, value))
+    return found
+
+
+def normalized(text):
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def strings_in(value):
+    """一个 JSON 值里所有的字符串（dict 的值和键都算：工具清单里参数名就是键）。"""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from strings_in(inner)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            yield from strings_in(inner)
+
+
+def string_values(value, path=""):
+    """参数里的字符串值和它们的路径：city、stops[1]、filter.name。"""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from string_values(inner, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, inner in enumerate(value):
+            yield from string_values(inner, f"{path}[{index}]")
 
 
 TEMPLATE_ADVICE = ("llama.cpp：用 --jinja 启动，并用 --chat-template-file 给一个会写出 tools 的模板，"
