@@ -76,7 +76,7 @@ def test_it_fires_on_none_of_the_offline_models_correct_runs_of_the_example_sets
     assert fired == []
 
 
-def invented_run(stream_question="北京今天天气怎么样？"):
+def invented_run(question="北京今天天气怎么样？"):
     """A native run whose model calls get_weather with a city nobody said, then answers from the tool."""
     from llm_clients import Completion
 
@@ -95,7 +95,7 @@ def invented_run(stream_question="北京今天天气怎么样？"):
             return Completion(message={"role": "assistant", "content": "Tokyo is sunny."}, raw={}, text="Tokyo is sunny.",
                               finish_reason="stop")
 
-    return list(run_function_calling(Copying(), stream_question, WEATHER_TOOL, lambda name, args: "Tokyo: sunny, 21°C"))
+    return list(run_function_calling(Copying(), question, WEATHER_TOOL, lambda name, args: "Tokyo: sunny, 21°C"))
 
 
 def test_the_timeline_and_the_chat_view_say_it_on_the_call_beside_the_question():
