@@ -111,6 +111,9 @@ def test_the_template_makes_the_model_call_the_tool_and_answer_from_its_result(c
         reply = sdk.chat.completions.create(model=MODEL, messages=messages, tools=GET_WEATHER, temperature=0,
                                             max_tokens=MAX_TOKENS, stream=stream)
         if not stream:
+            timings = reply.model_extra["timings"]          # llama.cpp's own figures for this request
+            print(f"\n{timings['predicted_n']} tokens at {timings['predicted_per_second']:.1f}/s, "
+                  f"prompt {timings['prompt_n']} at {timings['prompt_per_second']:.1f}/s")
             return reply.choices[0].message, reply.choices[0].finish_reason, time.perf_counter() - started
         content, calls, finish = "", {}, None
         for chunk in reply:
