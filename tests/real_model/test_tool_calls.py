@@ -92,9 +92,9 @@ def test_the_template_renders_the_tools_the_examples_and_past_calls(calling_serv
     assert calling_server.props()["chat_template_caps"]["supports_tools"] is True
     assert "get_weather" in prompt and "Get the current weather for a city" in prompt
     assert '```json\n{"name": "get_weather", "arguments": {"city": "Tokyo"}}\n```' in prompt      # an example
-    past = re.search(r'<\|im_start\|>assistant\n```json\n\{"name": "get_weather", "arguments": (\{.*?\})\}\n```\n<\|im_end\|>',
+    past = re.findall(r'<\|im_start\|>assistant\n```json\n\{"name": "get_weather", "arguments": (\{.*?\})\}\n```\n<\|im_end\|>',
                      prompt)
-    assert past and json.loads(past.group(1)) == {"city": "Paris"}, prompt
+    assert past and json.loads(past[-1]) == {"city": "Paris"}, prompt      # the last one is the past call
     assert prompt.endswith("<|im_start|>user\nThe tool's result: Paris: sunny, 21°C<|im_end|>\n"
                            "<|im_start|>assistant\nAccording to the tool,"), prompt[-200:]
 
