@@ -12,8 +12,9 @@ accents 是一串 {"code": ..., "message": 中文说明}，llm_clients 把它放
 import hashlib
 import json
 import re
+import unicodedata
 
-from text_parsers import parse_json_reply, parse_react
+from text_parsers import FENCE, find_json_objects, parse_json_reply, parse_react
 
 # 开头的 <think>…</think>，或者只有结尾标签的（有的模板把 <think> 放进了提示词，回答里只剩 </think>）
 THINK_BLOCK = re.compile(r"^\s*(?:<think>(?P<inside>.*?)</think>|(?P<open>(?:(?!<think>).)*?)</think>)\s*", re.S)
@@ -125,9 +126,14 @@ CALL_PROBLEMS = {
 }
 
 
+ADVICE = ("vLLM 启动时要加 --enable-auto-tool-choice --tool-call-parser <与模型匹配的解析器，如 hermes>；"
+          "Ollama 要用模板里支持 tools 的模型（ollama show 模型名 --template 里有 .Tools）")
+
+
 def calls_written_as_text(content, tool_names):
     """请求带了 tools，模型却把调用写成了文字：服务端没有打开工具解析器。
-    能看懂的（<tool_call> JSON、Action: 工具名[JSON]、单独一个 JSON 对象）转成 tool_calls，让课能继续。"""
+    能看懂的（<tool_call> JSON、Action: 工具名[JSON]、单独一个 JSON 对象、一段话后面的 JSON 调用）
+    转成 tool_calls，让课能继续。"""
     hermes = [parse_json_reply(m.group("body")) for m in HERMES_CALL.finditer(content)]
     if hermes:
         shape, readings = "<tool_call> 标签", hermes
@@ -136,9 +142,7 @@ def calls_written_as_text(content, tool_names):
     elif content.lstrip().startswith(("{", "```")):
         shape, readings = "一个 JSON 对象（text_parsers.parse_json_reply 是这样读的）", [parse_json_reply(content)]
     else:
-        return [], content, []
-    advice = ("vLLM 启动时要加 --enable-auto-tool-choice --tool-call-parser <与模型匹配的解析器，如 hermes>；"
-              "Ollama 要用模板里支持 tools 的模型（ollama show 模型名 --template 里有 .Tools）")
+        return calls_after_prose(content, tool_names)
     calls = []
     for index, parsed in enumerate(readings):
         if parsed["kind"] != "action":
@@ -151,13 +155,49 @@ def calls_written_as_text(content, tool_names):
         if name not in tool_names or not isinstance(arguments, dict):
             return [], content, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}），"
                                                            f"而且读不出可用的调用（工具 {name!r}，参数 {raw[:80]!r}）。"
-                                                           f"服务端没有把它转成 tool_calls：{advice}。这段文字按普通回答处理。")]
+                                                           f"服务端没有把它转成 tool_calls：{ADVICE}。这段文字按普通回答处理。")]
         text = json.dumps(arguments, ensure_ascii=False)
         calls.append({"id": stable_id(name, text, index), "type": "function", "function": {"name": name, "arguments": text}})
     listed = "、".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
     return calls, None, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}）："
                                                    f"服务端的工具解析器没有打开。已按文本协议读出 {listed}，当作 tool_calls 继续；"
-                                                   f"要让服务端自己返回 tool_calls，{advice}。")]
+                                                   f"要让服务端自己返回 tool_calls，{ADVICE}。")]
+
+
+# 一段话后面跟着调用（"Sure! Here is the call: ```json {"name": …, "arguments": {…}}```"）：也读成 tool_calls。
+# 为什么读：调用已经写在那里了。llama.cpp 和 vLLM 自己的工具解析器遇到这种写法，也是把前面的话留作 content、
+# 把调用读成 tool_calls；当成最终回答的话，判断会说"没调用工具就作答"，回答里的数据却没有任何来处。
+# 怎样不误读：只认同时有 "name"（或 "tool"）和 "arguments" 对象两个键的 JSON——普通回答里举的数据例子
+# （{"city": "北京", "temp": 25}）没有这个形状，照旧是文字；名字不是这次提供的工具时，说一声，也照旧是文字。
+def calls_after_prose(content, tool_names):
+    """-> (tool_calls, 去掉调用后剩下的话或 None, 口音说明)。没有调用形状的 JSON 时原样返回，不说话。"""
+    found, _ = find_json_objects(content)
+    shaped = [(obj, start, end) for obj, start, end in found
+              if isinstance(obj.get("arguments"), dict) and isinstance(obj.get("name", obj.get("tool")), str)]
+    if not shaped:
+        return [], content, []
+    names = [obj.get("name", obj.get("tool")) for obj, _, _ in shaped]
+    shape = "一段话后面跟着 JSON 调用"
+    unknown = [name for name in names if name not in tool_names]
+    if unknown:
+        return [], content, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}），"
+                                                       f"而且调用的工具 {unknown[0]!r} 不在这次提供的工具里，读不出可用的调用。"
+                                                       f"服务端没有把它转成 tool_calls：{ADVICE}。这段文字按普通回答处理。")]
+    calls, kept, cursor = [], [], 0
+    for index, (obj, start, end) in enumerate(shaped):
+        fence = next((f for f in FENCE.finditer(content) if f.start() <= start and end <= f.end()), None)
+        start, end = (fence.start(), fence.end()) if fence else (start, end)
+        kept.append(content[cursor:start])
+        cursor = max(cursor, end)
+        text = json.dumps(obj["arguments"], ensure_ascii=False)
+        calls.append({"id": stable_id(names[index], text, index), "type": "function",
+                      "function": {"name": names[index], "arguments": text}})
+    rest = "".join(kept + [content[cursor:]]).strip() or None
+    listed = "、".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
+    return calls, rest, [note("tool_call_as_text", f"请求带了 tools，模型却把工具调用写成了文字（{shape}）："
+                                                   f"服务端的工具解析器没有读它。已读出 {listed}，当作 tool_calls 继续；"
+                                                   f"调用前后的话「{(rest or '')[:80]}」留作 content。"
+                                                   f"要让服务端自己返回 tool_calls，{ADVICE}。")]
 
 
 # ---------------------------------------------------------------- 真模型常见的失败
@@ -215,6 +255,56 @@ def answer_accents(message, finish_reason, usage, tools, tool_choice):
         found.append(note("repetition", f"回答把同一段话重复了 {times} 次（「{phrase[:40]}」）：小模型常见的原地打转。"
                                         "这不是一个可用的回答；换一个更大的模型，或调低 max_tokens 让它早点停。"))
     return found
+
+
+def unsaid_arguments(arguments, messages, tools=None):
+    """模型填的参数里，哪些字符串值在发给它的内容里一次都没出现过：-> [(参数路径, 值)]。
+
+    问"北京今天天气怎么样？"，小模型却调用 get_weather(city="Tokyo")：Tokyo 不在问题里、不在之前的消息和
+    工具结果里、也不在系统提示和工具清单里——它是编的，或者是从模板里的示例抄来的（SmolLM2-135M 就这样做）。
+    schema 校验拦不住它：Tokyo 是个完全合法的字符串。能查的只有一件事：这个值有没有人说过。
+
+    "说过"的范围 = 这次请求发出去的一切：messages 里每条消息的正文（系统提示、问题、之前的回答和 tool_calls、
+    工具结果）和 tools（名字、说明、枚举值：unit="f" 是从 schema 的 enum 里选的，不算编）。
+    比较前统一写法：全角半角（NFKC）、大小写、空白都不计，"(3 + 5)*12" 和 "(3+5)*12" 算同一个。
+    只看字符串：数字常常要模型自己算（"1.2万" → 12000），对不上不说明什么。
+    这只是提醒，不改判断：翻译（问"北京"，填 "Beijing"）、模型换了个说法，也会被列出来，要人看一眼。"""
+    said = normalized("\x00".join(strings_in([messages, tools])))
+    found = []
+    for path, value in string_values(arguments):
+        written = normalized(value)
+        if written and written not in said:
+            found.append((path, value))
+    return found
+
+
+def normalized(text):
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def strings_in(value):
+    """一个 JSON 值里所有的字符串（dict 的值和键都算：工具清单里参数名就是键）。"""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from strings_in(inner)
+    elif isinstance(value, (list, tuple)):
+        for inner in value:
+            yield from strings_in(inner)
+
+
+def string_values(value, path=""):
+    """参数里的字符串值和它们的路径：city、stops[1]、filter.name。"""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from string_values(inner, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, (list, tuple)):
+        for index, inner in enumerate(value):
+            yield from string_values(inner, f"{path}[{index}]")
 
 
 TEMPLATE_ADVICE = ("llama.cpp：用 --jinja 启动，并用 --chat-template-file 给一个会写出 tools 的模板，"

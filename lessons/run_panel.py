@@ -45,7 +45,8 @@ class RunPanel:
         self.workspace, self.rules, self.rule_inputs = workspace, rules, list(rule_inputs or [])
         # Dropped (a paused loop closed) once the tab has been idle for the session TTL.
         self.state = gr.State(RunState(), time_to_live=expiry.session_ttl(), delete_callback=expiry.close_run)
-        self.views = RunViews(lesson.id, presets, below_buttons=AskBox if ask else None)
+        self.views = RunViews(lesson.id, presets, below_buttons=AskBox if ask else None,
+                              check_arguments=not lesson.workspace)
         self.ask: AskBox | None = self.views.below_buttons
         self.question = self.views.question
         self.presets = self.views.presets

@@ -23,9 +23,12 @@ def summary(events: list[dict]) -> str:
 class RunViews:
     """The components of one tab's run area (built where the constructor is called)."""
 
-    def __init__(self, lesson: str, presets: list[str], below_buttons: Callable[[], Any] | None = None):
-        """`below_buttons` builds a tab's own controls right under 运行 (a pause box)."""
+    def __init__(self, lesson: str, presets: list[str], below_buttons: Callable[[], Any] | None = None,
+                 check_arguments: bool = True):
+        """`below_buttons` builds a tab's own controls right under 运行 (a pause box); `check_arguments`
+        off: the calls' notes on arguments nobody said are not drawn (timeline.render_protocol says why)."""
         self.lesson = lesson
+        self.check_arguments = check_arguments
         with gr.Group():
             self.presets = gr.Dropdown(presets, value=presets[0] if presets else None, label=tr("预设问题", "Preset questions"),
                                        allow_custom_value=False, elem_classes=["tw-presets"])
@@ -91,8 +94,8 @@ class RunViews:
         shown_args = (json.dumps(args, ensure_ascii=False, indent=2) if args is not None
                       else (pending or {}).get("raw_arguments", ""))
         return {
-            self.protocol: timeline.render_protocol(events, self.lesson, note),
-            self.chat: timeline.render_chat(events, self.lesson),
+            self.protocol: timeline.render_protocol(events, self.lesson, note, self.check_arguments),
+            self.chat: timeline.render_chat(events, self.lesson, self.check_arguments),
             self.raw: json.dumps(timeline.without_deltas(events), ensure_ascii=False, indent=2),
             self.code: code_view.python_for(events, state.settings),
             self.status: note or summary(events),

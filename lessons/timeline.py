@@ -11,7 +11,7 @@ import html
 import json
 from typing import Any, Iterable
 
-from accents import ANSWER_PROBLEMS
+from accents import ANSWER_PROBLEMS, unsaid_arguments
 from i18n import now, tr
 from lessons import cost_view
 from tool_outcome import RESULT_LIMIT
@@ -75,6 +75,7 @@ CSS = """
 .tw-rpc { border-left: 4px solid #0891b2; padding: 2px 8px; margin: 4px 0; background: rgba(8,145,178,0.06); border-radius: 4px; font-size: 0.9em; }
 .tw-rpc.tw-rpc-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-rpc-head { font-family: var(--font-mono); }
+.tw-unsaid { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
 """
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
@@ -320,11 +321,28 @@ def call_notes(call: dict) -> str:
             f"{tr('ℹ️ 解析备注（已容错，照常执行）：', 'ℹ️ Parse note (tolerated, ran as usual): ')}{text}</div>")
 
 
-def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = ()) -> str:
+def unsaid_notes(call: dict, request: dict | None) -> list[str]:
+    """One sentence per string argument nobody said (accents.unsaid_arguments over what the round's request
+    sent), with the question beside it. A note, not a verdict: a translation shows up too."""
+    if not request or not isinstance(call.get("arguments"), dict):
+        return []
+    question = question_of([request]) or ""
+    said = tr("问题是「{q}」", "the question was «{q}»").format(q=cut(question, 200))
+    return [tr("{name}={value} 在发给模型的内容里没有出现过：可能是模型编的（或从别处抄来的；翻译也会这样，"
+               "对照{said}看一看）",
+               "{name}={value} appears nowhere in what the model was sent: the model may have made it up (or "
+               "copied it from elsewhere; a translation looks the same, so check it against {said})").format(
+                   name=name, value=json.dumps(value, ensure_ascii=False), said=said)
+            for name, value in unsaid_arguments(call["arguments"], request.get("messages") or [],
+                                                request.get("tools"))]
+
+
+def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = ()) -> str:
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
     body = [f"<div>{tr('模型给出的参数（原文）：', 'Arguments as the model wrote them:')}</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
         body.append(call_notes(call))
+    body += [f'<div class="tw-unsaid">🔎 {esc(note)}</div>' for note in unsaid]
     if wire:
         body.append(f"<div>{esc(now(labels.get('wire', 'JSON-RPC')))}{tr('：', ': ')}</div>" + "".join(render_rpc(e) for e in wire))
     if result is None:
@@ -441,7 +459,7 @@ def chat_notes(event: dict) -> list[dict]:
     return notes
 
 
-def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str:
+def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_arguments: bool = True) -> str:
     request = next((e for e in events if e.get("type") == "request"), None)
     response = next((e for e in events if e.get("type") == "response"), None)
     calls = [e for e in events if e.get("type") == "tool_call"]
@@ -500,7 +518,8 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
             parts.append(render_parse(event, str(raw_text)))
 
     if calls:
-        body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []))
+        body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []),
+                                   unsaid_notes(c, request) if check_arguments else [])
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
     if rest:
@@ -524,8 +543,12 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool) -> str
     return f'<details class="tw-round"{" open" if last else ""}>' + "".join(parts) + "</details>"
 
 
-def render_protocol(events: list[dict], lesson: str = "function_calling", note: str = "") -> str:
-    """The step-by-step protocol view. `note` is shown on top (pause, replay position...)."""
+def render_protocol(events: list[dict], lesson: str = "function_calling", note: str = "",
+                    check_arguments: bool = True) -> str:
+    """The step-by-step protocol view. `note` is shown on top (pause, replay position...).
+    check_arguments: say on a call which string arguments nobody said (unsaid_notes). The workspace
+    lessons turn it off: their tools take text the model writes itself (a fix, a command), so it
+    would fire on good runs there."""
     labels = {"react": TEXT_PROTOCOL, "mcp": MCP}.get(lesson, HANDSHAKE)
     if not events:
         # Concatenated, not formatted: the page's first (empty) view keeps its English (i18n.Text).
@@ -534,7 +557,8 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
                 + "</div>")
     else:
         grouped = rounds(events)
-        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1) for i, (turn, evs) in enumerate(grouped))
+        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments)
+                       for i, (turn, evs) in enumerate(grouped))
     top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
     return '<div class="tw-protocol">' + top + body + "</div>"
 
@@ -550,18 +574,22 @@ def question_of(events: list[dict]) -> str | None:
     return None
 
 
-def render_chat(events: list[dict], lesson: str = "function_calling") -> list[dict]:
+def render_chat(events: list[dict], lesson: str = "function_calling", check_arguments: bool = True) -> list[dict]:
     """Messages for gr.Chatbot: the question, each model step and tool call as a
-    collapsible step (metadata title), tool results nested under their call, the answer."""
+    collapsible step (metadata title), tool results nested under their call, the answer.
+    A call's step says which arguments nobody said, as the protocol view does (check_arguments)."""
     chat: list[dict] = []
     question = question_of(events)
     if question is not None:
         chat.append({"role": "user", "content": question})
     # Keyed by (turn, id): some backends reuse call ids from one round to the next.
     results = {(e.get("turn"), e.get("id")): e for e in events if e.get("type") == "tool_result"}
+    request = None
     for event in events:
         kind = event.get("type")
-        if kind == "response":
+        if kind == "request":
+            request = event
+        elif kind == "response":
             chat.extend(chat_notes(event))
             text = event.get("text") if event.get("text") is not None else (event.get("message") or {}).get("content")
             if text and (lesson == "react" or (event.get("message") or {}).get("tool_calls")):
@@ -573,8 +601,9 @@ def render_chat(events: list[dict], lesson: str = "function_calling") -> list[di
             call_id = f"call-{event.get('turn')}-{event.get('id')}"
             result = results.get((event.get("turn"), event.get("id")))
             shown_args = result.get("arguments") if result else event.get("arguments")
+            unsaid = "".join(f"\n\n🔎 {note}" for note in (unsaid_notes(event, request) if check_arguments else []))
             chat.append({"role": "assistant",
-                         "content": tr("参数：", "Arguments:") + "\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```",
+                         "content": tr("参数：", "Arguments:") + "\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```" + unsaid,
                          "metadata": {"title": tr("🛠️ 调用 {name}", "🛠️ Call {name}").format(name=event.get("name")),
                                       "id": call_id,
                                       "status": "done" if result else "pending"}})

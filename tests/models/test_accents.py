@@ -151,6 +151,7 @@ def test_interleaved_chunks_really_interleave(connect, server):
     ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "北京"}}\n</tool_call>', "<tool_call>"),
     ('Thought: 先查北京\nAction: get_weather[{"city": "北京"}]', "parse_react"),
     ('{"name": "get_weather", "arguments": {"city": "北京"}}', "parse_json_reply"),
+    ('Sure! Here is the call:\n```json\n{"name": "get_weather", "arguments": {"city": "北京"}}\n```', "一段话后面跟着 JSON 调用"),
 ])
 @pytest.mark.parametrize("stream", [False, True])
 def test_tool_call_written_as_text_is_read_and_explained(connect, server, content, shape, stream):
@@ -170,6 +171,32 @@ def test_unreadable_text_tool_call_stays_an_answer_with_the_explanation(connect,
     events = list(run_function_calling(client, "北京天气", TOOLS, execute))
     assert events[-1]["type"] == "final" and "send_email" in events[-1]["content"]
     assert "读不出可用的调用" in seen[0].accents[0]["message"]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_after_prose_keeps_the_prose_as_content(connect, server, stream):
+    server.queue({"message": {"content": 'Sure! I will look it up.\n```json\n{"name": "get_weather", '
+                                         '"arguments": {"city": "北京"}}\n```\nOne moment.'}})
+    client, seen = recording(connect("openai"))
+    events = list(run_function_calling(client, "北京天气", TOOLS, execute, stream=stream))
+    assert seen[0].message["content"] == "Sure! I will look it up.\n\nOne moment."
+    assert [c["function"]["arguments"] for c in seen[0].message["tool_calls"]] == ['{"city": "北京"}']
+    assert "「Sure! I will look it up." in next(a["message"] for a in seen[0].accents if a["code"] == "tool_call_as_text")
+    assert [e["type"] for e in events].count("tool_result") == 1 and events[-1]["type"] == "final"
+
+
+@pytest.mark.parametrize("content, said", [
+    ('Here is the data:\n```json\n{"city": "北京", "temp": 25}\n```', None),              # data, not a call's shape
+    ('The tool takes {"name": "get_weather"} and a city.', None),                        # a name but no arguments
+    ('Calling:\n```json\n{"name": "send_email", "arguments": {"to": "x"}}\n```', "'send_email' 不在这次提供的工具里"),
+])
+def test_prose_with_json_that_is_not_a_call_of_an_offered_tool_stays_an_answer(content, said):
+    message, finish, _, found = tidy({"content": content}, "stop", tool_names=["get_weather"])
+    assert message == {"role": "assistant", "content": content} and finish == "stop"
+    if said is None:
+        assert found == []          # nothing looked like a call: no word about calls
+    else:
+        assert [a["code"] for a in found] == ["tool_call_as_text"] and said in found[0]["message"]
 
 
 def test_text_without_tools_in_the_request_is_never_taken_for_a_call():
