@@ -823,11 +823,11 @@ class TestMcpLesson:
         assert '"role": "tool"' in back and "单笔转账上限是 5000 元" in back
 
     def test_a_request_that_cannot_stand_is_a_protocol_error_and_the_model_is_told(self, page, panel):
-        """在「模拟模型失误」里选"调用一个不存在的工具名"，再问"北京今天天气怎么样？"。服务器没有这个工具，tools/call 的响应
+        """在「模拟模型失误」里选「【出错】调用不存在的工具」，再问"北京今天天气怎么样？"。服务器没有这个工具，tools/call 的响应
         不是结果，而是 JSON-RPC 错误 -32602（标着"协议层出错"，里面没有 isError）。……这里的客户端替模型写一条
         "没有这个工具"的结果，下一轮模型就改用 get_weather。"""
         use_examples(page, panel, "天气", "get_weather")
-        choose(page, panel.locator(".tw-mistake"), re.compile("不存在的工具名"))
+        choose(page, panel.locator(".tw-mistake"), re.compile(re.escape(T("【出错】调用不存在的工具", "【error】unknown tool"))))
         try:
             run(panel, "北京今天天气怎么样？")
             first, second = rounds(panel)[:2]

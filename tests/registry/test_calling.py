@@ -76,7 +76,7 @@ def test_call_shape_and_to_dict(registry):
     assert isinstance(outcome, ToolOutcome)
     data = outcome.to_dict()
     assert set(data) == {"ok", "content", "error_code", "duration_ms", "arguments", "problems", "coercions",
-                         "clipped_from"}
+                         "clipped_from", "edited"}
     assert data["ok"] is True and data["error_code"] is None and data["duration_ms"] >= 0
     assert data["arguments"]["count"] == 2 and data["coercions"] == ['count: "2" → 2']
     json.dumps(data, ensure_ascii=False)
