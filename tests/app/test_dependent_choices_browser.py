@@ -51,6 +51,8 @@ def test_changing_the_example_set_shows_no_error_on_any_lesson(browser, app_url)
                 choose(page, panel.locator(".tw-example-set"), example)
                 # Kept once the question follows the set: every event of the change has been answered.
                 wait_stored(page, f'"question":"{PRESETS[example][0]}"', key=storage_key(f"lesson:{name}"))
+                # The preset follows in the next save of the same change (the set's first save keeps the old one).
+                wait_stored(page, f'"preset":"{PRESETS[example][0]}"', key=storage_key(f"lesson:{name}"))
                 assert toasts(page) == [], (name, example)
                 kept = json.loads(page.evaluate("(key) => localStorage.getItem(key)", storage_key(f"lesson:{name}")))
                 assert kept["fields"]["example_set"] == example
