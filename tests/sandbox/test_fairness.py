@@ -112,15 +112,16 @@ def test_schema_extraction_counts_against_the_same_budget(helpers, quick_limits)
 def test_a_local_run_puts_nobody_on_probation(helpers, quick_limits):
     """On loopback (no class to protect) a loop is stopped at its limit, and the session's next jobs
     run with the usual limits: the examples of the other lessons keep working."""
-    quick_limits(tool={"seconds_per_minute": 30.0})
+    # A wall limit with room to spare over probation's 0.3 s: the slow job below must fit in it whole.
+    quick_limits(wall_seconds=1.0, tool={"seconds_per_minute": 30.0})
     sandbox.configure(dataclasses.replace(sandbox.current_settings(), probation=None))     # as the app runs
     assert not sandbox.current_settings().serving_publicly()
     sid = session()
     assert sandbox.run_tool(helpers.tool_source(LOOP), "attack", {}, session_id=sid)["error_code"] == "timeout"
     assert sandbox.session_usage(sid)["on_probation"] is False
-    slow = sandbox.run_tool(helpers.tool_source("import time\ntime.sleep(0.35)\nreturn 'done'"), "attack", {},
+    slow = sandbox.run_tool(helpers.tool_source("import time\ntime.sleep(0.5)\nreturn 'done'"), "attack", {},
                             session_id=sid)
-    assert slow["ok"] and slow["content"] == "done"               # longer than probation's 0.3 s limit
+    assert slow["ok"] and slow["content"] == "done", slow         # longer than probation's 0.3 s limit
     assert Settings(public=True).probation_applies() and Settings(server_name="0.0.0.0").probation_applies()
     assert not Settings(server_name="127.0.0.1").probation_applies() and Settings(probation=True).probation_applies()
 
