@@ -349,14 +349,19 @@ def check_run(result: dict, want_tool_results: int) -> str | None:
     return None if len(done) >= want_tool_results else f"{len(done)} tool results, wanted {want_tool_results}"
 
 
+# A command that ran and exited non-zero: the starter project's test fails on purpose.
+RAN = (None, "exit_status")
+
+
 def check_bash(result: dict) -> str | None:
-    """The run answered, and its one bash step ran (the starter's test fails on purpose: exit code 1 is fine)."""
-    if not isinstance(result, dict) or not result.get("ok"):
+    """The run came to an end, and its bash step ran (the starter's test fails on purpose: its exit code 1
+    is a failed result, and so the run's verdict is not a success, but the command ran)."""
+    if not isinstance(result, dict) or result.get("error") or not result.get("verdict"):
         return "run failed: " + str(((result or {}).get("error") or {}).get("code"))
     steps = [e for e in result.get("events", []) if e.get("type") == "tool_result" and e.get("name") == "bash"]
     if not steps:
         return "no bash step"
-    return None if all(e.get("ok") for e in steps) else "bash failed: " + str(steps[-1].get("error_code"))
+    return None if all(e.get("error_code") in RAN for e in steps) else "bash failed: " + str(steps[-1].get("error_code"))
 
 
 def check_schema(result: dict) -> str | None:
