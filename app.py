@@ -1,4 +1,4 @@
-"""工具调用教学工坊: assembles the lesson tabs and launches the page.
+"""工具调用教学工坊: assembles the lessons' pages and launches them.
 
 Order matters. Served with `python app.py`, the process first starts itself again once
 with jemalloc, when installed (see `restart_with_jemalloc`). API keys are then moved out
@@ -92,6 +92,8 @@ from serving import page_compression  # noqa: E402
 from memory.browser_memory import BrowserMemory  # noqa: E402
 from lessons import deep_links  # noqa: E402
 from lessons.deep_links import DeepLinks  # noqa: E402
+from lessons import lesson_nav  # noqa: E402
+from lessons.lesson_nav import LessonNav  # noqa: E402
 from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
@@ -132,16 +134,16 @@ CSS = """
   #header h1 { font-size: 1.4em; }
   button[role=tab] { padding-left: 6px !important; padding-right: 6px !important; font-size: 0.88em !important; }
 }
-""" + projector.CSS
+""" + projector.CSS + lesson_nav.CSS
 # Per page: the schema panels whose untouched example's schema comes with the page (see launch).
 FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # Per language: the page's <html lang> and its title (the browser's tab).
 PAGE_LANGUAGE = {"zh": ("zh-CN", "工具调用教学工坊"), "en": ("en", "Tool Use Workshop")}
-# Names no lesson: the tabs below are the list, and a lesson added there needs no edit here.
+# Names no lesson: the catalogue is the list, and a lesson added there needs no edit here.
 HEADER = tr("# 🧰 工具调用教学工坊\n"
-            "每一课一个页签，按课程的顺序：改动工具或问题，一步一步看清模型和工具之间到底传了什么。",
+            "每一课一页，按课程的顺序：改动工具或问题，一步一步看清模型和工具之间到底传了什么。",
             "# 🧰 Tool Use Workshop\n"
-            "One tab per lesson, in the course's order: change the tools or the question and see, step by step, "
+            "One page per lesson, in the course's order: change the tools or the question and see, step by step, "
             "exactly what passes between the model and the tools. The course is Chinese: the offline model and the "
             "course's tools answer in Chinese.")
 
@@ -153,42 +155,56 @@ def sandbox_notice() -> str:
 
 
 def build_demo(secrets=None) -> gr.Blocks:
+    """Every lesson's page: the first at /, each other one at its own address (catalogue `path`).
+    A page carries only its own lesson, with the chrome every page has (header, lesson list,
+    projector mode, the link banner, browser memory, model settings)."""
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
+    lessons = list(LESSONS.values())
+    pages = []
     # Its config and app are made once, by launch (gradio_patches.page_blocks).
     with gradio_patches.page_blocks(title=PAGE_LANGUAGE["zh"][1], delete_cache=DELETE_CACHE) as demo:
-        gr.Markdown(HEADER, elem_id="header")
-        present = Projector()
-        notice = gr.Markdown(elem_id="sandbox-notice")
-        links = DeepLinks()   # the banner of a link's notes and the 复制本页链接 button
-        memory = BrowserMemory()
-        settings = SettingsPanel(secrets)
+        gr.Navbar(visible=False)      # the lesson list on each page stands for Gradio's bar of pages
         # Named endpoints first: their names must not be taken by the page's own handlers
-        # (three tabs each have a private `export`).
+        # (three lessons each have a private `export`).
         api.register(secrets)
-        with gr.Tabs() as lesson_tabs:
-            tabs = [importlib.import_module(lesson.page).build(settings) for lesson in LESSONS.values()]
-        # What the browser kept is put back first, so each schema panel shows the student's source
-        # and each workspace tree the student's files (kept once for the lessons with a workspace).
-        workspace_memory.keep(memory, [tab for tab in tabs if tab.run.workspace is not None])
-        restored = memory.wire(demo, settings, tabs, linked=deep_links.linked_lesson, lesson_tabs=lesson_tabs,
-                               replaced=deep_links.replaced_lesson)
-        for tab in tabs:
-            tab.wire_refresh(demo, restored=tab.name in restored)
-        # A link's scenario (?lesson=…) is applied after its tab's restore: the link wins.
-        links.wire(demo, lesson_tabs, tabs, restored, settings, memory)
-        present.wire(demo)
-        page_language.wire(demo)   # last: every label of the page is built
-        demo.load(None, None, None, js=gradio_patches.PAGE_LANG_JS, queue=False, api_visibility=PRIVATE,
-                  show_progress="hidden")
-        demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE,
-                  show_progress="hidden")
-    # The first lesson works as soon as the page is drawn: its schema arrives with the page.
-    panels = FIRST_SCHEMAS[demo] = [tab.schema for tab in tabs if tab.schema is not None]
+        pages.append(build_page(demo, lessons[0], secrets))
+    for lesson in lessons[1:]:
+        with demo.route(lesson.label(), lesson.path, show_in_navbar=False):
+            pages.append(build_page(demo, lesson, secrets))
+    page_language.wire(demo)   # last: every label of every page is built
+    # A lesson works as soon as its page is drawn: its schema arrives with the page.
+    panels = FIRST_SCHEMAS[demo] = [page.schema for page in pages if page.schema is not None]
     gradio_patches.set_page_values(demo, lambda request: {
         c: v for panel in panels for c, v in panel.first.get(i18n.of_request(request), {}).items()})
     gradio_patches.set_page_language(demo, lambda request: PAGE_LANGUAGE[i18n.of_request(request)])
     return demo
+
+
+def build_page(demo: gr.Blocks, lesson, secrets):
+    """One lesson's page, inside its route of `demo`; returns the built lesson (a LessonPage)."""
+    gr.Markdown(HEADER, elem_id="header")
+    nav = LessonNav(lesson)
+    present = Projector()
+    notice = gr.Markdown(elem_id="sandbox-notice")
+    links = DeepLinks()   # the banner of a link's notes and the 复制本页链接 button
+    memory = BrowserMemory()
+    settings = SettingsPanel(secrets)
+    page = importlib.import_module(lesson.page).build(settings)
+    # What the browser kept is put back first, so the schema panel shows the student's source and
+    # a workspace lesson's tree the student's files (kept once for the lessons with a workspace).
+    if page.run.workspace is not None:
+        workspace_memory.keep(memory, [page])
+    restored = memory.wire(demo, settings, [page], replaced=lambda request: deep_links.replaced_lesson(request, lesson.id))
+    page.wire_refresh(demo, restored=page.name in restored)
+    # A link's scenario is applied after the lesson's restore: the link wins.
+    links.wire(demo, page, restored, settings, memory)
+    present.wire(demo)
+    nav.wire(demo)
+    demo.load(None, None, None, js=gradio_patches.PAGE_LANG_JS, queue=False, api_visibility=PRIVATE,
+              show_progress="hidden")
+    demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE, show_progress="hidden")
+    return page
 
 
 def warm_up(demo: gr.Blocks, done: threading.Event | None = None) -> None:

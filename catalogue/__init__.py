@@ -26,7 +26,8 @@ class Lesson:
     section: str | None
     course_files: tuple[str, ...]     # under code/: what the lesson's loop and tools are made of
     page: str                         # the module whose build(settings) makes the lesson's page
-    panel: str                        # the page element that holds the lesson (its tab's elem_id)
+    path: str                         # the page's address under the app's root ("": the first lesson, at /)
+    panel: str                        # the page element that holds the lesson (its elem_id)
     editor: bool                      # tools come from an editable source with example sets
     start: Callable | None = None     # backend.Starter; a workspace lesson starts starters.workspace itself
     workspace: bool = False           # runs the four atomic tools on the session's workspace
@@ -41,6 +42,11 @@ class Lesson:
     def name(self) -> str:
         return self.id
 
+    @property
+    def address(self) -> str:
+        """The page's address relative to the app's root: "/", "/function-calling"."""
+        return "/" + self.path
+
     def label(self) -> str:
         """The lesson as a list shows it, in the page's language: "8.2 正则 ReAct"."""
         section = self.section or tr("课外", "extra")
@@ -53,25 +59,25 @@ BEYOND_THE_COURSE = None
 LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     Lesson("react", tr("正则 ReAct", "Regex ReAct"), "8.2",
            ("react_loop.py", "json_loop.py", "text_parsers.py", "text_protocol_loop.py"),
-           "lessons.react_tab", "tab-react", editor=True, start=starters.react, mistake_option="mistake",
+           "lessons.react_page", "", "tab-react", editor=True, start=starters.react, mistake_option="mistake",
            link_options=("approach", "mistake", "envelope"), approaches=("react", "json")),
     Lesson("registry", tr("工具注册", "Tool registry"), "8.4",
            ("naive_schema.py", "simple_registry.py", "tool_registry.py", "type_schema.py", "tool_arguments.py",
             "tool_outcome.py"),
-           "lessons.registry_tab", "tab-registry", editor=True, start=starters.registry),
+           "lessons.registry_page", "registry", "tab-registry", editor=True, start=starters.registry),
     Lesson("function_calling", tr("Function Calling", "Function Calling"), "8.4",
            ("minimal_loop.py", "function_calling_loop.py", "loop_parts.py", "events.py", "llm_clients.py"),
-           "lessons.function_calling_tab", "tab-function-calling", editor=True, start=starters.function_calling,
+           "lessons.function_calling_page", "function-calling", "tab-function-calling", editor=True, start=starters.function_calling,
            mistake_option="mistake", link_options=("tool_choice", "mistake", "parallel", "envelope")),
     # MCP is not a section of the course's chapter: the same registry, served over a protocol.
     Lesson("mcp", tr("MCP", "MCP"), BEYOND_THE_COURSE,
            ("mcp_server.py", "mcp_client_loop.py", "mcp_schema_diff.py"),
-           "lessons.mcp_tab", "tab-mcp", editor=True, start=starters.mcp, mistake_option="mistake", served=True),
+           "lessons.mcp_page", "mcp", "tab-mcp", editor=True, start=starters.mcp, mistake_option="mistake", served=True),
     Lesson("workspace", tr("原子工具", "Atomic tools"), "8.5", ("atomic_tools.py",),
-           "lessons.workspace_tab", "tab-workspace", editor=False, workspace=True,
+           "lessons.workspace_page", "workspace", "tab-workspace", editor=False, workspace=True,
            link_options=("approach",), approaches=("function_calling", "react")),
     Lesson("permissions", tr("权限与确认", "Permissions"), "8.6", ("permissions.py",),
-           "lessons.permissions_tab", "tab-permissions", editor=False, workspace=True,
+           "lessons.permissions_page", "permissions", "tab-permissions", editor=False, workspace=True,
            link_options=("approach", "rules"), approaches=("function_calling", "react")),
 )}
 FIRST = next(iter(LESSONS))

@@ -66,7 +66,7 @@ def _as_built(block: Any, props: dict) -> dict:
 
 
 def wire(demo: gr.Blocks) -> None:
-    """Call once, inside `demo`, after every component is built."""
+    """Call once, after every component of every page is built."""
     english = {block: _as_built(block, props) for block, props in english_updates(demo).items()}
     if english:
         gradio_patches.set_page_props(demo, lambda request: english if i18n.of_request(request) == "en" else {})

@@ -1,8 +1,9 @@
 """Links that open a scenario, and the 复制本页链接 button that writes one.
 
-A link's query names a lesson and what to put on it:
-  ?lesson=function_calling&example=天气&question=广州冷不冷？&tool_choice=auto&mistake=none&run=1
-`lesson` is a tab id (LESSONS); `example` an example set of its editor (editor_panel.EXAMPLE_SETS);
+A lesson's link is its page's address, with what to put on it in the query:
+  /function-calling?example=天气&question=广州冷不冷？&tool_choice=auto&mistake=none&run=1
+The older links that name the lesson (`/?lesson=function_calling&…`, `lesson` a LESSONS id) are
+sent on to that page's address (serving/lesson_addresses.py). `example` an example set of its editor (editor_panel.EXAMPLE_SETS);
 `question` any text up to QUESTION_LIMIT; `mistake` a mistake of the offline model that the tab
 offers (`none`: no mistake); `tool_choice` (Function Calling) auto / none / required or a tool of
 the source; `approach` the tab's loop (ReAct: react / json; the workspace tabs: function_calling /
@@ -59,7 +60,7 @@ OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "
 FLAGS = ("parallel", "envelope")            # checkboxes: 1 or 0 in a link
 # Where a link parameter lives on a tab: its run panel's option of that name, unless named here.
 RUN_OPTION = {"parallel": "parallel_tool_calls"}
-KEPT_CONTROL = {"rules"}                    # LessonTab.kept
+KEPT_CONTROL = {"rules"}                    # LessonPage.kept
 # Added by Gradio itself or by a hosting page around the app: never the student's business.
 FOREIGN = {"__theme", "deep_link", "view", "__sign", "logs", "write_token", "_target_url"}
 # Read by the browser alone (projector.py): how this screen shows the page, not a scenario.
@@ -129,9 +130,10 @@ def _has_control(text: str) -> bool:
     return any(not c.isprintable() and c not in "\n\t" for c in text)
 
 
-def parse(items: Iterable[tuple[str, str]]) -> Plan:
+def parse(items: Iterable[tuple[str, str]], page: str = DEFAULT_LESSON) -> Plan:
     """Checks a link's parameters (name, value pairs, as request.query_params.multi_items())
-    without looking at the page: which lesson, and which values are acceptable at all."""
+    without looking at the page's controls: which lesson (the link's `lesson`, or else the lesson
+    of the `page` it opens), and which values are acceptable at all."""
     pairs = list(items)
     plan = Plan(wanted=any(name in PARAMS for name, _ in pairs))
     if not plan.wanted:
@@ -161,12 +163,7 @@ def parse(items: Iterable[tuple[str, str]]) -> Plan:
                                      "The link's {name} appears more than once: only the first was used.").format(name=name))
             continue
         seen[name] = value
-    lesson = seen.pop("lesson", None)
-    if lesson is None:
-        plan.notes.append(tr("链接里没有 lesson（打开哪一课），其余参数都没有用；可选：{known}。页面按默认打开。",
-                             "The link has no lesson (which lesson to open), so nothing else in it was used; the "
-                             "lessons are: {known}. The page opens as usual.").format(known=lesson_choices()))
-        return plan
+    lesson = seen.pop("lesson", page)
     if lesson not in LESSONS:
         what = (tr("太长（{n} 字）", " is too long ({n} characters)").format(n=len(lesson)) if len(lesson) > VALUE_LIMIT
                 else tr("不认识", " is unknown"))
@@ -335,10 +332,11 @@ def for_page(plan: Plan, source: str, approach: str | None) -> tuple[dict[str, s
 
 def link_query(lesson: str, example: str | None, source: str | None, example_source: str | None,
                question: str | None, options: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """("?lesson=…", notes) for what a tab shows. Only the lesson, example set, question and the
-    tab's link options go in: never a key, a setting or source text."""
+    """("./function-calling?example=…", notes) for what a lesson's page shows: its address relative
+    to the app's root (every page sits right under it), then only the example set, question and
+    the lesson's link options: never a key, a setting or source text."""
     spec = LESSONS[lesson]
-    params: list[tuple[str, str]] = [("lesson", lesson)]
+    params: list[tuple[str, str]] = []
     notes: list[str] = []
     if spec.editor and example in EXAMPLE_SETS:
         params.append(("example", example))
@@ -370,16 +368,11 @@ def link_query(lesson: str, example: str | None, source: str | None, example_sou
     lang = i18n.link_language()
     if lang is not None:
         params.append((i18n.PARAM, lang))
-    return "?" + urlencode(params, quote_via=quote), notes
+    return "./" + spec.path + ("?" + urlencode(params, quote_via=quote) if params else ""), notes
 
 
 def _choice_values(dropdown: Any) -> list:
     return [c[1] if isinstance(c, (tuple, list)) else c for c in (getattr(dropdown, "choices", None) or [])]
-
-
-def linked_lesson(request: Any) -> str | None:
-    """The lesson a link in the page's address opens (None: no link, or none that names a lesson)."""
-    return parse(request.query_params.multi_items()).lesson if request is not None else None
 
 
 def sets_scenario(plan: Plan) -> bool:
@@ -387,10 +380,10 @@ def sets_scenario(plan: Plan) -> bool:
     return bool(plan.values or plan.run)
 
 
-def replaced_lesson(request: Any) -> str | None:
-    """The lesson whose scenario a link in the page's address sets up: what the browser kept of it gives
-    way to the link. A link that only opens a lesson replaces nothing."""
-    plan = parse(request.query_params.multi_items()) if request is not None else None
+def replaced_lesson(request: Any, page: str = DEFAULT_LESSON) -> str | None:
+    """The lesson whose scenario a link in the address of `page` sets up: what the browser kept of it
+    gives way to the link. A link that only opens a lesson replaces nothing."""
+    plan = parse(request.query_params.multi_items(), page) if request is not None else None
     return plan.lesson if plan is not None and sets_scenario(plan) else None
 
 
@@ -419,15 +412,16 @@ STATE_JS = "(window.__twDeepLink = window.__twDeepLink || {restored: [], fired: 
 GATE_JS = """() => {
   const w = %(state)s, params = new URLSearchParams(location.search);
   w.wanted = %(params)s.some((name) => params.has(name));
-  w.target = %(lessons)s.includes(params.get("lesson")) ? params.get("lesson") : %(default)s;
+  w.target = %(lessons)s.includes(params.get("lesson")) ? params.get("lesson") : %(page)s;
   w.go = () => {
     if (!w.wanted || w.fired || !w.restored.includes(w.target)) return;
     const button = document.querySelector("#deep-link-go");
     if (button) { w.fired = true; button.click(); }
   };
   w.go();
-}""" % {"state": STATE_JS, "params": json.dumps(PARAMS), "lessons": json.dumps(list(LESSONS)),
-        "default": json.dumps(DEFAULT_LESSON)}
+}"""     # % {"page": the page's lesson} (DeepLinks.wire)
+GATE_JS = GATE_JS % {"state": STATE_JS, "params": json.dumps(PARAMS), "lessons": json.dumps(list(LESSONS)),
+                     "page": "%(page)s"}
 RESTORED_JS = "() => { const w = %s; w.restored.push(%%s); if (w.go) w.go(); }" % STATE_JS
 CLICK_RUN_JS = """(flag, provider) => {
   const name = (flag || "").split(":")[0], panels = %s;
@@ -444,19 +438,10 @@ CLICK_RUN_JS = """(flag, provider) => {
   if (opener) opener.click();
   setTimeout(press, 400);
 }""" % PANELS_JS
-CURRENT_JS = """(...values) => {
-  const panels = %s;
-  const shown = Object.keys(panels).find((name) => {
-    const panel = document.getElementById(panels[name]);
-    return panel && panel.offsetParent !== null;
-  });
-  values[0] = shown || %s;
-  return values;
-}""" % (PANELS_JS, json.dumps(DEFAULT_LESSON))
 # `said` holds what to tell, in the tab's language: ["copied", "refused"] as JSON, from the server.
 WRITE_JS = """async (query, note, said) => {
-  if (!query || !query.startsWith("?")) return [query, note];
-  const url = location.origin + location.pathname + query;
+  if (!query || !query.startsWith("./")) return [query, note];
+  const url = new URL(query, location.href).href;
   const [copied, refused] = JSON.parse(said || "[]");
   let told = copied;
   try { await navigator.clipboard.writeText(url); } catch (e) { told = refused; }
@@ -480,26 +465,26 @@ class DeepLinks:
                                    interactive=False, elem_id="page-link", scale=4)
         self.link_note = gr.Markdown(visible=False, elem_id="page-link-note")
         self.go = gr.Button("open link", visible="hidden", elem_id="deep-link-go")
-        self.current = gr.Textbox(visible="hidden", elem_id="deep-link-current")
         self.run_flag = gr.Textbox(visible="hidden", elem_id="deep-link-run")
         self.said = gr.Textbox(visible="hidden", elem_id="page-link-said")
 
-    def wire(self, demo: gr.Blocks, lesson_tabs: gr.Tabs, tabs: list, restored: Mapping[str, Any],
-             settings: Any, memory: Any = None) -> None:
-        tabs = {tab.name: tab for tab in tabs if tab.name in LESSONS}
-        demo.load(None, None, None, js=GATE_JS, **SILENT)
+    def wire(self, demo: gr.Blocks, page: Any, restored: Mapping[str, Any], settings: Any, memory: Any = None) -> None:
+        """`page`: the lesson this page shows (a LessonPage), the one its links set up."""
+        tabs = {page.name: page}
+        demo.load(None, None, None, js=GATE_JS % {"page": json.dumps(page.name)}, **SILENT)
         for name in tabs:
             after = restored.get(name)
             (after.then if after is not None else demo.load)(None, None, None, js=RESTORED_JS % json.dumps(name),
                                                              **SILENT)
-        self._wire_open(lesson_tabs, tabs, settings, memory)
+        self._wire_open(tabs, settings, memory)
         self._wire_copy(tabs)
 
     # ------------------------------------------------------------ opening a link
 
-    def _wire_open(self, lesson_tabs: gr.Tabs, tabs: dict, settings: Any, memory: Any) -> None:
+    def _wire_open(self, tabs: dict, settings: Any, memory: Any) -> None:
         kept_by = {name: memory for name in tabs if memory is not None and name in memory.lessons}
-        inputs, outputs = {settings.provider}, [lesson_tabs, self.banner, self.run_flag]
+        page = next(iter(tabs))
+        inputs, outputs = {settings.provider}, [self.banner, self.run_flag]
         for name, tab in tabs.items():
             editor, run = getattr(tab, "editor", None), tab.run
             if editor is not None:
@@ -526,7 +511,7 @@ class DeepLinks:
             return plan_updates(values, request).get(_CHOICES) or {self.banner: gr.skip()}
 
         def plan_updates(values: dict, request: gr.Request) -> dict:
-            plan = parse(request.query_params.multi_items() if request is not None else [])
+            plan = parse(request.query_params.multi_items() if request is not None else [], page)
             if not plan.wanted:
                 return {}
             out: dict = {}
@@ -581,7 +566,6 @@ class DeepLinks:
                                    "click «▶ Run»."))
                 else:
                     out[self.run_flag] = f"{plan.lesson}:{uuid.uuid4().hex[:8]}"
-            out[lesson_tabs] = gr.Tabs(selected=plan.lesson)
             out[self.banner] = banner(problems + told)
             return out
 
@@ -591,17 +575,17 @@ class DeepLinks:
     # ------------------------------------------------------------ copying a link
 
     def _wire_copy(self, tabs: dict) -> None:
-        inputs = {self.current}
+        lesson = next(iter(tabs))
+        inputs = set()
         for tab in tabs.values():
             editor, run = getattr(tab, "editor", None), tab.run
             if editor is not None:
                 inputs |= {editor.editor, editor.example_set}
             inputs |= {run.question, *[c for c in (control(tab, o) for o in OPTION_PARAMS) if c is not None]}
-        ordered = [self.current] + [c for c in inputs if c is not self.current]
+        ordered = list(inputs)
 
         def copy(*args) -> dict:
             values = dict(zip(ordered, args))
-            lesson = values[self.current] if values[self.current] in tabs else DEFAULT_LESSON
             tab = tabs[lesson]
             editor, run = getattr(tab, "editor", None), tab.run
             example = values[editor.example_set] if editor is not None else None
@@ -613,5 +597,5 @@ class DeepLinks:
             return {self.link: gr.update(visible=True, value=query), self.link_note: gr.update(visible=True, value=note),
                     self.said: json.dumps([now(COPIED), now(COPY_REFUSED)], ensure_ascii=False)}
 
-        self.copy_btn.click(copy, ordered, [self.link, self.link_note, self.said], js=CURRENT_JS, **SILENT).then(
+        self.copy_btn.click(copy, ordered, [self.link, self.link_note, self.said], **SILENT).then(
             None, [self.link, self.link_note, self.said], [self.link, self.link_note], js=WRITE_JS, **SILENT)

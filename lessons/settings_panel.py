@@ -5,6 +5,8 @@ Keys: a key configured on the server (Space secrets, handed in by app.py after
 sealing) is used but never shown; a key typed by a student goes into that session's
 gr.State on the server, the password box is emptied, and nothing ever sends it back
 (unless the student ticks 在此浏览器记住我的密钥: then browser_memory.py stores it in the browser once).
+Each lesson is its own page: the key is also held under a handle (access/typed_keys.py) that
+the browser tab keeps, so the student's other lesson pages in that tab use it too.
 A server key is only ever sent to the server's own endpoint, never to a base URL
 typed in the page.
 
@@ -22,7 +24,8 @@ import gradio as gr
 
 from i18n import now, tr
 
-from memory.browser_memory import SettingsControls
+from access.typed_keys import TYPED_KEYS
+from memory.browser_memory import KEEP_HANDLE_JS, SettingsControls
 from serving.page_events import PRIVATE
 from lessons.server_key_panel import ServerKeyPanel
 from provider_presets import PRESETS, Preset, settings_for
@@ -78,8 +81,9 @@ class SettingsPanel:
             self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider)
             # Remember the key in this browser / forget it / clear what this page keeps (browser_memory.py).
             self.memory = SettingsControls()
-        # The typed key: server-side only, one per browser session.
+        # The typed key: server-side only, one per browser session, and its handle for the tab's other pages.
         self.key_state = gr.State("")
+        self.key_handle = gr.Textbox(visible="hidden", elem_id="key-handle")   # the browser may hold this one
         # Settings field -> the control that sets it; handlers read them by name (read()).
         self.fields = MappingProxyType({"provider": self.provider, "model": self.model, "base_url": self.base_url,
                                         "temperature": self.temperature, "max_turns": self.max_turns,
@@ -123,21 +127,32 @@ class SettingsPanel:
         self._settle_status(provider_changed)
         self._wire_presets()
 
-        def store_key(typed, session_key, provider, base_url, preset):
-            # The box is emptied at once; only the status line goes back to the browser.
-            new_key = (typed or "").strip() or session_key
-            return "", new_key, key_status(provider, new_key, secrets, base_url, preset), gr.update(visible=bool(new_key))
+        def store_key(typed, session_key, handle, provider, base_url, preset):
+            # The box is emptied at once; only the status line and the key's handle go back to the browser.
+            typed = (typed or "").strip()
+            new_key = typed or session_key
+            if typed:
+                handle = TYPED_KEYS.hold(typed, handle)
+            return ("", new_key, handle, key_status(provider, new_key, secrets, base_url, preset),
+                    gr.update(visible=bool(new_key)))
 
         for event in (self.api_key.submit, self.api_key.blur):
-            self._settle_status(event(store_key, [self.api_key, self.key_state, self.provider, self.base_url, self.preset],
-                                      [self.api_key, self.key_state, self.key_status, self.clear_key],
-                                      api_visibility=PRIVATE, show_progress="hidden"))
+            storing = event(store_key, [self.api_key, self.key_state, self.key_handle, self.provider, self.base_url,
+                                        self.preset],
+                            [self.api_key, self.key_state, self.key_handle, self.key_status, self.clear_key],
+                            api_visibility=PRIVATE, show_progress="hidden")
+            storing.then(None, [self.key_handle], None, js=KEEP_HANDLE_JS, api_visibility=PRIVATE,
+                         show_progress="hidden")
+            self._settle_status(storing)
 
-        def forget_key(provider, base_url, preset):
-            return "", key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
+        def forget_key(handle, provider, base_url, preset):
+            TYPED_KEYS.drop(handle)
+            return "", "", key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
 
-        self.clear_key.click(forget_key, [self.provider, self.base_url, self.preset],
-                             [self.key_state, self.key_status, self.clear_key], api_visibility=PRIVATE)
+        self.clear_key.click(forget_key, [self.key_handle, self.provider, self.base_url, self.preset],
+                             [self.key_state, self.key_handle, self.key_status, self.clear_key],
+                             api_visibility=PRIVATE).then(None, [self.key_handle], None, js=KEEP_HANDLE_JS,
+                                                          api_visibility=PRIVATE, show_progress="hidden")
 
     def _wire_presets(self):
         """预设: choosing one fills provider, base URL and model and shows its card; choosing a

@@ -15,7 +15,7 @@ How it flows:
 - page load: one script reads every key into hidden textboxes (plus this browser tab's
   id from sessionStorage and its time zone); each part's restore handler checks them and
   fills the controls and, in the same request, what the tab shows from them (its schema
-  panel, its workspace's tree: LessonTab.on_load), so a tab is back in one round trip;
+  panel, its workspace's tree: LessonPage.on_load), so a tab is back in one round trip;
 - a change of a kept control: the part's save handler builds the record, a second script
   writes it (or removes the key) and reports a full or refused storage.
 
@@ -24,8 +24,10 @@ REMEMBER_LABEL), and per lesson "lesson:<name>" (its controls) and "run:<name>" 
 last run as a session document, replayed on load, never rerun). A run under way leaves only
 a mark there (its question), and a paused run (a rule's "ask", a step) is kept as far as it
 went, marked paused: a page left during either says on the next load that the run was
-interrupted, and never shows the run before it as this one. A reload opens the lesson this
-browser tab showed (sessionStorage). The lesson a link sets up (deep_links.py) is not restored:
+interrupted, and never shows the run before it as this one. Each lesson is its own page, and
+every part is read by every page, so each lesson finds its own work and the settings wherever the
+student goes; a key typed in one lesson reaches the others of the browser tab through a handle in
+sessionStorage (access/typed_keys.py), never the key itself. The lesson a link sets up (deep_links.py) is not restored:
 what was kept of it is deleted, and the link's banner says so.
 
 Several tabs of one browser share one copy per part: the last to save wins, and a page that
@@ -33,7 +35,7 @@ loads a copy written by another tab (told apart by an id kept in sessionStorage)
 the time of the save in the browser's own time zone. A save that would write the same fields
 again writes nothing.
 
-A tab keeps more of its own controls by listing them in LessonTab.kept (name -> component,
+A tab keeps more of its own controls by listing them in LessonPage.kept (name -> component,
 any JSON value up to memory_format.VALUE_LIMIT), or for a tab without the usual parts by
 calling `BrowserMemory.keep_lesson(tab, extra=..., note=...)` before `wire`.
 
@@ -57,6 +59,7 @@ import gradio as gr
 from i18n import found_in, now, tr
 
 from access.clients import model_box
+from access.typed_keys import TYPED_KEYS
 from memory import session_io
 from memory.memory_format import (NOT_KEPT_FIELD, NOT_KEPT_FILES, PREFIX, RUN_NOT_KEPT, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
@@ -73,6 +76,9 @@ REMEMBER_LABEL = tr("在此浏览器记住我的密钥", "Remember my key in thi
 REMEMBER_WARNING = tr("⚠️ 勾选后密钥以明文存在本浏览器（localStorage），用这台电脑、这个浏览器的人都能读到：公用电脑上不要勾选。",
                       "⚠️ Ticked, the key is stored as plain text in this browser (localStorage): anyone using this "
                       "computer and browser can read it. Never tick it on a shared computer.")
+TYPED_ELSEWHERE = tr("🔑 用的是你在这个浏览器标签页里输入过的密钥（只在服务器端内存中，页面上不会显示）。",
+                     "🔑 Using the key you entered in this browser tab (kept only in the server's memory, never shown "
+                     "on the page).")
 CLEAR_LABEL = tr("清除本页保存的内容", "Clear what this page saved")
 NAMES = {"source": tr("源码", "the source"), "example_set": tr("示例工具集", "the example set"),
          "question": tr("问题", "the question"), "preset": tr("预设问题", "the preset question"),
@@ -105,17 +111,18 @@ READ_JS = """(...ignored) => {
   const values = keys.map((key) => {
     try { return localStorage.getItem(key) || ""; } catch (e) { storage = false; return ""; }
   });
-  let lesson = "";
-  try { lesson = sessionStorage.getItem(%s) || ""; } catch (e) {}
-  window.__twLessonRead = true;
-  return [JSON.stringify({tab: tab, lesson: lesson, utc_offset_minutes: -new Date().getTimezoneOffset(),
+  let handle = "";
+  try { handle = sessionStorage.getItem(%s) || ""; } catch (e) {}
+  return [JSON.stringify({tab: tab, key_handle: handle, utc_offset_minutes: -new Date().getTimezoneOffset(),
                           storage: storage}), ...values];
 }"""
-# sessionStorage: the lesson this browser tab shows, so that a reload opens it again. The page selects
-# its first tab as it is drawn, before the read script has read which one to open: not remembered.
-LESSON_KEY = PREFIX + "lesson"
-REMEMBER_LESSON_JS = ("() => { try { if (window.__twLessonRead) sessionStorage.setItem(%s, %s); } catch (e) {} "
-                      "return []; }")
+# sessionStorage: the handle of the key typed in this browser tab (access/typed_keys.py), which the
+# tab's other lesson pages send back to use that key. Never the key itself.
+KEY_HANDLE = PREFIX + "key-handle"
+KEEP_HANDLE_JS = """(handle) => {
+  try { if (handle) sessionStorage.setItem(%s, handle); else sessionStorage.removeItem(%s); } catch (e) {}
+  return [];
+}""" % (json.dumps(KEY_HANDLE), json.dumps(KEY_HANDLE))
 WRITE_JS = """(op, note) => {
   if (!op) return ["", note];
   try {
@@ -166,7 +173,7 @@ def client_of(text: str | None) -> dict:
         client = {}
     client = client if isinstance(client, dict) else {}
     offset = client.get("utc_offset_minutes")
-    return {"tab": str(client.get("tab") or "")[:64], "lesson": str(client.get("lesson") or "")[:64],
+    return {"tab": str(client.get("tab") or "")[:64], "key_handle": str(client.get("key_handle") or "")[:64],
             "utc_offset_minutes": offset if isinstance(offset, int) and abs(offset) <= 24 * 60 else 0,
             "storage": client.get("storage", True) is not False}
 
@@ -243,7 +250,7 @@ class BrowserMemory:
     def keep_lesson(self, tab: Any, extra: Mapping[str, Any] | None = None, note: Any = None,
                     base: str = LESSON_NOTE, after: str | None = None) -> None:
         """Registers a lesson tab: its editor, example set, question, preset, strict box and
-        options (from tab.run), its LessonTab.kept and `extra` (name -> component). `base` is
+        options (from tab.run), its LessonPage.kept and `extra` (name -> component). `base` is
         what its note says when there is nothing to tell; `after` names a shared part that is
         put back before this tab is restored."""
         if tab.name in self.lessons:
@@ -295,17 +302,13 @@ class BrowserMemory:
     # ------------------------------------------------------------ wiring
 
     def wire(self, demo: gr.Blocks, settings: Any, tabs: list,
-             linked: Callable[[gr.Request | None], str | None] | None = None,
-             lesson_tabs: gr.Tabs | None = None,
              replaced: Callable[[gr.Request | None], str | None] | None = None) -> dict[str, Any]:
         """Saves and restores everything registered. Returns {tab name: the event after which
         that tab's controls hold what was kept and it shows what follows from them}: a tab's
         `on_load()` (fn, inputs, outputs), when it has one, runs inside its restore.
-        `linked(request)` names the lesson that a link in the page's address opens (deep_links.py), or
-        None; `replaced(request)` the lesson whose scenario it sets up: that lesson is not restored, and
-        what this browser kept of it is forgotten (a link that only opens a lesson replaces nothing).
-        `lesson_tabs` (the Tabs of `tabs`, whose ids are their names): a reload opens the lesson
-        this browser tab showed, unless a link names one."""
+        `replaced(request)` names the lesson whose scenario a link in the page's address sets up
+        (deep_links.py), or None: that lesson is not restored, and what this browser kept of it is
+        forgotten (a link that only opens a lesson replaces nothing)."""
         self.replaced = replaced
         for tab in tabs:
             self.keep_lesson(tab)
@@ -314,22 +317,9 @@ class BrowserMemory:
         for lesson in self.lessons.values():
             self._wire_lesson(lesson, settings)
         keys = [storage_key(part.name) for part in self.parts]
-        read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY), json.dumps(LESSON_KEY))
+        read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY), json.dumps(KEY_HANDLE))
         read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **self.silent)
         read.then(*restore_settings, **self.silent)
-        if lesson_tabs is not None:
-            names = [tab.name for tab in tabs]
-            for tab in tabs:
-                tab.tab.select(None, None, None, js=REMEMBER_LESSON_JS % (json.dumps(LESSON_KEY), json.dumps(tab.name)),
-                               **self.silent)
-
-            def reopen(shown: str, request: gr.Request):
-                lesson = client_of(shown)["lesson"]
-                if lesson not in names or lesson == names[0] or (linked is not None and linked(request) is not None):
-                    return gr.skip()
-                return gr.Tabs(selected=lesson)
-
-            read.then(reopen, [self.client], [lesson_tabs], **self.silent)
         # A shared part is put back first; the lessons kept after it follow one by one, in the order
         # they were registered, so what they show (a workspace's tree) is always the restored one.
         chains = {name: read.then(*self._wire_shared(shared), **self.silent) for name, shared in self.shared.items()}
@@ -697,7 +687,14 @@ class BrowserMemory:
                 notes.append(tr("⚠️ 本浏览器里记住的密钥{why}，已忽略。",
                                 "⚠️ The key this browser remembered {why}: ignored.").format(why=why))
             key = (remembered.fields.get("key") if remembered is not None else None)
-            if isinstance(key, str) and key and len(key) <= KEY_LIMIT:
+            typed = TYPED_KEYS.key(who["key_handle"])
+            if typed:
+                # Typed in another lesson of this browser tab: the server still holds it.
+                out.update({settings.key_state: typed, settings.key_handle: who["key_handle"],
+                            settings.key_status: now(TYPED_ELSEWHERE), settings.clear_key: gr.update(visible=True)})
+                if isinstance(key, str) and key:
+                    out.update({controls.remember: True, key_kept: key_digest(key) if key == typed else None})
+            elif isinstance(key, str) and key and len(key) <= KEY_LIMIT:
                 out.update({settings.key_state: key, controls.remember: True, key_kept: key_digest(key),
                             settings.key_status: tr("🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
                                                     "🔑 Using the key this browser remembered (never shown on the page)."),
@@ -709,5 +706,5 @@ class BrowserMemory:
             return out
 
         return (restore, {client, part.inbox, key_part.inbox, settings.provider},
-                [*fields.values(), key_part.inbox, key_kept, settings.key_state, controls.remember,
-                 settings.key_status, settings.clear_key, note])
+                [*fields.values(), key_part.inbox, key_kept, settings.key_state, settings.key_handle,
+                 controls.remember, settings.key_status, settings.clear_key, note])

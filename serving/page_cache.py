@@ -1,4 +1,4 @@
-"""The page, /config and /gradio_api/info, made once for a class instead of once per visitor.
+"""Each lesson's page, /config and /gradio_api/info, made once for a class instead of once per visitor.
 
 For each visitor Gradio copies the whole config (about 770 KB as JSON), shapes the page's copy
 (serving/gradio_patches.install_page_config), renders it into the HTML of `/` and gzips it
@@ -36,7 +36,10 @@ from starlette.requests import Request
 
 import i18n
 
-PATHS = ("/", "/config", "/gradio_api/info")
+from catalogue import LESSONS
+
+# Every lesson's page, and the config and API description the frontend may ask for.
+PATHS = frozenset({lesson.address for lesson in LESSONS.values()} | {"/config", "/gradio_api/info"})
 TTL = 60.0
 MAX_ENTRIES = 64
 MAX_BYTES = 8 * 1024 * 1024

@@ -116,11 +116,13 @@ class AssetCache:
 
 
 def app_kwargs(keep_pages_when=lambda: True) -> dict:
-    """For `demo.launch(app_kwargs=...)`: the FastAPI app Gradio builds gets the middleware, the
-    page cache outermost (it keeps the answers as sent, compressed), from when `keep_pages_when()`,
+    """For `demo.launch(app_kwargs=...)`: the FastAPI app Gradio builds gets the middleware, an
+    older link's lesson sent on to its page first, then the page cache (it keeps the answers as sent, compressed), from when `keep_pages_when()`,
     and the frontend's fixes innermost (the asset cache compresses the fixed files)."""
     from serving.frontend_fixes import FrontendFixes
+    from serving.lesson_addresses import LessonAddresses
     from serving.page_cache import PageCache
 
-    return {"middleware": [Middleware(PageCache, ready=keep_pages_when), Middleware(PageCompression),
+    return {"middleware": [Middleware(LessonAddresses), Middleware(PageCache, ready=keep_pages_when),
+                           Middleware(PageCompression),
                            Middleware(AssetCache), Middleware(FrontendFixes)]}

@@ -169,7 +169,7 @@ def open_page(browser, url: str, width: int = 1280, height: int = 800, keep_bodi
     if keep_bodies:
         record_streams(context, page, watched.bodies)
     page.goto(url)
-    page.wait_for_selector("#tab-react, [role=tab]", timeout=30_000)
+    page.wait_for_selector(".tw-lesson", timeout=30_000)
     return watched
 
 
@@ -183,18 +183,28 @@ def open_in(browser, url: str, lang: str, **kwargs) -> Watched:
 
 
 def lesson_titles() -> dict[str, str]:
-    """Each lesson tab's title, Chinese -> English, as the page writes them."""
+    """Each lesson's title, Chinese -> English, as the page writes them."""
     from catalogue import LESSONS
     return {str(spec.title): spec.title.en for spec in LESSONS.values()}
 
 
+def lesson_address(url: str, lesson: str, query: str = "") -> str:
+    """The address of `lesson`'s page on the app that serves `url` (any of its pages), with `query`."""
+    from urllib.parse import urljoin
+
+    from catalogue import LESSONS
+    return urljoin(url, "./" + LESSONS[lesson].path) + (("?" + query.lstrip("?")) if query else "")
+
+
 def tab(page, title: str):
-    """Selects the lesson tab titled `title` (in either language) and returns its panel."""
+    """Goes to the page of the lesson titled `title` (in either language), as its link in the lesson
+    list does, unless it is the page shown; returns the lesson's panel."""
     from catalogue import LESSONS
 
-    page.get_by_role("tab", name=title, exact=True).first.click()
-    panel_id = next(spec.panel for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
-    panel = page.locator("#" + panel_id)
+    spec = next(spec for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
+    panel = page.locator("#" + spec.panel)
+    if not panel.count():
+        page.locator(f'#lesson-nav a[data-lesson="{spec.id}"]').click()
     panel.wait_for(state="visible", timeout=60_000)     # after a reload, behind the restore on a busy machine
     return panel
 
@@ -236,3 +246,11 @@ def screenshot(page, name: str):
     except PlaywrightTimeout:
         pass  # a picture of something still moving is still a picture; it is no assertion
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+
+
+def nav_link(page, title: str):
+    """The link to the lesson titled `title` (either language) in the page's lesson list."""
+    from catalogue import LESSONS
+
+    spec = next(spec for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
+    return page.locator(f'#lesson-nav a[data-lesson="{spec.id}"]')

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from catalogue import LESSONS
+
 from tests.app.harness import SCREENSHOTS, code_text, open_page, screenshot, set_code, tab
 
 pytestmark = pytest.mark.browser
@@ -176,10 +178,11 @@ def test_registry_tab_trap_diff_and_try_call(page):
 
 def test_phone_size_is_usable(browser, app_url):
     watched = open_page(browser, app_url, width=390, height=844)
-    # Tabs that do not fit are folded into a "More tabs" menu; the first lesson is in view.
-    watched.page.get_by_role("button", name="More tabs").first.click()
-    watched.page.get_by_text("Function Calling", exact=True).first.wait_for()
-    watched.page.keyboard.press("Escape")
+    # The lesson list wraps: every lesson's link is on screen, none past its right edge.
+    links = watched.page.locator("#lesson-nav a")
+    links.first.wait_for(timeout=WAIT)
+    boxes = [links.nth(i).bounding_box() for i in range(links.count())]
+    assert len(boxes) == len(LESSONS) and all(box and box["x"] + box["width"] <= 390 for box in boxes)
     panel = tab(watched.page, "正则 ReAct")
     panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
     run_and_wait(panel)
@@ -192,10 +195,10 @@ def test_phone_size_is_usable(browser, app_url):
 
 
 def test_streaming_shows_the_run_and_folds_fragments(page):
+    panel = tab(page.page, "Function Calling")
     page.page.get_by_text("⚙️ 模型设置").click()
     page.page.locator("#stream input").check()
     try:
-        panel = tab(page.page, "Function Calling")
         run_and_wait(panel)
         assert "广州" in panel.locator(".tw-protocol .tw-final").inner_text()
         assert '"stream": true' in panel.locator(".tw-protocol").text_content()

@@ -43,7 +43,7 @@ def note(panel):
 
 def reload(page, name: str = "Function Calling"):
     page.reload()
-    page.wait_for_selector("[role=tab]", timeout=WAIT)
+    page.wait_for_selector(".tw-lesson", timeout=WAIT)
     return tab(page, name)
 
 
@@ -201,7 +201,7 @@ def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
         assert stored_key["fields"] == {"key": KEY} and stored_key["version"] == 1
 
         page.reload()
-        page.wait_for_selector("[role=tab]", timeout=WAIT)
+        page.wait_for_selector(".tw-lesson", timeout=WAIT)
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#memory-note").filter(has_text="用的是本浏览器记住的密钥").wait_for(timeout=WAIT)
         page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)
@@ -219,8 +219,15 @@ def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
         page.locator("#forget-key").click()
         wait_stored(page, KEY, present=False)
         assert not page.locator("#remember-key input").is_checked()
+        # Forgotten by the browser; the key typed in this browser tab is still the tab's until cleared.
         page.reload()
-        page.wait_for_selector("[role=tab]", timeout=WAIT)
+        page.wait_for_selector(".tw-lesson", timeout=WAIT)
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)
+        page.get_by_role("button", name="清除本会话密钥").click()
+        page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+        page.reload()
+        page.wait_for_selector(".tw-lesson", timeout=WAIT)
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
         assert not any(KEY in v for v in storage(page).values())

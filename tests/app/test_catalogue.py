@@ -35,8 +35,9 @@ def test_sections_follow_the_course_order():
 
 def test_the_readme_table_lists_the_catalogue_in_order():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| ([^|]+) \| \*\*([^*]+)\*\* \|", readme, re.M)
-    assert rows == [(str(lesson.section or tr("课外", "extra")), str(lesson.title)) for lesson in LESSONS.values()]
+    rows = re.findall(r"^\| ([^|]+) \| \*\*([^*]+)\*\* \| `([^`]+)` \|", readme, re.M)
+    assert rows == [(str(lesson.section or tr("课外", "extra")), str(lesson.title), lesson.address)
+                    for lesson in LESSONS.values()]
 
 
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.app.harness import open_page, screenshot
+from tests.app.harness import open_page, screenshot, nav_link
 from tests.app.test_deep_links_browser import banner, link, visible_panel
 
 pytestmark = pytest.mark.browser
@@ -43,15 +43,15 @@ def test_lang_en_shows_english_labels_lesson_text_and_verdict(browser, app_url):
     page = watched.page
     try:
         wait_english(page)
-        assert "One tab per lesson" in header(page)
+        assert "One page per lesson" in header(page)
         for name in ("Regex ReAct", "Tool registry", "Function Calling", "Atomic tools", "Permissions"):
-            page.get_by_role("tab", name=name, exact=True).first.wait_for(timeout=WAIT)
+            nav_link(page, name).wait_for(timeout=WAIT)
         react = page.locator("#tab-react")
         assert react.locator(".tw-run").inner_text().strip() == "▶ Run"
         react.get_by_text("📖 Lesson: calling tools by a text convention").click()
         react.get_by_text("This lesson: the model calls tools in").wait_for(timeout=WAIT)
         assert "在模型原生支持" not in react.inner_text()
-        page.get_by_role("tab", name="Function Calling", exact=True).first.click()
+        nav_link(page, "Function Calling").click()
         panel = page.locator("#tab-function-calling")
         panel.get_by_text("Allow parallel calls parallel_tool_calls").wait_for(timeout=WAIT)
         status = run_status(panel)
@@ -71,7 +71,7 @@ def test_an_english_browser_gets_english_without_lang(browser, app_url):
     page = watched.page
     try:
         wait_english(page)
-        page.get_by_role("tab", name="Regex ReAct", exact=True).first.wait_for(timeout=WAIT)
+        nav_link(page, "Regex ReAct").wait_for(timeout=WAIT)
         react = page.locator("#tab-react")
         react.locator(".tw-presets").get_by_text("Preset questions").wait_for(timeout=WAIT)
         assert "💾 The source, example set" in react.locator(".tw-memory-note").first.inner_text()
@@ -85,7 +85,7 @@ def test_lang_zh_in_an_english_browser_is_chinese_and_other_languages_get_chines
         watched = open_page(browser, url, locale=locale)
         page = watched.page
         try:
-            page.get_by_role("tab", name="正则 ReAct", exact=True).first.wait_for(timeout=WAIT)
+            nav_link(page, "正则 ReAct").wait_for(timeout=WAIT)
             assert "工具调用教学工坊" in header(page) and "Tool Use Workshop" not in header(page)
             assert page.locator("#tab-react .tw-run").inner_text().strip() == "▶ 运行"
             assert page.evaluate("() => [document.documentElement.lang, document.title]") == ["zh-CN", "工具调用教学工坊"]
@@ -120,7 +120,7 @@ def test_a_links_notes_are_english_and_the_copied_link_keeps_lang(browser, app_u
         text = banner(page).inner_text()
         assert "is unknown" in text and "function_calling (Function Calling)" in text and not CJK.search(
             text.replace("「nowhere」", ""))
-        page.get_by_role("tab", name="Function Calling", exact=True).first.click()
+        nav_link(page, "Function Calling").click()
         page.locator("#copy-page-link").click()
         page.locator("#page-link-note").filter(has_text="Copied to the clipboard").wait_for(timeout=WAIT)
         copied = page.evaluate("() => navigator.clipboard.readText()")

@@ -56,7 +56,7 @@ def test_the_source_the_switch_and_the_last_run_come_back_after_a_reload(browser
         wait_stored(page, "mcp_student_add")
         wait_stored(page, '"method":"tools/call"')      # the run record keeps the JSON-RPC messages
         page.reload()
-        page.wait_for_selector("[role=tab]", timeout=WAIT)
+        page.wait_for_selector(".tw-lesson", timeout=WAIT)
         panel = tab(page, "MCP")
         panel.locator(".tw-memory-note").filter(has_text="已恢复本浏览器保存的内容").first.wait_for(timeout=WAIT)
         assert "mcp_student_add" in code_text(panel.locator(".tw-editor"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import events
 import permissions
 
-from lessons import mcp_tab, timeline
+from lessons import mcp_page, timeline
 from runs import headline
 
 
@@ -70,11 +70,11 @@ def test_annotations_become_default_rules_read_only_allow_destructive_ask():
 
 def test_the_tab_gates_only_when_the_annotations_are_turned_on(monkeypatch):
     listed = {"ok": True, "tools": [{"name": "get_weather", "annotations": {"readOnlyHint": True}}]}
-    monkeypatch.setattr(mcp_tab.mcp_backend, "listed_tools", lambda source: listed if source == "ok" else {
+    monkeypatch.setattr(mcp_page.mcp_backend, "listed_tools", lambda source: listed if source == "ok" else {
         "ok": False, "tools": [], "fastmcp": [], "error": "第 3 行：语法错误"})
-    assert mcp_tab.annotation_gate("ok", False) == (None, "")
-    assert mcp_tab.annotation_gate("ok", True) == ({"get_weather": "allow"}, "")
-    assert mcp_tab.annotation_gate("broken", True) == ({}, "")          # no rule: every call asks
+    assert mcp_page.annotation_gate("ok", False) == (None, "")
+    assert mcp_page.annotation_gate("ok", True) == ({"get_weather": "allow"}, "")
+    assert mcp_page.annotation_gate("broken", True) == ({}, "")          # no rule: every call asks
 
 
 def test_a_server_the_sandbox_will_not_start_is_said_in_the_sandboxs_words():

@@ -162,7 +162,7 @@ def test_a_streamed_run_renders_while_it_arrives():
 def test_a_run_reads_its_inputs_by_name():
     import gradio as gr
 
-    from lessons import function_calling_tab
+    from lessons import function_calling_page
     from lessons.editor_panel import EditorPanel
     from lessons.run_panel import RunPanel
 
@@ -170,7 +170,7 @@ def test_a_run_reads_its_inputs_by_name():
         settings = settings_panel.SettingsPanel({})
         editor = EditorPanel()
         choice, parallel = gr.Textbox(), gr.Checkbox()
-        run = RunPanel(function_calling_tab.LESSON, settings, editor.editor, ["广州冷不冷？"],
+        run = RunPanel(function_calling_page.LESSON, settings, editor.editor, ["广州冷不冷？"],
                        options={"tool_choice": choice, "parallel_tool_calls": parallel})
     named = {editor.editor: WEATHER, run.question: "q", choice: "required", parallel: False,
              settings.provider: "openai", settings.model: " gpt-x ", settings.base_url: "", settings.temperature: 0.5,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lessons import function_calling_tab, registry_tab, settings_panel, timeline
+from lessons import function_calling_page, registry_page, settings_panel, timeline
 from runs import run_driver
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from runs.run_driver import RunInputs, RunState
@@ -160,7 +160,7 @@ def run(lesson, provider, path: str, options: dict | None = None, strict: bool =
 
 def test_accents_and_reasoning_reach_the_timeline_and_the_chat(provider):
     provider.reset()
-    _, state = run(function_calling_tab.LESSON, provider, "/accent/ollama/v1",
+    _, state = run(function_calling_page.LESSON, provider, "/accent/ollama/v1",
                    {"tool_choice": "auto", "parallel_tool_calls": True})
     events = state.run.events
     assert events[-1]["type"] == "final"
@@ -186,14 +186,14 @@ def test_model_output_in_accent_notes_and_reasoning_is_escaped():
 
 def test_a_refused_tool_choice_offers_the_retry_and_the_retry_succeeds(provider):
     provider.reset()
-    inputs, failed = run(function_calling_tab.LESSON, provider, "/accent/moonshot/v1",
+    inputs, failed = run(function_calling_page.LESSON, provider, "/accent/moonshot/v1",
                          {"tool_choice": "required", "parallel_tool_calls": True})
     error = failed.run.events[-1]
     assert error["type"] == "error" and error["retry_without"] == "tool_choice" and "tool_choice" in error["message"]
     assert provider.requests[-1]["body"]["tool_choice"] == "required"
     assert run_driver.refused_parameter(failed) == "tool_choice"
     provider.reset()
-    states = list(run_driver.retry(function_calling_tab.LESSON, inputs, failed, secrets={}, session_id="provider-ui"))
+    states = list(run_driver.retry(function_calling_page.LESSON, inputs, failed, secrets={}, session_id="provider-ui"))
     state, note = states[-1]
     assert state.run.events[-1]["type"] == "final" and "已去掉 tool_choice" in note and "成功" in note
     assert all("tool_choice" not in r["body"] for r in provider.requests)
@@ -203,32 +203,32 @@ def test_a_refused_tool_choice_offers_the_retry_and_the_retry_succeeds(provider)
 
 def test_a_refused_parallel_tool_calls_is_left_out_on_retry(provider):
     provider.reset()
-    inputs, failed = run(function_calling_tab.LESSON, provider, "/quirks/rejects_parallel_tool_calls/v1",
+    inputs, failed = run(function_calling_page.LESSON, provider, "/quirks/rejects_parallel_tool_calls/v1",
                          {"tool_choice": "auto", "parallel_tool_calls": False})
     assert run_driver.refused_parameter(failed) == "parallel_tool_calls"
     provider.reset()
-    state, _ = list(run_driver.retry(function_calling_tab.LESSON, inputs, failed, secrets={}, session_id="p"))[-1]
+    state, _ = list(run_driver.retry(function_calling_page.LESSON, inputs, failed, secrets={}, session_id="p"))[-1]
     assert state.run.events[-1]["type"] == "final"
     assert all("parallel_tool_calls" not in r["body"] and r["body"]["tool_choice"] == "auto" for r in provider.requests)
 
 
 def test_a_refused_strict_switches_strict_off_on_retry(provider):
     provider.reset()
-    inputs, failed = run(registry_tab.LESSON, provider, "/accent/deepseek/v1", strict=True)
+    inputs, failed = run(registry_page.LESSON, provider, "/accent/deepseek/v1", strict=True)
     assert run_driver.refused_parameter(failed) == "strict"
     provider.reset()
-    state, _ = list(run_driver.retry(registry_tab.LESSON, inputs, failed, secrets={}, session_id="p"))[-1]
+    state, _ = list(run_driver.retry(registry_page.LESSON, inputs, failed, secrets={}, session_id="p"))[-1]
     assert state.run.events[-1]["type"] == "final"
     assert all("strict" not in (t.get("function") or {}) for r in provider.requests for t in r["body"]["tools"])
 
 
 def test_no_retry_without_a_refused_parameter(provider):
     provider.reset()
-    inputs, done = run(function_calling_tab.LESSON, provider, "/v1", {"tool_choice": "auto"})
+    inputs, done = run(function_calling_page.LESSON, provider, "/v1", {"tool_choice": "auto"})
     assert done.run.events[-1]["type"] == "final" and run_driver.refused_parameter(done) is None
-    state, note = list(run_driver.retry(function_calling_tab.LESSON, inputs, done, secrets={}, session_id="p"))[-1]
+    state, note = list(run_driver.retry(function_calling_page.LESSON, inputs, done, secrets={}, session_id="p"))[-1]
     assert state is done and "没有可以去掉参数重试" in note
     provider.queue({"fault": "server"})
-    _, broken = run(function_calling_tab.LESSON, provider, "/v1", {"tool_choice": "auto"})
+    _, broken = run(function_calling_page.LESSON, provider, "/v1", {"tool_choice": "auto"})
     assert broken.run.events[-1]["code"] == "server" and run_driver.refused_parameter(broken) is None
     assert run_driver.refused_parameter(RunState()) is None

@@ -19,8 +19,8 @@ import pytest
 
 import atomic_tools
 import workspace
-from lessons.permissions_tab import PRESET_NAMES_EN
-from lessons.permissions_tab import PRESETS as PERMISSION_PRESETS
+from lessons.permissions_page import PRESET_NAMES_EN
+from lessons.permissions_page import PRESETS as PERMISSION_PRESETS
 from tests.app.harness import code_text, open_in, paste_code, set_code, tab
 from tests.app.test_lesson_claims import LANGUAGE, T, chinese_only
 from tests.app.test_workspace_browser import ask, calls, lesson, title_shown, wait_ask, wait_final

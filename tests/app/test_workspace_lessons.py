@@ -10,7 +10,7 @@ import pytest
 from gradio_client import Client
 
 import workspace
-from lessons import permissions_tab, workspace_tab
+from lessons import permissions_page, workspace_page
 from memory import session_io
 from runs import run_driver
 from serving import expiry, gradio_patches
@@ -30,7 +30,7 @@ def session_id():
 
 
 def start(session_id, question, rules=None):
-    lesson = workspace_tab.LESSON if rules is None else permissions_tab.LESSON
+    lesson = workspace_page.LESSON if rules is None else permissions_page.LESSON
     inputs = RunInputs(source="", question=question, settings=Settings(), options={"approach": "function_calling"},
                        rules=rules)
     steps = list(run_driver.begin(lesson, inputs, None, secrets={}, session_id=session_id, step=False))
@@ -101,11 +101,11 @@ def test_deny_with_a_reason_reaches_the_model_which_does_not_retry(session_id):
 
 def test_the_session_file_carries_the_workspace(session_id, tmp_path):
     state, _ = start(session_id, "找到失败的测试并修好它")
-    path, _ = run_driver.export(workspace_tab.LESSON, state, "", session_id)
+    path, _ = run_driver.export(workspace_page.LESSON, state, "", session_id)
     document = session_io.load_document(path)
     assert "/ len(numbers)" in document["workspace"]["src/calc.py"]
     workspace.reset(session_id)
-    replay, note = run_driver.load(workspace_tab.LESSON, path, session_id)
+    replay, note = run_driver.load(workspace_page.LESSON, path, session_id)
     assert "工作区已换成导出时的文件" in note and replay.replay == document["events"]
     assert "/ len(numbers)" in workspace.read_file(session_id, "src/calc.py")
     with pytest.raises(session_io.ImportProblem, match="workspace"):
@@ -130,7 +130,7 @@ def test_rules_that_cannot_be_used_start_nothing(session_id):
     shown, _ = start(session_id, "读一下 notes.md，告诉我练习要做什么")
     inputs = RunInputs(source="", question="运行测试", settings=Settings(), options={"approach": "function_calling"},
                        rules_problem="规则不是合法 JSON")
-    steps = list(run_driver.begin(permissions_tab.LESSON, inputs, shown, secrets={}, session_id=session_id, step=False))
+    steps = list(run_driver.begin(permissions_page.LESSON, inputs, shown, secrets={}, session_id=session_id, step=False))
     assert len(steps) == 1
     state, note = steps[0]
     assert state is shown and "规则有问题" in note and "规则不是合法 JSON" in note   # the last run stays on screen
@@ -147,8 +147,8 @@ def test_a_workspace_panel_reads_its_loop_and_rules_by_name():
         settings = SettingsPanel({})
         view = WorkspaceView()
         rules = gr.Code()
-        run = RunPanel(permissions_tab.LESSON, settings, None, ["运行测试"], options={"approach": approach_radio()},
-                       workspace=view, rules=lambda values: permissions_tab.parse_rules(values[rules]),
+        run = RunPanel(permissions_page.LESSON, settings, None, ["运行测试"], options={"approach": approach_radio()},
+                       workspace=view, rules=lambda values: permissions_page.parse_rules(values[rules]),
                        rule_inputs=[rules], ask=True)
     values = {run.question: "运行测试", run.options["approach"]: "react", rules: '{"bash": "ask"}', view.tree: None,
               run.state: None, settings.provider: "offline", settings.model: "", settings.base_url: "",

@@ -44,7 +44,7 @@ def tree_text(panel) -> str:
 
 def reload(page, title: str = "原子工具"):
     page.reload()
-    page.wait_for_selector("[role=tab]", timeout=WAIT)
+    page.wait_for_selector(".tw-lesson", timeout=WAIT)
     panel = lesson(page, title)
     memory_note(panel).filter(has_text="本浏览器").wait_for(timeout=WAIT)
     return panel

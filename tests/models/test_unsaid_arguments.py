@@ -122,13 +122,13 @@ def test_it_is_a_note_not_a_verdict_and_the_workspace_lessons_leave_it_out():
 def test_a_tab_draws_it_unless_its_tools_are_the_workspaces():
     import gradio as gr
 
-    from lessons import function_calling_tab, workspace_tab
+    from lessons import function_calling_page, workspace_page
     from lessons.settings_panel import SettingsPanel
     from runs.run_driver import RunState
 
     with gr.Blocks():
         settings = SettingsPanel({})
-        tabs = [function_calling_tab.build(settings), workspace_tab.build(settings)]
+        tabs = [function_calling_page.build(settings), workspace_page.build(settings)]
     state = RunState()
     state.replay, state.pos = invented_run(), 99
     drawn = {tab.name: tab.run.views.render(state)[tab.run.views.protocol] for tab in tabs}

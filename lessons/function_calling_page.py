@@ -9,7 +9,7 @@ from i18n import now, tr
 from catalogue import LESSONS
 
 from lessons.editor_panel import EditorPanel, lesson_text
-from lessons.lesson_tab import LessonTab
+from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
@@ -60,8 +60,8 @@ def choice_note(choice: str | None, provider: str | None) -> str:
 LESSON = LESSONS["function_calling"]
 
 
-def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
         with gr.Accordion(tr("📖 课文：握手三步", "📖 Lesson: the three-step handshake"), open=False):
             gr.Markdown(lesson_text("function_calling.md"))
         with gr.Row(equal_height=False):
@@ -94,4 +94,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                     show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab("function_calling", run, tab, editor=editor, schema=schema)
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema)

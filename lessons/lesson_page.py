@@ -1,4 +1,4 @@
-"""What building a lesson tab hands back to app.py."""
+"""What building a lesson's page hands back to app.py."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,14 +13,12 @@ from lessons.schema_panel import SchemaPanel
 
 
 @dataclasses.dataclass(frozen=True)
-class LessonTab:
-    """A built tab: its run area, and its editor and schema panel when its tools come from a
+class LessonPage:
+    """A built lesson: its run area, and its editor and schema panel when its tools come from a
     source (the schema is refreshed when the page loads), or a workspace in its run area
-    (refreshed when the page loads and when the tab is selected: the other workspace lesson
-    may have changed the files)."""
+    (refreshed when the page loads)."""
     name: str
     run: RunPanel
-    tab: gr.Tab
     editor: EditorPanel | None = None
     schema: SchemaPanel | None = None
     # More controls kept in the browser with the tab's question and options (browser_memory.py):
@@ -40,11 +38,7 @@ class LessonTab:
 
     def wire_refresh(self, demo: gr.Blocks, restored: bool = False) -> None:
         """`restored`: the browser memory's restore of this tab already runs `on_load`; otherwise it
-        runs on page load. A workspace is refreshed again when its tab is selected."""
+        runs on page load."""
         step = self.on_load()
         if step is not None and not restored:
             demo.load(*step, api_visibility=PRIVATE, show_progress="hidden")
-        view = self.run.workspace
-        if view is not None:
-            self.tab.select(self.run.refresh, {view.tree}, view.outputs + [view.shell], api_visibility=PRIVATE,
-                            show_progress="hidden")

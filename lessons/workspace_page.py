@@ -9,7 +9,7 @@ from i18n import tr
 from catalogue import LESSONS
 
 from lessons.editor_panel import lesson_text
-from lessons.lesson_tab import LessonTab
+from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from lessons.workspace_panel import WorkspaceView, approach_radio
@@ -25,8 +25,8 @@ PRESETS = [
 ]
 
 
-def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
         with gr.Accordion(tr("📖 课文：四个原子工具", "📖 Lesson: four atomic tools"), open=False):
             gr.Markdown(lesson_text("workspace.md"))
         with gr.Row(equal_height=False):
@@ -35,4 +35,4 @@ def build(settings: SettingsPanel) -> LessonTab:
             with gr.Column(scale=6, min_width=320):
                 run = RunPanel(LESSON, settings, None, PRESETS, options={"approach": approach_radio()}, workspace=view)
         run.wire()
-    return LessonTab(LESSON.id, run, tab)
+    return LessonPage(LESSON.id, run)

@@ -10,7 +10,7 @@ from catalogue import LESSONS
 
 from json_loop import build_json_prompt
 from lessons.editor_panel import EditorPanel, lesson_text
-from lessons.lesson_tab import LessonTab
+from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
@@ -42,8 +42,8 @@ def mistakes_for_approach(approach: str, current: str | None):
 LESSON = LESSONS["react"]
 
 
-def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
         with gr.Accordion(tr("📖 课文：用文字约定调用工具", "📖 Lesson: calling tools by a text convention"), open=False):
             gr.Markdown(lesson_text("react.md"))
         with gr.Row(equal_height=False):
@@ -78,4 +78,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                         show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab("react", run, tab, editor=editor, schema=schema)
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema)

@@ -16,8 +16,8 @@ from catalogue import LESSONS
 from mcp_schema_diff import MISSING, show
 
 from lessons.editor_panel import EditorPanel, lesson_text
-from lessons.function_calling_tab import PARALLEL_LABEL
-from lessons.lesson_tab import LessonTab
+from lessons.function_calling_page import PARALLEL_LABEL
+from lessons.lesson_page import LessonPage
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
@@ -113,8 +113,8 @@ def annotation_gate(source: str, on: bool) -> tuple[dict | None, str]:
     return permissions.annotation_rules(listed["tools"]), ""
 
 
-def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
         with gr.Accordion(LESSON_TITLE, open=False):
             gr.Markdown(lesson_text("mcp.md"))
         with gr.Row(equal_height=False):
@@ -152,4 +152,4 @@ def build(settings: SettingsPanel) -> LessonTab:
         schema.wire(editor.editor, extra=views_for, extra_outputs=[compared, listed, fastmcp])
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab(LESSON.id, run, tab, editor=editor, schema=schema, kept={"annotations": annotations})
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema, kept={"annotations": annotations})

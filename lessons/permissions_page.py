@@ -13,7 +13,7 @@ from catalogue import LESSONS
 import permissions
 
 from lessons.editor_panel import lesson_text
-from lessons.lesson_tab import LessonTab
+from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
@@ -59,8 +59,8 @@ def rules_status(text: str) -> str:
               ).format(n=len(rules), **counts)
 
 
-def build(settings: SettingsPanel) -> LessonTab:
-    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
         with gr.Accordion(tr("📖 课文：合法的调用不等于被允许的调用", "📖 Lesson: a valid call is not an allowed call"), open=False):
             gr.Markdown(lesson_text("permissions.md"))
         with gr.Row(equal_height=False):
@@ -82,4 +82,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                      api_visibility=PRIVATE, show_progress="hidden")
         rules.change(rules_status, [rules], [status], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
-    return LessonTab(LESSON.id, run, tab, kept={"rules": rules, "rules_preset": preset})
+    return LessonPage(LESSON.id, run, kept={"rules": rules, "rules_preset": preset})

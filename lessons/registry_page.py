@@ -17,7 +17,7 @@ from catalogue import LESSONS
 
 from runs import backend
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
-from lessons.lesson_tab import LessonTab
+from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE, session_of
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel
@@ -109,9 +109,9 @@ def try_call_markdown(result: dict, typed: str = "") -> str:
 LESSON = LESSONS["registry"]
 
 
-def build(settings: SettingsPanel) -> LessonTab:
+def build(settings: SettingsPanel) -> LessonPage:
     trap_text, drift_text = example_text(FUTURE_TRAP), example_text(DRIFT)
-    with gr.Tab(LESSON.title, id=LESSON.id, elem_id=LESSON.panel) as tab:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
         with gr.Accordion(tr("📖 课文：从函数签名生成 schema", "📖 Lesson: a schema from the function signature"), open=False):
             gr.Markdown(lesson_text("registry.md"))
         with gr.Row(equal_height=False):
@@ -179,4 +179,4 @@ def build(settings: SettingsPanel) -> LessonTab:
                       api_visibility=PRIVATE)
         editor.wire(run.presets, run.question)
         run.wire()
-    return LessonTab("registry", run, tab, editor=editor, schema=schema)
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema)

@@ -1,0 +1,63 @@
+"""The course's lessons in order, on every lesson's page: each a link to its page, the current
+one marked. Each lesson is its own page (app.py), so moving on is a page load; the link keeps
+what belongs to the browser tab rather than to a lesson: the page's language (lang=) and
+projector mode (present=1)."""
+from __future__ import annotations
+
+import html
+
+import gradio as gr
+
+from i18n import tr
+
+from catalogue import LESSONS, Lesson
+from serving.page_events import PRIVATE
+
+CSS = """
+#lesson-nav nav { display: flex; flex-wrap: wrap; gap: 4px; border-bottom: 1px solid var(--border-color-primary);
+  margin-bottom: 6px; }
+#lesson-nav a { padding: 6px 12px; text-decoration: none; color: var(--body-text-color-subdued);
+  border-bottom: 2px solid transparent; white-space: nowrap; }
+#lesson-nav a:hover { color: var(--body-text-color); }
+#lesson-nav a[aria-current=page] { color: var(--body-text-color); border-bottom-color: var(--color-accent);
+  font-weight: 600; }
+#lesson-nav .tw-section { font-variant-numeric: tabular-nums; opacity: 0.8; }
+@media (max-width: 640px) { #lesson-nav a { padding: 4px 6px; font-size: 0.88em; } }
+"""
+# A click follows the link with the tab's language and projector mode: the page is drawn by then,
+# and the mode may have been switched on after it loaded.
+FOLLOW_JS = """() => {
+  const nav = document.querySelector("#lesson-nav nav");
+  if (!nav || nav.dataset.wired) return;
+  nav.dataset.wired = "1";
+  nav.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    const here = new URLSearchParams(location.search), url = new URL(link.getAttribute("href"), location.href);
+    if (here.get("lang")) url.searchParams.set("lang", here.get("lang"));
+    if (document.body.classList.contains("tw-present")) url.searchParams.set("present", "1");
+    event.preventDefault();
+    location.href = url.href;
+  });
+}"""
+
+
+def _html(current: Lesson, english: bool) -> str:
+    items = []
+    for lesson in LESSONS.values():
+        section = lesson.section or tr("课外", "extra")
+        title = lesson.title.en if english else str(lesson.title)
+        section = section.en if english and hasattr(section, "en") else str(section)
+        mark = ' aria-current="page"' if lesson is current else ""
+        items.append(f'<a href="./{html.escape(lesson.path)}" data-lesson="{lesson.id}"{mark}>'
+                     f'<span class="tw-section">{html.escape(section)}</span> {html.escape(title)}</a>')
+    label = "Lessons" if english else "课程"
+    return f'<nav aria-label="{label}">' + "".join(items) + "</nav>"
+
+
+class LessonNav:
+    def __init__(self, current: Lesson):
+        self.html = gr.HTML(tr(_html(current, False), _html(current, True)), elem_id="lesson-nav", padding=False)
+
+    def wire(self, demo: gr.Blocks) -> None:
+        demo.load(None, None, None, js=FOLLOW_JS, api_visibility=PRIVATE, queue=False, show_progress="hidden")

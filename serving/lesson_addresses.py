@@ -1,0 +1,41 @@
+"""Older links named the lesson in the query (`/?lesson=function_calling&example=…`), from when
+every lesson was a tab of one page. Each lesson now has its own page: such a link is sent on to
+that page's address with the rest of its query (`/function-calling?example=…`), so links handed
+out before keep opening what they opened. A `lesson` that names no lesson is left to the page,
+which says so in its link banner (lessons/deep_links.py)."""
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, quote, urlencode
+
+from catalogue import LESSONS
+
+ADDRESSES = frozenset(lesson.address for lesson in LESSONS.values())
+
+
+def forwarded(path: str, query: str) -> str | None:
+    """Where a request for `path?query` belongs, relative to the app's root, or None: it is already there."""
+    if path not in ADDRESSES or "lesson=" not in query:
+        return None
+    pairs = parse_qsl(query, keep_blank_values=True)
+    lesson = next((value for name, value in pairs if name == "lesson"), None)
+    if lesson not in LESSONS:
+        return None
+    rest = [(name, value) for name, value in pairs if name != "lesson"]
+    # Every page sits right under the root, so a relative address works behind any proxy prefix.
+    return "./" + LESSONS[lesson].path + ("?" + urlencode(rest, quote_via=quote) if rest else "")
+
+
+class LessonAddresses:
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
+            target = forwarded(scope["path"], scope.get("query_string", b"").decode("latin-1"))
+            if target is not None:
+                await send({"type": "http.response.start", "status": 307,
+                            "headers": [(b"location", target.encode("latin-1")), (b"content-length", b"0"),
+                                        (b"cache-control", b"no-store")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+        await self.app(scope, receive, send)
