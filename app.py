@@ -164,7 +164,6 @@ def build_demo(secrets=None) -> gr.Blocks:
     pages = []
     # Its config and app are made once, by launch (gradio_patches.page_blocks).
     with gradio_patches.page_blocks(title=PAGE_LANGUAGE["zh"][1], delete_cache=DELETE_CACHE) as demo:
-        gr.Navbar(visible=False)      # the lesson list on each page stands for Gradio's bar of pages
         # Named endpoints first: their names must not be taken by the page's own handlers
         # (three lessons each have a private `export`).
         api.register(secrets)

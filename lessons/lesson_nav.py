@@ -5,15 +5,20 @@ projector mode (present=1)."""
 from __future__ import annotations
 
 import html
+from urllib.parse import urlencode
 
 import gradio as gr
 
+import i18n
 from i18n import tr
 
 from catalogue import LESSONS, Lesson
+from serving import gradio_patches
 from serving.page_events import PRIVATE
 
+# Gradio draws its own bar of pages (a lone "Home") for an app with several: the lesson list stands for it.
 CSS = """
+.gradio-container > .nav-holder { display: none !important; }
 #lesson-nav nav { display: flex; flex-wrap: wrap; gap: 4px; border-bottom: 1px solid var(--border-color-primary);
   margin-bottom: 6px; }
 #lesson-nav a { padding: 6px 12px; text-decoration: none; color: var(--body-text-color-subdued);
@@ -42,14 +47,25 @@ FOLLOW_JS = """() => {
 }"""
 
 
-def _html(current: Lesson, english: bool) -> str:
+def kept_query(request) -> str:
+    """The part of a page's address that the next lesson keeps: "?lang=en&present=1", or ""."""
+    params = getattr(request, "query_params", None) or {}
+    kept = {}
+    if (params.get(i18n.PARAM) or "").strip().lower() in i18n.LANGUAGES:
+        kept[i18n.PARAM] = params.get(i18n.PARAM).strip().lower()
+    if params.get("present") == "1":
+        kept["present"] = "1"
+    return "?" + urlencode(kept) if kept else ""
+
+
+def _html(current: Lesson, english: bool, query: str = "") -> str:
     items = []
     for lesson in LESSONS.values():
         section = lesson.section or tr("课外", "extra")
         title = lesson.title.en if english else str(lesson.title)
         section = section.en if english and hasattr(section, "en") else str(section)
         mark = ' aria-current="page"' if lesson is current else ""
-        items.append(f'<a href="./{html.escape(lesson.path)}" data-lesson="{lesson.id}"{mark}>'
+        items.append(f'<a href="./{html.escape(lesson.path + query)}" data-lesson="{lesson.id}"{mark}>'
                      f'<span class="tw-section">{html.escape(section)}</span> {html.escape(title)}</a>')
     label = "Lessons" if english else "课程"
     return f'<nav aria-label="{label}">' + "".join(items) + "</nav>"
@@ -57,7 +73,11 @@ def _html(current: Lesson, english: bool) -> str:
 
 class LessonNav:
     def __init__(self, current: Lesson):
-        self.html = gr.HTML(tr(_html(current, False), _html(current, True)), elem_id="lesson-nav", padding=False)
+        self.current = current
+        self.html = gr.HTML(_html(current, False), elem_id="lesson-nav", padding=False)
 
     def wire(self, demo: gr.Blocks) -> None:
+        # Written for each request: the page's language, and links that keep it from the first frame.
+        gradio_patches.set_page_values(demo, lambda request: {self.html: _html(
+            self.current, i18n.of_request(request) == "en", kept_query(request))})
         demo.load(None, None, None, js=FOLLOW_JS, api_visibility=PRIVATE, queue=False, show_progress="hidden")

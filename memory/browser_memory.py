@@ -688,13 +688,16 @@ class BrowserMemory:
                                 "⚠️ The key this browser remembered {why}: ignored.").format(why=why))
             key = (remembered.fields.get("key") if remembered is not None else None)
             typed = TYPED_KEYS.key(who["key_handle"])
-            if typed:
-                # Typed in another lesson of this browser tab: the server still holds it.
+            remembered_ok = isinstance(key, str) and bool(key) and len(key) <= KEY_LIMIT
+            if typed and typed != key:
+                # Typed in this browser tab (on another lesson's page, or before a reload): the server holds it.
                 out.update({settings.key_state: typed, settings.key_handle: who["key_handle"],
                             settings.key_status: now(TYPED_ELSEWHERE), settings.clear_key: gr.update(visible=True)})
-                if isinstance(key, str) and key:
-                    out.update({controls.remember: True, key_kept: key_digest(key) if key == typed else None})
-            elif isinstance(key, str) and key and len(key) <= KEY_LIMIT:
+                if remembered_ok:     # an older remembered key: ticked still, and replaced by this one
+                    out.update({controls.remember: True, key_kept: None})
+            elif remembered_ok:
+                if typed:
+                    out[settings.key_handle] = who["key_handle"]
                 out.update({settings.key_state: key, controls.remember: True, key_kept: key_digest(key),
                             settings.key_status: tr("🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
                                                     "🔑 Using the key this browser remembered (never shown on the page)."),

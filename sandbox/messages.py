@@ -53,7 +53,7 @@ def on_probation(what, job, ago, left, allowed, normal):
     """Why a session's jobs run within probation's limits: which job ran into a limit, when, and for how much longer."""
     job = f"{job} " if job[-1:].isascii() else job          # 工具 forever 运行时
     return (f"这个会话在观察期：{_ago(ago)}，{job}运行时超出了上限（时间、内存或输出）；"
-            f"在公开的服务器上，这之后你在所有课时里的{_spaced(what)}都按观察期的限额运行"
+            f"在公开的服务器上，这之后你在这一页里的{_spaced(what)}都按观察期的限额运行"
             f"（每分钟 {allowed:g} 秒，平时 {normal:g} 秒；每次运行的时限也更短），观察期还剩 {left} 秒")
 
 

@@ -216,6 +216,7 @@ def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
         sent = server.requests[before:]
         assert sent and all(r["auth_scheme"] == "Bearer" for r in sent)
 
+        page.get_by_text("⚙️ 模型设置").click()      # this lesson's page has its own settings panel, folded
         page.locator("#forget-key").click()
         wait_stored(page, KEY, present=False)
         assert not page.locator("#remember-key input").is_checked()
@@ -251,17 +252,23 @@ def test_a_corrupted_or_old_stored_value_gives_a_notice_and_a_working_page(brows
             localStorage.setItem("tool-workshop:settings", JSON.stringify({format: "tool-workshop-browser-memory",
                 version: 1, part: "settings", fields: {provider: "no-such-provider", max_turns: 3}}));
         }""", [stored_text])
-        panel = reload(page)
+        page.reload()
+        page.wait_for_selector(".tw-lesson", timeout=WAIT)
+        # A settings record with one unusable value: the rest is used, the bad one named (on the page
+        # that read it; the record it then saves is a good one).
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#memory-note").filter(has_text="提供方").wait_for(timeout=WAIT)
+        assert page.locator("#provider input").input_value() == "离线演示模型"
+        assert page.locator("#settings-panel input[type=number]").nth(1).input_value() == "3"
+        wait_stored(page, '"max_turns":3', key="tool-workshop:settings")
+        panel = tab(page, "Function Calling")
         note(panel).filter(has_text=reason).wait_for(timeout=WAIT)
         assert "上次运行内容已损坏" in note(panel).inner_text()
         # The page works: the example is shown, its schema appears and it runs.
         panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
         panel.locator(".tw-run").click()
         panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
-        # A settings record with one unusable value: the rest is used, the bad one named.
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#memory-note").filter(has_text="提供方").wait_for(timeout=WAIT)
-        assert page.locator("#provider input").input_value() == "离线演示模型"
         assert page.locator("#settings-panel input[type=number]").nth(1).input_value() == "3"
         # Editing saves a fresh, readable record over the broken one.
         set_code(page, panel.locator(".tw-editor"), MINE)

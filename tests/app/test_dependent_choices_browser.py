@@ -40,12 +40,12 @@ def toasts(page) -> list[str]:
 def test_changing_the_example_set_shows_no_error_on_any_lesson(browser, app_url):
     watched = open_page(browser, app_url)
     page = watched.page
-    page.evaluate(WATCH_TOASTS)
     try:
         for name, spec in LESSONS.items():
             if not spec.editor:
                 continue
             panel = tab(page, str(spec.title))
+            page.evaluate(WATCH_TOASTS)      # each lesson is its own page: watched from its load
             panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
             for example in ("计算器", "工资/员工档案", "天气"):
                 choose(page, panel.locator(".tw-example-set"), example)

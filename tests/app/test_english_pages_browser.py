@@ -10,6 +10,7 @@ is drawn:
   pre, .tw-pre         the model's raw replies and the messages sent to it (the question, the tools' results);
   .tw-final            the model's final answer;
   code                 values quoted from the course's code (the MCP comparison's schema descriptions);
+  .tw-diff             a diff of two schemas or of a workspace file (the source's own descriptions, the files);
   .tw-presets input, .tw-question textarea
                        the lesson's example questions: the course's tools know Chinese city and employee names
                        only, and the offline model answers Chinese questions.
@@ -24,7 +25,7 @@ from tests.app.harness import open_page, screenshot, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
-COURSE = ".cm-editor, pre, .tw-pre, .tw-final, code, .tw-presets input, .tw-question textarea"
+COURSE = ".cm-editor, pre, .tw-pre, .tw-final, code, .tw-diff, .tw-presets input, .tw-question textarea"
 
 CHINESE_OF_THE_PAGE = r"""(course) => {
   const cjk = /[\u4e00-\u9fff]+/g;

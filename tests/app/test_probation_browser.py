@@ -1,7 +1,8 @@
-"""A tool that loops forever, tried in 工具注册, and then the untouched async example of Function
-Calling in the same browser session. On a local run the example keeps working (no class to protect,
-so no probation); on a public server the session is on probation, and the refusal says which job
-ran into a limit, when, and how much longer it lasts, while the headline names the sandbox."""
+"""A tool that loops forever, tried in 工具注册, and then an untouched async example. On a local run
+the example keeps working, on Function Calling's page as well (no class to protect, so no
+probation); on a public server the page's session is on probation (each lesson's page is a
+session of its own: the async example run on the same 工具注册 page), and the refusal says which
+job ran into a limit, when, and how much longer it lasts, while the headline names the sandbox."""
 from __future__ import annotations
 
 import re
@@ -42,6 +43,7 @@ def loop_in_the_registry_lesson(page):
     panel.locator(".tw-try-btn").click()
     content = panel.locator(".tw-try-content textarea")
     page.wait_for_function("e => e.value.startsWith('❌ [超时]')", arg=content.element_handle(), timeout=WAIT)
+    return panel
 
 
 def test_on_a_local_run_a_loop_in_one_lesson_leaves_the_other_lessons_examples_working(page):
@@ -57,9 +59,9 @@ def test_on_a_local_run_a_loop_in_one_lesson_leaves_the_other_lessons_examples_w
 def test_on_a_public_server_the_refusal_says_where_when_and_how_long_and_the_sandbox_is_named(page, request):
     before = sandbox.configure(probation=True, refusal_pause_seconds=0.0)   # probation as a public server has it
     request.addfinalizer(lambda: sandbox.configure(before))
-    async_example(page)
-    loop_in_the_registry_lesson(page)
-    panel = lesson(page, "Function Calling")
+    panel = loop_in_the_registry_lesson(page)
+    use_examples(page, panel, "异步工具（async def）", "get_air_quality")
+    panel.locator(".tw-run-opener").get_by_text("▶ 用这些工具跑一次 Function Calling").click()
     status = run(panel, QUESTION)
     assert status.startswith("⚠️") and "✅" not in status
     assert "沙箱拒绝运行 get_air_quality，不是模型或工具出错" in status and "模型放弃" not in status
@@ -67,6 +69,6 @@ def test_on_a_public_server_the_refusal_says_where_when_and_how_long_and_the_san
     assert "❌ [请稍后再试] 运行太频繁" in refusal
     assert re.search(r"其中最多的一次是工具 spin（(刚才|\d+ 秒前)，用了 \d+\.\d 秒）", refusal)      # where, when
     assert re.search(r"这个会话在观察期：(刚才|\d+ 秒前)，工具 spin 运行时超出了上限", refusal)
-    assert "你在所有课时里的工具都按观察期的限额运行" in refusal                               # the whole truth
+    assert "你在这一页里的工具都按观察期的限额运行" in refusal                               # the whole truth
     left = re.search(r"观察期还剩 (\d+) 秒", refusal)
     assert left and 0 < int(left.group(1)) <= sandbox.current_settings().probation_seconds + 1

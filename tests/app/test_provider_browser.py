@@ -143,11 +143,11 @@ def test_each_preset_fills_the_fields_and_shows_its_card(page):
 
 def test_a_local_preset_runs_without_a_key_and_the_timeline_explains_the_accents(page, local_server):
     local_server.reset()
+    panel = tab(page, "Function Calling")
     open_settings(page)
     choose_preset(page, "ollama")
     set_base_url(page, local_server.url + "/accent/ollama/v1")
     page.locator("#key-status").filter(has_text="占位 Key「ollama」").wait_for(timeout=WAIT)
-    panel = tab(page, "Function Calling")
     text = run(panel)
     assert "出错" not in text and "get_weather(" in panel.locator(".tw-final").last.inner_text()
     assert local_server.authorizations and set(local_server.authorizations) == {"Bearer ollama"}
@@ -207,11 +207,11 @@ def test_a_preset_never_takes_the_server_key_elsewhere(browser, configured, prov
     watched = open_page(browser, configured, keep_bodies=True)
     try:
         page = watched.page
+        panel = tab(page, "Function Calling")
         open_settings(page)
         choose_preset(page, "deepseek")
         assert "服务器配置的密钥不会发往这个地址" in page.locator("#preset-card").inner_text()
         page.locator("#key-status").filter(has_text="不会发往这里").wait_for(timeout=WAIT)
-        panel = tab(page, "Function Calling")
         panel.locator(".tw-run").click()
         status = panel.locator(".tw-status")
         status.filter(has_text="不会发往 api.deepseek.com").first.wait_for(timeout=WAIT)

@@ -89,6 +89,7 @@ def test_typed_base_urls_pointing_at_this_machine_are_refused(browser, space, li
     watched = open_page(browser, space)
     try:
         page = watched.page
+        panel = tab(page, "Function Calling")
         open_settings(page)
         choose(page, "OpenAI 兼容接口")
         set_model(page)
@@ -96,7 +97,6 @@ def test_typed_base_urls_pointing_at_this_machine_are_refused(browser, space, li
         key.fill("sk-student-own-1234")
         key.press("Enter")
         page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
-        panel = tab(page, "Function Calling")
         status = panel.locator(".tw-status")
         # Four spellings through the page; every spelling is refused where each client is made
         # (tests/access/test_outbound.py), and the listener below sees no connection from any of them.
@@ -123,12 +123,12 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
     watched = open_page(browser, space, keep_bodies=True)
     try:
         page = watched.page
+        panel = tab(page, "Function Calling")
         open_settings(page)
         choose(page, "OpenAI 兼容接口")
         set_model(page)
         assert shows_usage(page, "本会话已用 0/3 次服务器密钥请求")
         assert "需要先输入课堂口令" in page.locator("#key-usage").first.inner_text()
-        panel = tab(page, "Function Calling")
         panel.locator(".tw-run").click()
         panel.locator(".tw-status").filter(has_text="课堂口令").first.wait_for(timeout=WAIT)
         assert provider.requests == []
