@@ -9,12 +9,14 @@ import pytest
 from tool_registry import ToolRegistry
 
 from lessons import deep_links
+from catalogue import FIRST
 from lessons.deep_links import EXAMPLE_SETS, LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
 from lessons.editor_panel import example_text
 
 
-def plan_of(query: str):
-    return parse(parse_qsl(query.lstrip("?"), keep_blank_values=True))
+def plan_of(query: str, page: str = FIRST):
+    """The plan of a link to the page of lesson `page` (the first lesson's page: /)."""
+    return parse(parse_qsl(query.lstrip("?"), keep_blank_values=True), page)
 
 
 def test_a_plain_page_is_no_link():
@@ -37,9 +39,11 @@ def test_an_unknown_lesson_changes_nothing_and_lists_the_choices():
     assert all(name in plan.notes[0] for name in LESSONS) and "其余按默认打开" in plan.notes[0]
 
 
-def test_a_link_without_a_lesson_says_so():
+def test_a_link_without_a_lesson_sets_up_the_lesson_of_its_page():
     plan = plan_of("question=hi")
-    assert plan.wanted and plan.lesson is None and "没有 lesson" in plan.notes[0]
+    assert plan.wanted and plan.lesson == FIRST and plan.values == {"question": "hi"} and plan.notes == []
+    plan = plan_of("question=hi&tool_choice=auto", "function_calling")
+    assert plan.lesson == "function_calling" and plan.values == {"question": "hi", "tool_choice": "auto"}
 
 
 def test_hostile_values_are_escaped_shortened_and_ignored():
@@ -114,14 +118,15 @@ def test_the_copy_link_round_trips_and_carries_no_source():
     weather = example_text(EXAMPLE_SETS["天气"])
     query, notes = link_query("function_calling", "天气", weather, weather, "广州冷不冷？",
                               {"tool_choice": "required", "mistake": ""})
-    assert notes == [] and "def " not in query
-    plan = plan_of(urlsplit(query).query)
+    assert notes == [] and "def " not in query and query.startswith("./function-calling?")
+    plan = plan_of(urlsplit(query).query, "function_calling")
     assert plan.notes == [] and plan.values == {"example": "天气", "question": "广州冷不冷？",
                                                 "tool_choice": "required", "mistake": NO_MISTAKE}
     edited, notes = link_query("function_calling", "天气", weather + "\n# mine\n", weather, "q", {})
     assert "mine" not in edited and "导出" in notes[0] and "不在链接里" in notes[0]
     long, notes = link_query("workspace", None, None, None, "问" * 400, {"approach": "react"})
-    assert "question" not in long and "太长" in notes[0] and plan_of(long.lstrip("?")).values == {"approach": "react"}
+    assert "question" not in long and "太长" in notes[0]
+    assert plan_of(urlsplit(long).query, "workspace").values == {"approach": "react"}
 
 
 def test_the_page_scripts_name_every_lesson_panel():

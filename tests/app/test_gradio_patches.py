@@ -239,8 +239,15 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
     while not all(panel.first for panel in panels) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert all(panel.first for panel in panels), "the sandbox did not make the examples' schemas"
+    from catalogue import LESSONS
+
+    # Each lesson's page carries its own panel: the pages, in the catalogue's order, of the lessons with one.
+    addresses = [url + lesson.path for lesson in LESSONS.values() if lesson.editor]
+    assert len(addresses) == len(panels)
     config = page_config(url)
-    entries = {entry["id"]: entry for entry in config["components"]}
+    entries = {}
+    for address in addresses:
+        entries.update({entry["id"]: entry for entry in page_config(address)["components"]})
     assert not [key for entry in entries.values() for key in gradio_patches.API_ONLY_KEYS if key in entry]
     for panel in panels:
         status = entries[panel.status._id]["props"]["value"]
@@ -249,7 +256,9 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
         assert tools and tools == backend.extract(panel.editor.value)["tools"]
         assert panel.status.value in ("", None)                # the component itself is not changed
     # An English browser's page: the same schema, its status in English, and the page says it is English.
-    english = {entry["id"]: entry for entry in page_config(url, "en-US,en;q=0.9")["components"]}
+    english = {}
+    for address in addresses:
+        english.update({entry["id"]: entry for entry in page_config(address, "en-US,en;q=0.9")["components"]})
     for panel in panels:
         assert english[panel.status._id]["props"]["value"].startswith("✅ Schema generated for ")
         assert english[panel.json._id]["props"]["value"] == entries[panel.json._id]["props"]["value"]
@@ -274,8 +283,11 @@ def test_an_english_page_carries_its_labels_and_no_load_event_touches_the_whole_
         return {props.get(key) for props in page.values() for key in ("label", "value")
                 if isinstance(props.get(key), str)}
 
-    assert {"Regex ReAct", "Tool registry", "▶ Run", "Timeline"} <= texts(english)
-    assert "▶ 运行" in texts(chinese) and not {"▶ Run", "Regex ReAct"} & texts(chinese)
+    assert {"▶ Run", "Timeline", "📖 Lesson: calling tools by a text convention"} <= texts(english)
+    assert "▶ 运行" in texts(chinese) and not {"▶ Run", "Timeline"} & texts(chinese)
+    assert any("</span> Tool registry</a>" in text for text in texts(english))       # the lesson list
+    assert any("</span> 工具注册</a>" in text for text in texts(chinese)) and not any("Tool registry" in text
+                                                                                for text in texts(chinese))
     run = next(i for i, props in english.items() if props.get("value") == "▶ Run")
     assert chinese[run]["value"] == "▶ 运行"                    # the same component, the built page unchanged
     # Choices change their words, not their values.

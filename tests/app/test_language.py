@@ -94,7 +94,7 @@ def test_the_checkboxes_and_the_rules_go_into_a_link_and_come_back():
                                          {"parallel": False, "envelope": True, "tool_choice": "auto", "mistake": ""})
     values = dict(parse_qsl(urlsplit(query).query))
     assert notes == [] and values["parallel"] == "0" and values["envelope"] == "1"
-    plan = deep_links.parse(parse_qsl(urlsplit(query).query))
+    plan = deep_links.parse(parse_qsl(urlsplit(query).query), "function_calling")
     assert plan.notes == [] and plan.values["parallel"] == "0" and plan.values["envelope"] == "1"
     assert deep_links.page_value("parallel", "0") is False and deep_links.page_value("envelope", "1") is True
 
@@ -102,7 +102,7 @@ def test_the_checkboxes_and_the_rules_go_into_a_link_and_come_back():
                                          {"approach": "react", "rules": json.dumps(rules, indent=2)})
     values = dict(parse_qsl(urlsplit(query).query))
     assert notes == [] and json.loads(values["rules"]) == rules and " " not in values["rules"]
-    plan = deep_links.parse(parse_qsl(urlsplit(query).query))
+    plan = deep_links.parse(parse_qsl(urlsplit(query).query), "permissions")
     assert plan.notes == [] and json.loads(deep_links.page_value("rules", plan.values["rules"])) == rules
 
 
@@ -125,7 +125,7 @@ def test_an_english_tab_gets_the_english_of_every_label_built_with_tr():
     demo = app.build_demo({})
     updates = page.english_updates(demo)
     shown = [value for props in updates.values() for key, value in props.items() if key != "choices"]
-    assert "▶ Run" in shown and "Timeline" in shown and "Regex ReAct" in shown
+    assert "▶ Run" in shown and "Timeline" in shown and "📖 Lesson: calling tools by a text convention" in shown
     assert any(v.startswith("### This lesson: the three steps") for v in shown)       # function_calling.en.md
     lessons = [v for v in shown if v.startswith("###")]
     assert len(lessons) == 6 and not any("这一课" in v or "要记住的" in v for v in lessons)   # the English texts
