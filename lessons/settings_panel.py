@@ -78,12 +78,13 @@ class SettingsPanel:
                                             elem_id="max-tokens", min_width=220)
                 self.round_seconds = gr.Slider(5, 300, value=60, step=5, label=tr("每轮时限（秒）：超过就停止等待", "Time limit per round (s): past it, stop waiting"),
                                                elem_id="round-seconds", min_width=220)
-            self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider)
+            # The browser tab's handle of what it typed (access/typed_keys.py): the browser may hold this one.
+            self.key_handle = gr.Textbox(visible="hidden", elem_id="key-handle")
+            self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider, self.key_handle)
             # Remember the key in this browser / forget it / clear what this page keeps (browser_memory.py).
             self.memory = SettingsControls()
-        # The typed key: server-side only, one per browser session, and its handle for the tab's other pages.
+        # The typed key: server-side only, one per browser session (and held for the tab's other pages).
         self.key_state = gr.State("")
-        self.key_handle = gr.Textbox(visible="hidden", elem_id="key-handle")   # the browser may hold this one
         # Settings field -> the control that sets it; handlers read them by name (read()).
         self.fields = MappingProxyType({"provider": self.provider, "model": self.model, "base_url": self.base_url,
                                         "temperature": self.temperature, "max_turns": self.max_turns,
@@ -146,8 +147,8 @@ class SettingsPanel:
             self._settle_status(storing)
 
         def forget_key(handle, provider, base_url, preset):
-            TYPED_KEYS.drop(handle)
-            return "", "", key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
+            handle = TYPED_KEYS.hold("", handle)      # the tab's class code, if any, stays
+            return "", handle, key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
 
         self.clear_key.click(forget_key, [self.key_handle, self.provider, self.base_url, self.preset],
                              [self.key_state, self.key_handle, self.key_status, self.clear_key],

@@ -661,9 +661,11 @@ class BrowserMemory:
                               "stays; editing starts saving again.")},
             None, [controls.remember, key_kept, note], **self.silent)
 
-        def restore(values: dict) -> dict:
+        def restore(values: dict, request: gr.Request) -> dict:
             who = client_of(values[client])
-            out: dict = {key_part.inbox: ""}
+            # The tab's handle stays this page's: what is typed here is held with what was typed before.
+            out: dict = {key_part.inbox: "", settings.key_handle: who["key_handle"]}
+            settings.server_keys.let_in(who["key_handle"], request)
             notes = []
             record, why = decode(values[part.inbox], part.name)
             if why:
@@ -691,13 +693,10 @@ class BrowserMemory:
             remembered_ok = isinstance(key, str) and bool(key) and len(key) <= KEY_LIMIT
             if typed and typed != key:
                 # Typed in this browser tab (on another lesson's page, or before a reload): the server holds it.
-                out.update({settings.key_state: typed, settings.key_handle: who["key_handle"],
-                            settings.key_status: now(TYPED_ELSEWHERE), settings.clear_key: gr.update(visible=True)})
+                out.update({settings.key_state: typed, settings.key_status: now(TYPED_ELSEWHERE), settings.clear_key: gr.update(visible=True)})
                 if remembered_ok:     # an older remembered key: ticked still, and replaced by this one
                     out.update({controls.remember: True, key_kept: None})
             elif remembered_ok:
-                if typed:
-                    out[settings.key_handle] = who["key_handle"]
                 out.update({settings.key_state: key, controls.remember: True, key_kept: key_digest(key),
                             settings.key_status: tr("🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
                                                     "🔑 Using the key this browser remembered (never shown on the page)."),

@@ -1,7 +1,8 @@
-"""The server's side of a key typed in one lesson's page and used from the tab's other pages."""
+"""The server's side of what a student typed in one lesson's page (a key, the class code) and the
+tab's other pages use."""
 from __future__ import annotations
 
-from access.typed_keys import HANDLE_LENGTH, TypedKeys
+from access.typed_keys import CLASS_CODE, HANDLE_LENGTH, TypedKeys
 
 
 class Clock:
@@ -21,11 +22,14 @@ def test_a_handle_gives_back_its_key_and_nothing_else_does():
     assert keys.key("") == "" and keys.key(None) == "" and keys.key("x" * 500) == ""
 
 
-def test_a_new_key_of_the_tab_replaces_its_old_handle():
+def test_one_handle_holds_the_tab_s_key_and_class_code_each_forgotten_alone():
     keys = TypedKeys(ttl=60)
-    old = keys.hold("sk-first")
-    new = keys.hold("sk-second", old)
-    assert new != old and keys.key(old) == "" and keys.key(new) == "sk-second" and len(keys) == 1
+    handle = keys.hold("sk-first")
+    assert keys.hold("sk-second", handle) == handle and keys.key(handle) == "sk-second"
+    assert keys.hold("code-42", handle, CLASS_CODE) == handle and keys.key(handle, CLASS_CODE) == "code-42"
+    assert keys.hold("", handle) == handle
+    assert keys.key(handle) == "" and keys.key(handle, CLASS_CODE) == "code-42" and len(keys) == 1
+    assert keys.hold("", "") == "" and len(keys) == 1            # forgetting nothing makes no entry
 
 
 def test_an_idle_handle_expires_and_each_use_keeps_it():
@@ -38,6 +42,7 @@ def test_an_idle_handle_expires_and_each_use_keeps_it():
     assert keys.key(handle) == "sk-student"
     clock.now = 281
     assert keys.key(handle) == "" and len(keys) == 0
+    assert keys.hold("sk-again", handle) != handle   # an expired handle is not brought back
 
 
 def test_dropped_handles_and_the_oldest_beyond_the_cap_are_gone():

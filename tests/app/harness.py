@@ -254,3 +254,84 @@ def nav_link(page, title: str):
 
     spec = next(spec for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
     return page.locator(f'#lesson-nav a[data-lesson="{spec.id}"]')
+
+
+# This run's headline once the run is over: its verdict's mark first, no ⏳ of a run under way, and
+# either new words or a round that was not there before (the rounds before it are marked data-old).
+HEADLINE_DONE = r"""([root, before]) => { const s = root.querySelector('.tw-status');
+  const text = s ? s.innerText.trim() : '';
+  const fresh = root.querySelector('.tw-protocol .tw-round:not([data-old])');
+  return (text !== before || !!fresh) && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️]/u.test(text) && !text.includes('⏳'); }"""
+
+
+class LessonPage:
+    """A lesson's page in a fresh browser context, as a student has it: opened at its address in a
+    language, with an example set, a question and a run, and what the page then says (its headline,
+    its rounds, the protocol's text). Use it as a context manager: the context closes after."""
+
+    WAIT = 60_000
+
+    def __init__(self, browser, app_url: str, lesson: str, lang: str = "zh", query: str = "", **open_kwargs):
+        from catalogue import LESSONS
+
+        self.spec = LESSONS[lesson]
+        params = "&".join(p for p in (query.lstrip("?"), "lang=en" if lang == "en" else "") if p)
+        self.watched = open_page(browser, lesson_address(app_url, lesson, params),
+                                 locale="en-US" if lang == "en" else "zh-CN", **open_kwargs)
+        self.page, self.lang = self.watched.page, lang
+        self.panel = self.page.locator("#" + self.spec.panel)
+        self.panel.wait_for(state="visible", timeout=self.WAIT)
+
+    def __enter__(self) -> "LessonPage":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.watched.context.close()
+
+    def text(self, zh: str, en: str) -> str:
+        return en if self.lang == "en" else zh
+
+    def choose_example(self, name: str, tool: str) -> None:
+        """Picks the example set `name` (its Chinese name) and waits for its tool `tool` in the schema."""
+        from lessons.editor_panel import EXAMPLE_NAMES_EN
+
+        shown = self.text(name, EXAMPLE_NAMES_EN.get(name, name))
+        dropdown = self.panel.locator(".tw-example-set")
+        if dropdown.locator("input").input_value() != shown:
+            dropdown.locator("input").blur()
+            dropdown.locator("input").click()
+            option = self.page.get_by_role("option", name=shown).first
+            option.wait_for(timeout=self.WAIT)
+            option.dispatch_event("mousedown")       # Gradio's dropdown picks on mousedown
+            self.page.get_by_role("option").first.wait_for(state="detached", timeout=self.WAIT)
+        self.panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=self.WAIT)
+
+    def run(self, question: str | None = None) -> str:
+        """Types `question` (if given), runs, waits for this run's headline and returns it."""
+        if question is not None:
+            self.panel.locator(".tw-question textarea").fill(question)
+        status = self.panel.locator(".tw-status").first
+        before = status.inner_text().strip() if status.count() else ""
+        self.panel.locator(".tw-protocol .tw-round").evaluate_all("els => els.forEach(e => e.dataset.old = '1')")
+        self.panel.locator(".tw-run").click()
+        self.page.wait_for_function(HEADLINE_DONE, arg=[self.panel.element_handle(), before], timeout=self.WAIT)
+        return self.headline()
+
+    def headline(self) -> str:
+        return self.panel.locator(".tw-status").first.inner_text().strip()
+
+    def rounds(self) -> list[str]:
+        """Every round's text, folded ones included."""
+        return self.panel.locator(".tw-protocol details.tw-round").all_text_contents()
+
+    def protocol(self) -> str:
+        return self.panel.locator(".tw-protocol").text_content()
+
+    def go(self, lesson: str) -> None:
+        """Follows the lesson list's link to `lesson` (a catalogue id), as a student moves on."""
+        from catalogue import LESSONS
+
+        self.spec = LESSONS[lesson]
+        self.page.locator(f'#lesson-nav a[data-lesson="{lesson}"]').click()
+        self.panel = self.page.locator("#" + self.spec.panel)
+        self.panel.wait_for(state="visible", timeout=self.WAIT)

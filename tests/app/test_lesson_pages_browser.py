@@ -130,3 +130,19 @@ def test_a_typed_key_follows_the_browser_tab_and_only_it(browser, app_url, model
         page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
     finally:
         watched.context.close()
+
+
+def test_the_workspace_follows_from_one_workspace_lesson_to_the_other(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "workspace"))
+    page = watched.page
+    try:
+        panel = page.locator("#tab-workspace")
+        panel.locator(".tw-question textarea").fill("新建文件 hello.py，内容是 print('两课共用')")
+        panel.locator(".tw-run").click()
+        panel.locator(".tw-ws-tree").filter(has_text="hello.py").first.wait_for(timeout=WAIT)
+        page.wait_for_function("() => (localStorage.getItem('tool-workshop:workspace') || '').includes('hello.py')",
+                               timeout=WAIT)
+        panel = tab(page, "权限与确认")
+        panel.locator(".tw-ws-tree").filter(has_text="hello.py").first.wait_for(timeout=WAIT)
+    finally:
+        watched.context.close()
