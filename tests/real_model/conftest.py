@@ -1,11 +1,14 @@
 """A real llama.cpp server with a real small model (SmolLM2-135M-Instruct), started once per run.
 
-Two servers, each started the first time a test asks for it:
+Three servers, each started the first time a test asks for it:
   - `tools_server`: with tests/real_model/chatml_tools.jinja, a ChatML template that renders tools
-    the Qwen / Hermes way (its /props say supports_tools: true);
+    the Qwen / Hermes way (its /props say supports_tools: true): the model hears of the tools but
+    never calls one;
+  - `calling_server`: with tests/real_model/chatml_json_calls.jinja, which shows the model how to
+    call (worked examples; its header says what it does and why): the model calls tools;
   - `own_server`: with the model's own template, which has no tools (this llama.cpp then drops
     the tools from the prompt without a word).
-Both: one slot (an abandoned request on a spare slot would keep generating and slow
+All: one slot (an abandoned request on a spare slot would keep generating and slow
 the next), temperature 0 and at most N_PREDICT new tokens for a request that sends no max_tokens
 (a request's own max_tokens wins: the app's runs on a server key send TOOL_WORKSHOP_KEY_MAX_TOKENS,
 which the tests set small).
@@ -34,6 +37,7 @@ from tests.app.harness import browser, free_port  # noqa: F401  (browser: the pa
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS_TEMPLATE = Path(__file__).with_name("chatml_tools.jinja")
+CALLS_TEMPLATE = Path(__file__).with_name("chatml_json_calls.jinja")
 N_PREDICT = 32
 START_SECONDS = 60
 
@@ -138,6 +142,13 @@ class LlamaServer:
 @pytest.fixture(scope="session")
 def tools_server(real_model_files):
     server = LlamaServer(*real_model_files, template=TOOLS_TEMPLATE)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def calling_server(real_model_files):
+    server = LlamaServer(*real_model_files, template=CALLS_TEMPLATE)
     yield server
     server.stop()
 

@@ -2,8 +2,10 @@
 llama-server (see conftest.py), through the real openai and zhipuai SDKs and the app's named API.
 
 What is asserted are facts of the server, the shape of what the app hands back, and that the
-verdict tells the truth: a 135M model answers in text, invents data, repeats itself and is cut off,
-and a run in which no tool answered is never `ok` and never ✅, on the page or in the API."""
+verdict tells the truth: with a template that only describes the tools (chatml_tools.jinja) a 135M
+model answers in text, invents data, repeats itself and is cut off, and a run in which no tool
+answered is never `ok` and never ✅, on the page or in the API. (With a template that shows it how,
+the same model calls tools and answers from them, and fails in other ways: test_tool_calls.py.)"""
 from __future__ import annotations
 from runs import starters
 
@@ -92,7 +94,8 @@ def test_a_small_max_tokens_ends_with_length(tools_server):
 
 
 def test_the_model_answers_in_text_instead_of_calling_the_tool(tools_server):
-    """What the 135M model really does with a tool it could call: it writes an answer instead."""
+    """What the 135M model does with a tool it could call when the template only describes the call
+    format (Hermes style): it writes an answer instead (test_tool_calls.py shows it how)."""
     reply = chat(tools_server, max_tokens=40, tools=GET_WEATHER)
     message = reply.choices[0].message
     print(f"\nwith get_weather offered: tool_calls={message.tool_calls!r}, content={message.content!r}")

@@ -1,0 +1,318 @@
+"""A real model that really calls tools: SmolLM2-135M-Instruct on llama-server with the lane's own
+chat template (chatml_json_calls.jinja, whose header says what it does and why).
+
+The success path: the model calls get_weather, the tool answers, the model answers from the result;
+✅ on the page and in the named API, streaming and not, and in the MCP and workspace lessons once
+each. And the ways the same model fails like real models do, each with what the page says about
+it: an argument copied from the template's examples (the note on the call), the wrong tool for the
+question, a call when none is due. ✅ only where a tool really answered."""
+from __future__ import annotations
+
+import html
+import json
+import re
+import time
+
+import pytest
+from gradio_client import Client
+
+from lessons import timeline
+from lessons.editor_panel import EXAMPLE_SETS, example_text
+from tests.app.harness import code_text, open_page, screenshot, set_code, start_app, tab
+
+pytestmark = pytest.mark.real_model
+
+MODEL = "smollm2-135m"
+KEY = "sk-local-llama"
+MAX_TOKENS = 64            # a call in its ```json block is about 25 tokens; an answer from a result about 20
+WEATHER = example_text(EXAMPLE_SETS["天气"])       # the lesson's own tools: Chinese cities only
+# Tools an English-speaking 135M model can use: its cities are the ones it is asked about.
+ENGLISH_WEATHER = '''from tool_registry import ToolRegistry
+
+registry = ToolRegistry()
+WEATHER = {"Paris": "sunny, 21°C", "London": "light rain, 14°C", "Berlin": "cloudy, 17°C"}
+
+
+@registry.tool("Get the current weather for a city")
+def get_weather(city: str) -> str:
+    if city not in WEATHER:
+        raise ValueError(f"no weather for {city}; known cities: {', '.join(WEATHER)}")
+    return f"{city}: {WEATHER[city]}"
+'''
+GET_WEATHER = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Get the current weather for a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+PARIS = "What's the weather in Paris?"
+
+
+def of(result, kind: str) -> list[dict]:
+    return [e for e in result["events"] if e["type"] == kind]
+
+
+def assert_verdict_tells_the_truth(result):
+    """✅ (ok) exactly when a tool answered and the run ended with an answer."""
+    answered_by_tool = any(e["ok"] for e in of(result, "tool_result"))
+    verdict = result["verdict"]
+    assert result["ok"] is (verdict["state"] in ("answered", "recovered"))
+    if not answered_by_tool:
+        assert not result["ok"] and verdict["icon"] != "✅", verdict
+    return verdict
+
+
+def assert_answered_from_the_tool(result, streamed=False):
+    """The run a real model really answered from a tool: one call, the tool's result, an answer that
+    carries the result's figure, ✅."""
+    assert_verdict_tells_the_truth(result)
+    [call] = of(result, "tool_call")
+    [done] = of(result, "tool_result")
+    assert call["name"] == "get_weather" and call["arguments"] == {"city": "Paris"}, call
+    assert done["ok"] and done["content"] == "Paris: sunny, 21°C", done
+    assert "21" in result["final"], result["final"]
+    assert result["ok"] and result["verdict"]["state"] == "answered" and result["verdict"]["icon"] == "✅"
+    first, last = of(result, "response")[0], of(result, "response")[-1]
+    assert first["finish_reason"] == "tool_calls" and last["finish_reason"] == "stop"
+    assert isinstance(first["raw"], list) is streamed
+
+
+# ------------------------------------------------------------------ the server through the SDK
+
+def test_the_template_renders_the_tools_the_examples_and_past_calls(calling_server):
+    """/apply-template shows the prompt this llama-server builds from the template (its own Jinja
+    engine, not Python's): the tools, the worked examples, a past call as a ```json block, a tool's
+    result in a user turn and the words that start the answer."""
+    import urllib.request
+
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    body = {"messages": [{"role": "user", "content": PARIS}, {"role": "assistant", "content": None, "tool_calls": [call]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "Paris: sunny, 21°C"}], "tools": GET_WEATHER}
+    request = urllib.request.Request(calling_server.url + "/apply-template", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        prompt = json.loads(answer.read())["prompt"]
+    assert calling_server.props()["chat_template_caps"]["supports_tools"] is True
+    assert "get_weather" in prompt and "Get the current weather for a city" in prompt
+    assert '```json\n{"name": "get_weather", "arguments": {"city": "Tokyo"}}\n```' in prompt      # an example
+    past = re.findall(r'<\|im_start\|>assistant\n```json\n\{"name": "get_weather", "arguments": (\{.*?\})\}\n```\n<\|im_end\|>',
+                     prompt)
+    assert past and json.loads(past[-1]) == {"city": "Paris"}, prompt      # the last one is the past call
+    assert prompt.endswith("<|im_start|>user\nThe tool's result: Paris: sunny, 21°C<|im_end|>\n"
+                           "<|im_start|>assistant\nAccording to the tool,"), prompt[-200:]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_template_makes_the_model_call_the_tool_and_answer_from_its_result(calling_server, stream):
+    import openai
+
+    sdk = openai.OpenAI(base_url=calling_server.url + "/v1", api_key=KEY, max_retries=0, timeout=120)
+    ask = [{"role": "user", "content": PARIS}]
+
+    def complete(messages):
+        started = time.perf_counter()
+        reply = sdk.chat.completions.create(model=MODEL, messages=messages, tools=GET_WEATHER, temperature=0,
+                                            max_tokens=MAX_TOKENS, stream=stream)
+        if not stream:
+            timings = reply.model_extra["timings"]          # llama.cpp's own figures for this request
+            print(f"\n{timings['predicted_n']} tokens at {timings['predicted_per_second']:.1f}/s, "
+                  f"prompt {timings['prompt_n']} at {timings['prompt_per_second']:.1f}/s")
+            return reply.choices[0].message, reply.choices[0].finish_reason, time.perf_counter() - started
+        content, calls, finish = "", {}, None
+        for chunk in reply:
+            for choice in chunk.choices:
+                content += choice.delta.content or ""
+                for part in choice.delta.tool_calls or []:
+                    call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+                    call["id"] = part.id or call["id"]
+                    call["name"] += part.function.name or ""
+                    call["arguments"] += part.function.arguments or ""
+                finish = choice.finish_reason or finish
+        message = openai.types.chat.ChatCompletionMessage(
+            role="assistant", content=content or None,
+            tool_calls=[{"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                        for c in calls.values()] or None)
+        return message, finish, time.perf_counter() - started
+
+    message, finish, took = complete(ask)
+    assert finish == "tool_calls" and len(message.tool_calls) == 1, (finish, message)
+    call = message.tool_calls[0]
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Paris"}
+    followed = ask + [message.model_dump(exclude_none=True),
+                      {"role": "tool", "tool_call_id": call.id, "content": "Paris: sunny, 21°C"}]
+    answer, finish, took_answer = complete(followed)
+    assert finish == "stop" and not answer.tool_calls and "21" in answer.content, answer
+    print(f"\n{'streamed' if stream else 'whole'}: call {took:.2f} s, answer {took_answer:.2f} s: {answer.content!r}")
+
+
+# ------------------------------------------------------------------ the app against the server
+
+@pytest.fixture(scope="module")
+def secrets(calling_server):
+    return {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": calling_server.url + "/v1",
+            "TOOL_WORKSHOP_KEY_MAX_TOKENS": str(MAX_TOKENS)}
+
+
+@pytest.fixture(scope="module")
+def app(secrets):
+    demo, url = start_app(secrets)
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    client = Client(app, verbose=False, download_files=False)
+    yield client
+    client.close()
+
+
+def run_function_calling(client, source, question, stream=False):
+    started = time.perf_counter()
+    result = client.predict(source, question, "auto", True, "", "openai", MODEL, "", False, MAX_TOKENS, stream,
+                            api_name="/run_function_calling")
+    print(f"\n{question!r} stream={stream}: {time.perf_counter() - started:.2f} s, "
+          f"verdict {result['verdict']['icon']} {result['verdict']['state']}, "
+          f"calls {[(e['name'], e['raw_arguments']) for e in of(result, 'tool_call')]}, final {result['final']!r}")
+    return result
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_run_function_calling_answered_from_a_tool_is_a_success(client, stream):
+    assert_answered_from_the_tool(run_function_calling(client, ENGLISH_WEATHER, PARIS, stream), streamed=stream)
+
+
+def test_run_mcp_answered_from_a_tool_is_a_success(client):
+    result = client.predict(ENGLISH_WEATHER, PARIS, "auto", True, "", "openai", MODEL, "", False, MAX_TOKENS, False,
+                            api_name="/run_mcp")
+    assert_answered_from_the_tool(result)
+    assert [e["method"] for e in of(result, "rpc") if e["kind"] == "request"][-1] == "tools/call"
+
+
+def test_run_workspace_answered_from_a_tool_is_a_success(client):
+    result = client.predict("Read the file notes.md.", None, None, "openai", MODEL, "", MAX_TOKENS, False,
+                            api_name="/run_workspace")
+    assert_verdict_tells_the_truth(result)
+    [call] = of(result, "tool_call")
+    assert call["name"] == "read" and call["arguments"] == {"path": "notes.md"}, call
+    assert of(result, "tool_result")[0]["ok"]
+    assert result["ok"] and result["verdict"]["icon"] == "✅", result["verdict"]
+
+
+# ------------------------------------------------------------------ how the same model fails
+
+def unsaid_on_the_page(result) -> list[str]:
+    """The notes the page's timeline draws on the calls of this run (the same drawing code), unescaped."""
+    drawn = timeline.render_protocol(result["events"])
+    return [html.unescape(part.split("</div>")[0]) for part in drawn.split('<div class="tw-unsaid">🔎 ')[1:]]
+
+
+def assert_notes_name_exactly_the_arguments_nobody_said(result) -> list[str]:
+    """Each call's string arguments either appear in what its round's request sent (messages and tools),
+    or the page says they never did, beside the question. Checked against the requests themselves,
+    not against the note's own code; -> the values nobody said."""
+    requests = {e["turn"]: e for e in of(result, "request")}
+    question = requests[1]["messages"][-1]["content"]
+    unsaid = []
+    for call in of(result, "tool_call"):
+        request = requests[call["turn"]]
+        sent = json.dumps([request["messages"], request["tools"]], ensure_ascii=False)
+        unsaid += [f"{name}={json.dumps(value, ensure_ascii=False)}" for name, value in (call["arguments"] or {}).items()
+                   if isinstance(value, str) and value.casefold() not in sent.casefold()]
+    notes = unsaid_on_the_page(result)
+    assert len(notes) == len(unsaid), (unsaid, notes)
+    for expected, note in zip(unsaid, notes):
+        assert note.startswith(f"{expected} 在发给模型的内容里没有出现过：可能是模型编的"), (expected, note)
+        assert f"问题是「{question}」" in note, note
+    return unsaid
+
+
+def test_a_city_nobody_said_gets_the_note_on_the_call(client):
+    """Asked about Beijing in Chinese, the 135M model copies the city of the template's example
+    (measured: Tokyo), which nobody in the conversation said."""
+    result = run_function_calling(client, WEATHER, "北京今天天气怎么样？")
+    assert of(result, "tool_call"), result["events"]
+    unsaid = assert_notes_name_exactly_the_arguments_nobody_said(result)
+    print(f"arguments nobody said: {unsaid}")
+    assert_verdict_tells_the_truth(result)
+
+
+def test_the_wrong_tool_for_the_question_is_shown_beside_the_question(client):
+    """An arithmetic question, and get_weather the only tool: the model calls it anyway (measured).
+    The page shows the call's arguments right under the question (the chat view)."""
+    result = run_function_calling(client, ENGLISH_WEATHER, "What is 37*91?")
+    assert_said_beside_the_question(result, "What is 37*91?")
+
+
+def test_a_call_when_none_is_due_is_shown_beside_the_question(client):
+    result = run_function_calling(client, ENGLISH_WEATHER, "Hello!")
+    assert_said_beside_the_question(result, "Hello!")
+
+
+def assert_said_beside_the_question(result, question: str):
+    """A call (the model's, measured for both questions) is drawn under the question with its
+    arguments, and the verdict is ✅ only if the tool answered; no call at all is 💬."""
+    verdict = assert_verdict_tells_the_truth(result)
+    calls = of(result, "tool_call")
+    chat = timeline.render_chat(result["events"])
+    assert chat[0] == {"role": "user", "content": question}
+    if not calls:
+        assert verdict["state"] == "no_tool_call" and verdict["icon"] == "💬", verdict
+        return
+    step = next(m for m in chat if str(m.get("metadata", {}).get("title", "")).startswith("🛠️"))
+    assert step["metadata"]["title"] == f"🛠️ 调用 {calls[0]['name']}" and chat.index(step) <= 3   # the question's next steps
+    assert all(json.dumps(value, ensure_ascii=False) in step["content"] for value in calls[0]["arguments"].values())
+    assert_notes_name_exactly_the_arguments_nobody_said(result)
+
+
+# ------------------------------------------------------------------ the page against the server
+
+@pytest.mark.browser
+def test_the_page_shows_a_success_and_the_note(browser, app):
+    watched = open_page(browser, app)
+    try:
+        page = watched.page
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#provider input").click()
+        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        page.locator("#key-status").filter(has_text="已使用服务器配置的密钥").wait_for(timeout=30_000)
+        model = page.locator("#model input")
+        model.fill(MODEL)
+        model.press("Enter")
+        panel = tab(page, "Function Calling")
+        panel.get_by_role("tab", name="协议时间线").click()
+
+        def run(question: str) -> str:
+            panel.locator(".tw-question textarea").fill(question)
+            panel.locator(".tw-run").click()
+            status = panel.locator(".tw-status").first
+            status.filter(has_text="轮，").wait_for(timeout=150_000)
+            return status.inner_text()
+
+        set_code(page, panel.locator(".tw-editor"), ENGLISH_WEATHER)
+        panel.locator(".tw-schema-json").filter(has_text="Get the current weather").first.wait_for(timeout=30_000)
+        shown = run(PARIS)
+        assert shown.startswith("✅"), shown
+        assert "21" in panel.locator(".tw-protocol .tw-final").first.inner_text()
+        screenshot(page, "real-model-answered-from-a-tool-1280x800")
+
+        panel.locator(".tw-reset").click()
+        panel.locator(".tw-schema-json").filter(has_text="城市名").first.wait_for(timeout=30_000)
+        question = "北京今天天气怎么样？"
+        shown = run(question)
+        answered_by_tool = panel.locator(".tw-protocol .tw-call .tw-ok").count() > 0     # a result marked 成功
+        assert answered_by_tool or not shown.startswith("✅"), shown
+        panel.locator(".tw-protocol .tw-round > summary").first.click()
+        call = panel.locator(".tw-protocol .tw-call").first
+        call.wait_for(timeout=30_000)
+        city = json.loads(call.locator("pre").first.inner_text())["city"]     # the arguments as the model wrote them
+        said = city in question or city in code_text(panel.locator(".tw-schema-json"))    # the question or the tools sent
+        print(f"\non the page: {question} -> get_weather(city={city!r}); {shown[:80]!r}")
+        if said:
+            assert call.locator(".tw-unsaid").count() == 0
+        else:     # measured: the template example's Tokyo
+            note = call.locator(".tw-unsaid")
+            assert note.inner_text().startswith(f'🔎 city="{city}" 在发给模型的内容里没有出现过：可能是模型编的')
+            assert f"问题是「{question}」" in note.inner_text()
+            note.scroll_into_view_if_needed()
+        screenshot(page, "real-model-copied-argument-1280x800")
+        assert watched.foreign_requests() == []
+    finally:
+        watched.context.close()
