@@ -22,7 +22,7 @@ from llm_clients import make_client
 from runs import backend, headline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from access.clients import Settings
-from tests.app.harness import open_page, screenshot, start_app, tab
+from tests.app.harness import LessonPage, screenshot, start_app
 
 pytestmark = pytest.mark.real_model
 
@@ -325,9 +325,8 @@ def words(text: str) -> str:
 @pytest.mark.browser
 def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_app):
     url, recorder = recorded_app
-    watched = open_page(browser, url)
-    try:
-        page = watched.page
+    with LessonPage(browser, url, "function_calling") as lesson:
+        page, panel = lesson.page, lesson.panel
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#provider input").click()
         page.get_by_role("option", name="OpenAI 兼容接口").click()
@@ -335,7 +334,6 @@ def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_a
         model = page.locator("#model input")
         model.fill(MODEL)
         model.press("Enter")
-        panel = tab(page, "Function Calling")
         panel.get_by_role("tab", name="协议时间线").click()
         panel.locator(".tw-run").click()
         panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").first.wait_for(timeout=150_000)
@@ -348,6 +346,4 @@ def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_a
         answer = words(recorder.answers[0])
         print(f"\non the page, the model's answer: {answer!r}")
         assert answer and answer[:40] in shown
-        assert watched.foreign_requests() == []
-    finally:
-        watched.context.close()
+        assert lesson.watched.foreign_requests() == []

@@ -18,7 +18,7 @@ from gradio_client import Client
 
 from lessons import timeline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from tests.app.harness import code_text, open_page, screenshot, set_code, start_app, tab
+from tests.app.harness import LessonPage, code_text, screenshot, set_code, start_app
 
 pytestmark = pytest.mark.real_model
 
@@ -266,9 +266,9 @@ def assert_said_beside_the_question(result, question: str):
 
 @pytest.mark.browser
 def test_the_page_shows_a_success_and_the_note(browser, app):
-    watched = open_page(browser, app)
-    try:
-        page = watched.page
+    with LessonPage(browser, app, "function_calling") as lesson:
+        lesson.WAIT = 150_000                     # a real model's run on two cores: 12-36 s measured
+        page, panel = lesson.page, lesson.panel
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#provider input").click()
         page.get_by_role("option", name="OpenAI 兼容接口").click()
@@ -276,19 +276,11 @@ def test_the_page_shows_a_success_and_the_note(browser, app):
         model = page.locator("#model input")
         model.fill(MODEL)
         model.press("Enter")
-        panel = tab(page, "Function Calling")
         panel.get_by_role("tab", name="协议时间线").click()
-
-        def run(question: str) -> str:
-            panel.locator(".tw-question textarea").fill(question)
-            panel.locator(".tw-run").click()
-            status = panel.locator(".tw-status").first
-            status.filter(has_text="轮，").wait_for(timeout=150_000)
-            return status.inner_text()
 
         set_code(page, panel.locator(".tw-editor"), ENGLISH_WEATHER)
         panel.locator(".tw-schema-json").filter(has_text="Get the current weather").first.wait_for(timeout=30_000)
-        shown = run(PARIS)
+        shown = lesson.run(PARIS)
         assert shown.startswith("✅"), shown
         assert "21" in panel.locator(".tw-protocol .tw-final").first.inner_text()
         screenshot(page, "real-model-answered-from-a-tool-1280x800")
@@ -296,10 +288,11 @@ def test_the_page_shows_a_success_and_the_note(browser, app):
         panel.locator(".tw-reset").click()
         panel.locator(".tw-schema-json").filter(has_text="城市名").first.wait_for(timeout=30_000)
         question = "北京今天天气怎么样？"
-        shown = run(question)
+        shown = lesson.run(question)
         answered_by_tool = panel.locator(".tw-protocol .tw-call .tw-ok").count() > 0     # a result marked 成功
         assert answered_by_tool or not shown.startswith("✅"), shown
-        panel.locator(".tw-protocol .tw-round > summary").first.click()
+        # Every round open, as a student unfolds them: the calls sit in the rounds, the older ones folded.
+        panel.locator(".tw-protocol details").evaluate_all("els => els.forEach(e => e.open = true)")
         call = panel.locator(".tw-protocol .tw-call").first
         call.wait_for(timeout=30_000)
         city = json.loads(call.locator("pre").first.inner_text())["city"]     # the arguments as the model wrote them
@@ -313,6 +306,4 @@ def test_the_page_shows_a_success_and_the_note(browser, app):
             assert f"问题是「{question}」" in note.inner_text()
             note.scroll_into_view_if_needed()
         screenshot(page, "real-model-copied-argument-1280x800")
-        assert watched.foreign_requests() == []
-    finally:
-        watched.context.close()
+        assert lesson.watched.foreign_requests() == []
