@@ -39,7 +39,8 @@ class TypedKeys:
 
     def hold(self, value: str, handle: str = "", name: str = KEY) -> str:
         """Keeps `value` as the tab's `name` under its `handle` (a new handle when it has none that
-        lives) and returns the handle; an empty value forgets that name."""
+        lives) and returns the handle; an empty value forgets that name (and the handle, "" then,
+        once the tab holds nothing)."""
         now = self.clock()
         with self._lock:
             entry = self._live(handle, now)
@@ -51,6 +52,9 @@ class TypedKeys:
                 entry[name] = value
             else:
                 entry.pop(name, None)
+                if not entry:            # nothing left for the tab: the handle goes too
+                    del self._entries[handle]
+                    return ""
             self._entries[handle] = (entry, now)
             self._entries.move_to_end(handle)
             while len(self._entries) > self.max_entries:

@@ -30,6 +30,7 @@ def test_one_handle_holds_the_tab_s_key_and_class_code_each_forgotten_alone():
     assert keys.hold("", handle) == handle
     assert keys.key(handle) == "" and keys.key(handle, CLASS_CODE) == "code-42" and len(keys) == 1
     assert keys.hold("", "") == "" and len(keys) == 1            # forgetting nothing makes no entry
+    assert keys.hold("", handle, CLASS_CODE) == "" and len(keys) == 0   # nothing left: no handle either
 
 
 def test_an_idle_handle_expires_and_each_use_keeps_it():

@@ -18,7 +18,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
+# Debian's chromium-headless-shell when installed (the same engine without the browser's own UI, what
+# Playwright itself runs headless), else Debian's chromium; TOOL_WORKSHOP_CHROMIUM names another.
+CHROMIUM = next((path for path in (os.environ.get("TOOL_WORKSHOP_CHROMIUM"), "/usr/lib/chromium/chromium-headless-shell",
+                                   "/usr/bin/chromium") if path and os.path.exists(path)), "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
@@ -58,7 +61,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     if not os.path.exists(CHROMIUM):
-        pytest.skip("Debian chromium is not installed (scripts/test.sh installs it)")
+        pytest.skip("Debian chromium is not installed (scripts/test.sh installs chromium-headless-shell)")
     with sync_playwright() as pw:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield chromium
