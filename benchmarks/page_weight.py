@@ -51,7 +51,7 @@ MEASURE = textwrap.dedent('''
         config = json.loads(re.search(rb"window.gradio_config = (.*?);</script>", plain, re.S).group(1))
         out[path] = {"components": len(config["components"]), "handlers": len(config["dependencies"]),
                      "plain": len(plain), "wire": wire}
-    print(json.dumps(out))
+    print("RESULT " + json.dumps(out))
     demo.close()
 ''')
 PEER = textwrap.dedent('''
@@ -68,8 +68,8 @@ PEER = textwrap.dedent('''
     body = urllib.request.urlopen(request).read()
     plain = gzip.decompress(body) if body[:2] == b"\\x1f\\x8b" else body
     config = json.loads(re.search(rb"window.gradio_config = (.*?);</script>", plain, re.S).group(1))
-    print(json.dumps({"/": {"components": len(config["components"]), "handlers": len(config["dependencies"]),
-                            "plain": len(plain), "wire": len(body)}}))
+    print("RESULT " + json.dumps({"/": {"components": len(config["components"]), "handlers": len(config["dependencies"]),
+                                       "plain": len(plain), "wire": len(body)}}))
     demo.close()
 ''')
 
@@ -81,7 +81,7 @@ def measure(root: Path, script: str, extra: int = 0) -> dict:
                           timeout=600)
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])
 
 
 def row(name: str, figures: dict, peer: dict) -> str:

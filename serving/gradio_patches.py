@@ -340,7 +340,12 @@ PAGE_LANG_JS = """() => {
 
 
 def shape_page_config(blocks, config: dict, request=None) -> dict:
-    """The page's own copy of the config, without the API-only keys and with the page props."""
+    """The page's own copy of the config, without the API-only keys and with the page props. Of
+    Gradio's map of every page (which components and layout each has), only this page's entry
+    is kept: another page is a page load of its own, and the whole map grows with each lesson."""
+    pages = config.get("page")
+    if isinstance(pages, dict) and config.get("current_page") in pages:
+        config["page"] = {config["current_page"]: pages[config["current_page"]]}
     props: dict = {}
     for provider in _page_props.get(blocks, ()):
         for component, changes in provider(request).items():
