@@ -2,8 +2,9 @@
 says what will happen on screen, performed in the real page and checked: one page per lesson,
 one test per claim, in the order the text makes them. Everything runs on the offline model.
 
-Every lesson runs twice, in Chinese and with ?lang=en (its English text, react.en.md and so on,
-makes the same claims): T(zh, en) is what the page shows in the language of the run. What the
+Each claim is performed once, in Chinese. The English text (react.en.md and so on) makes the same
+claims with the same behaviour: T(zh, en) writes what a claim looks for in both languages, and
+test_english_claims.py checks the English as text (it is what the English page says). What the
 course itself writes (the offline model, the tools' messages, the parsers' verdicts, the
 registry's warnings) is Chinese in both."""
 from __future__ import annotations
@@ -49,6 +50,8 @@ class Language:
 
 
 LANGUAGE = Language()
+# Each claim is performed in Chinese; its English is checked as text (test_english_claims.py).
+PERFORMED = ["zh"]
 TITLES_EN = lesson_titles()
 
 
@@ -60,11 +63,6 @@ def T(zh: str, en: str) -> str:
 def example_name(name: str) -> str:
     return T(name, EXAMPLE_NAMES_EN[name])
 
-
-def chinese_only():
-    """For a claim whose check does not depend on the page's language (once is enough)."""
-    if LANGUAGE.lang != "zh":
-        pytest.skip("the same check as in Chinese: nothing here depends on the language")
 
 def run(panel, question: str | None = None):
     """Runs the panel's question (or `question`) and waits for this run's headline."""
@@ -136,7 +134,7 @@ def cost_numbers(panel) -> dict:
     return numbers
 
 
-@pytest.fixture(scope="class", params=["zh", "en"])
+@pytest.fixture(scope="class", params=PERFORMED)
 def lang(request):
     return request.param
 
@@ -639,7 +637,6 @@ class TestFunctionCallingLesson:
         assert run(panel, "北京今天天气怎么样？").startswith("✅")
 
     def test_step_mode_pauses_before_the_tool(self, panel):
-        chinese_only()
         panel.locator(".tw-question textarea").fill("北京今天天气怎么样？")
         panel.locator(".tw-step-btn").click()
         panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)
@@ -663,7 +660,6 @@ class TestFunctionCallingLesson:
                  "The answer uses a result you wrote by hand (get_weather in round 1: the tool did not run)") in text
 
     def test_step_mode_with_parallel_calls_pauses_for_each_then_runs_them_together(self, panel):
-        chinese_only()
         panel.locator(".tw-question textarea").fill("北京和上海今天天气怎么样？")
         panel.locator(".tw-step-btn").click()
         panel.locator(".tw-stepbox").first.wait_for(state="visible", timeout=WAIT)

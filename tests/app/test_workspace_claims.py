@@ -4,11 +4,10 @@ already perform: each performed here in the real page, on the offline model, its
 quoted in the docstring. One page (one browser session, one workspace) per lesson, the
 tests of a lesson in the order the text makes its claims.
 
-Every lesson runs twice, in Chinese and with ?lang=en (workspace.en.md and permissions.en.md
-make the same claims), the way test_lesson_claims.py does: T(zh, en) is what the page shows in
-the language of the run. What the course itself writes (the tools' results and errors, the
-permission rules' reasons, the offline model's answers) is Chinese in both; a claim whose checks
-read only that runs once (chinese_only)."""
+Each claim is performed once, in Chinese, the way test_lesson_claims.py does; workspace.en.md and
+permissions.en.md make the same claims, and test_english_claims.py checks the English of T(zh, en)
+as text. What the course itself writes (the tools' results and errors, the permission rules'
+reasons, the offline model's answers) is Chinese in both."""
 from __future__ import annotations
 
 import json
@@ -22,7 +21,7 @@ import workspace
 from lessons.permissions_page import PRESET_NAMES_EN
 from lessons.permissions_page import PRESETS as PERMISSION_PRESETS
 from tests.app.harness import code_text, open_in, paste_code, set_code, tab
-from tests.app.test_lesson_claims import LANGUAGE, T, chinese_only
+from tests.app.test_lesson_claims import LANGUAGE, PERFORMED, T
 from tests.app.test_workspace_browser import ask, calls, lesson, title_shown, wait_ask, wait_final
 
 pytestmark = pytest.mark.browser
@@ -32,7 +31,7 @@ STARTER = ROOT / "workspace" / "starter"
 LESSONS = ROOT / "lessons"
 
 
-@pytest.fixture(scope="class", params=["zh", "en"])
+@pytest.fixture(scope="class", params=PERFORMED)
 def lang(request):
     """The language of a lesson's page: each class runs once in Chinese, once in English (as in test_lesson_claims)."""
     return request.param
@@ -164,7 +163,6 @@ class TestWorkspaceLesson:
     def test_read_write_and_edit_stay_inside_the_workspace(self, panel):
         """read、write、edit 只是普通的文件操作，路径被限制在工作区里：不能写绝对路径，不能带 ..，
         也不能顺着符号链接走出去。"""
-        chinese_only()
         run(panel, "运行 `ln -s /etc/os-release os.txt`")
         assert "退出码：0" in results(panel)[0]
         run(panel, "看看 ../notes.md 和 os.txt")      # two refusals: a third in a row would stop the loop
@@ -342,7 +340,6 @@ class TestPermissionsLesson:
     def test_after_a_denial_the_model_reads_the_reason_and_does_not_retry(self, panel):
         """在「默认」规则下运行「找到失败的测试并修好它」，模型要运行测试时会停下来问你。点「拒绝」并写上理由：
         模型会在下一轮读到这个理由，不会原样重试同一个调用。"""
-        chinese_only()
         assert "bash:rm *" in code_text(panel.locator(".tw-rules"))         # 默认
         question = "找到失败的测试并修好它"
         assert question in PERMISSION_PRESETS
@@ -359,7 +356,6 @@ class TestPermissionsLesson:
 
     def test_rm_star_does_not_stop_bin_rm_nor_a_script(self, panel):
         """规则不是围墙。bash:rm * 拦得住 rm notes.md，拦不住 /bin/rm notes.md，也拦不住一段先写脚本再运行它的操作。"""
-        chinese_only()
         ask(panel, "运行 `/bin/rm notes.md`")
         assert wait_ask(panel) == "/bin/rm notes.md"
         title = panel.locator(".tw-ask-title").first.inner_text()
