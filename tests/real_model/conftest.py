@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.harness import browser, free_port  # noqa: F401  (browser: the page test's, per module)
+from tests.app.harness import browser, free_port, start_app  # noqa: F401  (browser: the page test's, per module)
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS_TEMPLATE = Path(__file__).with_name("chatml_tools.jinja")
@@ -158,3 +158,21 @@ def own_server(real_model_files):
     server = LlamaServer(*real_model_files, template=None)
     yield server
     server.stop()
+
+
+# The app, and a named-API client of it, for a test module: configured by that module's `secrets`
+# (which server its key and base URL point at).
+@pytest.fixture(scope="module")
+def app(secrets):
+    demo, url = start_app(secrets)
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    from gradio_client import Client
+
+    client = Client(app, verbose=False, download_files=False)
+    yield client
+    client.close()

@@ -15,7 +15,6 @@ import examples_weather
 import openai
 import pytest
 import zhipuai
-from gradio_client import Client
 
 from function_calling_loop import run_function_calling
 from llm_clients import make_client
@@ -111,20 +110,6 @@ def secrets(tools_server):
     return {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": tools_server.url + "/v1",
             "ZHIPUAI_API_KEY": KEY, "ZHIPUAI_BASE_URL": tools_server.url + "/v1",
             "TOOL_WORKSHOP_KEY_MAX_TOKENS": str(APP_MAX_TOKENS)}
-
-
-@pytest.fixture(scope="module")
-def app(secrets):
-    demo, url = start_app(secrets)
-    yield url
-    demo.close()
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    client = Client(app, verbose=False, download_files=False)
-    yield client
-    client.close()
 
 
 def responses(result) -> list[dict]:

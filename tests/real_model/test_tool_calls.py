@@ -14,11 +14,10 @@ import re
 import time
 
 import pytest
-from gradio_client import Client
 
 from lessons import timeline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from tests.app.harness import LessonPage, code_text, screenshot, set_code, start_app
+from tests.app.harness import LessonPage, code_text, screenshot, set_code
 
 pytestmark = pytest.mark.real_model
 
@@ -148,20 +147,6 @@ def test_the_template_makes_the_model_call_the_tool_and_answer_from_its_result(c
 def secrets(calling_server):
     return {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": calling_server.url + "/v1",
             "TOOL_WORKSHOP_KEY_MAX_TOKENS": str(MAX_TOKENS)}
-
-
-@pytest.fixture(scope="module")
-def app(secrets):
-    demo, url = start_app(secrets)
-    yield url
-    demo.close()
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    client = Client(app, verbose=False, download_files=False)
-    yield client
-    client.close()
 
 
 def run_function_calling(client, source, question, stream=False):
