@@ -13,6 +13,7 @@ import i18n
 from i18n import tr
 
 from catalogue import LESSONS, Lesson
+from memory.browser_memory import UNSAVED
 from serving import gradio_patches
 from serving.page_events import PRIVATE
 
@@ -23,14 +24,17 @@ CSS = """
   margin-bottom: 6px; }
 #lesson-nav a { padding: 6px 12px; text-decoration: none; color: var(--body-text-color-subdued);
   border-bottom: 2px solid transparent; white-space: nowrap; }
+#lesson-nav a[aria-busy=true] { cursor: progress; }
 #lesson-nav a:hover { color: var(--body-text-color); }
 #lesson-nav a[aria-current=page] { color: var(--body-text-color); border-bottom-color: var(--color-accent);
   font-weight: 600; }
 #lesson-nav .tw-section { font-variant-numeric: tabular-nums; opacity: 0.8; }
 @media (max-width: 640px) { #lesson-nav a { padding: 4px 6px; font-size: 0.88em; } }
 """
-# A click follows the link with the tab's language and projector mode: the page is drawn by then,
-# and the mode may have been switched on after it loaded.
+# A click follows the link with the tab's language and projector mode (the page is drawn by then,
+# and the mode may have been switched on after it loaded), once the browser has stored what was just
+# changed here (browser_memory.UNSAVED), or after SAVE_WAIT_MS if a store never comes.
+SAVE_WAIT_MS = 5000
 FOLLOW_JS = """() => {
   const nav = document.querySelector("#lesson-nav nav");
   if (!nav || nav.dataset.wired) return;
@@ -42,9 +46,15 @@ FOLLOW_JS = """() => {
     if (here.get("lang")) url.searchParams.set("lang", here.get("lang"));
     if (document.body.classList.contains("tw-present")) url.searchParams.set("present", "1");
     event.preventDefault();
-    location.href = url.href;
+    link.setAttribute("aria-busy", "true");
+    const clicked = Date.now();
+    const follow = () => {
+      const unsaved = Object.keys(%s || {}).length;
+      if (unsaved && Date.now() - clicked < %d) setTimeout(follow, 50); else location.href = url.href;
+    };
+    follow();
   });
-}"""
+}""" % (UNSAVED, SAVE_WAIT_MS)
 
 
 def kept_query(request) -> str:

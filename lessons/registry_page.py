@@ -133,7 +133,11 @@ def build(settings: SettingsPanel) -> LessonPage:
         with gr.Accordion(tr("🧪 试调用（不经过模型）", "🧪 Try a call (no model)"), open=True):
             with gr.Row(equal_height=False):
                 with gr.Column(scale=1, min_width=260):
-                    tool_name = gr.Dropdown([], label=tr("工具", "Tool"), elem_classes=["tw-try-tool"])
+                    # Custom values allowed: an edit's schema refresh may give the list new tools while a
+                    # request from the page still carries the old choice (Gradio would refuse it with a red
+                    # error); a name that is no tool gets the sandbox's own answer, as a typed one does.
+                    tool_name = gr.Dropdown([], label=tr("工具", "Tool"), elem_classes=["tw-try-tool"],
+                                            allow_custom_value=True)
                     try_args = gr.Code("{}", label=tr("参数 JSON", "Arguments JSON"), language="json", interactive=True, lines=5,
                                        elem_classes=["tw-try-args"])
                     try_btn = gr.Button(tr("试调用", "Try the call"), variant="primary", elem_classes=["tw-try-btn"])

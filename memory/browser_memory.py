@@ -49,6 +49,7 @@ one after the other (see workspace_memory.py). A kept run is replayed through th
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import time
@@ -116,21 +117,46 @@ READ_JS = """(...ignored) => {
   return [JSON.stringify({tab: tab, key_handle: handle, utc_offset_minutes: -new Date().getTimezoneOffset(),
                           storage: storage}), ...values];
 }"""
+# The parts of this page with a change the browser has not stored yet (name -> the change's mark): a
+# lesson link waits for them (lesson_nav.py), so a setting changed just before the click is there on
+# the next page. A change draws a new mark, which its part's save carries back to the write script:
+# the write unmarks the part only if no change came after the one it stored.
+UNSAVED = "window.twUnsaved"
+
+
+def mark_js(name: str, returned: bool = True) -> str:
+    """A script that marks `name` as changed and not yet stored; it returns the mark (or nothing)."""
+    return ("() => { const marks = %s = %s || {}; window.twMark = (window.twMark || 0) + 1;"
+            " marks[%s] = window.twMark; return %s; }" % (UNSAVED, UNSAVED, json.dumps(name),
+                                                           "String(window.twMark)" if returned else "[]"))
+
+
+def unmark(name: str, mark: str = "Infinity") -> str:
+    """A statement that unmarks `name` if its latest change is no newer than `mark` (a JS expression)."""
+    return "{ const marks = %s || {}; if (marks[%s] <= Number(%s)) delete marks[%s]; }" % (
+        UNSAVED, json.dumps(name), mark, json.dumps(name))
+
+
 # sessionStorage: the handle of the key typed in this browser tab (access/typed_keys.py), which the
 # tab's other lesson pages send back to use that key. Never the key itself.
 KEY_HANDLE = PREFIX + "key-handle"
 KEEP_HANDLE_JS = """(handle) => {
+  %s
   try { if (handle) sessionStorage.setItem(%s, handle); else sessionStorage.removeItem(%s); } catch (e) {}
   return [];
-}""" % (json.dumps(KEY_HANDLE), json.dumps(KEY_HANDLE))
+}""" % (unmark(KEY_HANDLE), json.dumps(KEY_HANDLE), json.dumps(KEY_HANDLE))
+# The handle is stored by the script that follows its change (KEEP_HANDLE_JS), in the same page: no
+# save carries a mark back, so that script unmarks it whatever came between.
+MARK_HANDLE_JS = mark_js(KEY_HANDLE, returned=False)
 WRITE_JS = """(op, note) => {
-  if (!op) return ["", note];
+  let o = {};
+  try { o = op ? JSON.parse(op) : {}; } catch (e) {}
+  %s
+  if (!o.key) return ["", note];
   try {
-    const o = JSON.parse(op);
     if (o.value === null) localStorage.removeItem(o.key); else localStorage.setItem(o.key, o.value);
     return ["", note];
   } catch (e) {
-    const o = (() => { try { return JSON.parse(op); } catch (_) { return {}; } })();
     return ["", (o.failed || "⚠️ {name}").replace("{name}", e.name)];
   }
 }"""
@@ -211,6 +237,7 @@ class Part:
     inbox: Any = None
     outbox: Any = None
     written: Any = None     # gr.State: a hash of the fields this page last wrote (no rewrite of the same)
+    mark: Any = None        # hidden box: the mark of the part's latest change (only where the page saves it)
 
 
 class SettingsControls:
@@ -379,9 +406,8 @@ class BrowserMemory:
             return save
 
         for event, note in shared["triggers"]:
-            saving = event.then(saver(note), {client, note, part.written, held}, [part.outbox, part.written, note],
-                                **self.silent)
-            self._writer(part, note, saving)
+            marking, save, inputs = self._marked(part, saver(note), {client, note, part.written, held}, after=event)
+            self._writer(part, note, marking.then(save, inputs, [part.outbox, part.written, note], **self.silent))
 
         def restore(values: dict, request: gr.Request) -> dict:
             who, session_id = client_of(values[client]), session_of(request)
@@ -403,7 +429,25 @@ class BrowserMemory:
         return restore, {client, part.inbox}, [said, held, part.written]
 
     def _writer(self, part: Part, note: Any, trigger_event) -> None:
-        trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS, **self.silent)
+        trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS % unmark(part.name, "o.mark"),
+                           **self.silent)
+
+    def _marked(self, part: Part, save: Callable, inputs: set, triggers: list | None = None, after: Any = None):
+        """Marks `part` unsaved, in the browser and at once, whenever one of `triggers` fires (or once
+        `after` has run); returns `save` and its inputs so that its write script gets the mark back.
+        Wire it before the save: the page starts a trigger's listeners one after the other."""
+        part.mark = part.mark or gr.Textbox(visible="hidden")
+        js = dict(js=mark_js(part.name), **SILENT)
+        marking = after.then(None, None, [part.mark], **js) if after is not None else gr.on(triggers, None, None, [part.mark], **js)
+
+        @functools.wraps(save)
+        def saved(values: dict, *rest):
+            out = save(values, *rest)
+            sent = out.get(part.outbox)
+            op = json.loads(sent) if isinstance(sent, str) and sent else {}
+            return {**out, part.outbox: json.dumps({**op, "mark": values[part.mark]}, ensure_ascii=False)}
+
+        return marking, saved, {*inputs, part.mark}
 
     def _wire_lesson(self, lesson: dict, settings: Any) -> None:
         tab, fields, specs, note, base = lesson["tab"], lesson["fields"], lesson["specs"], lesson["note"], lesson["base"]
@@ -444,6 +488,8 @@ class BrowserMemory:
         # the new set's choices, Gradio refused the save with a red "not in the list of choices" error.
         # The presets' own change saves again once the page shows the new set's questions.
         if triggers:
+            # Marked on every change, the source's included: its save waits for the schema to be drawn.
+            _, save, save_inputs = self._marked(work, save, save_inputs, [c.change for c in fields.values()])
             self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, preprocess=False,
                                            **self.one_at_a_time))
 
@@ -487,8 +533,9 @@ class BrowserMemory:
                     out[note] = now(base)
                 return out
 
-            keeping = run.views.raw.change(keep_run, {run.state, digest, client, note, settings.key_state},
-                                           [run_part.outbox, digest, note], **self.one_at_a_time)
+            _, keep_run, inputs = self._marked(run_part, keep_run, {run.state, digest, client, note, settings.key_state},
+                                               [run.views.raw.change])
+            keeping = run.views.raw.change(keep_run, inputs, [run_part.outbox, digest, note], **self.one_at_a_time)
             self._writer(run_part, note, keeping)
 
         def restore(values: dict, request: gr.Request) -> dict:
@@ -617,8 +664,9 @@ class BrowserMemory:
             return {part.outbox: put(part.name, record), part.written: fields_digest(kept),
                     **({note: "⚠️ " + " ".join(notices)} if notices else {})}
 
-        saving = gr.on([c.change for c in fields.values()], save, {client, part.written, *fields.values()},
-                       [part.outbox, part.written, note], **self.one_at_a_time)
+        triggers = [c.change for c in fields.values()]
+        _, save, inputs = self._marked(part, save, {client, part.written, *fields.values()}, triggers)
+        saving = gr.on(triggers, save, inputs, [part.outbox, part.written, note], **self.one_at_a_time)
         self._writer(part, note, saving)
 
         # Which key the browser holds (a hash): the key is sent back to be stored only when it changed.
@@ -639,9 +687,10 @@ class BrowserMemory:
                                               "🔑 Enter a key and press Enter: it will be remembered in this browser.")}
             return forgotten
 
-        keying = gr.on([settings.key_state.change, controls.remember.change], save_key,
-                       {settings.key_state, controls.remember, client, key_kept}, [key_part.outbox, key_kept, note],
-                       **self.one_at_a_time)
+        triggers = [settings.key_state.change, controls.remember.change]
+        _, save_key, inputs = self._marked(key_part, save_key, {settings.key_state, controls.remember, client, key_kept},
+                                           triggers)
+        keying = gr.on(triggers, save_key, inputs, [key_part.outbox, key_kept, note], **self.one_at_a_time)
         self._writer(key_part, note, keying)
 
         def forget() -> dict:

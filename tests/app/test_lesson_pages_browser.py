@@ -146,3 +146,37 @@ def test_the_workspace_follows_from_one_workspace_lesson_to_the_other(browser, a
         panel.locator(".tw-ws-tree").filter(has_text="hello.py").first.wait_for(timeout=WAIT)
     finally:
         watched.context.close()
+
+
+UNSAVED = "() => Object.keys(window.twUnsaved || {})"
+
+
+def test_a_setting_changed_just_before_a_lesson_link_is_on_the_next_page(browser, app_url):
+    watched = open_page(browser, app_url)
+    page = watched.page
+    held = []
+    try:
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#provider input").click()
+        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        base = page.locator("#base-url textarea, #base-url input").first
+        base.wait_for(timeout=WAIT)
+        page.wait_for_function(UNSAVED + ".length === 0", timeout=WAIT)   # nothing left marked once stored
+        # The server is slow to take this change: its save is held until the click has been made.
+        holding = True
+        page.route("**/queue/join*", lambda route: held.append(route) if holding else route.continue_())
+        base.fill("http://127.0.0.1:9/v1")
+        base.press("Enter")
+        page.wait_for_function(UNSAVED + ".includes('settings')", timeout=WAIT)
+        page.locator('#lesson-nav a[data-lesson="function_calling"]').click()
+        page.wait_for_timeout(500)
+        assert urlsplit(page.url).path == "/" and page.locator('#lesson-nav a[aria-busy="true"]').count() == 1
+        holding = False
+        for route in held:
+            route.continue_()
+        page.locator("#tab-function-calling").wait_for(state="visible", timeout=WAIT)
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#base-url textarea, #base-url input").first.wait_for(timeout=WAIT)
+        assert page.locator("#base-url textarea, #base-url input").first.input_value() == "http://127.0.0.1:9/v1"
+    finally:
+        watched.context.close()
