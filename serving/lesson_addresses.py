@@ -2,7 +2,11 @@
 every lesson was a tab of one page. Each lesson now has its own page: such a link is sent on to
 that page's address with the rest of its query (`/function-calling?example=…`), so links handed
 out before keep opening what they opened. A `lesson` that names no lesson is left to the page,
-which says so in its link banner (lessons/deep_links.py)."""
+which says so in its link banner (lessons/deep_links.py).
+
+An API client (gradio_client, or anything reading `/config` without naming a page) gets the first
+lesson's page, which carries the named API (endpoints/api.py): Gradio's answer for no page holds
+every lesson's components and events, five times as much JSON for each client to read."""
 from __future__ import annotations
 
 from urllib.parse import parse_qsl, quote, urlencode
@@ -25,6 +29,18 @@ def forwarded(path: str, query: str) -> str | None:
     return "./" + LESSONS[lesson].path + ("?" + urlencode(rest, quote_via=quote) if rest else "")
 
 
+CONFIG_PATHS = ("/config", "/config/")
+
+
+def with_page(path: str, query: bytes) -> bytes:
+    """The query of a request for `path`: a config request that names no page names the first lesson's."""
+    if path not in CONFIG_PATHS or any(name == "page" for name, _ in parse_qsl(query.decode("latin-1"),
+                                                                              keep_blank_values=True)):
+        return query
+    first = next(iter(LESSONS.values())).path
+    return (query + b"&" if query else b"") + urlencode({"page": first}).encode("ascii")
+
+
 class LessonAddresses:
     def __init__(self, app):
         self.app = app
@@ -38,4 +54,7 @@ class LessonAddresses:
                                         (b"cache-control", b"no-store")]})
                 await send({"type": "http.response.body", "body": b""})
                 return
+            query = scope.get("query_string", b"")
+            if (paged := with_page(scope["path"], query)) is not query:
+                scope = {**scope, "query_string": paged}
         await self.app(scope, receive, send)

@@ -75,3 +75,21 @@ def test_a_real_provider_without_a_server_key_is_refused_clearly(client):
     result = client.predict(WEATHER, "广州冷不冷？", "auto", True, "", "openai", "gpt-4o-mini",
                             api_name="/run_function_calling")
     assert not result["ok"] and "API Key" in result["error"]["message"]
+
+
+def test_an_api_client_reads_the_first_lesson_s_config_only(app_url):
+    import json
+    import urllib.request
+
+    from serving.lesson_addresses import with_page
+
+    def config(query: str = "") -> dict:
+        with urllib.request.urlopen(app_url.rstrip("/") + "/config" + query, timeout=30) as response:
+            return json.loads(response.read())
+
+    plain, first, other = config(), config("?page="), config("?page=function-calling")
+    assert plain["components"] == first["components"] and plain["dependencies"] == first["dependencies"]
+    assert {c["id"] for c in other["components"]} - {c["id"] for c in plain["components"]}   # not every lesson's
+    assert {"run_function_calling", "run_react", "schema"} <= {d.get("api_name") for d in plain["dependencies"]}
+    assert with_page("/config", b"") == b"page=" and with_page("/config", b"deep_link=x") == b"deep_link=x&page="
+    assert with_page("/config", b"page=mcp") == b"page=mcp" and with_page("/gradio_api/info", b"") == b""
