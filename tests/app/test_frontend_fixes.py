@@ -15,6 +15,7 @@ import gradio
 import httpx
 import pytest
 
+from catalogue import LESSONS
 from serving import frontend_fixes
 from serving.frontend_fixes import FIXES, FrontendFixes, Fix, fixed
 
@@ -67,7 +68,13 @@ def test_a_browser_that_kept_the_stock_file_gets_the_fixed_one(app_url):
 
 @pytest.mark.browser
 def test_the_map_of_events_matches_gradios_search_for_every_component(browser, app_url):
-    config = httpx.get(app_url + "config", timeout=30).json()
+    # Every lesson's page (a config request names its page; without one it gets the first lesson's).
+    config = {"components": {}, "dependencies": {}}
+    for lesson in LESSONS.values():
+        page_config = httpx.get(app_url + "config", params={"page": lesson.path}, timeout=30).json()
+        config["components"].update({c["id"]: c for c in page_config["components"]})
+        config["dependencies"].update({d["id"]: d for d in page_config["dependencies"]})
+    config = {name: list(found.values()) for name, found in config.items()}
     search = re.search(r"find_attached_events\(e,t\)\{.*?return e\.props\.shared_props\.attached_events=n,e\}",
                        stock("core-Bdx9080F.js")).group(0)
     ids = [component["id"] for component in config["components"]]

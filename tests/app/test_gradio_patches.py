@@ -264,7 +264,7 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
         assert english[panel.json._id]["props"]["value"] == entries[panel.json._id]["props"]["value"]
     assert config["title"] == "工具调用教学工坊" and page_config(url, "en")["title"] == "Tool Use Workshop"
     assert '<html\n\tlang="zh-CN"' in page_html(url) and '<html\n\tlang="en"' in page_html(url + "?lang=en")
-    # gradio_client's /config keeps everything.
+    # The /config an API client reads (the first lesson's) keeps the API's descriptions.
     with urllib.request.urlopen(url + "config", timeout=30) as response:
         whole = json.loads(response.read())
     assert any("api_info" in entry for entry in whole["components"])

@@ -124,7 +124,7 @@ def test_a_streamed_run_arrives_event_by_event(slow_stream):
 
 def test_the_apps_own_queue_stream_is_not_compressed(app_url):
     config = httpx.get(app_url + "config").json()
-    fn_index = next(i for i, d in enumerate(config["dependencies"]) if d.get("api_name") == "echo")
+    fn_index = next(d["id"] for d in config["dependencies"] if d.get("api_name") == "echo")
     join(app_url, fn_index, ["ping"], "echo-check")
     messages = [m for _, m in events(app_url, "echo-check")]
     assert messages[-1]["success"] and messages[-1]["output"]["data"] == ["ping"], messages[-1]
