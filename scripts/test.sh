@@ -30,7 +30,7 @@ part() { "$PY" -m pytest "$@" || { status=$?; [ "$status" = 5 ] && [ -n "$extra"
 extra="$*"
 
 echo "== tests, ${TEST_WORKERS:-2} at a time (each test file, or class, stays on one worker)"
-part -m "not unprivileged and not serial and not real_model and not mcp_newest" -n "${TEST_WORKERS:-2}" --dist loadscope "$@"
+part -m "not unprivileged and not serial and not real_model and not mcp_newest" -n "${TEST_WORKERS:-2}" --dist loadscope --durations=25 "$@"
 
 echo "== the newest mcp release: its official client against the course's MCP server (the app pins 1.19)"
 # A venv outside the checkout (scripts/mcp_newest.sh: installed once, refreshed weekly); skipped,

@@ -38,7 +38,8 @@ def test_a_slow_step_shows_what_came_before_it():
     updates = drawn(state)
     assert updates[0] == (["request", "tool_call"], "⏳ 运行中…")
     assert updates[-1] == (["request", "tool_call", "tool_result", "final"], "")
-    assert len(updates) == 2
+    # What follows the slow step comes quickly, but how it is grouped depends on the machine's load.
+    assert all(len(before) < len(after) for (before, _), (after, _) in zip(updates, updates[1:]))
 
 
 def test_a_stream_is_redrawn_while_it_comes():
