@@ -75,7 +75,7 @@ def test_an_older_lesson_link_opens_that_lesson_s_address_with_its_scenario(brow
         panel = page.locator("#tab-function-calling")
         panel.wait_for(state="visible", timeout=WAIT)
         assert urlsplit(page.url).path == "/function-calling" and "lesson=" not in page.url
-        page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-question textarea')"
+        page.wait_for_function("() => document.querySelector('#tab-function-calling .tw-question textarea')?"
                                ".value === '杭州冷不冷'", timeout=WAIT)
     finally:
         watched.context.close()
