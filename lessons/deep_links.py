@@ -48,7 +48,7 @@ from catalogue import FIRST, LESSONS, Lesson
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import Kept
-from serving.page_events import PRIVATE
+from serving.page_events import SILENT
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
 
@@ -448,7 +448,6 @@ WRITE_JS = """async (query, note, said) => {
   return [url, (note ? note + "\\n\\n" : "") + told];
 }"""
 _CHOICES = "choices"     # the key of plan_updates' first step
-SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 
 
 class DeepLinks:

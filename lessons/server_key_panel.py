@@ -12,7 +12,7 @@ from access import server_keys
 from access.class_code import CodeRefused
 from access.typed_keys import CLASS_CODE, TYPED_KEYS
 from memory.browser_memory import KEEP_HANDLE_JS, MARK_HANDLE_JS
-from serving.page_events import PRIVATE
+from serving.page_events import PRIVATE, SILENT
 
 KEY_NAMES = ("ZHIPUAI_API_KEY", "OPENAI_API_KEY")
 
@@ -50,8 +50,7 @@ class ServerKeyPanel:
 
         accordion.expand(show_usage, None, [self.usage], api_visibility=PRIVATE, show_progress="hidden")
         provider.change(show_usage, None, [self.usage], api_visibility=PRIVATE, show_progress="hidden")
-        self.class_code.submit(None, None, None, js=MARK_HANDLE_JS, queue=False, api_visibility=PRIVATE,
-                               show_progress="hidden")
+        self.class_code.submit(None, None, None, js=MARK_HANDLE_JS, **SILENT)
         self.class_code.submit(enter_code, [self.class_code, handle], [self.class_code, self.usage, handle],
                                api_visibility=PRIVATE, show_progress="hidden").then(
             None, [handle], None, js=KEEP_HANDLE_JS, api_visibility=PRIVATE, show_progress="hidden")

@@ -26,7 +26,7 @@ from i18n import now, tr
 
 from access.typed_keys import TYPED_KEYS
 from memory.browser_memory import KEEP_HANDLE_JS, MARK_HANDLE_JS, SettingsControls
-from serving.page_events import PRIVATE
+from serving.page_events import PRIVATE, SILENT
 from lessons.server_key_panel import ServerKeyPanel
 from provider_presets import PRESETS, Preset, settings_for
 
@@ -104,7 +104,7 @@ class SettingsPanel:
         # The key's handle is about to change: a lesson link waits until the tab has stored it. Wired
         # first, since the page starts a trigger's listeners one after the other.
         gr.on([self.api_key.submit, self.api_key.blur, self.clear_key.click], None, None, None, js=MARK_HANDLE_JS,
-              queue=False, api_visibility=PRIVATE, show_progress="hidden")
+              **SILENT)
 
         # The model's value is not touched here: whatever changed the provider sets it (a
         # provider picked by hand: the default, below; a preset: its model; a page restored

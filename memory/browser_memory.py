@@ -64,7 +64,7 @@ from access.typed_keys import TYPED_KEYS
 from memory import session_io
 from memory.memory_format import (NOT_KEPT_FIELD, NOT_KEPT_FILES, PREFIX, RUN_NOT_KEPT, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
-from serving.page_events import PRIVATE, session_of
+from serving.page_events import SILENT, session_of
 
 TAB_KEY = PREFIX + "tab"          # sessionStorage: this browser tab's id (survives F5, not shared)
 LESSON_NOTE = tr("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"
@@ -91,7 +91,6 @@ LAST_RUN = tr("↩ 这是上次的运行", "↩ This is the last run")
 INTERRUPTED = tr("⚠️ 上次的运行被中断了", "⚠️ The last run was interrupted")
 # A run part's fields besides the run: the question of a run under way (no run yet), or why a kept run paused.
 RUNNING, PAUSED, PAUSED_ASK, PAUSED_STEP = "running", "paused", "ask", "step"
-SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 KEY_LIMIT = 1_000                 # characters of a remembered key
 FORGOTTEN = tr("服务器已清理了这个页面的会话（闲置太久，或服务器重启过），{label}已回到初始状态，这次没有保存；"
                "本浏览器保存的{label}没有被覆盖，刷新页面即可恢复。",

@@ -55,6 +55,7 @@ class LessonAddresses:
                 await send({"type": "http.response.body", "body": b""})
                 return
             query = scope.get("query_string", b"")
-            if (paged := with_page(scope["path"], query)) is not query:
+            paged = with_page(scope["path"], query)
+            if paged != query:
                 scope = {**scope, "query_string": paged}
         await self.app(scope, receive, send)
