@@ -2,6 +2,8 @@
 
 一次运行就是一串事件，界面逐条显示、测试逐条检查、导出文件原样保存：
   request → delta…（流式时）→ response → parse（文本协议）→ tool_call → tool_result → … → final / error
+有钩子时（hooks.py），tool_call 和 tool_result 之间是每个钩子的 hook 事件：
+  tool_call → hook PreToolUse… → （执行）→ hook PostToolUse… → tool_result
 工具在 MCP 服务器上时（mcp_client_loop.py），协议上往来的每条 JSON-RPC 消息也是一个 rpc 事件：
   rpc initialize → rpc tools/list → request → … → tool_call → rpc tools/call（请求、结果）→ tool_result → …
 事件都是普通的 dict（TypedDict 只是给读代码的人和类型检查器看的），所以能直接 json.dumps。
@@ -130,8 +132,23 @@ class RpcEvent(TypedDict):
     message: dict                 # 线上原样的那条消息
 
 
+class HookEvent(TypedDict):
+    """一个钩子运行了一次（hooks.py）：拿到什么、返回什么、出了什么错。"""
+    type: Literal["hook"]
+    turn: int
+    id: str                       # 这个钩子围绕的那次调用（tool_call 的 id）
+    event: str                    # PreToolUse / PostToolUse / PostToolUseFailure
+    name: str                     # 钩子函数的名字
+    payload: dict                 # 钩子拿到的 dict（tool_name、tool_input，之后还有 tool_response 或 error）
+    answer: dict | None           # 它返回的 dict；None 是没意见（出了错也是 None）
+    problem: str | None           # 它出的错：抛的异常，或者返回了不该返回的东西
+    fail: str                     # 出错时怎么办：closed 拦下，open 照常
+    duration_ms: float
+    asking: str | None            # 只有“先问人”时才有：问人的理由；循环停在这里等 send
+
+
 Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
-         | FinalEvent | ErrorEvent | RpcEvent)
+         | FinalEvent | ErrorEvent | RpcEvent | HookEvent)
 
 
 def request(turn: int, messages: list[dict], tools: list[dict] | None, params: dict[str, Any]) -> RequestEvent:
@@ -167,6 +184,13 @@ def tool_result(turn: int, call_id: str, name: str, outcome: ToolOutcome, messag
             "arguments": outcome.arguments, "message": message, "problems": list(outcome.problems),
             "coercions": list(outcome.coercions), "clipped_from": outcome.clipped_from,
             "edited": list(outcome.edited)}
+
+
+def hook(turn: int, call_id: str, event: str, name: str, payload: dict, answer: dict | None, problem: str | None,
+         fail: str, duration_ms: float, asking: str | None = None) -> HookEvent:
+    return {"type": "hook", "turn": turn, "id": call_id, "event": event, "name": name,
+            "payload": copy.deepcopy(payload), "answer": answer, "problem": problem, "fail": fail,
+            "duration_ms": duration_ms, "asking": asking}
 
 
 def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:

@@ -55,6 +55,9 @@ LABELS = {
     # 人类在环（loop_parts.run_tool）：用户在确认框里点了“拒绝”；或者权限规则不允许这次调用
     "denied": "用户拒绝",
     "rule_denied": "权限规则拒绝",
+    # 钩子（hooks.py）：PreToolUse 钩子不允许这次调用；PostToolUse 钩子拦下了结果
+    "hook_denied": "钩子拒绝",
+    "hook_blocked": "钩子拦下结果",
 }
 
 

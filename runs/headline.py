@@ -39,6 +39,7 @@ from i18n import tr
 # failure (a wrong argument, an unknown tool, an exception the tool raised on what it was given) goes
 # back to the model to correct.
 STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denied": "you",
+              "hook_denied": "hook_denied", "hook_blocked": "hook_blocked",
               "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
               "sandbox": "sandbox",
               "timeout": "limit", "memory_limit": "limit", "output_too_large": "limit", "workspace_full": "limit",
@@ -90,6 +91,9 @@ def _stopped(entries: list[dict]) -> list[str]:
         "permission_rule": tr("权限规则拒绝了 {names} 的调用，工具没有运行",
                               "A permission rule refused the call of {names}; the tool did not run"),
         "you": tr("你拒绝了 {names} 的调用，工具没有运行", "You refused the call of {names}; the tool did not run"),
+        "hook_denied": tr("钩子拒绝了 {names} 的调用，工具没有运行", "A hook refused the call of {names}; the tool did not run"),
+        "hook_blocked": tr("{names} 运行了，但钩子没有把结果交给模型",
+                           "{names} ran, but a hook kept its result from the model"),
         "sandbox": tr("沙箱拒绝运行 {names}，不是模型或工具出错（原因见时间线里的结果）",
                       "The sandbox refused to run {names}, not a fault of the model or the tool (the result in the "
                       "timeline says why)"),

@@ -113,6 +113,8 @@ def refused(code, name="bash", turn=1):
 @pytest.mark.parametrize("code, said", [
     ("rule_denied", "权限规则拒绝了 bash 的调用"),
     ("denied", "你拒绝了 bash 的调用"),
+    ("hook_denied", "钩子拒绝了 bash 的调用"),
+    ("hook_blocked", "bash 运行了，但钩子没有把结果交给模型"),
     ("rate_limited", "沙箱拒绝运行 bash"),
     ("busy", "沙箱拒绝运行 bash"),
     ("sandbox_refused", "沙箱拒绝运行 bash"),

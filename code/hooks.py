@@ -1,0 +1,326 @@
+"""钩子（hooks）：每次工具调用的前后，运行你自己写的几行代码——计时、给结果脱敏、记审计日志、拦下危险的参数。
+
+比 function_calling_loop.py 多了这些（问模型、读参数、执行工具还是 loop_parts.py 里那几个零件）：
+  - 调用执行之前，PreToolUse 钩子按注册的顺序一个个运行。每个拿到一个 dict：
+        {"hook_event_name": "PreToolUse", "tool_name": "get_weather", "tool_input": {"city": "北京"},
+         "tool_use_id": "call_1"}
+    返回 None 就是“没意见”；要改变什么，返回一个 dict：
+        {"permissionDecision": "deny", "permissionDecisionReason": "…"}  不执行，理由作为工具结果告诉模型，它可以换个做法；
+        {"permissionDecision": "ask", "permissionDecisionReason": "…"}   先问人：循环 yield 一个 hook 事件停下来，
+                                       send(None) 是同意，send({"deny": "理由"}) 是拒绝；
+        {"permissionDecision": "allow"}   放行；后面的钩子照样运行，它们说 deny 或 ask 依然算数；
+        {"updatedInput": {...}}           换一组参数执行，后面的钩子看到的是换过的；
+        {"additionalContext": "…"}        一句话，附在工具结果后面给模型看。
+    几个钩子意见不同时最严的算：deny > ask > allow，和 permissions.py 的规则一样。
+  - 执行成功以后，PostToolUse 钩子另外拿到 "tool_response"（要回填给模型的文本），可以返回：
+        {"updatedToolOutput": "…"}        换掉结果（脱敏靠它），后面的钩子看到的是换过的；
+        {"decision": "block", "reason": "…"}  工具已经运行了，但结果不交给模型，交给它的是这个理由；
+        {"additionalContext": "…"}。
+  - 执行失败以后（工具抛了异常、超时、参数不对……）运行的是 PostToolUseFailure 钩子，它拿到 "error"（失败的文本），
+    只能返回 additionalContext：失败这件事，钩子抹不掉。
+  - 钩子自己出错（抛了异常、返回的不是 dict）怎么办，注册时说：fail="closed"（安全类：拦下这次调用，
+    或者不交出结果），fail="open"（计时、日志：记一条警告，调用照常）。默认 closed：一道没运行成功的安全检查不算通过。
+  - 钩子拿到的是一份拷贝：它改动手里的 dict 不会影响调用，想改什么就写进返回值——改了什么因此都看得见。
+  - 每个钩子运行一次，就 yield 一个 hook 事件：谁、拿到了什么、返回了什么、出了什么错。
+
+这套约定照着今天的 agent 写（Claude Code 的 hooks：事件名、字段名、deny / ask / allow、block 都一样）。不同的两处：
+Claude Code 只许改写 MCP 工具的结果（updatedMCPToolOutput），这里所有工具都可以；它的钩子是一条条 shell 命令，
+从 stdin 读 JSON、用退出码 2 拦下调用，这里是 Python 函数，读一个 dict、返回一个 dict。
+课程里的 HookManager（s07_hooks_lifecycle.py）更简单，有两处要当心：前置钩子只能改参数，拦不下调用；
+后置钩子的返回值直接替换结果，一个忘了写 return 的钩子会把结果变成 None。这里返回 None 就是没意见，结果原样不动。
+
+顺序有意义：审计钩子排在脱敏钩子前面，日志里记下的就是没脱敏的密钥（运行本文件，看第 3 段）。
+上一课的权限规则也是一个 PreToolUse 钩子：permission_hook(rules)。
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import time
+from typing import Any, Callable, Generator, Literal, Mapping
+
+import events
+import permissions
+from function_calling_loop import tool_message
+from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, denied, execute_call, out_of_turns,
+                        start_history, tool_names, tools_and_executor, too_many_failures)
+from tool_outcome import ToolOutcome, failure
+
+PRE, POST, FAILED = "PreToolUse", "PostToolUse", "PostToolUseFailure"
+Hook = Callable[[dict], "dict | None"]
+# 每种钩子能返回哪些键。多写、写错的键不会被悄悄忽略：那是一个出了错的钩子（按它的 fail 处理）。
+ANSWERS = {PRE: {"permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext"},
+           POST: {"updatedToolOutput", "decision", "reason", "additionalContext"},
+           FAILED: {"additionalContext"}}
+
+
+@dataclasses.dataclass(frozen=True)
+class Registered:
+    event: str                               # PRE / POST / FAILED
+    name: str
+    run: Hook
+    fail: Literal["open", "closed"]
+
+
+class Hooks:
+    """钩子的登记簿：一个列表，按注册的顺序运行。
+
+        hooks = Hooks()
+
+        @hooks.on(POST, fail="closed")
+        def mask_secrets(call): ...
+    """
+
+    def __init__(self):
+        self.registered: list[Registered] = []
+
+    def add(self, event: str, hook: Hook, fail: Literal["open", "closed"] = "closed") -> Hook:
+        if event not in ANSWERS:
+            raise ValueError(f"没有 {event!r} 这种钩子，只有 {', '.join(ANSWERS)}")
+        if fail not in ("open", "closed"):
+            raise ValueError(f"fail 应为 \"open\" 或 \"closed\"，收到 {fail!r}")
+        self.registered.append(Registered(event, getattr(hook, "__name__", "hook"), hook, fail))
+        return hook
+
+    def on(self, event: str, fail: Literal["open", "closed"] = "closed") -> Callable[[Hook], Hook]:
+        return lambda hook: self.add(event, hook, fail)
+
+    def of(self, event: str) -> list[Registered]:
+        return [hook for hook in self.registered if hook.event == event]
+
+
+# ── 一个钩子运行一次
+
+def consult(hook: Registered, payload: dict, turn: int) -> Generator[events.Event, Any, tuple[dict, str | None]]:
+    """运行一个钩子，yield 它的 hook 事件。-> (它的回答，没意见是 {}；它出的错，没出错是 None)。"""
+    started = time.perf_counter()
+    answer, problem = {}, None
+    try:
+        returned = hook.run(copy.deepcopy(payload))
+        if isinstance(returned, Mapping):
+            answer = dict(returned)
+            unknown = sorted(set(answer) - ANSWERS[hook.event])
+            if unknown:
+                problem = f"{hook.event} 钩子不能返回 {', '.join(unknown)}，只能返回 {', '.join(sorted(ANSWERS[hook.event]))}"
+        elif returned is not None:
+            problem = f"钩子应返回 dict 或 None，收到 {type(returned).__name__}"
+    except Exception as error:               # 学生写的钩子什么错都可能抛
+        problem = f"{type(error).__name__}: {str(error)[:300]}"
+    if problem:
+        answer = {}
+    yield events.hook(turn, payload["tool_use_id"], hook.event, hook.name, payload, answer or None, problem,
+                      hook.fail, round((time.perf_counter() - started) * 1000, 3))
+    return answer, problem
+
+
+# ── 执行之前
+
+@dataclasses.dataclass
+class Gate:
+    verdict: str = "allow"                   # allow / ask / deny，几个钩子里最严的
+    reason: str = ""
+    by: str = ""                             # 说出这个结论的钩子
+    arguments: Any = None                    # 最后一个 updatedInput 之后的参数
+    changed_by: list[str] = dataclasses.field(default_factory=list)
+    context: list[str] = dataclasses.field(default_factory=list)
+
+
+def before(call: ToolCall, hooks: Hooks) -> Generator[events.Event, Any, Gate]:
+    gate = Gate(arguments=call.arguments)
+    for hook in hooks.of(PRE):
+        payload = {"hook_event_name": PRE, "tool_name": call.name, "tool_input": gate.arguments,
+                   "tool_use_id": call.id}
+        answer, problem = yield from consult(hook, payload, call.turn)
+        if problem:
+            if hook.fail == "closed":        # 一道安全检查没运行成功，就当它说了 deny
+                return dataclasses.replace(gate, verdict="deny", by=hook.name,
+                                           reason=f"它出错了（{problem}），它是 fail closed 的，出错就不放行")
+            continue
+        verdict = answer.get("permissionDecision")
+        if verdict in permissions.VERDICTS and permissions.VERDICTS.index(verdict) > permissions.VERDICTS.index(gate.verdict):
+            gate.verdict, gate.by = verdict, hook.name
+            gate.reason = str(answer.get("permissionDecisionReason") or "没有说明理由")
+        if isinstance(answer.get("updatedInput"), dict):
+            gate.arguments = answer["updatedInput"]
+            gate.changed_by.append(hook.name)
+        if answer.get("additionalContext"):
+            gate.context.append(str(answer["additionalContext"]))
+        if gate.verdict == "deny":           # 已经是最严的结论，后面的钩子不必再跑
+            return gate
+    return gate
+
+
+def hook_denied(call: ToolCall, gate: Gate) -> ToolOutcome:
+    return failure("hook_denied", f"钩子 {gate.by} 不允许这次调用：{gate.reason}",
+                   f"不要重复同样的 {call.name} 调用；请按理由换一种做法", arguments=call.arguments)
+
+
+CHANGED = "（执行前，钩子 {hooks} 改了你写的参数，实际执行的是 {arguments}，下面的结果按它得出。）\n"
+
+
+# ── 执行之后
+
+def after(call: ToolCall, arguments: Any, outcome: ToolOutcome,
+          hooks: Hooks) -> Generator[events.Event, Any, tuple[ToolOutcome, list[str]]]:
+    event = POST if outcome.ok else FAILED
+    context: list[str] = []
+    for hook in hooks.of(event):
+        payload = {"hook_event_name": event, "tool_name": call.name, "tool_input": arguments, "tool_use_id": call.id,
+                   ("tool_response" if outcome.ok else "error"): outcome.content}
+        answer, problem = yield from consult(hook, payload, call.turn)
+        if problem:
+            if hook.fail == "closed" and outcome.ok:   # 没能检查过的结果不交出去（比如脱敏钩子坏了）
+                return failure("hook_blocked", f"钩子 {hook.name} 出错（{problem}），它是 fail closed 的，结果不交出",
+                               "工具已经运行过了；请不要重复这次调用，直接告诉用户结果被拦下了",
+                               arguments=arguments), context
+            continue
+        if answer.get("decision") == "block":
+            return failure("hook_blocked", f"工具运行了，但钩子 {hook.name} 拦下了结果：{answer.get('reason') or '没有说明理由'}",
+                           "请不要重复这次调用", arguments=arguments), context
+        if isinstance(answer.get("updatedToolOutput"), str):
+            outcome = dataclasses.replace(outcome, content=answer["updatedToolOutput"])
+        if answer.get("additionalContext"):
+            context.append(str(answer["additionalContext"]))
+    return outcome, context
+
+
+# ── 一次调用：前置钩子 → 执行 → 后置钩子
+
+def hooked_call(call: ToolCall, execute: Executor | None, names: list[str],
+                hooks: Hooks) -> Generator[events.Event, Any, events.ToolResultEvent]:
+    yield events.tool_call(call.turn, call.id, call.name, call.raw_arguments, call.arguments, call.problems)
+    gate = yield from before(call, hooks)
+    person = None
+    if gate.verdict == "ask":                # 停下来问人：send({"deny": "理由"}) 拒绝，send(None) 同意
+        payload = {"hook_event_name": PRE, "tool_name": call.name, "tool_input": gate.arguments, "tool_use_id": call.id}
+        person = yield events.hook(call.turn, call.id, PRE, gate.by, payload, {"permissionDecision": "ask"}, None,
+                                   "closed", 0.0, asking=gate.reason)
+    context = list(gate.context)
+    if person and "deny" in person:          # 是人拒绝的，就说是人（loop_parts.denied），不说是钩子
+        outcome = denied(call, str(person["deny"] or "").strip())
+    elif gate.verdict == "deny":
+        outcome = hook_denied(call, gate)
+    else:
+        executed = dataclasses.replace(call, arguments=gate.arguments)
+        outcome = execute_call(executed, execute, names)
+        outcome, added = yield from after(call, gate.arguments, outcome, hooks)
+        context += added
+        if gate.changed_by:                  # 参数被钩子换过：告诉模型，否则它会照着自己写的参数理解结果
+            note = CHANGED.format(hooks="、".join(gate.changed_by),
+                                  arguments=json.dumps(gate.arguments, ensure_ascii=False))
+            outcome = dataclasses.replace(outcome, content=note + outcome.content)
+    if context:
+        outcome = dataclasses.replace(outcome, content=outcome.content + "\n" + "\n".join(context))
+    result = events.tool_result(call.turn, call.id, call.name, outcome, tool_message(call.id)(outcome.content))
+    yield result
+    return result
+
+
+def run_with_hooks(client: Any, messages: str | list[dict], tools: list[dict] | None, execute: Executor | Any | None,
+                   hooks: Hooks, *, max_turns: int = 6) -> Steps:
+    """function_calling_loop.run_function_calling 的样子，只是每个调用都经过 hooked_call。
+    调用一个接一个地执行：审计日志、计时这类钩子按调用的顺序运行，读起来才对得上。"""
+    tools, execute = tools_and_executor(tools, execute)
+    history = start_history(messages)
+    names = tool_names(tools)
+    failures = 0
+    for turn in range(1, max_turns + 1):
+        completion = yield from ask_model(client, history, turn, False, tools=tools or None)
+        if completion is None:
+            return
+        message = completion.message
+        history.append(message)
+        requested = message.get("tool_calls") or []
+        if not requested:
+            yield events.final(turn, message.get("content") or "", history)
+            return
+        results = []
+        for raw in requested:
+            call = ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
+            results.append((yield from hooked_call(call, execute, names, hooks)))
+        history.extend(result["message"] for result in results)
+        failures = 0 if any(r["ok"] for r in results) else failures + 1
+        if failures >= MAX_FAILURES:
+            yield too_many_failures(turn, results[-1]["content"])
+            return
+    yield out_of_turns(max_turns)
+
+
+# ── 几个常用的钩子
+
+SECRETS = [(re.compile(r"\b(sk-[A-Za-z0-9]{4})[A-Za-z0-9_-]{8,}"), r"\1****"),
+           (re.compile(r"(?i)\b(password|passwd|pwd|密码)(\s*[:=：]\s*)\S+"), r"\1\2******")]
+
+
+def mask_secrets(call: dict) -> dict | None:
+    """PostToolUse：结果里的 sk-… 密钥只留前几个字符，password=… 后面的值换成星号。没有要遮的就没意见。"""
+    text = call["tool_response"]
+    for pattern, kept in SECRETS:
+        text = pattern.sub(kept, text)
+    return {"updatedToolOutput": text} if text != call["tool_response"] else None
+
+
+def permission_hook(rules: Mapping[str, str]) -> Hook:
+    """上一课的权限规则，写成一个 PreToolUse 钩子：同样的 deny，同样的理由，只是换了一个挂的地方。"""
+    def permission_rules(call: dict) -> dict:
+        decision = permissions.decide(rules, call["tool_name"], call["tool_input"] or {})
+        return {"permissionDecision": decision.verdict, "permissionDecisionReason": decision.reason}
+    return permission_rules
+
+
+if __name__ == "__main__":
+    from llm_clients import make_client
+
+    def fetch_config(name: str, args: dict) -> str:
+        return f"服务 {args['service']} 的配置：endpoint=https://api.example.com，key=sk-abcdef1234567890xyz，password=hunter2"
+
+    config_tool = [{"type": "function", "function": {
+        "name": "fetch_config", "description": "读取一个服务的配置",
+        "parameters": {"type": "object", "properties": {"service": {"type": "string"}}, "required": ["service"]}}}]
+    audit_log: list[str] = []
+
+    def audit(call: dict) -> None:
+        audit_log.append(f"{call['tool_name']} → {call['tool_response']}")
+
+    for title, order in (("1. 只有脱敏钩子", [mask_secrets]),
+                         ("2. 先脱敏，再审计", [mask_secrets, audit]),
+                         ("3. 先审计，再脱敏：日志里是没脱敏的密钥", [audit, mask_secrets])):
+        hooks, audit_log[:] = Hooks(), []
+        for hook in order:
+            hooks.add(POST, hook)
+        print(f"── {title}")
+        for event in run_with_hooks(make_client("offline"), "读一下 payments 服务的配置", config_tool, fetch_config, hooks):
+            if event["type"] == "hook":
+                print(f"   hook  {event['name']}: {event['answer'] or '没意见'}")
+            elif event["type"] == "tool_result":
+                print(f"   模型收到：{event['content']}")
+        print(f"   审计日志：{audit_log}")
+
+    print("── 4. 权限规则就是一个 PreToolUse 钩子")
+    hooks = Hooks()
+    hooks.add(PRE, permission_hook({"bash": "ask", "bash:rm *": "deny"}))
+    shell = [{"type": "function", "function": {"name": "bash", "description": "运行一条 shell 命令",
+                                               "parameters": {"type": "object",
+                                                              "properties": {"command": {"type": "string"}},
+                                                              "required": ["command"]}}}]
+    call = ToolCall(1, "call_1", "bash", '{"command": "rm -rf src"}', {"command": "rm -rf src"}, [])
+    for event in hooked_call(call, lambda name, args: "（不该运行）", ["bash"], hooks):
+        if event["type"] == "tool_result":
+            print(f"   模型收到：{event['content']}")
+
+    print("── 5. 钩子自己出错：fail closed 的拦下调用，fail open 的记一笔，调用照常")
+
+    def broken_check(call: dict) -> dict:
+        return {"permissionDecision": call["tool_input"]["region"]}     # 没有 region 这个参数：KeyError
+
+    for fail in ("closed", "open"):
+        hooks = Hooks()
+        hooks.add(PRE, broken_check, fail=fail)
+        call = ToolCall(1, "call_1", "fetch_config", '{"service": "payments"}', {"service": "payments"}, [])
+        for event in hooked_call(call, fetch_config, ["fetch_config"], hooks):
+            if event["type"] == "hook":
+                print(f"   fail={fail}  hook {event['name']} 出错：{event['problem']}")
+            elif event["type"] == "tool_result":
+                print(f"   fail={fail}  模型收到：{event['content'][:60]}")
