@@ -12,8 +12,10 @@ TOOL_WORKSHOP_KEY_MAX_TOKENS, TOOL_WORKSHOP_KEY_MAX_QUESTION_CHARS.
 from __future__ import annotations
 
 import os
+import re
 import threading
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from llm_clients import LLMError
@@ -28,6 +30,9 @@ MAX_TOKENS_ENV = "TOOL_WORKSHOP_KEY_MAX_TOKENS"
 MAX_QUESTION_ENV = "TOOL_WORKSHOP_KEY_MAX_QUESTION_CHARS"
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_MAX_QUESTION_CHARS = 2000
+# The id a browser tab keeps in sessionStorage (memory/browser_memory.py READ_JS): base-36 time and randomness.
+TAB_ID = re.compile(r"[0-9a-z]{6,32}")
+MAX_TABS = 10_000           # pages remembered as a tab's; the oldest go first
 NEEDS_CODE = ("服务器的密钥只给输入了课堂口令的同学使用：请在「模型设置」里输入老师给的课堂口令，"
               "或者填写你自己的密钥，或改用「离线演示模型」。")
 
@@ -64,6 +69,9 @@ class ServerKeyPolicy:
     meter: KeyMeter
     max_tokens: int = DEFAULT_MAX_TOKENS
     max_question_chars: int = DEFAULT_MAX_QUESTION_CHARS
+    # Each lesson page is a session of its own: session id -> the browser tab it was loaded in.
+    _tabs: OrderedDict = field(default_factory=OrderedDict, init=False, repr=False)
+    _tabs_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     @classmethod
     def from_settings(cls, secrets: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> "ServerKeyPolicy":
@@ -89,12 +97,32 @@ class ServerKeyPolicy:
         elif not self.class_code.unlocked(session_of(request)):
             raise CodeRefused(NEEDS_CODE)
 
+    def join_tab(self, tab: Any, request: Any) -> None:
+        """A lesson page loaded in the browser tab `tab`: its requests are counted with the tab's other
+        pages, so opening the next lesson does not start a new hourly count. The id comes from the
+        browser, which could send a new one as easily as it reloads: the address and the day still count."""
+        session = session_of(request)
+        if not session or not isinstance(tab, str) or not TAB_ID.fullmatch(tab):
+            return
+        with self._tabs_lock:
+            self._tabs[session] = tab
+            self._tabs.move_to_end(session)
+            while len(self._tabs) > MAX_TABS:
+                self._tabs.popitem(last=False)
+
+    def counted_as(self, request: Any) -> str | None:
+        """Whose hourly count a request goes to: the page's browser tab, or the session when its tab is unknown (an API call)."""
+        session = session_of(request)
+        with self._tabs_lock:
+            tab = self._tabs.get(session)
+        return f"tab:{tab}" if tab else session
+
     def metered(self, client: Any, request: Any) -> "MeteredClient":
-        return MeteredClient(client, self, session_of(request), client_address(request))
+        return MeteredClient(client, self, self.counted_as(request), client_address(request))
 
     def usage_line(self, request: Any) -> str:
         limits = self.meter.limits
-        line = (f"本会话已用 {self.meter.used(session_of(request))}/{limits.per_session} 次服务器密钥请求"
+        line = (f"本会话已用 {self.meter.used(self.counted_as(request))}/{limits.per_session} 次服务器密钥请求"
                 f"（每个网络地址每小时 {limits.per_address} 次，全站每天 {limits.per_day} 次）。")
         if self.class_code.required and not self.class_code.unlocked(session_of(request)):
             line += " 使用服务器密钥需要先输入课堂口令。"

@@ -55,6 +55,10 @@ class ServerKeyPanel:
                                api_visibility=PRIVATE, show_progress="hidden").then(
             None, [handle], None, js=KEEP_HANDLE_JS, api_visibility=PRIVATE, show_progress="hidden")
 
+    def join_tab(self, tab: str, request) -> None:
+        """A page loaded in a browser tab: its use of the server's keys counts with the tab's other lesson pages."""
+        self.policy.join_tab(tab, request)
+
     def let_in(self, held: str, request) -> None:
         """A page loaded in a browser tab whose class code was accepted on another of its pages: let in
         this page's session too (the code is checked again: one the teacher has changed is forgotten)."""

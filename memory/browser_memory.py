@@ -713,6 +713,7 @@ class BrowserMemory:
             who = client_of(values[client])
             # The tab's handle stays this page's: what is typed here is held with what was typed before.
             out: dict = {key_part.inbox: "", settings.key_handle: who["key_handle"]}
+            settings.server_keys.join_tab(who["tab"], request)
             settings.server_keys.let_in(who["key_handle"], request)
             notes = []
             record, why = decode(values[part.inbox], part.name)

@@ -128,10 +128,13 @@ def model(model_server):
     return model_server
 
 
+def model_client(server):
+    return make_client("openai", model="offline-rule-model", api_key="server-key-not-secret",
+                       base_url=server.url + "/v1")
+
+
 def metered(server, policy, session="tab-a"):
-    inner = make_client("openai", model="offline-rule-model", api_key="server-key-not-secret",
-                        base_url=server.url + "/v1")
-    return MeteredClient(inner, policy, session, "10.0.0.7")
+    return MeteredClient(model_client(server), policy, session, "10.0.0.7")
 
 
 def test_each_request_is_charged_before_it_is_sent_and_asks_for_few_tokens(model):
@@ -149,6 +152,30 @@ def test_each_request_is_charged_before_it_is_sent_and_asks_for_few_tokens(model
     assert len(model.requests) == 2
     assert [r["body"]["max_tokens"] for r in model.requests] == [300, 300]
     assert client.model == "offline-rule-model" and client.base_url.endswith("/v1")
+
+
+def test_the_lesson_pages_of_one_browser_tab_share_one_hourly_count(model):
+    """Each lesson page is a session of its own; the count per session is the browser tab's, across its pages."""
+    policy = ServerKeyPolicy.from_settings({"TOOL_WORKSHOP_KEY_REQUESTS_PER_SESSION": "2"}, environ={})
+    question = [{"role": "user", "content": "你好"}]
+    first, second, elsewhere = (gradio_request(s, "10.0.0.7") for s in ("page-1", "page-2", "page-3"))
+    for page in (first, second):
+        policy.join_tab("mi9x2k4qabc123", page)
+    policy.join_tab("other0tab1", elsewhere)
+    assert policy.metered(model_client(model), first).complete(question).text
+    assert "本会话已用 1/2 次" in policy.usage_line(second)
+    assert policy.metered(model_client(model), second).complete(question).text
+    with pytest.raises(LLMError, match="本会话的服务器密钥额度"):
+        policy.metered(model_client(model), first).complete(question)
+    assert "本会话已用 0/2 次" in policy.usage_line(elsewhere)       # another tab counts on its own
+
+
+@pytest.mark.parametrize("tab", ["", "短", "x" * 40, "Tab-With-Caps", None, 12345])
+def test_a_page_without_a_readable_tab_id_counts_as_its_own_session(tab):
+    policy = ServerKeyPolicy.from_settings({}, environ={})
+    page = gradio_request("page-1", "10.0.0.7")
+    policy.join_tab(tab, page)
+    assert policy.counted_as(page) == "page-1"
 
 
 def test_a_long_question_is_refused_on_a_server_key(model):

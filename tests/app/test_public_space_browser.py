@@ -175,11 +175,12 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         assert shows_usage(page, "本会话已用 3/3")
 
         # The next lesson is a page (and a session) of its own: the tab's accepted code lets it in too,
-        # and its key is the one typed above, held for the tab.
+        # its key is the one typed above, held for the tab, and the tab's count goes on: a new page
+        # is not a new hour of the server's key.
         tab(page, "正则 ReAct")
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)      # the tab's settings are back
-        assert shows_usage(page, "本会话已用 0/3")
+        assert shows_usage(page, "本会话已用 3/3")
         assert "课堂口令" not in page.locator("#key-usage").first.inner_text()
         assert not [b for b in watched.bodies if CODE.encode() in b or b"sk-server-configured" in b
                     or b"sk-student-own-5678" in b]
