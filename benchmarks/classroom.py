@@ -14,8 +14,9 @@ any idle gap of the class (see class_ttl), so that memory can be read after they
 The app runs as a subprocess on loopback (`python app.py`), exactly as it is served.
 Each simulated student opens the page some time within the first `--ramp` seconds: first as
 a browser does ("page": GET / asking for gzip/br, and /config and /gradio_api/info only if the
-page does not carry them inline, which Gradio 6 does), then with its own `gradio_client.Client`
-(its own session; "connect" fetches /config and the API's description again), and loops through a lesson for a fixed
+page does not carry them inline, which Gradio 6 does), then with its own session on the app's
+queue, as the page's own script does (browser_tab.py: a POST to queue/join per call, the session's
+event stream open while a call waits, a heartbeat stream), and loops through a lesson for a fixed
 time, pausing between actions (`--think`, mean 3 s: a student who reads each result
 before the next click; the lesson loop then takes ~10 s, far busier than a real class):
 
@@ -31,7 +32,10 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
   export   the session document of the last run
   echo     `/echo`, which returns its input: the floor Gradio itself sets
 
-`--abusers` of the students write hostile tools instead: they loop forever, allocate without
+The well-behaved students all live in one asyncio loop: a call waiting for its answer is a
+suspended coroutine. (They used gradio_client before, whose threads wake every few milliseconds
+while a call waits: with 200 students on 2 cores those wake-ups took half the machine once the
+app slowed down, slowing it further.) `--abusers` of the students write hostile tools instead: they loop forever, allocate without
 bound or print megabytes, and the student clicks again 0.2 s after each answer. Every second
 of them is on lesson 4 instead, and scripts `/run_workspace` with a bash command that waits
 (`sleep 60`) or spins (a CPU loop) until the shell's time limit stops it, again and again, so
@@ -69,6 +73,7 @@ goal and exits 1 on any error (CI runs it).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import gzip
 import multiprocessing
@@ -373,14 +378,28 @@ def check_schema(result: dict) -> str | None:
 def timed(results: Results, group: str, action: str, call, check=None):
     started = time.monotonic()
     try:
-        value = call()
-        error = check(value) if check else None
+        return judged(results, group, action, started, call(), check)
     except Exception as exc:  # every failure is counted by kind, none stops the student
-        value, error = None, type(exc).__name__
-        results.record(group, action, started, error, error_text(exc))
-        return value
+        return failed(results, group, action, started, exc)
+
+
+async def timed_async(results: Results, group: str, action: str, call, check=None):
+    """timed() for a call that is a coroutine (a browser tab's, browser_tab.py)."""
+    started = time.monotonic()
+    try:
+        return judged(results, group, action, started, await call(), check)
+    except Exception as exc:
+        return failed(results, group, action, started, exc)
+
+
+def judged(results: Results, group: str, action: str, started: float, value, check):
+    error = check(value) if check else None
     results.record(group, action, started, error, error)
     return value
+
+
+def failed(results: Results, group: str, action: str, started: float, exc: Exception) -> None:
+    results.record(group, action, started, type(exc).__name__, error_text(exc))
 
 
 def error_text(exc: BaseException) -> str:
@@ -402,9 +421,10 @@ SHARED_TLS = ssl.create_default_context()
 def poll_sooner(seconds: float = 0.005):
     """gradio_client waits for each message of a call by polling every 50 ms, so every
     latency it reports is rounded up to a 50 ms step, and a few milliseconds more on the
-    server push a call over a step; a browser reacts to each message at once. The simulated
+    server push a call over a step; a browser reacts to each message at once. burst.py's
     students poll every 5 ms instead: their requests and the protocol stay gradio_client's,
-    only these waits (the two sleeps of gradio_client.utils) are shorter."""
+    only these waits (the two sleeps of gradio_client.utils) are shorter. (This file's students
+    wait without polling: browser_tab.py.)"""
     import gradio_client.utils as client_utils
 
     client_utils.time = types.SimpleNamespace(sleep=lambda wait: time.sleep(min(wait, seconds)))
@@ -483,8 +503,8 @@ def open_page(url: str) -> list[tuple[str, int, int, str]]:
 
 
 def connect(url: str, results: Results, group: str):
-    """One browser tab: the page as a browser fetches it (timed as "page"), then its own
-    gradio_client session. Retries once if the page is slow to answer."""
+    """An abusive student's browser tab: the page as a browser fetches it (timed as "page"), then
+    its own gradio_client session. Retries once if the page is slow to answer."""
     from gradio_client import Client
 
     timed(results, group, "page", lambda: open_page(url))
@@ -507,42 +527,66 @@ def set_mcp_every(n: int) -> None:
     MCP_EVERY = max(n, 0)
 
 
-def student(url: str, seed: int, results: Results, think: float):
+async def student(url: str, seed: int, results: Results, think: float, tabs):
+    """One well-behaved student: opens the page (timed as "page"), then goes through a lesson
+    again and again until the class ends, reading each result for about `think` seconds. `tabs`
+    opens the student's browser tab on the app's queue (browser_tab.Tab)."""
     rng = random.Random(seed)
     group = "students"
-    client = connect(url, results, group)
-    if client is None:
-        return
+    await timed_async(results, group, "page", lambda: asyncio.to_thread(open_page, url))
+    tab = await tabs()
     deadline = results.clock.ends
     # The same question on the MCP lesson or on Function Calling: one lesson's run or the other's.
     action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if MCP_EVERY and (seed - 1) % MCP_EVERY == 0
                                 else ("fc", "/run_function_calling", "function_calling"))
-    time.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
-    while time.monotonic() < deadline:
-        began = time.monotonic()
-        timed(results, group, "schema",
-              lambda: client.predict(edited_source(rng), False, "registry", api_name="/schema"), check_schema)
-        time.sleep(rng.uniform(0.5, 1.5) * think)
-        run = timed(results, group, action,
-                    lambda: client.predict(WEATHER_SOURCE, FC_QUESTION, api_name=endpoint),
-                    lambda r: check_run(r, 2))
-        time.sleep(rng.uniform(0.5, 1.5) * think)
-        if seed % WORKSPACE_EVERY == 0:
-            timed(results, group, "bash",
-                  lambda: client.predict(WORKSPACE_QUESTION, None, None, api_name="/run_workspace"), check_bash)
-        else:
-            timed(results, group, "react",
-                  lambda: client.predict(CALCULATOR_SOURCE, REACT_QUESTION, api_name="/run_react"),
-                  lambda r: check_run(r, 1))
-        if run:
-            timed(results, group, "export",
-                  lambda: client.predict(run, lesson, WEATHER_SOURCE, FC_QUESTION, api_name="/export"),
-                  lambda r: None if isinstance(r, dict) and r.get("events") == run["events"] else "bad export")
-        timed(results, group, "echo", lambda: client.predict("ping", api_name="/echo"),
-              lambda r: None if r == "ping" else "bad echo")
-        with results.lock:               # counted in the part it began in, like every action
-            results.lessons.append(began)
-        time.sleep(rng.uniform(0.5, 1.5) * think)
+    await asyncio.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
+    try:
+        while time.monotonic() < deadline:
+            began = time.monotonic()
+            await timed_async(results, group, "schema",
+                              lambda: tab.call("/schema", edited_source(rng), False, "registry"), check_schema)
+            await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
+            run = await timed_async(results, group, action, lambda: tab.call(endpoint, WEATHER_SOURCE, FC_QUESTION),
+                                    lambda r: check_run(r, 2))
+            await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
+            if seed % WORKSPACE_EVERY == 0:
+                await timed_async(results, group, "bash",
+                                  lambda: tab.call("/run_workspace", WORKSPACE_QUESTION, None, None), check_bash)
+            else:
+                await timed_async(results, group, "react",
+                                  lambda: tab.call("/run_react", CALCULATOR_SOURCE, REACT_QUESTION),
+                                  lambda r: check_run(r, 1))
+            if run:
+                await timed_async(results, group, "export",
+                                  lambda: tab.call("/export", run, lesson, WEATHER_SOURCE, FC_QUESTION),
+                                  lambda r: None if isinstance(r, dict) and r.get("events") == run["events"] else "bad export")
+            await timed_async(results, group, "echo", lambda: tab.call("/echo", "ping"),
+                              lambda r: None if r == "ping" else "bad echo")
+            with results.lock:               # counted in the part it began in, like every action
+                results.lessons.append(began)
+            await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
+    finally:
+        await tab.close()
+
+
+async def students_hall(url: str, plan: list[tuple[float, int]], results: Results, think: float):
+    """The well-behaved students, each opening the page at its moment (`plan`: (when, seed)), all
+    in one asyncio loop: a student waiting for an answer is a suspended coroutine, as a browser
+    tab waiting for its event stream costs its machine nothing."""
+    from browser_tab import Tab, named_endpoints, session
+
+    endpoints = await asyncio.to_thread(named_endpoints, url)
+    async with session() as http:
+        async def tabs():
+            tab = Tab(http, url, endpoints)
+            await tab.open()
+            return tab
+
+        async def opening(moment: float, seed: int):
+            await asyncio.sleep(max(0.0, moment - time.monotonic()))
+            await student(url, seed, results, think, tabs)
+
+        await asyncio.gather(*(opening(moment, seed) for moment, seed in plan))
 
 
 ABUSIVE_COMMANDS = ("sleep 60", "while :; do :; done")
@@ -653,7 +697,6 @@ def run_class(url: str, students: int, abusers: int, ramp: float, baseline: floa
     then the windows of `Clock`. Returns the results and the CPU used in each part."""
     clock = Clock(ramp, baseline, abuse, settle, rounds)
     results = Results(clock)
-    threads = []
     everyone = students + (abusers if abuse > 0 else 0)
     # The abusive students are spread among the others, as in a real class.
     hostile = {round((i + 0.5) * everyone / abusers) for i in range(abusers)} if everyone > students else set()
@@ -668,18 +711,15 @@ def run_class(url: str, students: int, abusers: int, ramp: float, baseline: floa
         apart.start()
     meter = CpuMeter(app_pid, (apart.pid,) if apart else ()) if app_pid else None
     cpu = defaultdict(Counter)
-    for index in range(everyone):  # "open the link": the tabs open over the first seconds
-        clock.wait_until(opens[index])
-        if index not in hostile:
-            thread = threading.Thread(target=student, args=(url, seed + index, results, think), daemon=True)
-            thread.start()
-            threads.append(thread)
+    # "Open the link": the tabs open over the first seconds.
+    plan = [(opens[index], seed + index) for index in range(everyone) if index not in hostile]
+    hall = threading.Thread(target=asyncio.run, args=(students_hall(url, plan, results, think),), daemon=True)
+    hall.start()
     for _, part, _, ends in clock.windows:
         clock.wait_until(ends)
         if meter:
             cpu[part].update(meter.lap())
-    for thread in threads:
-        thread.join(timeout=120)
+    hall.join(timeout=360)        # a call may still run after the class ends: the students' calls time out at 300 s
     if apart:
         samples, contained = handover.get(timeout=180)
         results.samples.extend(samples)
@@ -830,8 +870,6 @@ def main() -> int:
     if args.ttl is None:
         args.ttl = class_ttl(args.think, 0.0 if args.smoke else args.seconds, args.rounds)
 
-    poll_sooner()
-    read_on_after_close()
     goals: list[tuple[str, str, str, bool]] = []     # (what, figure, goal, met) of every goal printed
     port = free_port()
     app = start_app(port, {"TOOL_WORKSHOP_SESSION_TTL": f"{args.ttl:g}"})

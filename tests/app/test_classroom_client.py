@@ -1,5 +1,6 @@
-"""The simulated students' client of benchmarks/classroom.py (gradio_client): a call made right after
-the previous one ended must not end in CancelledError.
+"""The simulated students' clients of the benchmarks: a call made right after the previous one ended
+must not end in CancelledError (gradio_client, which benchmarks/burst.py's students and classroom.py's
+abusive ones use), and classroom.py's own students' tab gets every answer (benchmarks/browser_tab.py).
 
 The server closes a tab's message stream (close_stream) when the tab has no event left. Under a
 lecture's load the client's reader thread handles that message late, and a call registered in the
@@ -8,6 +9,7 @@ reader is made to handle close_stream only once the next call is registered, whi
 events every time instead of once in a hundred thousand calls."""
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 
@@ -17,6 +19,7 @@ from gradio_client import Client
 from gradio_client import client as client_module
 
 from benchmarks import classroom
+from benchmarks.browser_tab import Tab, named_endpoints, session
 from tests.app.harness import free_port
 
 
@@ -99,3 +102,25 @@ def test_the_classroom_reader_reads_on_for_a_call_registered_on_a_closing_stream
     LateReader(monkeypatch)
     expected = [f"{endpoint} {n}" for n in range(3) for endpoint in ("/first", "/second")]
     assert calls_in_a_row(two_endpoints) == expected
+
+
+def test_the_classroom_students_tab_gets_every_answer_in_a_row_and_at_once(two_endpoints):
+    """benchmarks/browser_tab.py, the client classroom.py's students use now: one session's calls back
+    to back (each right after the stream closed for the previous one) and side by side."""
+    endpoints = named_endpoints(two_endpoints)
+
+    async def lesson():
+        async with session() as http:
+            tab = Tab(http, two_endpoints, endpoints)
+            await tab.open()
+            try:
+                in_a_row = [await tab.call(name, f"{name} {n}", timeout=10) for n in range(15)
+                            for name in ("/first", "/second")]
+                at_once = await asyncio.gather(*(tab.call("/first", str(n), timeout=10) for n in range(10)))
+                return in_a_row, at_once
+            finally:
+                await tab.close()
+
+    in_a_row, at_once = asyncio.run(lesson())
+    assert in_a_row == [f"{name} {n}" for n in range(15) for name in ("/first", "/second")]
+    assert at_once == [str(n) for n in range(10)]
