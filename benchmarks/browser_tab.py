@@ -4,18 +4,20 @@ simulating many students in one process.
 A call is a POST to `queue/join` (the event's id comes back at once); its result arrives on the
 session's stream of messages (`queue/data`, server-sent events), which is open while any call of
 the session is pending: the server closes it (`close_stream`) once the session has none left, and
-the next call opens it again. The page also keeps a heartbeat stream open for as long as it lives.
+the next call opens it again. The page also opens a heartbeat stream, which the server holds open.
 
 Every tab of a class shares one asyncio loop and one aiohttp session: a waiting call costs a
 suspended coroutine, not a thread that polls (gradio_client gives each call its own threads,
-which wake every few milliseconds to look for the answer), and aiohttp's requests cost the
+which wake to look for the answer every 50 ms, every 5 ms as classroom.py used to set it so as
+not to round each latency up to a 50 ms step), and aiohttp's requests cost the
 simulated students about a third of httpx's (one tab calling /echo 50 times in a row: 2.4 ms of
 CPU a call against 7.4 ms). On a 2-core machine shared with the app, what the simulated
 students spend is taken from the app.
 
-A request that meets a connection the server has just closed (an idle keep-alive connection it
-timed out) is sent again on a new one, as a browser does; so is the message stream, which the
-page's EventSource opens again.
+The connections the students keep idle are dropped after 4 s, before the server's 5 s: a call
+does not meet a connection the server has timed out, and is sent once (a second POST to
+queue/join would run the event twice). A call whose answer cannot come (the stream broke, or
+the server said it failed unexpectedly) fails at once with what happened, instead of waiting.
 """
 from __future__ import annotations
 
@@ -56,13 +58,10 @@ def named_endpoints(url: str) -> dict[str, Endpoint]:
 
 def session() -> aiohttp.ClientSession:
     """The connections of a whole class: one browser per student, so no cap on how many are open (each
-    tab holds two long-lived streams), and room for a long message (a run's events) on one line."""
-    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), read_bufsize=2 ** 22)
-
-
-# What a request that met a connection the server had just closed raises: it is sent again.
-CLOSED = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError)
-RETRIES = 3
+    tab holds two long-lived streams), idle ones dropped before uvicorn's 5 s keep-alive ends, and room
+    for a long message (a run's events) on one line."""
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=4),
+                                 read_bufsize=2 ** 22)
 
 
 class Tab:
@@ -78,9 +77,10 @@ class Tab:
         self.heartbeat = asyncio.create_task(self._beat())
 
     async def close(self) -> None:
-        for task in (self.heartbeat, self.reader):
-            if task is not None:
-                task.cancel()
+        tasks = [task for task in (self.heartbeat, self.reader) if task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def call(self, api_name: str, *data: Any, timeout: float = 300.0) -> Any:
         """The endpoint's output (a tuple when it has several), as gradio_client's predict returns it;
@@ -88,16 +88,10 @@ class Tab:
         endpoint = self.endpoints[api_name]
         body = {"data": [*data, *endpoint.defaults[len(data):]], "fn_index": endpoint.fn_index,
                 "session_hash": self.session, "event_data": None, "trigger_id": None}
-        for attempt in range(RETRIES):
-            try:
-                async with self.http.post(self.url + API + "queue/join", json=body,
-                                          timeout=aiohttp.ClientTimeout(total=timeout)) as answer:
-                    answer.raise_for_status()
-                    event_id = (await answer.json())["event_id"]
-                break
-            except CLOSED:
-                if attempt == RETRIES - 1:
-                    raise
+        async with self.http.post(self.url + API + "queue/join", json=body,
+                                  timeout=aiohttp.ClientTimeout(total=timeout)) as answer:
+            answer.raise_for_status()
+            event_id = (await answer.json())["event_id"]
         done = self.early.pop(event_id, None)
         if done is None:
             future = asyncio.get_running_loop().create_future()
@@ -115,28 +109,46 @@ class Tab:
         return values[0] if len(values) == 1 else tuple(values)
 
     async def _read(self) -> None:
-        """Reads the session's stream until the server closes it; opens it again while calls still
-        wait (one registered just as the server decided it had none left, or a connection lost)."""
+        """Reads the session's stream until the server closes it (close_stream), and opens it again while
+        calls still wait (one registered just as the server decided it had none left). Anything else
+        that ends it fails the calls still waiting: the server drops a session's events once its
+        stream is gone."""
         while True:
             try:
-                async with self.http.get(self.url + API + "queue/data", params={"session_hash": self.session},
-                                         timeout=aiohttp.ClientTimeout(total=None)) as stream:
-                    async for line in stream.content:
-                        if not line.startswith(b"data:"):
-                            continue
-                        message = json.loads(line[5:])
-                        if message.get("msg") == "close_stream":
-                            break
-                        if message.get("msg") == "process_completed":
-                            future = self.waiting.get(message.get("event_id"))
-                            if future is None:
-                                self.early[message.get("event_id")] = message
-                            elif not future.done():
-                                future.set_result(message)
-            except CLOSED:
-                pass
+                closed = await self._read_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:            # a dropped connection, an unreadable line
+                closed = f"the event stream broke: {type(exc).__name__}: {exc}"
+            if closed is not None:
+                for future in self.waiting.values():
+                    if not future.done():
+                        future.set_exception(CallFailed(closed))
+                return
             if not self.waiting:
                 return
+
+    async def _read_once(self) -> str | None:
+        """One stream, to its end: None when the server closed it with close_stream, or why it ended otherwise."""
+        async with self.http.get(self.url + API + "queue/data", params={"session_hash": self.session},
+                                 timeout=aiohttp.ClientTimeout(total=None)) as stream:
+            stream.raise_for_status()
+            async for line in stream.content:
+                if not line.startswith(b"data:"):
+                    continue
+                message = json.loads(line[5:])
+                kind = message.get("msg")
+                if kind == "close_stream":
+                    return None
+                if kind == "unexpected_error":
+                    return f"the server failed: {message.get('message')}"
+                if kind == "process_completed":
+                    future = self.waiting.get(message.get("event_id"))
+                    if future is None:
+                        self.early[message.get("event_id")] = message
+                    elif not future.done():
+                        future.set_result(message)
+        return "the event stream ended without close_stream"
 
     async def _beat(self) -> None:
         try:

@@ -33,9 +33,9 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
   echo     `/echo`, which returns its input: the floor Gradio itself sets
 
 The well-behaved students all live in one asyncio loop: a call waiting for its answer is a
-suspended coroutine. (They used gradio_client before, whose threads wake every few milliseconds
-while a call waits: with 200 students on 2 cores those wake-ups took half the machine once the
-app slowed down, slowing it further.) `--abusers` of the students write hostile tools instead: they loop forever, allocate without
+suspended coroutine. (They used gradio_client before, whose threads wake while a call waits,
+here every 5 ms (poll_sooner): with 200 students on 2 cores the clients then took 43-62% of the
+machine once the app slowed down, slowing it further.) `--abusers` of the students write hostile tools instead: they loop forever, allocate without
 bound or print megabytes, and the student clicks again 0.2 s after each answer. Every second
 of them is on lesson 4 instead, and scripts `/run_workspace` with a bash command that waits
 (`sleep 60`) or spins (a CPU loop) until the shell's time limit stops it, again and again, so
@@ -713,13 +713,23 @@ def run_class(url: str, students: int, abusers: int, ramp: float, baseline: floa
     cpu = defaultdict(Counter)
     # "Open the link": the tabs open over the first seconds.
     plan = [(opens[index], seed + index) for index in range(everyone) if index not in hostile]
-    hall = threading.Thread(target=asyncio.run, args=(students_hall(url, plan, results, think),), daemon=True)
-    hall.start()
+    stopped: list[BaseException] = []
+
+    def hall():
+        try:
+            asyncio.run(students_hall(url, plan, results, think))
+        except BaseException as exc:      # the students could not carry on: the class says so, not "0 errors"
+            stopped.append(exc)
+
+    hall_thread = threading.Thread(target=hall, daemon=True)
+    hall_thread.start()
     for _, part, _, ends in clock.windows:
         clock.wait_until(ends)
         if meter:
             cpu[part].update(meter.lap())
-    hall.join(timeout=360)        # a call may still run after the class ends: the students' calls time out at 300 s
+    hall_thread.join(timeout=660)    # a last call may still run: 300 s for its POST, 300 s for its answer
+    if stopped:
+        raise RuntimeError("the simulated students stopped") from stopped[0]
     if apart:
         samples, contained = handover.get(timeout=180)
         results.samples.extend(samples)

@@ -19,7 +19,7 @@ from gradio_client import Client
 from gradio_client import client as client_module
 
 from benchmarks import classroom
-from benchmarks.browser_tab import Tab, named_endpoints, session
+from benchmarks.browser_tab import CallFailed, Endpoint, Tab, named_endpoints, session
 from tests.app.harness import free_port
 
 
@@ -124,3 +124,40 @@ def test_the_classroom_students_tab_gets_every_answer_in_a_row_and_at_once(two_e
     in_a_row, at_once = asyncio.run(lesson())
     assert in_a_row == [f"{name} {n}" for n in range(15) for name in ("/first", "/second")]
     assert at_once == [str(n) for n in range(10)]
+
+
+@pytest.mark.parametrize("stream, said", [
+    (b'data: {"msg": "heartbeat"}\n\n', "the event stream ended without close_stream"),
+    (b'data: {"msg": "unexpected_error", "message": "queue full"}\n\n', "the server failed: queue full")])
+def test_a_tab_whose_stream_breaks_fails_its_waiting_call_at_once(stream, said):
+    """A server that ends the event stream some other way than close_stream (the page gets no answer for
+    the calls it waits on) fails them with what happened, where they would otherwise wait 300 s."""
+    from aiohttp import web
+
+    async def join(request):
+        return web.json_response({"event_id": "e1"})
+
+    async def data(request):
+        answer = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await answer.prepare(request)
+        await answer.write(stream)
+        return answer
+
+    async def lesson():
+        app = web.Application()
+        app.add_routes([web.post("/gradio_api/queue/join", join), web.get("/gradio_api/queue/data", data)])
+        runner = web.AppRunner(app)
+        await runner.setup()
+        port = free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        url = f"http://127.0.0.1:{port}/"
+        try:
+            async with session() as http:
+                tab = Tab(http, url, {"/echo": Endpoint(0, ("",))})
+                with pytest.raises(CallFailed, match=said):
+                    await asyncio.wait_for(tab.call("/echo", "ping", timeout=300), 10)
+                await tab.close()
+        finally:
+            await runner.cleanup()
+
+    asyncio.run(lesson())
