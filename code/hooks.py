@@ -7,7 +7,8 @@
     返回 None 就是“没意见”；要改变什么，返回一个 dict：
         {"permissionDecision": "deny", "permissionDecisionReason": "…"}  不执行，理由作为工具结果告诉模型，它可以换个做法；
         {"permissionDecision": "ask", "permissionDecisionReason": "…"}   先问人：循环 yield 一个 hook 事件停下来，
-                                       send(None) 是同意，send({"deny": "理由"}) 是拒绝；
+                                       send({"allow": True}) 是同意，send({"deny": "理由"}) 是拒绝，
+                                       没人回答（send(None)、直接 for 循环）就不执行；
         {"permissionDecision": "allow"}   放行；后面的钩子照样运行，它们说 deny 或 ask 依然算数；
         {"updatedInput": {...}}           换一组参数执行，后面的钩子看到的是换过的；
         {"additionalContext": "…"}        一句话，附在工具结果后面给模型看。
@@ -18,15 +19,20 @@
         {"additionalContext": "…"}。
   - 执行失败以后（工具抛了异常、超时、参数不对……）运行的是 PostToolUseFailure 钩子，它拿到 "error"（失败的文本），
     只能返回 additionalContext：失败这件事，钩子抹不掉。
-  - 钩子自己出错（抛了异常、返回的不是 dict）怎么办，注册时说：fail="closed"（安全类：拦下这次调用，
+  - 钩子自己出错（抛了异常、返回的不是 dict、返回了它这种钩子不能用的键或值）怎么办，注册时说：fail="closed"（安全类：拦下这次调用，
     或者不交出结果），fail="open"（计时、日志：记一条警告，调用照常）。默认 closed：一道没运行成功的安全检查不算通过。
   - 钩子拿到的是一份拷贝：它改动手里的 dict 不会影响调用，想改什么就写进返回值——改了什么因此都看得见。
   - 每个钩子运行一次，就 yield 一个 hook 事件：谁、拿到了什么、返回了什么、出了什么错。
 
-这套约定照着今天的 agent 写（Claude Code 的 hooks：事件名、字段名、deny / ask / allow、block 都一样）。不同的两处：
-Claude Code 只许改写 MCP 工具的结果（updatedMCPToolOutput），这里所有工具都可以；它的钩子是一条条 shell 命令，
-从 stdin 读 JSON、用退出码 2 拦下调用，这里是 Python 函数，读一个 dict、返回一个 dict。
-课程里的 HookManager（s07_hooks_lifecycle.py）更简单，有两处要当心：前置钩子只能改参数，拦不下调用；
+事件名和字段名照着今天的 agent 取（Claude Code 的 hooks），为了一页能讲清楚，做法上改了几处：
+  - Claude Code 的钩子是 shell 命令，从 stdin 读 JSON，用退出码 2 拦下调用，回答写在 hookSpecificOutput 里；
+    这里是 Python 函数，读一个 dict，返回一个平的 dict；
+  - Claude Code 把同一事件的几个钩子并行运行，它们看不到彼此的改动；这里一个接一个，后面的看得到前面改过的
+    （所以下面才有顺序的坑）；
+  - Claude Code 的 PostToolUse block 只是把理由告诉模型；这里 block 让模型收不到结果，只收到理由。改写结果在
+    Claude Code 里只有 MCP 工具可以（updatedMCPToolOutput），这里所有工具都可以；
+  - Claude Code 的钩子出了别的错（退出码不是 0 也不是 2）不拦调用；这里每个钩子自己说 closed 还是 open。
+课程仓库里的 HookManager（s07_hooks_lifecycle.py）更简单，有两处要当心：前置钩子只能改参数，拦不下调用；
 后置钩子的返回值直接替换结果，一个忘了写 return 的钩子会把结果变成 None。这里返回 None 就是没意见，结果原样不动。
 
 顺序有意义：审计钩子排在脱敏钩子前面，日志里记下的就是没脱敏的密钥（运行本文件，看第 3 段）。
@@ -50,10 +56,13 @@ from tool_outcome import ToolOutcome, failure
 
 PRE, POST, FAILED = "PreToolUse", "PostToolUse", "PostToolUseFailure"
 Hook = Callable[[dict], "dict | None"]
-# 每种钩子能返回哪些键。多写、写错的键不会被悄悄忽略：那是一个出了错的钩子（按它的 fail 处理）。
-ANSWERS = {PRE: {"permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext"},
-           POST: {"updatedToolOutput", "decision", "reason", "additionalContext"},
-           FAILED: {"additionalContext"}}
+# 每种钩子能返回哪些键，每个键的值该是什么。多写、写错的键和值都不会被悄悄忽略（"Deny" 不是 deny，
+# updatedToolOutput 为 None 不是“没改”）：那是一个出了错的钩子，按它的 fail 处理。
+TEXT = (str, "文字（str）")
+ANSWERS = {PRE: {"permissionDecision": (("allow", "ask", "deny"), "allow、ask 或 deny"), "permissionDecisionReason": TEXT,
+                 "updatedInput": (dict, "一个 dict"), "additionalContext": TEXT},
+           POST: {"updatedToolOutput": TEXT, "decision": (("block",), "block"), "reason": TEXT, "additionalContext": TEXT},
+           FAILED: {"additionalContext": TEXT}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,9 +110,7 @@ def consult(hook: Registered, payload: dict, turn: int) -> Generator[events.Even
         returned = hook.run(copy.deepcopy(payload))
         if isinstance(returned, Mapping):
             answer = dict(returned)
-            unknown = sorted(set(answer) - ANSWERS[hook.event])
-            if unknown:
-                problem = f"{hook.event} 钩子不能返回 {', '.join(unknown)}，只能返回 {', '.join(sorted(ANSWERS[hook.event]))}"
+            problem = wrong_answer(hook.event, answer)
         elif returned is not None:
             problem = f"钩子应返回 dict 或 None，收到 {type(returned).__name__}"
     except Exception as error:               # 学生写的钩子什么错都可能抛
@@ -115,12 +122,26 @@ def consult(hook: Registered, payload: dict, turn: int) -> Generator[events.Even
     return answer, problem
 
 
+def wrong_answer(event: str, answer: dict) -> str | None:
+    """一个钩子的回答哪里不对（一句中文），没有问题是 None。"""
+    allowed = ANSWERS[event]
+    unknown = sorted(set(answer) - set(allowed))
+    if unknown:
+        return f"{event} 钩子不能返回 {', '.join(unknown)}，只能返回 {', '.join(allowed)}"
+    for key, value in answer.items():
+        kind, said = allowed[key]
+        if not (value in kind if isinstance(kind, tuple) else isinstance(value, kind)):
+            return f"{key} 应为 {said}，收到 {json.dumps(value, ensure_ascii=False, default=str)[:60]}"
+    return None
+
+
 # ── 执行之前
 
 @dataclasses.dataclass
 class Gate:
     verdict: str = "allow"                   # allow / ask / deny，几个钩子里最严的
     reason: str = ""
+    broken: bool = False                     # deny 是因为一个 fail closed 的钩子自己出了错
     by: str = ""                             # 说出这个结论的钩子
     arguments: Any = None                    # 最后一个 updatedInput 之后的参数
     changed_by: list[str] = dataclasses.field(default_factory=list)
@@ -135,14 +156,14 @@ def before(call: ToolCall, hooks: Hooks) -> Generator[events.Event, Any, Gate]:
         answer, problem = yield from consult(hook, payload, call.turn)
         if problem:
             if hook.fail == "closed":        # 一道安全检查没运行成功，就当它说了 deny
-                return dataclasses.replace(gate, verdict="deny", by=hook.name,
+                return dataclasses.replace(gate, verdict="deny", by=hook.name, broken=True,
                                            reason=f"它出错了（{problem}），它是 fail closed 的，出错就不放行")
             continue
         verdict = answer.get("permissionDecision")
-        if verdict in permissions.VERDICTS and permissions.VERDICTS.index(verdict) > permissions.VERDICTS.index(gate.verdict):
+        if verdict and permissions.VERDICTS.index(verdict) > permissions.VERDICTS.index(gate.verdict):
             gate.verdict, gate.by = verdict, hook.name
             gate.reason = str(answer.get("permissionDecisionReason") or "没有说明理由")
-        if isinstance(answer.get("updatedInput"), dict):
+        if "updatedInput" in answer:
             gate.arguments = answer["updatedInput"]
             gate.changed_by.append(hook.name)
         if answer.get("additionalContext"):
@@ -153,8 +174,9 @@ def before(call: ToolCall, hooks: Hooks) -> Generator[events.Event, Any, Gate]:
 
 
 def hook_denied(call: ToolCall, gate: Gate) -> ToolOutcome:
-    return failure("hook_denied", f"钩子 {gate.by} 不允许这次调用：{gate.reason}",
-                   f"不要重复同样的 {call.name} 调用；请按理由换一种做法", arguments=call.arguments)
+    hint = ("这是一道检查自己出了错，不是这次调用的问题：不要重试，请告诉用户" if gate.broken
+            else f"不要重复同样的 {call.name} 调用；请按理由换一种做法")
+    return failure("hook_denied", f"钩子 {gate.by} 不允许这次调用：{gate.reason}", hint, arguments=call.arguments)
 
 
 CHANGED = "（执行前，钩子 {hooks} 改了你写的参数，实际执行的是 {arguments}，下面的结果按它得出。）\n"
@@ -179,7 +201,7 @@ def after(call: ToolCall, arguments: Any, outcome: ToolOutcome,
         if answer.get("decision") == "block":
             return failure("hook_blocked", f"工具运行了，但钩子 {hook.name} 拦下了结果：{answer.get('reason') or '没有说明理由'}",
                            "请不要重复这次调用", arguments=arguments), context
-        if isinstance(answer.get("updatedToolOutput"), str):
+        if "updatedToolOutput" in answer:
             outcome = dataclasses.replace(outcome, content=answer["updatedToolOutput"])
         if answer.get("additionalContext"):
             context.append(str(answer["additionalContext"]))
@@ -193,13 +215,15 @@ def hooked_call(call: ToolCall, execute: Executor | None, names: list[str],
     yield events.tool_call(call.turn, call.id, call.name, call.raw_arguments, call.arguments, call.problems)
     gate = yield from before(call, hooks)
     person = None
-    if gate.verdict == "ask":                # 停下来问人：send({"deny": "理由"}) 拒绝，send(None) 同意
+    if gate.verdict == "ask":                # 停下来问人：send({"allow": True}) 同意，send({"deny": "理由"}) 拒绝
         payload = {"hook_event_name": PRE, "tool_name": call.name, "tool_input": gate.arguments, "tool_use_id": call.id}
         person = yield events.hook(call.turn, call.id, PRE, gate.by, payload, {"permissionDecision": "ask"}, None,
                                    "closed", 0.0, asking=gate.reason)
     context = list(gate.context)
-    if person and "deny" in person:          # 是人拒绝的，就说是人（loop_parts.denied），不说是钩子
-        outcome = denied(call, str(person["deny"] or "").strip())
+    if gate.verdict == "ask" and isinstance(person, dict) and "deny" in person:
+        outcome = denied(call, str(person["deny"] or "").strip())   # 是人拒绝的，就说是人，不说是钩子
+    elif gate.verdict == "ask" and not (isinstance(person, dict) and person.get("allow") is True):
+        outcome = hook_denied(call, dataclasses.replace(gate, reason=f"{gate.reason}；它要先问人，没有人同意"))
     elif gate.verdict == "deny":
         outcome = hook_denied(call, gate)
     else:
@@ -207,7 +231,7 @@ def hooked_call(call: ToolCall, execute: Executor | None, names: list[str],
         outcome = execute_call(executed, execute, names)
         outcome, added = yield from after(call, gate.arguments, outcome, hooks)
         context += added
-        if gate.changed_by:                  # 参数被钩子换过：告诉模型，否则它会照着自己写的参数理解结果
+        if gate.arguments != call.arguments:   # 参数被钩子换过：告诉模型，否则它会照着自己写的参数理解结果
             note = CHANGED.format(hooks="、".join(gate.changed_by),
                                   arguments=json.dumps(gate.arguments, ensure_ascii=False))
             outcome = dataclasses.replace(outcome, content=note + outcome.content)
@@ -250,8 +274,9 @@ def run_with_hooks(client: Any, messages: str | list[dict], tools: list[dict] | 
 
 # ── 几个常用的钩子
 
+# 密钥只留前几个字符；密码的值整个换掉：password=…、DB_PASSWORD=…、"password": "…"、密码：…
 SECRETS = [(re.compile(r"\b(sk-[A-Za-z0-9]{4})[A-Za-z0-9_-]{8,}"), r"\1****"),
-           (re.compile(r"(?i)\b(password|passwd|pwd|密码)(\s*[:=：]\s*)\S+"), r"\1\2******")]
+           (re.compile(r"(?i)(password|passwd|pwd|密码)([\"']?\s*[:=：]\s*[\"']?)[^\s\"',，;}]+"), r"\1\2******")]
 
 
 def mask_secrets(call: dict) -> dict | None:

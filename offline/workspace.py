@@ -85,7 +85,8 @@ def failed(result: str) -> bool:
 
 
 def is_denied(result: str) -> bool:
-    return read_edited(result)[1].lstrip().startswith((f"❌ [{LABELS['denied']}]", f"❌ [{LABELS['rule_denied']}]"))
+    refusals = tuple(f"❌ [{LABELS[code]}]" for code in ("denied", "rule_denied", "hook_denied"))
+    return read_edited(result)[1].lstrip().startswith(refusals)
 
 
 # ── 听懂问题：几条正则，按顺序试

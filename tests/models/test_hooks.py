@@ -171,7 +171,7 @@ def test_a_failure_hook_that_tries_to_replace_the_error_is_a_broken_hook(connect
     assert "一切正常" not in of(seen, "tool_result")[0]["content"]
 
 
-@pytest.mark.parametrize("answer, ran", [(None, True), ({"deny": "先别查"}, False)])
+@pytest.mark.parametrize("answer, ran", [({"allow": True}, True), ({"deny": "先别查"}, False), (None, False)])
 def test_ask_stops_for_a_person_whose_answer_decides(connect, answer, ran):
     hooks, tool = Hooks(), Tool()
     hooks.add(PRE, lambda call: {"permissionDecision": "ask", "permissionDecisionReason": "查天气要先问你"})
@@ -181,8 +181,10 @@ def test_ask_stops_for_a_person_whose_answer_decides(connect, answer, ran):
     assert bool(tool.ran) is ran
     result = of(seen, "tool_result")[0]
     assert result["ok"] is ran
-    if not ran:
+    if answer and "deny" in answer:
         assert "先别查" in result["content"] and result["error_code"] == "denied"     # a person said no, not a hook
+    elif not ran:                                                                   # nobody answered: not run
+        assert result["error_code"] == "hook_denied" and "没有人同意" in result["content"]
 
 
 def test_the_strictest_answer_wins_whatever_the_order(connect):
@@ -195,6 +197,11 @@ def test_the_strictest_answer_wins_whatever_the_order(connect):
     later.add(PRE, lambda call: {"permissionDecision": "deny", "permissionDecisionReason": "不许"})
     weather(connect, later, tool)
     assert tool.ran == []
+    asking, tool = Hooks(), Tool()                 # an allow after an ask does not take the question away
+    asking.add(PRE, lambda call: {"permissionDecision": "ask", "permissionDecisionReason": "问一下"})
+    asking.add(PRE, lambda call: {"permissionDecision": "allow"})
+    seen = drive(run_with_hooks(connect("openai"), "北京天气怎么样？", TOOLS, tool, asking), lambda event: {"allow": True})
+    assert [e["asking"] for e in of(seen, "hook") if e["asking"]] == ["问一下"] and tool.ran
 
 
 def test_a_hook_gets_a_copy_so_only_its_answer_changes_the_call(connect):
@@ -205,7 +212,9 @@ def test_a_hook_gets_a_copy_so_only_its_answer_changes_the_call(connect):
 
 
 @pytest.mark.parametrize("returned, problem", [("deny", "钩子应返回 dict 或 None，收到 str"),
-                                                ({"permission": "deny"}, "PreToolUse 钩子不能返回 permission")])
+                                                ({"permission": "deny"}, "PreToolUse 钩子不能返回 permission"),
+                                                ({"permissionDecision": "Deny"}, "permissionDecision 应为 allow、ask 或 deny"),
+                                                ({"updatedInput": "上海"}, "updatedInput 应为 一个 dict")])
 def test_a_malformed_answer_is_a_broken_hook_not_a_silent_no(connect, returned, problem):
     hooks, tool = Hooks(), Tool()
     hooks.add(PRE, lambda call: returned)
@@ -231,3 +240,21 @@ def test_a_hook_registration_names_its_mistake():
         Hooks().add("PreToolCall", print)
     with pytest.raises(ValueError, match='fail 应为 "open" 或 "closed"'):
         Hooks().add(PRE, print, fail="closd")
+
+
+def test_a_masking_hook_that_returns_none_for_the_output_keeps_the_result_from_the_model(connect):
+    hooks = Hooks()
+    hooks.add(POST, lambda call: {"updatedToolOutput": None})
+    seen = weather(connect, hooks, Tool(lambda args: f"key={SECRET}"))
+    assert of(seen, "hook")[0]["problem"].startswith("updatedToolOutput 应为 文字")
+    assert of(seen, "tool_result")[0]["error_code"] == "hook_blocked"
+    assert SECRET not in json.dumps(of(seen, "request"), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("text, masked", [
+    ("password=hunter2", "password=******"), ('{"password": "hunter2"}', '{"password": "******"}'),
+    ("DB_PASSWORD=hunter2 ok", "DB_PASSWORD=****** ok"), ("数据库密码：hunter2，端口 5432", "数据库密码：******，端口 5432"),
+    (f"key={SECRET}", "key=sk-abcd****")])
+def test_the_masking_hook_finds_the_usual_ways_of_writing_a_secret(text, masked):
+    assert mask_secrets({"tool_response": text}) == {"updatedToolOutput": masked}
+    assert mask_secrets({"tool_response": "北京今天晴"}) is None
