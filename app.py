@@ -95,7 +95,7 @@ from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons import lesson_nav  # noqa: E402
 from lessons.lesson_nav import LessonNav  # noqa: E402
 from lessons.projector import Projector  # noqa: E402
-from serving.page_events import PRIVATE  # noqa: E402
+from serving.page_events import PRIVATE, SILENT  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 import i18n  # noqa: E402
 from i18n import page as page_language, tr  # noqa: E402
@@ -200,8 +200,7 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     links.wire(demo, page, restored, settings, memory)
     present.wire(demo)
     nav.wire(demo)
-    demo.load(None, None, None, js=gradio_patches.PAGE_LANG_JS, queue=False, api_visibility=PRIVATE,
-              show_progress="hidden")
+    demo.load(None, None, None, js=gradio_patches.PAGE_LANG_JS, **SILENT)
     demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE, show_progress="hidden")
     return page
 

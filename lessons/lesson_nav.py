@@ -15,7 +15,7 @@ from i18n import tr
 from catalogue import LESSONS, Lesson
 from memory.browser_memory import UNSAVED
 from serving import gradio_patches
-from serving.page_events import PRIVATE
+from serving.page_events import SILENT
 
 # Gradio draws its own bar of pages (a lone "Home") for an app with several: the lesson list stands for it.
 CSS = """
@@ -90,4 +90,4 @@ class LessonNav:
         # Written for each request: the page's language, and links that keep it from the first frame.
         gradio_patches.set_page_values(demo, lambda request: {self.html: _html(
             self.current, i18n.of_request(request) == "en", kept_query(request))})
-        demo.load(None, None, None, js=FOLLOW_JS, api_visibility=PRIVATE, queue=False, show_progress="hidden")
+        demo.load(None, None, None, js=FOLLOW_JS, **SILENT)

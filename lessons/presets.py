@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 
 from i18n import now, tr
-from serving.page_events import PRIVATE
+from serving.page_events import SILENT
 
 # The walkthrough of the course text (lesson 8.4): one sentence, two requests, both tools called in one round.
 WALKTHROUGH = "帮我查询员工 101 的档案，并计算基本工资 30000 加上奖金 8000 的税后收入（税率 20%）"
@@ -111,5 +111,5 @@ def mistake_note(code: str | None) -> str:
 def describe_mistakes(dropdown: gr.Dropdown) -> gr.Markdown:
     """The line under a 模拟模型失误 selector saying what the chosen mistake does (built where it is called)."""
     note = gr.Markdown(mistake_note(dropdown.value), elem_classes=["tw-mistake-note"])
-    dropdown.change(mistake_note, [dropdown], [note], api_visibility=PRIVATE, queue=False, show_progress="hidden")
+    dropdown.change(mistake_note, [dropdown], [note], **SILENT)
     return note

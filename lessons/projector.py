@@ -10,7 +10,7 @@ import gradio as gr
 
 from i18n import tr
 
-from serving.page_events import PRIVATE
+from serving.page_events import SILENT
 
 # Sized for a 1280×720 projector seen from the back of a room: Gradio's theme sets every text size
 # in px on :root (14 px body, 12 px labels), so a percentage on the page scales nothing; the theme's
@@ -79,6 +79,5 @@ class Projector:
                                   elem_id="present-toggle", container=False)
 
     def wire(self, demo: gr.Blocks) -> None:
-        self.toggle.change(None, [self.toggle], [self.toggle], js=TOGGLE, api_visibility=PRIVATE, queue=False,
-                           show_progress="hidden")
-        demo.load(None, None, [self.toggle], js=ON_LOAD, api_visibility=PRIVATE, queue=False, show_progress="hidden")
+        self.toggle.change(None, [self.toggle], [self.toggle], js=TOGGLE, **SILENT)
+        demo.load(None, None, [self.toggle], js=ON_LOAD, **SILENT)

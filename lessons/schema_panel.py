@@ -15,7 +15,7 @@ from i18n import tr
 from runs import backend
 from runs.backend import error_text
 from serving import expiry
-from serving.page_events import PRIVATE, session_of
+from serving.page_events import SILENT, session_of
 
 
 def _props(tool: dict) -> tuple[dict, set]:
@@ -155,11 +155,9 @@ class SchemaPanel:
         # A few milliseconds of work: answered directly rather than through the queue. `edited`
         # is the refresh after an edit: what else an edit triggers (keeping the source in the
         # browser) is chained after it, so the student sees the new schema first.
-        self.edited = editor.change(refresh, self.inputs, self.outputs, api_visibility=PRIVATE,
-                                    show_progress="hidden", queue=False)
+        self.edited = editor.change(refresh, self.inputs, self.outputs, **SILENT)
         if strict is not None:
-            strict.change(refresh, self.inputs, self.outputs, api_visibility=PRIVATE, show_progress="hidden",
-                          queue=False)
+            strict.change(refresh, self.inputs, self.outputs, **SILENT)
         self.refresh = refresh
         return refresh
 
