@@ -25,8 +25,8 @@
   - 每个钩子运行一次，就 yield 一个 hook 事件：谁、拿到了什么、返回了什么、出了什么错。
 
 事件名和字段名照着今天的 agent 取（Claude Code 的 hooks），为了一页能讲清楚，做法上改了几处：
-  - Claude Code 的钩子是 shell 命令，从 stdin 读 JSON，用退出码 2 拦下调用，回答写在 hookSpecificOutput 里；
-    这里是 Python 函数，读一个 dict，返回一个平的 dict；
+  - Claude Code 的钩子是 shell 命令，从 stdin 读 JSON，用退出码 2 拦下调用，PreToolUse 的回答写在
+    hookSpecificOutput 里；这里是 Python 函数，读一个 dict，返回一个平的 dict；
   - Claude Code 把同一事件的几个钩子并行运行，它们看不到彼此的改动；这里一个接一个，后面的看得到前面改过的
     （所以下面才有顺序的坑）；
   - Claude Code 的 PostToolUse block 只是把理由告诉模型；这里 block 让模型收不到结果，只收到理由。改写结果在
