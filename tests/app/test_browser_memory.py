@@ -208,15 +208,18 @@ def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
         assert page.locator("#api-key input").input_value() == ""
         assert page.locator("#remember-key input").is_checked()
         assert page.locator("#model input").input_value() == "offline-rule-model"
-        # The remembered key is this session's key again: a run reaches the local server with it.
+        # The remembered key is this session's key again: a run reaches the local server with it. The
+        # lesson is a page of its own, with its own settings panel (folded): they are restored once the
+        # page has loaded, which the key's 🔑 line shows.
         before = len(server.requests)
         panel = tab(page, "Function Calling")
+        page.get_by_text("⚙️ 模型设置").click()
+        page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)
         panel.locator(".tw-run").click()
         panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
         sent = server.requests[before:]
         assert sent and all(r["auth_scheme"] == "Bearer" for r in sent)
 
-        page.get_by_text("⚙️ 模型设置").click()      # this lesson's page has its own settings panel, folded
         page.locator("#forget-key").click()
         wait_stored(page, KEY, present=False)
         assert not page.locator("#remember-key input").is_checked()
