@@ -135,6 +135,11 @@ def wrong_answer(event: str, answer: dict) -> str | None:
     return None
 
 
+def payload_of(event: str, call: ToolCall, arguments: Any, **more: Any) -> dict:
+    """一个钩子拿到的 dict：哪种钩子、哪个工具、什么参数、哪次调用，执行之后还有结果或错误。"""
+    return {"hook_event_name": event, "tool_name": call.name, "tool_input": arguments, "tool_use_id": call.id, **more}
+
+
 # ── 执行之前
 
 @dataclasses.dataclass
@@ -151,9 +156,7 @@ class Gate:
 def before(call: ToolCall, hooks: Hooks) -> Generator[events.Event, Any, Gate]:
     gate = Gate(arguments=call.arguments)
     for hook in hooks.of(PRE):
-        payload = {"hook_event_name": PRE, "tool_name": call.name, "tool_input": gate.arguments,
-                   "tool_use_id": call.id}
-        answer, problem = yield from consult(hook, payload, call.turn)
+        answer, problem = yield from consult(hook, payload_of(PRE, call, gate.arguments), call.turn)
         if problem:
             if hook.fail == "closed":        # 一道安全检查没运行成功，就当它说了 deny
                 return dataclasses.replace(gate, verdict="deny", by=hook.name, broken=True,
@@ -189,8 +192,7 @@ def after(call: ToolCall, arguments: Any, outcome: ToolOutcome,
     event = POST if outcome.ok else FAILED
     context: list[str] = []
     for hook in hooks.of(event):
-        payload = {"hook_event_name": event, "tool_name": call.name, "tool_input": arguments, "tool_use_id": call.id,
-                   ("tool_response" if outcome.ok else "error"): outcome.content}
+        payload = payload_of(event, call, arguments, **{"tool_response" if outcome.ok else "error": outcome.content})
         answer, problem = yield from consult(hook, payload, call.turn)
         if problem:
             if hook.fail == "closed" and outcome.ok:   # 没能检查过的结果不交出去（比如脱敏钩子坏了）
@@ -214,18 +216,18 @@ def hooked_call(call: ToolCall, execute: Executor | None, names: list[str],
                 hooks: Hooks) -> Generator[events.Event, Any, events.ToolResultEvent]:
     yield events.tool_call(call.turn, call.id, call.name, call.raw_arguments, call.arguments, call.problems)
     gate = yield from before(call, hooks)
-    person = None
+    refused = hook_denied(call, gate) if gate.verdict == "deny" else None
     if gate.verdict == "ask":                # 停下来问人：send({"allow": True}) 同意，send({"deny": "理由"}) 拒绝
-        payload = {"hook_event_name": PRE, "tool_name": call.name, "tool_input": gate.arguments, "tool_use_id": call.id}
-        person = yield events.hook(call.turn, call.id, PRE, gate.by, payload, {"permissionDecision": "ask"}, None,
-                                   "closed", 0.0, asking=gate.reason)
+        person = yield events.hook(call.turn, call.id, PRE, gate.by, payload_of(PRE, call, gate.arguments),
+                                   {"permissionDecision": "ask"}, None, "closed", 0.0, asking=gate.reason)
+        person = person if isinstance(person, dict) else {}
+        if "deny" in person:                 # 是人拒绝的，就说是人，不说是钩子
+            refused = denied(call, str(person["deny"] or "").strip())
+        elif person.get("allow") is not True:
+            refused = hook_denied(call, dataclasses.replace(gate, reason=f"{gate.reason}；它要先问人，没有人同意"))
     context = list(gate.context)
-    if gate.verdict == "ask" and isinstance(person, dict) and "deny" in person:
-        outcome = denied(call, str(person["deny"] or "").strip())   # 是人拒绝的，就说是人，不说是钩子
-    elif gate.verdict == "ask" and not (isinstance(person, dict) and person.get("allow") is True):
-        outcome = hook_denied(call, dataclasses.replace(gate, reason=f"{gate.reason}；它要先问人，没有人同意"))
-    elif gate.verdict == "deny":
-        outcome = hook_denied(call, gate)
+    if refused is not None:
+        outcome = refused
     else:
         executed = dataclasses.replace(call, arguments=gate.arguments)
         outcome = execute_call(executed, execute, names)
