@@ -49,15 +49,16 @@ class KeyMeter:
             times.popleft()
         return times
 
-    def charge(self, session: str | None, address: str | None) -> None:
-        """Counts one request, or raises LimitReached without counting it."""
+    def charge(self, session: str | None, address: str | None, holder: str = "本会话") -> None:
+        """Counts one request, or raises LimitReached without counting it. `holder` names whose
+        hourly count `session` is (a browser tab's pages share one)."""
         now = self.clock()
         checks = [(("day", ""), DAY, self.limits.per_day,
                    "服务器密钥的全站额度（每天 {n} 次）已用完"),
                   (("address", address or "?"), HOUR, self.limits.per_address,
                    "你所在网络地址的服务器密钥额度（每小时 {n} 次）已用完"),
                   (("session", session or "?"), HOUR, self.limits.per_session,
-                   "本会话的服务器密钥额度（每小时 {n} 次）已用完")]
+                   holder + "的服务器密钥额度（每小时 {n} 次）已用完")]
         with self._lock:
             self._prune(now)
             windows = []

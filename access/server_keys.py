@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from i18n import tr
 from llm_clients import LLMError
 
 from access.class_code import CLASS_CODE_ENV, ClassCode, CodeRefused
@@ -33,6 +34,7 @@ DEFAULT_MAX_QUESTION_CHARS = 2000
 # The id a browser tab keeps in sessionStorage (memory/browser_memory.py READ_JS): base-36 time and randomness.
 TAB_ID = re.compile(r"[0-9a-z]{6,32}")
 MAX_TABS = 10_000           # pages remembered as a tab's; the oldest go first
+TAB_PREFIX = "tab:"         # a count kept for a browser tab, not for one page's session
 NEEDS_CODE = ("服务器的密钥只给输入了课堂口令的同学使用：请在「模型设置」里输入老师给的课堂口令，"
               "或者填写你自己的密钥，或改用「离线演示模型」。")
 
@@ -47,6 +49,13 @@ def _number(name: str, default: int, secrets: Mapping[str, str], environ: Mappin
 
 def session_of(request: Any) -> str | None:
     return getattr(request, "session_hash", None) or None
+
+
+def holder(counted: str | None) -> tuple[str, str]:
+    """Whose hourly count `counted` (ServerKeyPolicy.counted_as) is, as a sentence's subject: (Chinese, English)."""
+    if counted and counted.startswith(TAB_PREFIX):
+        return "这个浏览器标签页", "This browser tab"
+    return "本会话", "This session"
 
 
 def client_address(request: Any) -> str | None:
@@ -115,17 +124,20 @@ class ServerKeyPolicy:
         session = session_of(request)
         with self._tabs_lock:
             tab = self._tabs.get(session)
-        return f"tab:{tab}" if tab else session
+        return f"{TAB_PREFIX}{tab}" if tab else session
 
     def metered(self, client: Any, request: Any) -> "MeteredClient":
         return MeteredClient(client, self, self.counted_as(request), client_address(request))
 
     def usage_line(self, request: Any) -> str:
-        limits = self.meter.limits
-        line = (f"本会话已用 {self.meter.used(self.counted_as(request))}/{limits.per_session} 次服务器密钥请求"
-                f"（每个网络地址每小时 {limits.per_address} 次，全站每天 {limits.per_day} 次）。")
+        limits, counted = self.meter.limits, self.counted_as(request)
+        line = tr("{who}已用 {used}/{n} 次服务器密钥请求（每个网络地址每小时 {address} 次，全站每天 {day} 次）。",
+                  "{who} has used {used}/{n} server-key requests ({address} an hour per network address, "
+                  "{day} a day for the whole site).").format(
+            who=tr(*holder(counted)), used=self.meter.used(counted), n=limits.per_session,
+            address=limits.per_address, day=limits.per_day)
         if self.class_code.required and not self.class_code.unlocked(session_of(request)):
-            line += " 使用服务器密钥需要先输入课堂口令。"
+            line += tr(" 使用服务器密钥需要先输入课堂口令。", " The server key needs the class code first.")
         return line
 
 
@@ -154,7 +166,7 @@ class MeteredClient:
             raise LLMError("question_too_long", f"用服务器密钥时问题最长 {self.policy.max_question_chars} 个字，"
                                                 f"这个问题有 {len(question)} 个字：请缩短，或改用自己的密钥。")
         try:
-            self.policy.meter.charge(self.session, self.address)
+            self.policy.meter.charge(self.session, self.address, holder=holder(self.session)[0])
         except LimitReached as exc:
             raise LLMError(exc.code, exc.message) from None
 

@@ -163,11 +163,11 @@ def test_the_lesson_pages_of_one_browser_tab_share_one_hourly_count(model):
         policy.join_tab("mi9x2k4qabc123", page)
     policy.join_tab("other0tab1", elsewhere)
     assert policy.metered(model_client(model), first).complete(question).text
-    assert "本会话已用 1/2 次" in policy.usage_line(second)
+    assert "这个浏览器标签页已用 1/2 次" in policy.usage_line(second)
     assert policy.metered(model_client(model), second).complete(question).text
-    with pytest.raises(LLMError, match="本会话的服务器密钥额度"):
+    with pytest.raises(LLMError, match="这个浏览器标签页的服务器密钥额度"):
         policy.metered(model_client(model), first).complete(question)
-    assert "本会话已用 0/2 次" in policy.usage_line(elsewhere)       # another tab counts on its own
+    assert "这个浏览器标签页已用 0/2 次" in policy.usage_line(elsewhere)       # another tab counts on its own
 
 
 @pytest.mark.parametrize("tab", ["", "短", "x" * 40, "Tab-With-Caps", None, 12345])

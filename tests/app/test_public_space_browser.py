@@ -127,7 +127,7 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         open_settings(page)
         choose(page, "OpenAI 兼容接口")
         set_model(page)
-        assert shows_usage(page, "本会话已用 0/3 次服务器密钥请求")
+        assert shows_usage(page, "这个浏览器标签页已用 0/3 次服务器密钥请求")
         assert "需要先输入课堂口令" in page.locator("#key-usage").first.inner_text()
         panel.locator(".tw-run").click()
         panel.locator(".tw-status").filter(has_text="课堂口令").first.wait_for(timeout=WAIT)
@@ -153,11 +153,11 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
 
         assert "出错" not in run(panel)
         assert len(provider.requests) == 2         # a tool call, then the answer
-        assert shows_usage(page, "本会话已用 2/3 次服务器密钥请求")
+        assert shows_usage(page, "这个浏览器标签页已用 2/3 次服务器密钥请求")
         text = run(panel)                          # one round left: the second is refused unsent
-        assert "本会话的服务器密钥额度（每小时 3 次）已用完" in text and "恢复" in text
+        assert "这个浏览器标签页的服务器密钥额度（每小时 3 次）已用完" in text and "恢复" in text
         assert len(provider.requests) == 3
-        assert shows_usage(page, "本会话已用 3/3")
+        assert shows_usage(page, "这个浏览器标签页已用 3/3")
 
         # The offline model still works ...
         choose(page, "离线演示模型")
@@ -172,7 +172,7 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
         assert "出错" not in run(panel)
         assert len(provider.requests) == 5
-        assert shows_usage(page, "本会话已用 3/3")
+        assert shows_usage(page, "这个浏览器标签页已用 3/3")
 
         # The next lesson is a page (and a session) of its own: the tab's accepted code lets it in too,
         # its key is the one typed above, held for the tab, and the tab's count goes on: a new page
@@ -180,7 +180,7 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         tab(page, "正则 ReAct")
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)      # the tab's settings are back
-        assert shows_usage(page, "本会话已用 3/3")
+        assert shows_usage(page, "这个浏览器标签页已用 3/3")
         assert "课堂口令" not in page.locator("#key-usage").first.inner_text()
         assert not [b for b in watched.bodies if CODE.encode() in b or b"sk-server-configured" in b
                     or b"sk-student-own-5678" in b]
