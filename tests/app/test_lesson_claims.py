@@ -743,12 +743,23 @@ def compared(panel) -> str:
     return panel.locator(".tw-mcp-compare").first.inner_text()
 
 
+def wait_compared(panel, text: str):
+    """Waits until the comparison under the schema says `text`; a timeout says what it and the schema's status said."""
+    from playwright.sync_api import expect
+
+    try:
+        expect(panel.locator(".tw-mcp-compare").first).to_contain_text(text, timeout=WAIT)
+    except AssertionError as missing:
+        status = panel.locator(".tw-schema-status").first.inner_text()
+        raise AssertionError(f"{missing}\nschema status: {status}\nsource: {code_text(panel.locator('.tw-editor'))}") from None
+
+
 class TestMcpLesson:
     @pytest.fixture(scope="class")
     @classmethod
     def panel(cls, page):
         panel = tab(page, "MCP")
-        panel.locator(".tw-mcp-compare").filter(has_text=T("完全相同", "exactly")).first.wait_for(timeout=WAIT)
+        wait_compared(panel, T("完全相同", "exactly"))
         return panel
 
     def test_the_tools_live_in_a_server_and_the_two_sides_talk_json_rpc(self, panel):
@@ -844,7 +855,7 @@ class TestMcpLesson:
         旁边的对照是 FastMCP 用 pydantic 从同一个函数自己推出的 schema：多了 title 键，参数的说明丢了，
         也没有 additionalProperties: false。"""
         use_examples(page, panel, AUTHORIZATION_SET, "transfer_money")
-        panel.locator(".tw-mcp-compare").filter(has_text="delete_user").first.wait_for(timeout=WAIT)
+        wait_compared(panel, "delete_user")
         text = compared(panel)
         for name in ("transfer_money", "delete_user"):
             assert f"✅ {name}" + same() in text
@@ -893,8 +904,7 @@ class TestMcpLesson:
             unmarked = source.replace('时使用", read_only=True)\ndef get_weather', '时使用")\ndef get_weather')
             assert unmarked != source
             set_code(page, panel.locator(".tw-editor"), unmarked)
-            panel.locator(".tw-mcp-compare").filter(has_text="get_weather" + same() + T("；注解：没有注解", "; annotations: no annotations")) \
-                .first.wait_for(timeout=WAIT)
+            wait_compared(panel, "get_weather" + same() + T("；注解：没有注解", "; annotations: no annotations"))
             panel.locator(".tw-run").click()
             panel.locator(".tw-ask").first.wait_for(state="visible", timeout=WAIT)
             assert "get_weather" in panel.locator(".tw-ask-title").first.inner_text()
@@ -913,8 +923,7 @@ class TestMcpLesson:
                                '时使用", read_only=True)\ndef delete_user')
         assert lying != source
         set_code(page, panel.locator(".tw-editor"), lying)
-        panel.locator(".tw-mcp-compare").filter(has_text="delete_user" + same() + T("；注解：只读", "; annotations: read-only")).first \
-            .wait_for(timeout=WAIT)
+        wait_compared(panel, "delete_user" + same() + T("；注解：只读", "; annotations: read-only"))
         panel.locator(".tw-mcp-annotations input").check()
         try:
             assert run(panel, "删除用户 42").startswith("✅")
