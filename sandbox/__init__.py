@@ -2,6 +2,9 @@
 
     extract_schemas(source, method="registry", strict=False, session_id=None)
         -> {"ok", "tools", "warnings", "error", "stdout", ...}
+    list_hooks(source, session_id=None) -> {"ok", "hooks": [{"event", "name", "fail"}], "error", "stdout"}
+    run_hook(source, index, event, name, payload, session_id=None)
+        -> {"ok", "answer" (what the hook returned), "error", "stdout", "wall_ms"}
     run_tool(source, name, args, session_id=None)
         -> every ToolOutcome field (ok, content, error_code, duration_ms, arguments, problems,
            coercions, clipped_from) + stdout, stderr, wall_ms, worker_pid, error {code, message, line}
@@ -33,7 +36,7 @@ from .sealing import seal_secrets  # noqa: E402
 from .admission import Refusal  # noqa: E402
 from .service import Sandbox  # noqa: E402
 
-__all__ = ["extract_schemas", "run_tool", "status", "configure", "current_settings", "seal_secrets", "start",
+__all__ = ["extract_schemas", "run_tool", "list_hooks", "run_hook", "status", "configure", "current_settings", "seal_secrets", "start",
            "shutdown", "serving_publicly", "session_usage", "forget_session", "known_sessions", "mcp_transport",
            "Refusal"]
 
@@ -50,6 +53,16 @@ def extract_schemas(source, method="registry", strict=False, session_id=None):
 def run_tool(source, name, args, session_id=None):
     """Runs one tool of the module in a fresh worker; `content` is what the model is fed."""
     return _sandbox.run_tool(source, name, args, session_id)
+
+
+def list_hooks(source, session_id=None):
+    """The hooks a hooks source (code/hooks.py's Hooks) registers: {"ok", "hooks", "error", "stdout"}."""
+    return _sandbox.list_hooks(source, session_id)
+
+
+def run_hook(source, index, event, name, payload, session_id=None):
+    """Runs one registered hook on `payload` in a fresh worker: {"ok", "answer", "error", "stdout", "wall_ms"}."""
+    return _sandbox.run_hook(source, index, event, name, payload, session_id)
 
 
 def status():

@@ -28,9 +28,10 @@ from .settings import Limits
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The worker program, its hardening and its priority: always in the runtime folder.
 SANDBOX_FILES = ("worker.py", "hardening.py", "cpu_share.py")
-# Course modules every worker needs (the registry a student's source builds on, and the
-# shape of a tool's outcome); the modules they import from their own folder come along.
-COURSE_MODULES = ("tool_registry", "tool_outcome")
+# Course modules every worker needs (the registry a tool source builds on, the shape of a
+# tool's outcome, and the hooks a hooks source registers); the modules they import from their
+# own folder come along.
+COURSE_MODULES = ("tool_registry", "tool_outcome", "hooks")
 
 
 def module_file(name):

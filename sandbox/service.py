@@ -203,6 +203,61 @@ class Sandbox:
             result["error_code"] = (error or {}).get("code") or "tool_exception"
         return result
 
+    # ------------------------------------------------------------ hooks (code/hooks.py)
+
+    def list_hooks(self, source, session_id=None):
+        """The hooks a hooks source registers, in order: {"ok", "hooks": [{"event", "name", "fail"}],
+        "error", "stdout"}. Charged to the session like a schema extraction."""
+        empty = {"ok": False, "hooks": [], "error": None, "stdout": ""}
+        reply, stdout, error = self._hooks_job({"op": "hooks", "source": source}, session_id,
+                                               "生成钩子列表时导入的源码", counts_as_run=False)
+        if error is None and reply.get("ok") is not True:
+            error = reply["error"]
+        if error is None and not (isinstance(reply.get("hooks"), list) and all(
+                isinstance(hook, dict) and {"event", "name", "fail"} <= set(hook) for hook in reply["hooks"])):
+            error = messages.verdict(*messages.BAD_REPLY)
+        if error is not None:
+            return dict(empty, stdout=stdout, error=error)
+        return {"ok": True, "hooks": reply["hooks"], "error": None, "stdout": stdout}
+
+    def run_hook(self, source, index, event, name, payload, session_id=None):
+        """Runs the source's `index`-th hook (registered for `event` as `name`) on `payload` in a fresh
+        worker: {"ok", "answer", "error" {code, message, line, type?}, "stdout", "wall_ms"}."""
+        try:
+            encoded = json.dumps(payload, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            encoded, refused = "", messages.verdict("invalid_request", f"钩子的输入无法转成 JSON：{exc}")
+        else:
+            refused = None if len(encoded) <= MAX_ARGS_CHARS else messages.verdict(
+                "invalid_request", "钩子的输入太长，请精简后再试。")
+        if refused is not None:
+            return {"ok": False, "answer": None, "error": refused, "stdout": "", "wall_ms": 0.0}
+        reply, stdout, error = self._hooks_job({"op": "hook", "source": source, "index": index, "event": event,
+                                                "name": name, "payload": json.loads(encoded)},
+                                               session_id, f"钩子 {name}")
+        if error is None and reply.get("ok") is not True:
+            error = reply["error"] if isinstance(reply.get("error"), dict) else messages.verdict(*messages.BAD_REPLY)
+        return {"ok": error is None, "answer": reply.get("answer") if error is None else None, "error": error,
+                "stdout": stdout, "wall_ms": reply.get("wall_ms", 0.0)}
+
+    def _hooks_job(self, job, session_id, what, counts_as_run=True):
+        """(the worker's reply, its stdout, None) or ({}, stdout, the error of a job that gave no usable reply)."""
+        try:
+            self._check_request(job["source"])
+            with self.gate.admit(session_id, counts_as_run=counts_as_run, job=what) as admission:
+                outcome = admission.run(job)
+        except Refusal as refusal:
+            return {}, "", messages.verdict(refusal.code, refusal.message)
+        except (WorkerError, OSError) as exc:
+            return {}, "", messages.verdict(*messages.worker_unavailable(exc))
+        stdout = _text(outcome.stdout)
+        if outcome.result is None or outcome.too_large:
+            return {}, stdout, messages.verdict(*_machine_failure(outcome, admission))
+        reply = outcome.result if isinstance(outcome.result, dict) else {}
+        if not reply.get("ok") and not isinstance(reply.get("error"), dict):
+            return {}, stdout, messages.verdict(*messages.BAD_REPLY)
+        return dict(reply, wall_ms=outcome.wall_ms), stdout, None
+
 
 def _machine_failure(outcome, admission):
     """(code, message) of a job that produced no usable reply. On probation its time and memory

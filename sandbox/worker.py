@@ -3,7 +3,7 @@
 Started by the app as `python -I -B -X utf8 worker.py zygote '<config json>'` from a
 private runtime directory that also holds hardening.py, cpu_share.py and the course modules the
 student's source may import (tool_registry.py and the modules it imports, tool_outcome.py,
-and the modules of the configured schema methods).  The zygote imports everything once,
+hooks.py and its modules, and the modules of the configured schema methods).  The zygote imports everything once,
 then forks one child per requested worker.  Each child puts itself in its own session, hardens itself
 (rlimits, non-dumpable, Landlock, seccomp, audit hook), reports which layers hold,
 and waits for exactly one job.  It never runs a second one.
@@ -346,11 +346,69 @@ def _with_location(content, where):
     return body[:cut] + where + content[cut:]
 
 
+# ------------------------------------------------------------------ hooks (code/hooks.py)
+
+NO_HOOKS = ("源码里没有找到 Hooks 实例。请写 `hooks = Hooks()`，"
+            "再用 `@hooks.on(PRE)` 这样的装饰器登记钩子。")
+
+
+def find_hooks(module):
+    """The module's `hooks.Hooks` (the one named `hooks` if there are several), or None."""
+    import hooks
+
+    found = [(name, value) for name, value in vars(module).items() if isinstance(value, hooks.Hooks)]
+    return next((value for name, value in found if name == "hooks"), found[0][1] if found else None)
+
+
+def _loaded_hooks(source):
+    """(the module's Hooks, None) or (None, the error dict)."""
+    module, error = load_module(source)
+    if error is None and (registered := find_hooks(module)) is None:
+        error = _error("no_hooks", NO_HOOKS, None)
+    return (None, error) if error else (registered, None)
+
+
+def list_hooks(job):
+    """The hooks a source registers, in order: [{"event", "name", "fail"}]."""
+    registered, error = _loaded_hooks(job["source"])
+    if error:
+        return {"ok": False, "hooks": [], "error": error}
+    return {"ok": True, "error": None,
+            "hooks": [{"event": hook.event, "name": hook.name, "fail": hook.fail} for hook in registered.registered]}
+
+
+def run_hook(job):
+    """Runs the source's `index`-th hook on `payload`: {"ok", "answer", "error"}. The answer is
+    what the hook returned, unjudged (the app's hooks.consult judges it, as for a hook of its own)."""
+    registered, error = _loaded_hooks(job["source"])
+    if error:
+        return {"ok": False, "answer": None, "error": error}
+    index = job.get("index")
+    hook = registered.registered[index] if isinstance(index, int) and 0 <= index < len(registered.registered) else None
+    if hook is None or (hook.event, hook.name) != (job.get("event"), job.get("name")):
+        return {"ok": False, "answer": None,
+                "error": _error("hooks_changed", "这段源码登记的钩子和运行开始时不一样了。请重新运行。", None)}
+    try:
+        answer = hook.run(job["payload"])
+    except BaseException as exc:   # the student's hook: anything may be raised
+        line = _student_line(exc.__traceback__)
+        code_, sentence = _classify(exc)
+        text = str(exc)   # the app names the exception itself: "KeyError: 'x'"
+        message = sentence if code_ else (text if len(text) <= 500 else text[:500] + "…")
+        return {"ok": False, "answer": None,
+                "error": _error(code_ or "hook_exception", message, line) | {"type": type(exc).__name__}}
+    return {"ok": True, "answer": answer, "error": None}
+
+
 def handle(job):
     if job.get("op") == "extract":
         return extract(job)
     if job.get("op") == "run":
         return run(job)
+    if job.get("op") == "hooks":
+        return list_hooks(job)
+    if job.get("op") == "hook":
+        return run_hook(job)
     return {"ok": False, "error": _error("bad_job", "未知的任务类型", None)}
 
 
