@@ -10,7 +10,7 @@ import gradio as gr
 
 from endpoints import workspace_api
 from memory import session_io
-from runs import backend, headline
+from runs import backend, headline, starters
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -26,14 +26,14 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
                           "stream": stream})[0]
 
 
-def _run(lesson, secrets, source, question, settings, options, mistake, session_id, request=None,
-         class_code="") -> dict:
-    """A whole run of the catalogue's `lesson` through the same backend as the page's 运行, as one JSON
-    result: {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a success."""
-    run = backend.run_to_end(backend.start_run(lesson.start, source or "", question or "", settings, options,
+def _run(start, secrets, source, question, settings, options, mistake, session_id, request=None,
+         class_code="", served=False) -> dict:
+    """A whole run of the loop `start` (a catalogue lesson's, or starters') through the same backend as
+    the page's 运行, as one JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok
+    only when the verdict is a success."""
+    run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
-                                               request=request, class_code=class_code or "",
-                                               served=lesson.served))
+                                               request=request, class_code=class_code or "", served=served))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
     events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
@@ -65,7 +65,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。
         envelope=True：工具结果装进固定形状的 JSON 信封 {"status", "data", "error_code", "message"} 再回填。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(LESSONS["function_calling"], secrets, source, question,
+        return _run(LESSONS["function_calling"].start, secrets, source, question,
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
 
@@ -78,8 +78,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         事件里还有每条 JSON-RPC 消息（type 为 rpc：initialize、tools/list、tools/call，它们的结果和错误）。
         连不上服务器（initialize / tools/list 没有完成）时 verdict.state 是 mcp_failed。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(LESSONS["mcp"], secrets, source, question, api_settings(provider, model, max_tokens, stream),
-                    options, mistake, session_of(request), request, class_code)
+        return _run(LESSONS["mcp"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+                    options, mistake, session_of(request), request, class_code, served=LESSONS["mcp"].served)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
                   provider: str = "offline", model: str = "", class_code: str = "",
@@ -88,8 +88,18 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题；结果的形状同 /run_function_calling。
         用服务器的密钥且服务器设了课堂口令时，需要 class_code。envelope=True：Observation 装进 JSON 信封。"""
         options = {"approach": approach, "envelope": bool(envelope)}
-        return _run(LESSONS["react"], secrets, source, question, api_settings(provider, model, max_tokens, stream),
+        return _run(LESSONS["react"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
                     options, mistake, session_of(request), request, class_code)
+
+    def run_hooks(source: str, hooks: str, question: str, mistake: str = "", provider: str = "offline",
+                  model: str = "", class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """同 /run_function_calling，但每次工具调用前后运行 hooks（钩子源码，code/hooks.py 的 Hooks）里登记的钩子；
+        钩子和工具一样在沙箱里运行，每次一个新进程（钩子之间不留状态：要记录就 print，打印的内容在它的事件里）。
+        调用一个接一个地执行，不设 tool_choice，也没有并行调用。事件里还有每个钩子的一次运行（type 为 hook：
+        拿到的 payload、返回的 answer、出的错 problem、打印的 printed）。钩子要“先问人”（ask）时没有人可以回答，
+        按不执行处理。钩子源码加载不了时 verdict.state 是 hooks_failed。"""
+        return _run(starters.hooks, secrets, source, question, api_settings(provider, model, max_tokens),
+                    {"hooks": hooks or ""}, mistake, session_of(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling、/run_mcp 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
@@ -126,7 +136,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return (text or "")[:MAX_ECHO_CHARS]
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
-                 "run_mcp": run_mcp, "run_react": run_react, "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
+                 "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")

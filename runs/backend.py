@@ -137,6 +137,22 @@ def executor(source: str, session_id: str | None = None) -> Callable[[str, Any],
 
 # ------------------------------------------------------------------ a run of a loop
 
+def relayed(steps: Iterator, change: Callable[[dict], dict]) -> Iterator:
+    """The loop `steps`, each event passed through `change` on its way out, each reply (a person's
+    answer, step mode's override) sent back in, and its return value returned; closing this closes
+    the loop. What `yield from steps` does, for a backend that adds to the loop's events."""
+    reply = None
+    try:
+        while True:
+            try:
+                event = steps.send(reply)
+            except StopIteration as stop:
+                return stop.value
+            reply = yield change(event)
+    finally:
+        steps.close()
+
+
 def jsonable(event: Any) -> dict:
     """Events go into files and the page: make sure they are plain JSON data."""
     try:

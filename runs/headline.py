@@ -8,6 +8,8 @@ later round (the right tool has another name); a success in the same round fixes
 States, in the order they are checked:
   ❌ mcp_failed: the MCP server could not be reached, initialized or listed (mcp_client_loop's
      mcp_connect), with the server's own error text: the model was never asked
+  ❌ hooks_failed: the hooks source did not load in the sandbox (runs/hooks_backend.py's
+     hooks_source), with the sandbox's error text: the model was never asked
   ❌ provider or client error (an error event other than the two guards)
   🛑 stopped by the loop's guard (too_many_failures)
   ⏹ stopped by max_turns
@@ -137,7 +139,7 @@ def _last_response(events: list[dict]) -> dict:
 def verdict(events: list[dict]) -> dict[str, Any] | None:
     """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
     state: answered / recovered / hand_written / no_tool_call / truncated / repetition / stopped / gave_up / guard /
-    max_turns / mcp_failed / error."""
+    max_turns / mcp_failed / hooks_failed / error."""
     end = next((e for e in reversed(events) if e.get("type") in ("final", "error")), None)
     if end is None:
         return None
@@ -156,6 +158,10 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                     "title": tr("MCP 服务器没有连上（initialize / tools/list 没有完成），模型还没被问到",
                                "The MCP server was not reached (initialize / tools/list did not finish): the model "
                                "was not asked yet"), "detail": message}
+        if code == "hooks_source":
+            return {"state": "hooks_failed", "icon": "❌",
+                    "title": tr("钩子源码没有加载，模型还没被问到", "The hooks source did not load: the model was not asked yet"),
+                    "detail": message}
         if code == "max_turns":
             return {"state": "max_turns", "icon": "⏹",
                     "title": tr("用完 max_turns 仍没有最终回答：{counts}",

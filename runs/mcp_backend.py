@@ -55,20 +55,14 @@ def served_loop(execute, client, question, **options) -> Iterator:
     steps = mcp_client_loop.run_mcp(client, question, server=None,
                                     transport=lambda: _Sandboxed(execute.source, execute.session_id, refused),
                                     **options)
-    reply = None
-    try:
-        while True:
-            try:
-                event = steps.send(reply)
-            except StopIteration as stop:
-                return stop.value
-            if refused and event.get("type") == "error" and event.get("code") == "mcp_connect":
-                event = {**event, "message": tr("沙箱没有启动 MCP 服务器：{why}",
-                                                "The sandbox did not start the MCP server: {why}").format(
-                                                    why=refused[0].message)}
-            reply = yield event
-    finally:
-        steps.close()
+
+    def said_by_the_sandbox(event: dict) -> dict:
+        if refused and event.get("type") == "error" and event.get("code") == "mcp_connect":
+            return {**event, "message": tr("沙箱没有启动 MCP 服务器：{why}",
+                                           "The sandbox did not start the MCP server: {why}").format(why=refused[0].message)}
+        return event
+
+    return (yield from backend.relayed(steps, said_by_the_sandbox))
 
 
 def call_preview(event: dict) -> str:

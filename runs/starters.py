@@ -11,7 +11,7 @@ from json_loop import run_json_from_text
 from llm_clients import without_parameter
 from react_loop import run_react
 
-from runs import mcp_backend
+from runs import hooks_backend, mcp_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -62,6 +62,13 @@ def mcp(client, question, tools, execute, settings, options):
     return mcp_backend.served_loop(execute, client, question, max_turns=settings.max_turns,
                                    temperature=settings.temperature, stream=settings.stream, tool_choice=tool_choice,
                                    parallel_tool_calls=parallel, envelope=bool(options.get("envelope")))
+
+
+def hooks(client, question, tools, execute, settings, options):
+    """钩子: Function Calling one call at a time, with the hooks source options["hooks"] (run in the
+    sandbox) around every call."""
+    return hooks_backend.hooked_loop(execute, client, question, tools, options.get("hooks") or "",
+                                     max_turns=settings.max_turns)
 
 
 def workspace(client, question, tools, execute, settings, options):
