@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from tool_outcome import ToolOutcome
 
@@ -97,6 +97,7 @@ class ToolResultEvent(ConcurrentTiming):
     coercions: list[str]          # 看得见的宽松转换，如 count: "5" → 5
     clipped_from: int | None      # 截断前的字数；None 表示原样回填
     edited: list[str]             # 执行前人改过的参数（单步、修改参数后批准），模型从结果里也会读到
+    changed_by: NotRequired[list[str]]   # 只在 hooks.py：执行前改过参数的钩子（执行的不是模型写的参数）
 
 
 class FinalEvent(TypedDict):

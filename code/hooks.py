@@ -52,7 +52,7 @@ import permissions
 from function_calling_loop import tool_message
 from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, denied, execute_call, out_of_turns,
                         start_history, tool_names, tools_and_executor, too_many_failures)
-from tool_outcome import ToolOutcome, failure
+from tool_outcome import ToolOutcome, clip, failure
 
 PRE, POST, FAILED = "PreToolUse", "PostToolUse", "PostToolUseFailure"
 Hook = Callable[[dict], "dict | None"]
@@ -109,7 +109,8 @@ def consult(hook: Registered, payload: dict, turn: int) -> Generator[events.Even
     try:
         returned = hook.run(copy.deepcopy(payload))
         if isinstance(returned, Mapping):
-            answer = dict(returned)
+            # 钩子写的文字最后都到了模型眼前（换掉的结果、理由、附言）：和工具结果一样有长度上限
+            answer = {key: clip(value)[0] if isinstance(value, str) else value for key, value in returned.items()}
             problem = wrong_answer(hook.event, answer)
         elif returned is not None:
             problem = f"钩子应返回 dict 或 None，收到 {type(returned).__name__}"
@@ -183,6 +184,7 @@ def hook_denied(call: ToolCall, gate: Gate) -> ToolOutcome:
 
 
 CHANGED = "（执行前，钩子 {hooks} 改了你写的参数，实际执行的是 {arguments}，下面的结果按它得出。）\n"
+NOTE_LIMIT = 500                             # CHANGED 里的参数最多这么长
 
 
 # ── 执行之后
@@ -235,11 +237,13 @@ def hooked_call(call: ToolCall, execute: Executor | None, names: list[str],
         context += added
         if gate.arguments != call.arguments:   # 参数被钩子换过：告诉模型，否则它会照着自己写的参数理解结果
             note = CHANGED.format(hooks="、".join(gate.changed_by),
-                                  arguments=json.dumps(gate.arguments, ensure_ascii=False))
+                                  arguments=clip(json.dumps(gate.arguments, ensure_ascii=False), NOTE_LIMIT)[0])
             outcome = dataclasses.replace(outcome, content=note + outcome.content)
     if context:
         outcome = dataclasses.replace(outcome, content=outcome.content + "\n" + "\n".join(context))
     result = events.tool_result(call.turn, call.id, call.name, outcome, tool_message(call.id)(outcome.content))
+    if refused is None and gate.arguments != call.arguments:
+        result["changed_by"] = gate.changed_by     # 失败了也不怪模型：执行的不是它写的参数
     yield result
     return result
 

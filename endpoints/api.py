@@ -95,9 +95,9 @@ def register(secrets: Mapping[str, str]) -> list[str]:
                   model: str = "", class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
         """同 /run_function_calling，但每次工具调用前后运行 hooks（钩子源码，code/hooks.py 的 Hooks）里登记的钩子；
         钩子和工具一样在沙箱里运行，每次一个新进程（钩子之间不留状态：要记录就 print，打印的内容在它的事件里）。
-        调用一个接一个地执行，不设 tool_choice，也没有并行调用。事件里还有每个钩子的一次运行（type 为 hook：
+        不设 tool_choice；模型一轮要求几个调用时，它们一个接一个地执行（钩子按顺序看到它们）。事件里还有每个钩子的一次运行（type 为 hook：
         拿到的 payload、返回的 answer、出的错 problem、打印的 printed）。钩子要“先问人”（ask）时没有人可以回答，
-        按不执行处理。钩子源码加载不了时 verdict.state 是 hooks_failed。"""
+        按不执行处理。钩子写的文字（换掉的结果、理由、附言）和工具结果一样最多 4000 字。钩子源码加载不了（或沙箱这次没有运行它）时 verdict.state 是 hooks_failed。"""
         return _run(starters.hooks, secrets, source, question, api_settings(provider, model, max_tokens),
                     {"hooks": hooks or ""}, mistake, session_of(request), request, class_code)
 

@@ -41,7 +41,7 @@ from i18n import tr
 # failure (a wrong argument, an unknown tool, an exception the tool raised on what it was given) goes
 # back to the model to correct.
 STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denied": "you",
-              "hook_denied": "hook_denied", "hook_blocked": "hook_blocked",
+              "hook_denied": "hook_denied", "hook_blocked": "hook_blocked", "hook_changed": "hook_changed",
               "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
               "sandbox": "sandbox",
               "timeout": "limit", "memory_limit": "limit", "output_too_large": "limit", "workspace_full": "limit",
@@ -64,8 +64,10 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
             fixed = next((e for e in events[index + 1:] if e.get("type") == "parse" and e.get("ok")), None)
         else:
             continue
-        entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn"),
-                 "code": event.get("error_code")}
+        code = event.get("error_code")
+        if event.get("changed_by") and code not in STOPPED_BY:   # it ran a hook's arguments, not the model's
+            code = "hook_changed"
+        entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn"), "code": code}
         (recovered if fixed else unrecovered).append(entry)
     return recovered, unrecovered
 
@@ -96,6 +98,9 @@ def _stopped(entries: list[dict]) -> list[str]:
         "hook_denied": tr("钩子拒绝了 {names} 的调用，工具没有运行", "A hook refused the call of {names}; the tool did not run"),
         "hook_blocked": tr("{names} 运行了，但钩子没有把结果交给模型",
                            "{names} ran, but a hook kept its result from the model"),
+        "hook_changed": tr("{names} 执行的是钩子改过的参数，失败了（不是模型写的参数）",
+                           "{names} ran with arguments a hook had changed, and failed (not the arguments the model "
+                           "wrote)"),
         "sandbox": tr("沙箱拒绝运行 {names}，不是模型或工具出错（原因见时间线里的结果）",
                       "The sandbox refused to run {names}, not a fault of the model or the tool (the result in the "
                       "timeline says why)"),
@@ -159,9 +164,12 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                                "The MCP server was not reached (initialize / tools/list did not finish): the model "
                                "was not asked yet"), "detail": message}
         if code == "hooks_source":
-            return {"state": "hooks_failed", "icon": "❌",
-                    "title": tr("钩子源码没有加载，模型还没被问到", "The hooks source did not load: the model was not asked yet"),
-                    "detail": message}
+            title = (tr("沙箱这次没有运行钩子源码（不是源码的错，原因见下），模型还没被问到",
+                        "The sandbox did not run the hooks source this time (not a fault of the source; see below why): "
+                        "the model was not asked yet")
+                     if STOPPED_BY.get(end.get("cause")) == "sandbox" else
+                     tr("钩子源码没有加载，模型还没被问到", "The hooks source did not load: the model was not asked yet"))
+            return {"state": "hooks_failed", "icon": "❌", "title": title, "detail": message}
         if code == "max_turns":
             return {"state": "max_turns", "icon": "⏹",
                     "title": tr("用完 max_turns 仍没有最终回答：{counts}",

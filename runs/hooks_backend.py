@@ -38,12 +38,9 @@ class Sandboxed:
         self.hooks, self.printed = hooks.Hooks(), []
         listed = sandbox.list_hooks(source, session_id)
         self.error = None if listed["ok"] else listed["error"]
-        for index, item in enumerate(listed["hooks"]):
-            if item["event"] not in hooks.ANSWERS or item["fail"] not in ("open", "closed"):
-                self.error = {"code": "hooks_changed", "message": f"钩子 {item['name']} 的登记不对", "line": None}
-                break
-            self.hooks.registered.append(hooks.Registered(item["event"], str(item["name"]),
-                                                          self._caller(index, item), item["fail"]))
+        for index, item in enumerate(listed["hooks"]):     # checked by the sandbox (service.list_hooks)
+            self.hooks.registered.append(hooks.Registered(item["event"], item["name"], self._caller(index, item),
+                                                          item["fail"]))
 
     def _caller(self, index: int, item: dict):
         def run(payload: dict) -> Any:
@@ -67,8 +64,8 @@ def hooked_loop(execute, client, question: str, tools: list, source: str, *, max
     is asked, saying why. A reply sent to the loop (a person's answer to an "ask") goes through."""
     registered = Sandboxed(source, execute.session_id)
     if registered.error is not None:
-        yield {"type": "error", "turn": None, "code": "hooks_source",
-               "message": f"钩子源码没有加载：{registered.error['message']}"}
+        yield {"type": "error", "turn": None, "code": "hooks_source", "cause": registered.error["code"],
+               "message": f"加载钩子源码时：{registered.error['message']}"}
         return None
     steps = hooks.run_with_hooks(client, question, tools, execute, registered.hooks, max_turns=max_turns)
     return (yield from backend.relayed(steps, registered.with_printed))

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import threading
 
+from hooks import ANSWERS as HOOK_ANSWERS
 from tool_outcome import ToolOutcome, error_text, failure
 
 from . import messages
@@ -18,6 +19,8 @@ from .settings import Settings
 
 MAX_SOURCE_CHARS = 200_000
 MAX_ARGS_CHARS = 100_000
+MAX_HOOKS = 20            # hooks one hooks source may register
+HOOK_EVENTS = tuple(HOOK_ANSWERS)
 
 
 class Sandbox:
@@ -213,9 +216,8 @@ class Sandbox:
                                                "生成钩子列表时导入的源码", counts_as_run=False)
         if error is None and reply.get("ok") is not True:
             error = reply["error"]
-        if error is None and not (isinstance(reply.get("hooks"), list) and all(
-                isinstance(hook, dict) and {"event", "name", "fail"} <= set(hook) for hook in reply["hooks"])):
-            error = messages.verdict(*messages.BAD_REPLY)
+        if error is None:
+            error = _listing_error(reply.get("hooks"))
         if error is not None:
             return dict(empty, stdout=stdout, error=error)
         return {"ok": True, "hooks": reply["hooks"], "error": None, "stdout": stdout}
@@ -224,17 +226,14 @@ class Sandbox:
         """Runs the source's `index`-th hook (registered for `event` as `name`) on `payload` in a fresh
         worker: {"ok", "answer", "error" {code, message, line, type?}, "stdout", "wall_ms"}."""
         try:
-            encoded = json.dumps(payload, ensure_ascii=False)
-        except (TypeError, ValueError) as exc:
-            encoded, refused = "", messages.verdict("invalid_request", f"钩子的输入无法转成 JSON：{exc}")
-        else:
-            refused = None if len(encoded) <= MAX_ARGS_CHARS else messages.verdict(
+            refused = None if len(json.dumps(payload, ensure_ascii=False)) <= MAX_ARGS_CHARS else messages.verdict(
                 "invalid_request", "钩子的输入太长，请精简后再试。")
+        except (TypeError, ValueError) as exc:
+            refused = messages.verdict("invalid_request", f"钩子的输入无法转成 JSON：{exc}")
         if refused is not None:
             return {"ok": False, "answer": None, "error": refused, "stdout": "", "wall_ms": 0.0}
         reply, stdout, error = self._hooks_job({"op": "hook", "source": source, "index": index, "event": event,
-                                                "name": name, "payload": json.loads(encoded)},
-                                               session_id, f"钩子 {name}")
+                                                "name": name, "payload": payload}, session_id, f"钩子 {name}")
         if error is None and reply.get("ok") is not True:
             error = reply["error"] if isinstance(reply.get("error"), dict) else messages.verdict(*messages.BAD_REPLY)
         return {"ok": error is None, "answer": reply.get("answer") if error is None else None, "error": error,
@@ -257,6 +256,23 @@ class Sandbox:
         if not reply.get("ok") and not isinstance(reply.get("error"), dict):
             return {}, stdout, messages.verdict(*messages.BAD_REPLY)
         return dict(reply, wall_ms=outcome.wall_ms), stdout, None
+
+
+def _listing_error(listed):
+    """Why a worker's list of hooks cannot be used (None when it can): student code may append to
+    its Hooks' list anything at all, and the app builds on every entry."""
+    if not isinstance(listed, list) or not all(isinstance(hook, dict) for hook in listed):
+        return messages.verdict(*messages.BAD_REPLY)
+    if len(listed) > MAX_HOOKS:
+        return messages.verdict("hooks_invalid", f"源码登记了 {len(listed)} 个钩子，最多 {MAX_HOOKS} 个。")
+    for number, hook in enumerate(listed, 1):
+        if hook.get("event") not in HOOK_EVENTS or hook.get("fail") not in ("open", "closed") or \
+                not isinstance(hook.get("name"), str) or not hook["name"]:
+            said = {key: hook.get(key) for key in ("event", "name", "fail")}
+            return messages.verdict("hooks_invalid", f"第 {number} 个钩子的登记不对（{json.dumps(said, ensure_ascii=False, default=repr)[:200]}）："
+                                                     f"event 应为 {' / '.join(HOOK_EVENTS)}，fail 应为 open 或 closed，"
+                                                     "name 是非空的文字。请用 hooks.add 或 @hooks.on 登记。")
+    return None
 
 
 def _machine_failure(outcome, admission):

@@ -397,6 +397,11 @@ def run_hook(job):
         message = sentence if code_ else (text if len(text) <= 500 else text[:500] + "…")
         return {"ok": False, "answer": None,
                 "error": _error(code_ or "hook_exception", message, line) | {"type": type(exc).__name__}}
+    try:   # what crosses the boundary is JSON: a value that is not (a set, bytes) is a broken hook, said here
+        json.dumps(answer, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        return {"ok": False, "answer": None,
+                "error": _error("hook_exception", f"返回值不能转成 JSON（{exc}）", None) | {"type": type(exc).__name__}}
     return {"ok": True, "answer": answer, "error": None}
 
 

@@ -158,3 +158,23 @@ def test_a_refusal_made_good_later_is_not_called_the_model_s_correction():
     found = headline.verdict(events)
     assert found["state"] == "recovered" and "改正" not in found["title"]
     assert "1 次没做成的调用（bash）在第 2 轮再调用成功了" in found["title"]
+
+
+def test_a_call_that_failed_on_a_hook_s_arguments_is_the_hook_s_not_the_model_s():
+    events = [{**refused("invalid_arguments", "get_weather"), "changed_by": ["rename_city"]},
+              {"type": "final", "turn": 2, "content": "没做成"}]
+    found = headline.verdict(events)
+    assert found["state"] == "stopped" and "模型放弃" not in found["title"]
+    assert found["title"].startswith("get_weather 执行的是钩子改过的参数，失败了")
+    # A refusal keeps its own name even when a hook had changed the arguments too.
+    events[0]["error_code"] = "forbidden"
+    assert headline.verdict(events)["title"].startswith("工具 get_weather 按自己的业务规则拒绝了调用")
+
+
+@pytest.mark.parametrize("cause, title", [
+    ("syntax_error", "钩子源码没有加载，模型还没被问到"),
+    ("busy", "沙箱这次没有运行钩子源码（不是源码的错，原因见下），模型还没被问到"),
+])
+def test_a_hooks_source_the_sandbox_did_not_run_is_not_called_broken(cause, title):
+    found = headline.verdict([{"type": "error", "turn": None, "code": "hooks_source", "cause": cause, "message": "x"}])
+    assert found["state"] == "hooks_failed" and found["title"] == title

@@ -750,8 +750,9 @@ def wait_compared(panel, text: str):
     try:
         expect(panel.locator(".tw-mcp-compare").first).to_contain_text(text, timeout=WAIT)
     except AssertionError as missing:
-        status = panel.locator(".tw-schema-status").first.inner_text()
-        raise AssertionError(f"{missing}\nschema status: {status}\nsource: {code_text(panel.locator('.tw-editor'))}") from None
+        status = panel.locator(".tw-schema-status").first.inner_text(timeout=1000)
+        source = panel.locator(".tw-editor .cm-content").inner_text(timeout=1000)
+        raise AssertionError(f"{missing}\nschema status: {status}\nsource: {source}") from None
 
 
 class TestMcpLesson:

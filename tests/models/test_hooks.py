@@ -8,7 +8,7 @@ import examples_weather
 import permissions
 from hooks import FAILED, POST, PRE, Hooks, hooked_call, mask_secrets, permission_hook, run_with_hooks
 from loop_parts import ToolCall
-from tool_outcome import LABELS
+from tool_outcome import LABELS, RESULT_LIMIT
 
 REGISTRY = examples_weather.registry
 TOOLS = REGISTRY.to_schemas()
@@ -258,3 +258,22 @@ def test_a_masking_hook_that_returns_none_for_the_output_keeps_the_result_from_t
 def test_the_masking_hook_finds_the_usual_ways_of_writing_a_secret(text, masked):
     assert mask_secrets({"tool_response": text}) == {"updatedToolOutput": masked}
     assert mask_secrets({"tool_response": "北京今天晴"}) is None
+
+
+def test_what_a_hook_writes_is_held_to_the_tool_result_limit(connect):
+    hooks = Hooks()
+    hooks.add(POST, lambda call: {"updatedToolOutput": "晴" * 100_000, "additionalContext": "注" * 100_000})
+    seen = weather(connect, hooks, Tool())
+    (hook,) = of(seen, "hook")
+    assert hook["answer"]["updatedToolOutput"].startswith("晴" * 100) and "100000" in hook["answer"]["updatedToolOutput"]
+    sent = of(seen, "request")[1]["messages"][-1]["content"]
+    assert len(sent) < 2 * RESULT_LIMIT + 200
+
+
+def test_a_result_run_on_a_hook_s_arguments_names_the_hook(connect):
+    hooks = Hooks()
+    hooks.add(PRE, lambda call: {"updatedInput": {"town": call["tool_input"]["city"]}}, fail="open")
+    seen = weather(connect, hooks, Tool())
+    result = of(seen, "tool_result")[0]
+    assert not result["ok"] and result["changed_by"] == ["<lambda>"]
+    assert "changed_by" not in of(weather(connect, Hooks(), Tool()), "tool_result")[0]

@@ -62,9 +62,10 @@ def test_a_hook_call_returns_its_answer_unjudged_and_what_it_printed():
     masked = sandbox.run_hook(HOOKS, 1, "PostToolUse", "mask_secrets",
                               dict(payload, hook_event_name="PostToolUse", tool_response="key=sk-abcdef1234567890xyz"))
     assert masked == dict(masked, ok=True, answer={"updatedToolOutput": "key=sk-abcd****"}, error=None)
-    # Not JSON: it crosses the boundary as its repr, and the app's check then calls the hook broken.
+    # Not JSON (a set): a broken hook, not a text that would pass for an answer.
     odd = sandbox.run_hook(HOOKS, 4, "PreToolUse", "not_json", payload)
-    assert odd["ok"] and odd["answer"] == {"updatedInput": "{1, 2}"}
+    assert not odd["ok"] and odd["answer"] is None
+    assert odd["error"]["type"] == "TypeError" and "返回值不能转成 JSON" in odd["error"]["message"]
 
 
 def test_a_hook_that_raises_comes_back_with_the_exception_and_its_line():
@@ -76,7 +77,27 @@ def test_a_hook_that_raises_comes_back_with_the_exception_and_its_line():
 def test_a_source_whose_hooks_changed_since_they_were_listed_is_not_run():
     changed = sandbox.run_hook(HOOKS, 0, "PreToolUse", "timing", {})
     assert not changed["ok"] and changed["error"]["code"] == "hooks_changed"
-    assert not sandbox.run_hook(HOOKS, 99, "PreToolUse", "audit", {})["ok"]
+    assert sandbox.run_hook(HOOKS, 99, "PreToolUse", "audit", {})["error"]["code"] == "hooks_changed"
+
+
+@pytest.mark.parametrize("appended, said", [
+    ("Registered(['PreToolUse'], 'odd', print, 'open')", "第 2 个钩子的登记不对"),
+    ("Registered('PreToolUse', 'odd', print, 'maybe')", "fail 应为 open 或 closed"),
+    ("Registered('PreToolUse', '', print, 'open')", "name 是非空的文字"),
+])
+def test_a_listing_the_app_could_not_build_on_is_refused(appended, said):
+    """Student code may put anything in its Hooks' list: what the app would trip over is said, not used."""
+    source = f"from hooks import Hooks, PRE, Registered\nhooks = Hooks()\nhooks.add(PRE, print)\nhooks.registered.append({appended})\n"
+    listed = sandbox.list_hooks(source)
+    assert not listed["ok"] and listed["hooks"] == []
+    assert listed["error"]["code"] == "hooks_invalid" and said in listed["error"]["message"]
+
+
+def test_a_source_may_register_at_most_twenty_hooks():
+    source = "from hooks import Hooks, PRE\nhooks = Hooks()\nfor _ in range(21):\n    hooks.add(PRE, print)\n"
+    listed = sandbox.list_hooks(source)
+    assert listed["error"]["code"] == "hooks_invalid" and "登记了 21 个钩子，最多 20 个" in listed["error"]["message"]
+    assert sandbox.list_hooks(source.replace("21", "20"))["ok"]
 
 
 def test_a_hook_is_held_to_the_tools_limits():
