@@ -430,7 +430,13 @@ CLICK_RUN_JS = """(flag, provider) => {
   const find = () => panel.querySelector("button.tw-run, .tw-run button, .tw-run");
   // The settings may have been restored after the link was checked: look again now.
   if (provider !== "offline") return;
-  const press = () => { const button = find(); if (button) button.click(); };
+  // 运行 works once the page's kept settings are back (run_views.ready): wait for it, up to 10 s.
+  let tries = 100;
+  const press = () => {
+    const button = find();
+    if (button && !button.disabled) button.click();
+    else if (button && tries-- > 0) setTimeout(press, 100);
+  };
   const button = find();
   if (button && button.offsetParent !== null) { press(); return; }
   // The run area sits in a closed accordion (工具注册): open it first.

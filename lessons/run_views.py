@@ -34,9 +34,13 @@ class RunViews:
                                        allow_custom_value=False, elem_classes=["tw-presets"])
             self.question = gr.Textbox(presets[0] if presets else "", label=tr("问题", "Question"), lines=2,
                                        elem_classes=["tw-question"])
+        # Both work once the page's kept settings and lesson are back (`ready`): a click before
+        # that would run the defaults, not what the student sees a moment later.
         with gr.Row():
-            self.run_btn = gr.Button(tr("▶ 运行", "▶ Run"), variant="primary", elem_classes=["tw-run"], min_width=100)
-            self.step_btn = gr.Button(tr("⏯ 单步", "⏯ Step"), elem_classes=["tw-step-btn"], min_width=100)
+            self.run_btn = gr.Button(tr("▶ 运行", "▶ Run"), variant="primary", elem_classes=["tw-run"], min_width=100,
+                                     interactive=False)
+            self.step_btn = gr.Button(tr("⏯ 单步", "⏯ Step"), elem_classes=["tw-step-btn"], min_width=100,
+                                      interactive=False)
         self.below_buttons = below_buttons() if below_buttons is not None else None
         self.status = gr.Markdown(elem_classes=["tw-status"])
         self.retry_btn = gr.Button(tr("🔁 去掉参数重试", "🔁 Retry without the parameter"), visible=False, size="sm", elem_classes=["tw-retry"])
@@ -82,6 +86,10 @@ class RunViews:
         self.outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
                         self.step_box, self.step_args, self.step_result, self.replay_row, self.retry_btn,
                         self.costs]
+
+    def ready(self) -> dict:
+        """The run buttons working: once what the browser kept of the page is back (app.build_page)."""
+        return {self.run_btn: gr.update(interactive=True), self.step_btn: gr.update(interactive=True)}
 
     def render(self, state: RunState, note: str = "") -> dict:
         """{component: value} for every view of the run."""

@@ -190,6 +190,19 @@ def spec_for(component: Any, label: str = "") -> FieldSpec:
     return FieldSpec("json", VALUE_LIMIT, label=label)
 
 
+def with_settings(settings: tuple, handler: tuple) -> tuple:
+    """One restore handler (fn, inputs, outputs) that puts back the settings and does `handler`'s
+    work, in one request. The two write different components."""
+    settings_fn, settings_inputs, settings_outputs = settings
+    fn, inputs, outputs = handler
+    assert not set(settings_outputs) & set(outputs), "the settings and a restore write one component"
+
+    def both(values: dict, request: gr.Request) -> dict:
+        return {**settings_fn(values, request), **fn(values, request)}
+
+    return both, set(settings_inputs) | set(inputs), [*outputs, *settings_outputs]
+
+
 def client_of(text: str | None) -> dict:
     """What the read script said about this browser tab: id, time zone, storage allowed."""
     try:
@@ -345,20 +358,32 @@ class BrowserMemory:
         keys = [storage_key(part.name) for part in self.parts]
         read_js = READ_JS % (json.dumps(keys), json.dumps(TAB_KEY), json.dumps(TAB_KEY), json.dumps(KEY_HANDLE))
         read = demo.load(None, None, [self.client] + [part.inbox for part in self.parts], js=read_js, **self.silent)
-        read.then(*restore_settings, **self.silent)
-        # A shared part is put back first; the lessons kept after it follow one by one, in the order
-        # they were registered, so what they show (a workspace's tree) is always the restored one.
-        chains = {name: read.then(*self._wire_shared(shared), **self.silent) for name, shared in self.shared.items()}
+        # The settings come back in the first request after the read, with the shared part or the lesson
+        # that comes first: a lesson is restored (its run button works) only once the model it runs on
+        # is the kept one too, and no extra round trip delays it. A shared part is put back before the
+        # lessons kept after it, which follow one by one in the order they were registered, so what they
+        # show (a workspace's tree) is always the restored one.
+        settings_pending = [restore_settings]
+
+        def first_step(handler: tuple) -> tuple:
+            return with_settings(settings_pending.pop(), handler) if settings_pending else handler
+
+        chains = {name: read.then(*first_step(self._wire_shared(shared)), **self.silent)
+                  for name, shared in self.shared.items()}
         restored = {}
         for name, lesson in self.lessons.items():
-            start = chains[lesson["after"]] if lesson["after"] else read
-            restored[name] = start.then(lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"],
-                                        **self.silent)
+            handler = (lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"])
+            if lesson["after"]:
+                restored[name] = chains[lesson["after"]].then(*handler, **self.silent)
+            else:
+                restored[name] = read.then(*first_step(handler), **self.silent)
             for part in (lesson["work"], lesson["run"]):   # a lesson a link opens forgets what was kept
                 if part is not None:
                     self._writer(part, lesson["note"], restored[name])
             if lesson["after"]:
                 chains[lesson["after"]] = restored[name]
+        if settings_pending:                      # nothing else is kept: the settings on their own
+            read.then(*settings_pending.pop(), **self.silent)
         return restored
 
     def kept_inputs(self, name: str) -> set:

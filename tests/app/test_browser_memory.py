@@ -94,6 +94,40 @@ def test_an_edit_and_the_last_run_come_back_after_a_reload(browser, app_url):
         watched.context.close()
 
 
+def test_the_run_buttons_wait_for_what_the_browser_kept(browser, app_url):
+    """运行 and 单步 work once the kept settings and lesson are back: clicked while the page is still
+    restoring, a run would ask the example's question on the default model."""
+    watched = open_page(browser, app_url)
+    page = watched.page
+    held = []
+    try:
+        panel = tab(page, "Function Calling")
+        panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
+        panel.locator(".tw-question textarea").fill("上海今天天气怎么样？")
+        wait_stored(page, "上海今天天气怎么样？")
+        holding = [True]                               # the server is slow to answer the page's restore
+        for events in ("**/queue/join*", "**/run/predict*"):   # queued events, and those answered at once
+            page.route(events, lambda route: held.append(route) if holding[0] else route.continue_())
+        page.goto(page.url)                            # a new visit (a reload would keep the form's text)
+        panel = tab(page, "Function Calling")
+        for _ in range(200):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        buttons = [panel.locator(f"button.{name}, .{name} button").first for name in ("tw-run", "tw-step-btn")]
+        assert held and all(button.is_disabled() for button in buttons)
+        assert panel.locator(".tw-question textarea").input_value() != "上海今天天气怎么样？"   # not back yet
+        holding[0] = False
+        for route in held:
+            route.continue_()
+        buttons[0].click()                             # waits until it works
+        panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
+        assert "上海" in panel.locator(".tw-protocol .tw-final").first.inner_text()
+        assert all(button.is_enabled() for button in buttons)
+    finally:
+        watched.context.close()
+
+
 def test_an_edit_survives_a_restart_of_the_server(browser):
     import app
 
