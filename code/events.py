@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, TypedDict
 
 from tool_outcome import ToolOutcome
 
@@ -82,7 +82,12 @@ class ConcurrentTiming(TypedDict, total=False):
     concurrent: int               # 最多几个同时跑
 
 
-class ToolResultEvent(ConcurrentTiming):
+class HookChanges(TypedDict, total=False):
+    """只有 hooks.py 的调用才有：执行前改过参数的钩子（执行的不是模型写的参数）。"""
+    changed_by: list[str]
+
+
+class ToolResultEvent(ConcurrentTiming, HookChanges):
     type: Literal["tool_result"]
     turn: int
     id: str
@@ -97,7 +102,6 @@ class ToolResultEvent(ConcurrentTiming):
     coercions: list[str]          # 看得见的宽松转换，如 count: "5" → 5
     clipped_from: int | None      # 截断前的字数；None 表示原样回填
     edited: list[str]             # 执行前人改过的参数（单步、修改参数后批准），模型从结果里也会读到
-    changed_by: NotRequired[list[str]]   # 只在 hooks.py：执行前改过参数的钩子（执行的不是模型写的参数）
 
 
 class FinalEvent(TypedDict):
