@@ -44,45 +44,42 @@ def error_text(error: dict | None) -> str:
     return tool_outcome.error_text(error.get("code") or "", where + (message or tr("没有说明原因", "no reason given")))
 
 
-def _key(source: str, method: str, strict: bool) -> tuple:
-    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), method, bool(strict)
-
-
-def _recall(key: tuple) -> dict | None:
+def remembered(source: str, kind: tuple, ask: Callable[[], dict]) -> dict:
+    """What `ask()` (one sandboxed job on `source`: its schemas by some method, its hooks) answers,
+    from the cache when this source was asked the same `kind` of question before. Only an answer
+    with "ok" is kept: a refusal or a timeout must be asked again."""
+    key = (hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), *kind)
     with _cache_lock:
         found = _cache.get(key)
         if found is not None:
             _cache.move_to_end(key)
-    return copy.deepcopy(found)
-
-
-def _remember(key: tuple, result: dict) -> None:
-    with _cache_lock:
-        _cache[key] = copy.deepcopy(result)
-        _cache.move_to_end(key)
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+            return copy.deepcopy(found)
+    answer = ask()
+    if answer.get("ok"):
+        with _cache_lock:
+            _cache[key] = copy.deepcopy(answer)
+            _cache.move_to_end(key)
+            while len(_cache) > CACHE_SIZE:
+                _cache.popitem(last=False)
+    return answer
 
 
 def extract(source: str, method: str = "registry", strict: bool = False, session_id: str | None = None) -> dict:
     """{"ok", "tools", "warnings", "error", "stdout"} of a tool source. A source seen before
     is answered from the cache; otherwise one sandboxed extraction charged to `session_id`."""
     source = source or ""
-    key = _key(source, method, strict)
-    remembered = _recall(key)
-    if remembered is not None:
-        return remembered
-    try:
-        result = sandbox.extract_schemas(source, method=method, strict=bool(strict), session_id=session_id)
-    except Exception as exc:  # the sandbox is a boundary: report, never crash the page
-        result = {"ok": False, "error": {"code": "sandbox", "line": None,
-                                         "message": f"schema 没有生成（{exc}）。请稍后重试"}}
-    report = {"ok": bool(result.get("ok")) and not result.get("error"), "tools": result.get("tools") or [],
-              "warnings": result.get("warnings") or {}, "error": result.get("error"),
-              "stdout": result.get("stdout") or ""}
-    if report["ok"]:
-        _remember(key, report)
-    return report
+
+    def ask() -> dict:
+        try:
+            result = sandbox.extract_schemas(source, method=method, strict=bool(strict), session_id=session_id)
+        except Exception as exc:  # the sandbox is a boundary: report, never crash the page
+            result = {"ok": False, "error": {"code": "sandbox", "line": None,
+                                             "message": f"schema 没有生成（{exc}）。请稍后重试"}}
+        return {"ok": bool(result.get("ok")) and not result.get("error"), "tools": result.get("tools") or [],
+                "warnings": result.get("warnings") or {}, "error": result.get("error"),
+                "stdout": result.get("stdout") or ""}
+
+    return remembered(source, ("schemas", method, bool(strict)), ask)
 
 
 # ------------------------------------------------------------------ one tool call

@@ -29,6 +29,13 @@ def raised(error: dict) -> Exception:
     return type(name, (Exception,), {})(f"{error.get('message') or ''}{where}")
 
 
+def listed(source: str, session_id: str | None = None) -> dict:
+    """sandbox.list_hooks(source), {"ok", "hooks", "error", "stdout"}, from the backend's cache when
+    this source was listed before: the page's panel lists on every edit, and a run lists again."""
+    source = source or ""
+    return backend.remembered(source, ("hooks",), lambda: sandbox.list_hooks(source, session_id))
+
+
 class Sandboxed:
     """The hooks a source registers, each run in the sandbox; `printed` holds what each call
     printed, in the order the calls ran, until `printed_by` takes it."""
@@ -36,9 +43,9 @@ class Sandboxed:
     def __init__(self, source: str, session_id: str | None):
         self.source, self.session_id = source, session_id
         self.hooks, self.printed = hooks.Hooks(), []
-        listed = sandbox.list_hooks(source, session_id)
-        self.error = None if listed["ok"] else listed["error"]
-        for index, item in enumerate(listed["hooks"]):     # checked by the sandbox (service.list_hooks)
+        listing = listed(source, session_id)
+        self.error = None if listing["ok"] else listing["error"]
+        for index, item in enumerate(listing["hooks"]):     # checked by the sandbox (service.list_hooks)
             self.hooks.registered.append(hooks.Registered(item["event"], item["name"], self._caller(index, item),
                                                           item["fail"]))
 
