@@ -7,7 +7,7 @@ from typing import Any, Mapping
 import gradio as gr
 
 from lessons.editor_panel import EditorPanel
-from serving.page_events import PRIVATE
+from serving.page_events import PRIVATE, joined
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 
@@ -24,17 +24,22 @@ class LessonPage:
     # More controls kept in the browser with the tab's question and options (browser_memory.py):
     # name -> component, any JSON value.
     kept: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    # More that the page shows once its kept controls are back, as (fn, inputs, outputs) (the hooks
+    # lesson's list of hooks); it joins on_load's step.
+    also_on_load: tuple | None = None
 
     def on_load(self) -> tuple | None:
         """What the tab shows once its kept controls are back, as (fn, inputs, outputs): its schema
         (a refresh that leaves alone what the page already shows) or its workspace's tree. The
         browser memory runs it inside the tab's restore: one round trip, not two."""
+        step = None
         if self.schema is not None:
-            return self.schema.load, self.schema.inputs | {self.schema.json, self.schema.status}, self.schema.outputs
-        view = self.run.workspace
-        if view is not None:
-            return self.run.refresh, {view.tree}, view.outputs + [view.shell]
-        return None
+            step = self.schema.load, self.schema.inputs | {self.schema.json, self.schema.status}, self.schema.outputs
+        elif self.run.workspace is not None:
+            view = self.run.workspace
+            step = self.run.refresh, {view.tree}, view.outputs + [view.shell]
+        steps = [s for s in (step, self.also_on_load) if s is not None]
+        return joined(*steps) if len(steps) > 1 else (steps[0] if steps else None)
 
     def wire_refresh(self, demo: gr.Blocks, restored: bool = False) -> None:
         """`restored`: the browser memory's restore of this tab already runs `on_load`; otherwise it

@@ -64,7 +64,7 @@ from access.typed_keys import TYPED_KEYS
 from memory import session_io
 from memory.memory_format import (NOT_KEPT_FIELD, NOT_KEPT_FILES, PREFIX, RUN_NOT_KEPT, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
-from serving.page_events import SILENT, session_of
+from serving.page_events import SILENT, joined, session_of
 
 TAB_KEY = PREFIX + "tab"          # sessionStorage: this browser tab's id (survives F5, not shared)
 LESSON_NOTE = tr("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"
@@ -188,19 +188,6 @@ def spec_for(component: Any, label: str = "") -> FieldSpec:
     if isinstance(component, gr.Textbox):
         return FieldSpec("text", TEXT_LIMIT, label=label)
     return FieldSpec("json", VALUE_LIMIT, label=label)
-
-
-def with_settings(settings: tuple, handler: tuple) -> tuple:
-    """One restore handler (fn, inputs, outputs) that puts back the settings and does `handler`'s
-    work, in one request. The two write different components."""
-    settings_fn, settings_inputs, settings_outputs = settings
-    fn, inputs, outputs = handler
-    assert not set(settings_outputs) & set(outputs), "the settings and a restore write one component"
-
-    def both(values: dict, request: gr.Request) -> dict:
-        return {**settings_fn(values, request), **fn(values, request)}
-
-    return both, set(settings_inputs) | set(inputs), [*outputs, *settings_outputs]
 
 
 def client_of(text: str | None) -> dict:
@@ -366,7 +353,7 @@ class BrowserMemory:
         settings_pending = [restore_settings]
 
         def first_step(handler: tuple) -> tuple:
-            return with_settings(settings_pending.pop(), handler) if settings_pending else handler
+            return joined(handler, settings_pending.pop()) if settings_pending else handler
 
         chains = {name: read.then(*first_step(self._wire_shared(shared)), **self.silent)
                   for name, shared in self.shared.items()}

@@ -10,10 +10,15 @@ write to the browser's storage): private, not queued behind runs, with no progre
 
 session_of: the browser tab's session id (Gradio's session_hash), None when the request has
 none (a direct call in a test, an API client without a session).
+
+joined: several steps (fn, inputs, outputs), whose handlers take their inputs as one dict, as one
+step: one request instead of several, when they write different components.
 """
 from __future__ import annotations
 
 from typing import Any
+
+import gradio as gr
 
 PRIVATE = "private"
 SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
@@ -21,3 +26,18 @@ SILENT = dict(queue=False, show_progress="hidden", api_visibility=PRIVATE)
 
 def session_of(request: Any) -> str | None:
     return getattr(request, "session_hash", None) or None
+
+
+def joined(*steps: tuple) -> tuple:
+    """One step (fn, inputs, outputs) doing each of `steps` in turn, in one request. They must write
+    different components: one answer would hide the other's."""
+    outputs = [output for _, _, outs in steps for output in outs]
+    assert len(set(outputs)) == len(outputs), "two joined steps write one component"
+
+    def all_of(values: dict, request: gr.Request) -> dict:
+        out: dict = {}
+        for fn, _, _ in steps:
+            out.update(fn(values, request))
+        return out
+
+    return all_of, set().union(*(set(inputs) for _, inputs, _ in steps)), outputs
