@@ -210,8 +210,9 @@ class AskBox:
     def __init__(self):
         with gr.Group(visible=False, elem_classes=["tw-ask"]) as self.box:
             self.title = gr.Markdown(elem_classes=["tw-ask-title"])
-            self.preview = gr.Code(label=tr("批准后将执行（bash 命令，或 write / edit 对文件的改动）",
-                                            "Runs once approved (the bash command, or the change write / edit makes)"), language=None,
+            self.preview = gr.Code(label=tr("批准后将执行（bash 命令、write / edit 对文件的改动，或这次调用）",
+                                            "Runs once approved (the bash command, the change write / edit makes, "
+                                            "or the call)"), language=None,
                                    interactive=False, lines=4, max_lines=20, elem_classes=["tw-ask-preview"])
             self.args = gr.Code(label=tr("参数（可修改后点「修改参数后批准」）",
                                          "Arguments (edit them, then click «Approve with edited arguments»)"), language="json", interactive=True,
@@ -221,7 +222,7 @@ class AskBox:
                 self.approve = gr.Button(tr("✅ 批准", "✅ Approve"), variant="primary", elem_classes=["tw-approve"], min_width=90)
                 self.approve_edited = gr.Button(tr("✏️ 修改参数后批准", "✏️ Approve with edited arguments"), elem_classes=["tw-approve-edited"], min_width=120)
                 self.deny = gr.Button(tr("🚫 拒绝", "🚫 Deny"), variant="stop", elem_classes=["tw-deny"], min_width=90)
-        self.outputs = [self.box, self.title, self.preview, self.args, self.reason]
+        self.outputs = [self.box, self.title, self.preview, self.args, self.reason, self.approve_edited]
 
     def render(self, state: RunState) -> dict:
         asking = state.waiting
@@ -229,6 +230,18 @@ class AskBox:
             return {self.box: gr.update(visible=False)}
         call = asking["call"]
         args = call.get("arguments")
+        if asking.get("hook"):      # a hook (the hooks lesson) asks: its reason is the student's own text
+            return {
+                self.box: gr.update(visible=True),
+                self.title: tr("**⏸ 等待你的确认：** 钩子 `{hook}` 要先问你：模型要调用 `{name}`（{reason}）。",
+                               "**⏸ Waiting for you:** the hook `{hook}` asks you first: the model wants to call "
+                               "`{name}` ({reason}).").format(hook=asking["hook"], name=call.get("name"),
+                                                                reason=asking["reason"]),
+                self.preview: asking["preview"],
+                self.args: json.dumps(args, ensure_ascii=False, indent=2),
+                self.reason: "",
+                self.approve_edited: gr.update(visible=False),
+            }
         # No rule matched: the reason itself says so (an empty rule would read 规则 `` here).
         reason = tr(asking["reason"], reason_in_english(asking["reason"]))
         why = (tr("规则 `{rule}` 要求先问你（{reason}）", "rule `{rule}` says to ask you first ({reason})").format(
@@ -242,6 +255,7 @@ class AskBox:
             self.args: json.dumps(args, ensure_ascii=False, indent=2) if args is not None
             else str(call.get("raw_arguments") or ""),
             self.reason: "",
+            self.approve_edited: gr.update(visible=True),
         }
 
 

@@ -131,6 +131,12 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
     """Advances the run until it pauses (step mode before a tool runs, or a rule's "ask") or ends."""
     pace = Pace(state)
     while (event := (yield from pace.step(advance, state.run, override))) is not None:
+        if event.get("type") == "hook" and event.get("asking"):     # a hook (code/hooks.py) asks a person
+            state.asking = hook_asking(state, event)
+            yield state, tr("⏸ 等待你的确认：钩子 {hook} 要先问你，模型要调用 {name}（见确认框）。",
+                            "⏸ Waiting for you: the hook {hook} asks you first; the model wants to call {name} "
+                            "(see the box).").format(hook=event.get("name"), name=state.asking["call"].get("name"))
+            return
         override, asking = workspace_backend.ruling(state.rules, event)
         if asking is not None:
             state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason,
@@ -146,6 +152,17 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
         state.pending = None
     state.pending = state.asking = None
     yield state, ""
+
+
+def hook_asking(state: RunState, event: dict) -> dict:
+    """What the ask box shows for a hook's "ask": the call it holds back (as the hook saw it), whose
+    hook asks and why. Only approve or deny answer it (hooks.hooked_call)."""
+    call = next((e for e in reversed(state.run.events) if e.get("type") == "tool_call" and e.get("id") == event.get("id")),
+                {})
+    arguments = (event.get("payload") or {}).get("tool_input")
+    return {"call": {**call, "arguments": arguments}, "rule": "", "hook": event.get("name"),
+            "reason": str(event.get("asking") or ""),
+            "preview": json.dumps({"tool": call.get("name"), "arguments": arguments}, ensure_ascii=False, indent=2)}
 
 
 def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: Mapping[str, str],
@@ -221,7 +238,14 @@ def answer(state: RunState | None, choice: str, args_text: str = "",
         yield state or RunState(), tr("没有等待批准的调用。", "No call is waiting for approval.")
         return
     override: Any = backend.NEXT
-    if choice == EDIT:
+    if state.asking.get("hook"):             # a hook's question: may it run, yes or no
+        if choice == EDIT:
+            yield state, tr("钩子问的是这次调用能不能执行：只能批准或拒绝。要改参数，让钩子返回 updatedInput。",
+                            "A hook asks whether the call may run: approve or deny. To change the arguments, have "
+                            "the hook return updatedInput.")
+            return
+        override = {"allow": True} if choice == APPROVE else {"deny": (reason or "").strip() or DEFAULT_DENIAL}
+    elif choice == EDIT:
         try:
             edited = json.loads(args_text or "")
         except json.JSONDecodeError as exc:
