@@ -79,6 +79,8 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     Lesson("permissions", tr("权限与确认", "Permissions"), "8.6", ("permissions.py",),
            "lessons.permissions_page", "permissions", "tab-permissions", editor=False, workspace=True,
            link_options=("approach", "rules"), approaches=("function_calling", "react")),
+    Lesson("hooks", tr("钩子", "Hooks"), "8.7", ("hooks.py", "examples_ops.py"),
+           "lessons.hooks_page", "hooks", "tab-hooks", editor=True, start=starters.hooks),
 )}
 FIRST = next(iter(LESSONS))
 # The lessons whose loop runs on a tool source, by the named API's `lesson` parameter.

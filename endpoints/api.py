@@ -10,7 +10,7 @@ import gradio as gr
 
 from endpoints import workspace_api
 from memory import session_io
-from runs import backend, headline, starters
+from runs import backend, headline
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -98,7 +98,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         不设 tool_choice；模型一轮要求几个调用时，它们一个接一个地执行（钩子按顺序看到它们）。事件里还有每个钩子的一次运行（type 为 hook：
         拿到的 payload、返回的 answer、出的错 problem、打印的 printed）。钩子要“先问人”（ask）时没有人可以回答，
         按不执行处理。钩子写的文字（换掉的结果、理由、附言）和工具结果一样最多 4000 字。钩子源码加载不了（或沙箱这次没有运行它）时 verdict.state 是 hooks_failed。"""
-        return _run(starters.hooks, secrets, source, question, api_settings(provider, model, max_tokens),
+        return _run(LESSONS["hooks"].start, secrets, source, question, api_settings(provider, model, max_tokens),
                     {"hooks": hooks or ""}, mistake, session_of(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:

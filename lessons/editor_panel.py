@@ -21,6 +21,7 @@ EXAMPLES = [
     ("异步工具（async def）", "Async tools (async def)", "examples_async.py"),
     ("会超时的工具（timeout）", "A tool that times out (timeout)", "examples_timeout.py"),
     ("超长结果（截断）", "Very long result (cut)", "examples_long_result.py"),
+    ("运维：配置、SQL、命令", "Ops: config, SQL, shell", "examples_ops.py"),
 ]
 EXAMPLE_SETS = {name: file for name, _, file in EXAMPLES}
 EXAMPLE_NAMES_EN = {name: english for name, english, _ in EXAMPLES}

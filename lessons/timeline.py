@@ -7,6 +7,7 @@ piece of text is escaped before it reaches the page, and long blocks are cut.
 """
 from __future__ import annotations
 
+import difflib
 import html
 import json
 from typing import Any, Iterable
@@ -75,6 +76,8 @@ CSS = """
 .tw-rpc { border-left: 4px solid #0891b2; padding: 2px 8px; margin: 4px 0; background: rgba(8,145,178,0.06); border-radius: 4px; font-size: 0.9em; }
 .tw-rpc.tw-rpc-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-rpc-head { font-family: var(--font-mono); }
+.tw-hook { border-left: 4px solid #7c3aed; padding: 2px 8px; margin: 4px 0; background: rgba(124,58,237,0.06); border-radius: 4px; font-size: 0.92em; }
+.tw-hook.tw-hook-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-unsaid { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
 """
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
@@ -337,7 +340,10 @@ def unsaid_notes(call: dict, request: dict | None) -> list[str]:
                                                 request.get("tools"))]
 
 
-def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = ()) -> str:
+def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = (),
+                hooks: list[dict] = ()) -> str:
+    """One tool call: the model's arguments, its hooks (code/hooks.py) before it ran, what ran and with
+    what result, the hooks after it, and the message the model then gets."""
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
     body = [f"<div>{tr('模型给出的参数（原文）：', 'Arguments as the model wrote them:')}</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
@@ -345,6 +351,10 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     body += [f'<div class="tw-unsaid">🔎 {esc(note)}</div>' for note in unsaid]
     if wire:
         body.append(f"<div>{esc(now(labels.get('wire', 'JSON-RPC')))}{tr('：', ': ')}</div>" + "".join(render_rpc(e) for e in wire))
+    before = [e for e in hooks if e.get("event") == "PreToolUse"]
+    after = [e for e in hooks if e.get("event") != "PreToolUse"]
+    if before:
+        body.append(f"<div>{tr('执行之前的钩子：', 'Hooks before it runs:')}</div>" + "".join(render_hook(e) for e in before))
     if result is None:
         body.append(f'<div class="tw-pause">{tr("⏸ 尚未执行", "⏸ Not run yet")}</div>')
         return f'<div class="tw-call">{head}{"".join(body)}</div>'
@@ -359,13 +369,62 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
         body.append(f"<div class='tw-edited'>{tr('✏️ 执行前，人改过这个参数：', '✏️ A person edited this argument before it ran: ')}"
                     f"<code>{esc(change)}</code></div>")
     body.append(render_timing(result))
-    body.append(f"<div>{tr('结果', 'Result')} {status} · {milliseconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
+    if after:
+        body.append(f"<div>{tr('执行之后的钩子：', 'Hooks after it ran:')}</div>" + "".join(render_hook(e) for e in after))
+    said = tr("钩子之后的结果", "The result after the hooks") if after else tr("结果", "Result")
+    body.append(f"<div>{said} {status} · {milliseconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
     body.append(clipped_note(result))
     if result.get("diff"):
         body.append(f"<div>{tr('工作区的改动（diff）：', 'Changes to the workspace (diff):')}</div>{diff_html(result['diff'])}")
     if result.get("message") is not None:
         body.append(f"<div>{tr('回填给模型的消息：', 'The message sent back to the model:')}</div>{pre(result.get('message'))}")
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
+
+
+HOOK_FAIL = {"closed": tr("fail closed：出错就拦下", "fail closed: an error stops it"),
+             "open": tr("fail open：出错照常", "fail open: an error lets it through")}
+
+
+def hook_error_effect(event: dict) -> str:
+    """What a hook's error did (code/hooks.py's before / after): by its event and its fail."""
+    if event.get("fail") != "closed":
+        return tr("它是 fail open 的：记下这个错，调用照常。", "It fails open: the error is noted and the call goes on.")
+    if event.get("event") == "PreToolUse":
+        return tr("它是 fail closed 的：这次调用被拦下，工具没有运行。",
+                  "It fails closed: the call is stopped and the tool does not run.")
+    if event.get("event") == "PostToolUse":
+        return tr("它是 fail closed 的：工具已经运行了，结果不交给模型。",
+                  "It fails closed: the tool has run, but its result is kept from the model.")
+    return tr("失败之后的钩子出错，不改变什么：失败照样交给模型。",
+              "A hook after a failure that fails changes nothing: the failure still goes to the model.")
+
+
+def render_hook(event: dict) -> str:
+    """One run of one hook: what it got, what it returned (the result's changes as a diff), its error
+    and what the error did, and what it printed (a hook keeps no state: its log is its print)."""
+    answer, problem = event.get("answer"), event.get("problem")
+    ms = milliseconds(event.get("duration_ms"))
+    head = (f'<div class="tw-hook-head">🪝 {esc(event.get("event"))} · <b>{esc(event.get("name"))}</b> '
+            f'<span class="tw-meta">{esc(now(HOOK_FAIL.get(event.get("fail"), "")))} · {ms}</span></div>')
+    body = fold(tr("钩子拿到的输入", "What the hook got"), pre(event.get("payload")))
+    if problem:
+        body += (f'<div class="tw-bad">{tr("出错：", "Error: ")}{esc(problem)}</div>'
+                 f'<div>{esc(now(hook_error_effect(event)))}</div>')
+    elif answer is None:
+        body += f"<div>{tr('返回 None：没意见，什么都不改。', 'Returned None: no opinion, nothing changes.')}</div>"
+    else:
+        body += f"<div>{tr('返回：', 'Returned:')}</div>{pre(answer)}"
+        before = (event.get("payload") or {}).get("tool_response")
+        after = answer.get("updatedToolOutput") if isinstance(answer, dict) else None
+        if isinstance(before, str) and isinstance(after, str):
+            lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "tool_response", "updatedToolOutput",
+                                         lineterm="")
+            body += f"<div>{tr('它换掉的结果（diff）：', 'The result it replaced (diff):')}</div>{diff_html(chr(10).join(lines))}"
+    if event.get("asking"):
+        body += f"<div>{tr('要先问人：', 'Asks a person first: ')}{esc(event['asking'])}</div>"
+    if event.get("printed"):
+        body += f"<div>{tr('它打印的：', 'What it printed:')}</div>{pre(event['printed'])}"
+    return f'<div class="tw-hook{" tw-hook-failed" if problem else ""}">{head}{body}</div>'
 
 
 ARROWS = {"send": tr("→ 客户端发给服务器", "→ client to server"), "receive": tr("← 服务器发给客户端", "← server to client")}
@@ -517,9 +576,14 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             raw_text = (response or {}).get("text") or ((response or {}).get("message") or {}).get("content") or ""
             parts.append(render_parse(event, str(raw_text)))
 
+    hooked: dict = {}
+    for event in events:
+        if event.get("type") == "hook":
+            hooked.setdefault((event.get("turn"), event.get("id")), []).append(event)
     if calls:
         body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []),
-                                   unsaid_notes(c, request) if check_arguments else [])
+                                   unsaid_notes(c, request) if check_arguments else [],
+                                   hooked.get((c.get("turn"), c.get("id")), []))
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
     if rest:

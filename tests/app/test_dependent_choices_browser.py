@@ -46,7 +46,7 @@ def test_changing_the_example_set_shows_no_error_on_any_lesson(browser, app_url)
                 continue
             panel = tab(page, str(spec.title))
             page.evaluate(WATCH_TOASTS)      # each lesson is its own page: watched from its load
-            panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+            panel.locator(".tw-schema-status").filter(has_text="✅ 已生成").first.wait_for(timeout=WAIT)
             for example in ("计算器", "工资/员工档案", "天气"):
                 choose(page, panel.locator(".tw-example-set"), example)
                 # Kept once the question follows the set: every event of the change has been answered.

@@ -14,8 +14,8 @@ from tests.app.harness import code_text, open_in, set_code, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
-TITLES = {"zh": ["正则 ReAct", "工具注册", "Function Calling", "MCP", "原子工具", "权限与确认"],
-          "en": ["Regex ReAct", "Tool registry", "Function Calling", "MCP", "Atomic tools", "Permissions"]}
+TITLES = {"zh": ["正则 ReAct", "工具注册", "Function Calling", "MCP", "原子工具", "权限与确认", "钩子"],
+          "en": ["Regex ReAct", "Tool registry", "Function Calling", "MCP", "Atomic tools", "Permissions", "Hooks"]}
 # The kinds of event a replay walks over: none of these raw names may be what a student reads.
 RAW_EVENT_NAMES = re.compile(r"(：|: )(request|response|parse|tool_call|tool_result|final|error)\b")
 
@@ -194,6 +194,7 @@ def test_no_code_box_label_runs_under_its_icons(browser, app_url, lang, width):
             page.wait_for_timeout(500)
             hidden[title] = page.evaluate(LABELS_UNDER_ICONS)
         assert all(not labels for labels in hidden.values()), hidden
+        tab(page, TITLES[lang][TITLES["zh"].index("权限与确认")])
         rules = page.locator("#tab-permissions .tw-rules label[data-testid=block-label]").first
         assert rules.is_visible() and ("allow / ask / deny" in rules.inner_text())
     finally:

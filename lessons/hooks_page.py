@@ -1,0 +1,80 @@
+"""8.7 钩子: the student's hooks (code/hooks.py) around every tool call of the Function Calling
+loop. The tool source and the hooks source sit side by side; both are student code and both run
+in the sandbox (runs/hooks_backend.py). The timeline shows, inside each call, each hook's input,
+its answer (a replaced result as a diff), its error and what it printed."""
+from __future__ import annotations
+
+import gradio as gr
+
+from i18n import now, tr
+
+from catalogue import LESSONS
+from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
+from lessons.lesson_page import LessonPage
+from lessons.presets import PRESETS
+from lessons.run_panel import RunPanel
+from lessons.schema_panel import SchemaPanel
+from lessons.settings_panel import SettingsPanel
+from runs import hooks_backend
+from serving.page_events import PRIVATE, session_of
+
+LESSON = LESSONS["hooks"]
+TOOLS = "运维：配置、SQL、命令"
+FIRST_HOOKS = HOOK_SETS[0][0]
+FAIL_SAID = {"closed": tr("出错就拦下", "an error stops it"), "open": tr("出错照常", "an error lets it through")}
+
+
+def hooks_status(source: str, session_id: str | None = None) -> str:
+    """What the hooks source registers, in the order the hooks run, or why it cannot be used."""
+    listing = hooks_backend.listed(source or "", session_id)
+    if not listing["ok"]:
+        error = listing["error"] or {}
+        return tr("❌ 钩子源码用不了：{why}", "❌ The hooks source cannot be used: {why}").format(
+            why=error.get("message") or tr("没有说明原因", "no reason given"))
+    if not listing["hooks"]:
+        return tr("✅ 源码能加载，但还没有登记钩子：每次调用都照常执行。",
+                  "✅ The source loads but registers no hook yet: every call runs as it is.")
+    lines = [tr("✅ 登记了 {n} 个钩子，按这个顺序运行：", "✅ {n} hook(s) registered, run in this order:").format(
+        n=len(listing["hooks"]))]
+    lines += [f"{number}. `{hook['event']}` · `{hook['name']}` · fail {hook['fail']}"
+              + tr("（{said}）", " ({said})").format(said=now(FAIL_SAID[hook["fail"]]))
+              for number, hook in enumerate(listing["hooks"], 1)]
+    return "\n".join(lines)
+
+
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
+        with gr.Accordion(tr("📖 课文：每次工具调用的前后", "📖 Lesson: before and after every tool call"), open=False):
+            gr.Markdown(lesson_text("hooks.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=1, min_width=320):
+                editor = EditorPanel(default=TOOLS, presets=PRESETS)
+                schema = SchemaPanel()
+            with gr.Column(scale=1, min_width=320):
+                with gr.Row():
+                    hook_set = gr.Dropdown([(tr(name, HOOK_NAMES_EN[name]), name) for name, _, _ in HOOK_SETS],
+                                           value=FIRST_HOOKS, label=tr("示例钩子", "Example hooks"),
+                                           elem_classes=["tw-hook-set"], min_width=160, scale=3)
+                    reset = gr.Button(tr("↺ 重置钩子", "↺ Reset hooks"), size="sm", elem_classes=["tw-hooks-reset"],
+                                      min_width=100, scale=1)
+                hooks = gr.Code(HOOK_SOURCES[FIRST_HOOKS], language="python", interactive=True, lines=18, max_lines=40,
+                                label=tr("钩子源码（可编辑，也在沙箱里运行）", "Hooks source (editable; it runs in the sandbox too)"),
+                                elem_classes=["tw-hooks"])
+                status = gr.Markdown(elem_classes=["tw-hooks-status"])
+        run = RunPanel(LESSON, settings, editor.editor, PRESETS[TOOLS], options={"hooks": hooks}, ask=True)
+
+        def shown_status(values: dict, request: gr.Request) -> dict:
+            return {status: hooks_status(values[hooks], session_of(request))}
+
+        def pick(name: str):
+            return HOOK_SOURCES.get(name, "")
+
+        hook_set.input(pick, [hook_set], [hooks], api_visibility=PRIVATE, show_progress="hidden")
+        reset.click(pick, [hook_set], [hooks], api_visibility=PRIVATE, show_progress="hidden")
+        hooks.change(shown_status, {hooks}, [status], api_visibility=PRIVATE, show_progress="hidden")
+        schema.wire(editor.editor)
+        editor.wire(run.presets, run.question)
+        run.wire()
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema, kept={"hook_set": hook_set},
+                      also_on_load=(shown_status, {hooks}, [status]))
