@@ -9,6 +9,7 @@ import gradio as gr
 from i18n import now, tr
 
 from catalogue import LESSONS
+from lessons import timeline
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
 from lessons.lesson_page import LessonPage
@@ -22,7 +23,7 @@ from serving.page_events import PRIVATE, session_of
 LESSON = LESSONS["hooks"]
 TOOLS = "运维：配置、SQL、命令"
 FIRST_HOOKS = HOOK_SETS[0][0]
-FAIL_SAID = {"closed": tr("出错就拦下", "an error stops it"), "open": tr("出错照常", "an error lets it through")}
+
 
 
 def hooks_status(source: str, session_id: str | None = None) -> str:
@@ -38,7 +39,7 @@ def hooks_status(source: str, session_id: str | None = None) -> str:
     lines = [tr("✅ 登记了 {n} 个钩子，按这个顺序运行：", "✅ {n} hook(s) registered, run in this order:").format(
         n=len(listing["hooks"]))]
     lines += [f"{number}. `{hook['event']}` · `{hook['name']}` · fail {hook['fail']}"
-              + tr("（{said}）", " ({said})").format(said=now(FAIL_SAID[hook["fail"]]))
+              + tr("（{said}）", " ({said})").format(said=now(timeline.on_error(hook["event"], hook["fail"])))
               for number, hook in enumerate(listing["hooks"], 1)]
     return "\n".join(lines)
 
@@ -63,6 +64,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                                 elem_classes=["tw-hooks"])
                 status = gr.Markdown(elem_classes=["tw-hooks-status"])
         run = RunPanel(LESSON, settings, editor.editor, PRESETS[TOOLS], options={"hooks": hooks}, ask=True)
+        # The hooks' loop (code/hooks.py) takes no step-mode edits: its pauses are the hooks' own "ask".
+        run.views.step_btn.visible = False
 
         def shown_status(values: dict, request: gr.Request) -> dict:
             return {status: hooks_status(values[hooks], session_of(request))}

@@ -176,8 +176,13 @@ def streamed_so_far(events: list[dict]) -> str:
 def diff_html(diff: str) -> str:
     """A unified diff (a workspace step's changes) with added and removed lines coloured."""
     lines = []
-    for line in cut(diff or "").splitlines():
-        kind = ("tw-hunk" if line.startswith(("@@", "---", "+++")) else "tw-add" if line.startswith("+")
+    text = cut(diff or "").splitlines()
+    # A file's header is a "---" line and the "+++" line after it; a removed line may start with "--" too.
+    headers = {i for i, line in enumerate(text) if line.startswith("--- ") and i + 1 < len(text)
+               and text[i + 1].startswith("+++ ")}
+    headers |= {i + 1 for i in headers}
+    for index, line in enumerate(text):
+        kind = ("tw-hunk" if line.startswith("@@") or index in headers else "tw-add" if line.startswith("+")
                 else "tw-del" if line.startswith("-") else "")
         lines.append(f'<span class="{kind}">{esc(line)}</span>' if kind else esc(line) + "\n")
     return f'<pre class="tw-diff">{"".join(lines)}</pre>'
@@ -381,8 +386,11 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
 
 
-HOOK_FAIL = {"closed": tr("fail closed：出错就拦下", "fail closed: an error stops it"),
-             "open": tr("fail open：出错照常", "fail open: an error lets it through")}
+def on_error(event: str, fail: str) -> tr:
+    """What a hook's error does, in a few words, by its event and its fail (code/hooks.py's before / after)."""
+    if event == "PostToolUseFailure":
+        return tr("出错也不改变什么", "an error changes nothing")
+    return tr("出错就拦下", "an error stops it") if fail == "closed" else tr("出错照常", "an error lets it through")
 
 
 def hook_error_effect(event: dict) -> str:
@@ -403,15 +411,21 @@ def render_hook(event: dict) -> str:
     """One run of one hook: what it got, what it returned (the result's changes as a diff), its error
     and what the error did, and what it printed (a hook keeps no state: its log is its print)."""
     answer, problem = event.get("answer"), event.get("problem")
+    if event.get("asking"):        # not a run: the loop stops here until a person answers
+        answered = tr("（回答见下面这次调用的结果）", " (the result of the call below says the answer)")
+        return (f'<div class="tw-hook"><div class="tw-hook-head">⏸ {esc(event.get("event"))} · '
+                f'<b>{esc(event.get("name"))}</b></div><div>{tr("要先问人：", "Asks a person first: ")}'
+                f'{esc(event["asking"])}{answered}</div></div>')
     ms = milliseconds(event.get("duration_ms"))
+    fail = f'fail {event.get("fail")}{tr("：", ": ")}{now(on_error(str(event.get("event")), str(event.get("fail"))))}'
     head = (f'<div class="tw-hook-head">🪝 {esc(event.get("event"))} · <b>{esc(event.get("name"))}</b> '
-            f'<span class="tw-meta">{esc(now(HOOK_FAIL.get(event.get("fail"), "")))} · {ms}</span></div>')
+            f'<span class="tw-meta">{esc(fail)} · {ms}</span></div>')
     body = fold(tr("钩子拿到的输入", "What the hook got"), pre(event.get("payload")))
     if problem:
         body += (f'<div class="tw-bad">{tr("出错：", "Error: ")}{esc(problem)}</div>'
                  f'<div>{esc(now(hook_error_effect(event)))}</div>')
     elif answer is None:
-        body += f"<div>{tr('返回 None：没意见，什么都不改。', 'Returned None: no opinion, nothing changes.')}</div>"
+        body += f"<div>{tr('没意见（返回 None 或空 dict）：什么都不改。', 'No opinion (returned None or an empty dict): nothing changes.')}</div>"
     else:
         body += f"<div>{tr('返回：', 'Returned:')}</div>{pre(answer)}"
         before = (event.get("payload") or {}).get("tool_response")
@@ -420,8 +434,6 @@ def render_hook(event: dict) -> str:
             lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "tool_response", "updatedToolOutput",
                                          lineterm="")
             body += f"<div>{tr('它换掉的结果（diff）：', 'The result it replaced (diff):')}</div>{diff_html(chr(10).join(lines))}"
-    if event.get("asking"):
-        body += f"<div>{tr('要先问人：', 'Asks a person first: ')}{esc(event['asking'])}</div>"
     if event.get("printed"):
         body += f"<div>{tr('它打印的：', 'What it printed:')}</div>{pre(event['printed'])}"
     return f'<div class="tw-hook{" tw-hook-failed" if problem else ""}">{head}{body}</div>'

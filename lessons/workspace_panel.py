@@ -204,6 +204,11 @@ def reason_in_english(reason: str) -> str:
     return reason
 
 
+ARGS_EDITABLE = tr("参数（可修改后点「修改参数后批准」）", "Arguments (edit them, then click «Approve with edited arguments»)")
+ARGS_AS_SEEN = tr("钩子看到的参数（钩子问的是能不能执行：只能批准或拒绝）",
+                  "The arguments the hook saw (a hook asks whether the call may run: approve or deny)")
+
+
 class AskBox:
     """Where a rule's "ask" waits: exactly what will run, and the student's three answers."""
 
@@ -214,8 +219,7 @@ class AskBox:
                                             "Runs once approved (the bash command, the change write / edit makes, "
                                             "or the call)"), language=None,
                                    interactive=False, lines=4, max_lines=20, elem_classes=["tw-ask-preview"])
-            self.args = gr.Code(label=tr("参数（可修改后点「修改参数后批准」）",
-                                         "Arguments (edit them, then click «Approve with edited arguments»)"), language="json", interactive=True,
+            self.args = gr.Code(label=ARGS_EDITABLE, language="json", interactive=True,
                                 lines=3, elem_classes=["tw-ask-args"])
             self.reason = gr.Textbox(label=tr("拒绝的理由（会告诉模型）", "Reason for denying (told to the model)"), lines=1, elem_classes=["tw-ask-reason"])
             with gr.Row():
@@ -238,7 +242,8 @@ class AskBox:
                                "`{name}` ({reason}).").format(hook=asking["hook"], name=call.get("name"),
                                                                 reason=asking["reason"]),
                 self.preview: asking["preview"],
-                self.args: json.dumps(args, ensure_ascii=False, indent=2),
+                self.args: gr.update(value=json.dumps(args, ensure_ascii=False, indent=2), interactive=False,
+                                     label=now(ARGS_AS_SEEN)),
                 self.reason: "",
                 self.approve_edited: gr.update(visible=False),
             }
@@ -252,8 +257,8 @@ class AskBox:
                            "**⏸ Waiting for you:** the model wants to call `{name}`: {why}.").format(
                                name=call.get("name"), why=why),
             self.preview: asking["preview"],
-            self.args: json.dumps(args, ensure_ascii=False, indent=2) if args is not None
-            else str(call.get("raw_arguments") or ""),
+            self.args: gr.update(value=json.dumps(args, ensure_ascii=False, indent=2) if args is not None
+                                 else str(call.get("raw_arguments") or ""), interactive=True, label=now(ARGS_EDITABLE)),
             self.reason: "",
             self.approve_edited: gr.update(visible=True),
         }

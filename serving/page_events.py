@@ -16,6 +16,7 @@ step: one request instead of several, when they write different components.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import gradio as gr
@@ -36,8 +37,15 @@ def joined(*steps: tuple) -> tuple:
 
     def all_of(values: dict, request: gr.Request) -> dict:
         out: dict = {}
+        failed = None
         for fn, _, _ in steps:
-            out.update(fn(values, request))
+            try:
+                out.update(fn(values, request))
+            except Exception as exc:   # the others' answers still count (the settings when a lesson's restore fails)
+                logging.getLogger(__name__).exception("a joined page step failed")
+                failed = failed or exc
+        if failed is not None and not out:
+            raise failed
         return out
 
     return all_of, set().union(*(set(inputs) for _, inputs, _ in steps)), outputs
