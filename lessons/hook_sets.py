@@ -64,18 +64,23 @@ def lowercase_service(call):
 '''
 
 AUDIT = '''"""审计和计时：每次调用前后各 print 一行，时间线里每个钩子下面就是它打印的内容。
-每个钩子每次都在一个新进程里运行，两次调用之间不留任何变量：开始的时刻存不到调用之后，
-所以计时也靠 print，前后两行一减就是这次调用用了多久。试：执行 SQL `SELECT * FROM orders`"""
+每个钩子每次都在一个新进程里运行，两次调用之间不留任何变量：下面的 calls_seen 每次都从 0 数起，
+开始的时刻也存不到调用之后，所以计时也靠 print，前后两行一减就是这次调用用了多久。
+试：读一下 payments 和 search 服务的配置"""
 import time
 
 from hooks import POST, PRE, Hooks
 
 hooks = Hooks()
 
+calls_seen = 0
+
 
 @hooks.on(PRE, fail="open")       # 记日志出了错，不该拦下调用：fail open
 def audit_before(call):
-    print(f"[审计] {time.time():.3f} 开始 {call['tool_name']} {call['tool_input']}")
+    global calls_seen
+    calls_seen += 1
+    print(f"[审计] {time.time():.3f} 开始 {call['tool_name']} {call['tool_input']}（calls_seen = {calls_seen}）")
 
 
 @hooks.on(POST, fail="open")
@@ -141,7 +146,7 @@ hooks.add(PRE, permission_hook(RULES))
 # (name, its English, source): the name is what links and the browser's memory hold.
 HOOK_SETS = [
     ("脱敏", "Masking secrets", MASKING),
-    ("拦下危险的 SQL", "Denying a dangerous argument", DENY_SQL),
+    ("拦下危险的 SQL", "Stopping dangerous SQL", DENY_SQL),
     ("改写参数", "Rewriting an argument", NORMALISE),
     ("审计与计时", "Audit log and timing", AUDIT),
     ("顺序的坑", "Order matters", ORDER),

@@ -114,17 +114,29 @@ def test_a_rewritten_argument_runs_and_the_model_is_told(lesson):
     assert lesson.run("读一下 Payments 服务的配置").startswith("✅")
     (call,) = lesson.panel.locator(".tw-protocol .tw-call").all_text_contents()
     assert '"service": "payments"' in call and "没有服务 Payments" not in call
-    assert '（执行前，钩子 lowercase_service 改了你写的参数，实际执行的是 {"service": "payments"}' in sent_back(lesson)
+    assert '"content": "（执行前，钩子 lowercase_service 改了你写的参数，实际执行的是 {\\"service\\": \\"payments\\"}' \
+        in sent_back(lesson)                                  # the first words of what the model gets back
     assert "服务 payments 的配置" in sent_back(lesson)
 
 
 def test_a_hook_keeps_no_state_and_its_print_is_under_it(lesson):
-    """用「审计与计时」问「执行 SQL `SELECT * FROM orders`」：时间线里每个钩子下面是它打印的那一行。"""
+    """用「审计与计时」问「读一下 payments 和 search 服务的配置」：时间线里每个钩子下面是它打印的那一行；
+    模型调用了两次工具，两行「开始」里的计数 calls_seen 都是 1。"""
     use_hooks(lesson, "审计与计时", "audit_before")
-    assert lesson.run(SELECT).startswith("✅")
-    before, after = hook_runs(lesson)
-    assert "audit_before" in before and "它打印的" in before and "开始 run_sql {'query': 'SELECT * FROM orders'}" in before
-    assert "audit_after" in after and "它打印的" in after and "结束 run_sql，结果" in after
+    assert lesson.run("读一下 payments 和 search 服务的配置").startswith("✅")
+    runs = hook_runs(lesson)
+    assert [run.split(" · ")[1].split(" ")[0] for run in runs] == ["audit_before", "audit_after"] * 2
+    started = [run.split("它打印的")[1] for run in runs[::2]]
+    assert "开始 fetch_config {'service': 'payments'}（calls_seen = 1）" in started[0]
+    assert "开始 fetch_config {'service': 'search'}（calls_seen = 1）" in started[1]
+    assert all("结束 fetch_config，结果" in run.split("它打印的")[1] for run in runs[1::2])
+
+
+def test_the_tools_are_left_of_the_hooks(lesson):
+    """工具源码在左，钩子源码在右：两份都能改，都在沙箱里运行。"""
+    tools, hooks = (lesson.panel.locator(name).first.bounding_box() for name in (".tw-editor", ".tw-hooks"))
+    assert tools["x"] + tools["width"] <= hooks["x"] and abs(tools["y"] - hooks["y"]) < 80
+    assert "也在沙箱里运行" in lesson.panel.locator(".tw-hooks").first.inner_text()
 
 
 def test_an_audit_before_the_masking_logs_the_key_until_the_order_is_swapped(lesson):
@@ -162,7 +174,7 @@ def test_a_hook_without_return_leaves_the_result_as_it_was(lesson):
     use_hooks(lesson, "忘了 return", "shout")
     assert lesson.run(SELECT).startswith("✅")
     (shout,) = hook_runs(lesson)
-    assert "返回 None：没意见" in shout
+    assert "没意见（返回 None 或空 dict）" in shout
     assert "（演示）已执行：SELECT * FROM orders。示例订单库返回 3 行。" in sent_back(lesson)
     assert "SELECT * FROM ORDERS" not in sent_back(lesson)
 

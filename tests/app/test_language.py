@@ -12,6 +12,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from catalogue import LESSONS
+
 import i18n
 from i18n import Text, choose, first_language, now, tr, using
 from lessons import deep_links
@@ -128,7 +130,7 @@ def test_an_english_tab_gets_the_english_of_every_label_built_with_tr():
     assert "▶ Run" in shown and "Timeline" in shown and "📖 Lesson: calling tools by a text convention" in shown
     assert any(v.startswith("### This lesson: the three steps") for v in shown)       # function_calling.en.md
     lessons = [v for v in shown if v.startswith("###")]
-    assert len(lessons) == 6 and not any("这一课" in v or "要记住的" in v for v in lessons)   # the English texts
+    assert len(lessons) == len(LESSONS) and not any("这一课" in v or "要记住的" in v for v in lessons)   # the English texts
     choices = [props["choices"] for props in updates.values() if "choices" in props]
     assert [("Weather", "天气")] == [c for c in choices[0] if c[1] == "天气"] or any(
         ("Weather", "天气") in c for c in choices)                                   # values stay the same

@@ -171,6 +171,39 @@ def test_run_mcp_answered_from_a_tool_is_a_success(client):
     assert [e["method"] for e in of(result, "rpc") if e["kind"] == "request"][-1] == "tools/call"
 
 
+NOTED = '''from hooks import POST, PRE, Hooks
+
+hooks = Hooks()
+
+
+@hooks.on(PRE, fail="open")
+def audit(call):
+    print("audit:", call["tool_name"], call["tool_input"])
+
+
+@hooks.on(POST)
+def stamp(call):
+    return {"updatedToolOutput": call["tool_response"] + " (checked)"}
+'''
+
+
+def test_run_hooks_around_a_real_model_s_call_and_its_verdict_stays_true(client):
+    """The hooks lesson once on the real model: the audit hook prints the call it saw, the post hook
+    replaces the result, and the model gets the replaced one; the verdict says what happened."""
+    result = client.predict(ENGLISH_WEATHER, NOTED, PARIS, "", "openai", MODEL, "", MAX_TOKENS, api_name="/run_hooks")
+    assert_verdict_tells_the_truth(result)
+    calls, hooks = of(result, "tool_call"), of(result, "hook")
+    print(f"\nhooks: verdict {result['verdict']['icon']} {result['verdict']['state']}, "
+          f"calls {[(c['name'], c['raw_arguments']) for c in calls]}, final {result['final']!r}")
+    for call, done in zip(calls, of(result, "tool_result")):
+        around = [h for h in hooks if (h["turn"], h["id"]) == (call["turn"], call["id"])]
+        assert [h["name"] for h in around] == (["audit", "stamp"] if done["ok"] else ["audit"])
+        assert around[0]["printed"] == f"audit: {call['name']} {call['arguments']}\n"
+        if done["ok"]:      # the model gets the stamped result, never the tool's own
+            assert done["content"] == around[1]["payload"]["tool_response"] + " (checked)"
+            assert around[1]["answer"] == {"updatedToolOutput": done["content"]}
+
+
 def test_run_workspace_a_read_the_tool_answered_and_the_verdict_says_how_it_ended(client):
     """The workspace lesson's read, called by the real model and answered by the tool. The 135M model
     then repeats its answer until max_tokens (measured: "The error is in the `src/calc.py` file." over
