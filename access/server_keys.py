@@ -33,7 +33,7 @@ DEFAULT_MAX_TOKENS = 1024
 DEFAULT_MAX_QUESTION_CHARS = 2000
 # The id a browser tab keeps in sessionStorage (memory/browser_memory.py READ_JS): base-36 time and randomness.
 TAB_ID = re.compile(r"[0-9a-z]{6,32}")
-MAX_TABS = 10_000           # pages remembered as a tab's; the oldest go first
+MAX_TABS = 10_000           # pages remembered as a tab's; the longest unused go first
 TAB_PREFIX = "tab:"         # a count kept for a browser tab, not for one page's session
 NEEDS_CODE = ("服务器的密钥只给输入了课堂口令的同学使用：请在「模型设置」里输入老师给的课堂口令，"
               "或者填写你自己的密钥，或改用「离线演示模型」。")
@@ -124,6 +124,8 @@ class ServerKeyPolicy:
         session = session_of(request)
         with self._tabs_lock:
             tab = self._tabs.get(session)
+            if tab:                     # a page in use is the last to be forgotten, however early it joined
+                self._tabs.move_to_end(session)
         return f"{TAB_PREFIX}{tab}" if tab else session
 
     def metered(self, client: Any, request: Any) -> "MeteredClient":

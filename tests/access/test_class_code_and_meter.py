@@ -178,6 +178,21 @@ def test_a_page_without_a_readable_tab_id_counts_as_its_own_session(tab):
     assert policy.counted_as(page) == "page-1"
 
 
+def test_the_tab_of_a_page_in_use_is_the_last_one_forgotten(monkeypatch):
+    from access import server_keys
+
+    monkeypatch.setattr(server_keys, "MAX_TABS", 2)
+    policy = ServerKeyPolicy.from_settings({}, environ={})
+    early, middle, late = (gradio_request(s, "10.0.0.7") for s in ("page-1", "page-2", "page-3"))
+    policy.join_tab("early0tab", early)
+    policy.join_tab("middle0tab", middle)
+    assert policy.counted_as(early) == "tab:early0tab"          # in use: moves behind the one that joined later
+    policy.join_tab("late00tab", late)
+    assert policy.counted_as(early) == "tab:early0tab"
+    assert policy.counted_as(middle) == "page-2"                # the longest unused is forgotten
+    assert policy.counted_as(late) == "tab:late00tab"
+
+
 def test_a_long_question_is_refused_on_a_server_key(model):
     policy = ServerKeyPolicy.from_settings({"TOOL_WORKSHOP_KEY_MAX_QUESTION_CHARS": "50"}, environ={})
     client = metered(model, policy)
