@@ -175,7 +175,7 @@ def orphans(messages: list[dict]) -> list[str]:
         called |= {call.get("id") for call in message.get("tool_calls") or []}
         if message.get("role") == "tool" and message.get("tool_call_id") not in called:
             problems.append(f"第 {index + 1} 条是 {message.get('tool_call_id')} 的结果，可它前面没有这个调用："
-                            "OpenAI 兼容接口会拒绝这次请求（400）")
+                            "OpenAI 的接口会拒绝这次请求（400）")
     return problems
 
 

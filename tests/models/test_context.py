@@ -64,7 +64,7 @@ def test_dropping_single_messages_leaves_a_result_without_its_call():
     """The course repository's window: the request a real API would refuse, said before it is sent."""
     shrunk = naive_window(CONVERSATION, 300)
     assert [m.get("role") for m in shrunk.messages] == ["system", "tool", "assistant", "user"]
-    assert orphans(shrunk.messages) == ["第 2 条是 call_2 的结果，可它前面没有这个调用：OpenAI 兼容接口会拒绝这次请求（400）"]
+    assert orphans(shrunk.messages) == ["第 2 条是 call_2 的结果，可它前面没有这个调用：OpenAI 的接口会拒绝这次请求（400）"]
     assert orphans(window(CONVERSATION, 300).messages) == []
 
 
