@@ -13,10 +13,12 @@
       · 一条带 tool_calls 的 assistant 消息和它后面的 tool 结果一起留、一起丢。
     课程仓库的滑动窗口一条一条地丢，会留下一条找不到调用的 tool 结果；真的 API 会拒绝这样的请求
     （OpenAI：messages with role 'tool' must be a response to a preceding message with 'tool_calls'）。
-    orphans(messages) 找出这种结果，好在发出去之前就知道。
+    orphans(messages) 找出这种结果，好在发出去之前就知道；
+  - compact(client, messages)（/compact）：最早的对话交给模型写成一段摘要（目标、事实、进展），换成一条消息。
+    多花一次模型调用，换来“早先说过的事”还在；摘要写丢了什么，后面就真的不知道了。
 
 这些函数都不改传进来的列表，返回新的，并且说出自己做了什么（Shrunk.notes），每件事一句话。
-还没有写的（下一步）：太大的结果写进工作区文件、只回一个路径；让模型写一段摘要（/compact）替换中间的对话。
+还没有写的（下一步）：太大的结果写进工作区文件、只回一个路径。
 
     python code/context.py
 """
@@ -179,6 +181,52 @@ def orphans(messages: list[dict]) -> list[str]:
     return problems
 
 
+# ── /compact：让模型把最早的对话写成一段摘要
+
+SUMMARY_ASK = "把下面这段对话写成一份摘要，分三段：目标、已知的事实（人名、数字、约定，一个都别丢）、现在的进展。只写摘要。"
+SUMMARY_HEAD = "[前面对话的摘要]"
+SUMMARY_TEMPERATURE = 0.2     # 摘要要稳，不要发挥
+
+
+def transcript(messages: list[dict], limit: int = 300) -> str:
+    """一条消息一行（换行写成 ⏎）：谁说的、说了什么，工具结果只留前 limit 个字。这就是交给模型去压缩的材料。"""
+    lines = []
+    for message in messages:
+        role, content = message.get("role"), str(message.get("content") or "")
+        if role == "assistant" and message.get("tool_calls"):
+            for call in message["tool_calls"]:
+                lines.append(f"助手调用 {call['function']['name']}({call['function']['arguments']})")
+        elif role == "tool":
+            shown = content[:limit] + ("……" if len(content) > limit else "")
+            lines.append(f"工具结果（{message.get('tool_call_id')}）：{shown}")
+        else:
+            lines.append(f"{ {'user': '用户', 'assistant': '助手', 'system': '系统'}.get(role, role) }：{content}")
+    return "\n".join(line.replace("\n", " ⏎ ") for line in lines)
+
+
+def compact(client: Any, messages: list[dict], keep: int = MIN_KEEP) -> Shrunk:
+    """system 之后、最后 keep 条之前的对话交给模型写成摘要，换成一条消息；system 和最后几条原样留着。
+    留下的最后几条从一个完整的组开始：不会以一条找不到调用的结果开头。"""
+    system = [m for m in messages if m.get("role") == "system"]
+    rest = [m for m in messages if m.get("role") != "system"]
+    tail_groups: list[list[int]] = []
+    for group in reversed(groups(rest)):
+        if sum(len(g) for g in tail_groups) >= keep:
+            break
+        tail_groups.insert(0, group)
+    start = tail_groups[0][0] if tail_groups else len(rest)
+    middle, tail = rest[:start], rest[start:]
+    if not middle:
+        return Shrunk(list(messages), ["对话还很短，没有可以压缩的部分"])
+    asked = [{"role": "system", "content": SUMMARY_ASK}, {"role": "user", "content": transcript(middle)}]
+    summary = client.complete(asked, temperature=SUMMARY_TEMPERATURE).text
+    before = sum(tokens(middle))
+    shrunk = Shrunk(system + [{"role": "user", "content": f"{SUMMARY_HEAD}\n{summary}"}] + tail)
+    shrunk.notes.append(f"最早的 {len(middle)} 条消息（{before} 个 token）换成了模型写的摘要"
+                        f"（{sum(tokens(shrunk.messages[len(system):len(system) + 1]))} 个 token），多了一次模型调用")
+    return shrunk
+
+
 # ── 一段用来试的对话：一份很长的构建日志、一个很长的文件列表，和一个只有最早那句话才答得上来的问题
 
 BUILD_LOG = "\n".join([f"[{i:03d}] building module {i}" for i in range(1, 120)] + ["ERROR: test_calc failed"])
@@ -214,3 +262,11 @@ if __name__ == "__main__":
         print(f"── {title}：{len(shrunk.messages)} 条，{shrunk.total} 个 token")
         for note in shrunk.notes + orphans(shrunk.messages):
             print(f"   {note}")
+
+    from llm_clients import make_client
+
+    shrunk = compact(make_client("offline"), EXAMPLE)
+    print(f"── /compact（离线模型写摘要）：{len(shrunk.messages)} 条，{shrunk.total} 个 token")
+    for note in shrunk.notes:
+        print(f"   {note}")
+    print("   " + shrunk.messages[1]["content"].replace("\n", "\n   "))

@@ -26,6 +26,7 @@ from . import workspace as offline_workspace
 from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
                         tool_words)
 from accents import rough_tokens    # 和客户端同一个粗估：工具清单算进输入
+from context import SUMMARY_ASK
 from llm_clients import OFFLINE_MODEL
 from loop_parts import read_edited
 
@@ -203,6 +204,20 @@ def no_tool_answer(question, tools, tool_choice):
             f"请换个说法，或者换成真实模型试试。")
 
 
+def rule_summary(transcript):
+    """/compact 要的摘要（context.SUMMARY_ASK），照规则摘：用户说过的话原样留下（人名、数字就在里面），
+    每次调用留下名字、参数和结果的开头，最后一句助手的话算进展。它不懂哪句要紧，所以一句不删。"""
+    lines = transcript.splitlines()
+    said = [line.split("：", 1)[1] for line in lines if line.startswith("用户：")]
+    calls = [line[len("助手调用 "):] for line in lines if line.startswith("助手调用 ")]
+    results = [line.split("：", 1)[1] for line in lines if line.startswith("工具结果")]
+    last = next((line.split("：", 1)[1] for line in reversed(lines) if line.startswith("助手：")), "")
+    facts = [f"- 用户说：{text}" for text in said[1:]]
+    facts += [f"- 调用了 {call}，结果开头：{result.split(' ⏎ ')[0][:80]}" for call, result in zip(calls, results)]
+    return "\n".join(["目标：" + (said[0] if said else "（这段对话里没有用户的问题）"), "已知的事实：",
+                      *(facts or ["- （没有）"]), "现在的进展：" + (last or "（助手还没有回答）")])
+
+
 def ask_for(gaps, tools):
     """缺参数时的回答：说清楚想用哪个工具、缺什么（参数说明原样给出），请用户补上。"""
     described = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
@@ -301,6 +316,8 @@ class OfflineModel:
         if not asked:
             return self._final("我是离线规则模型，没有看到用户的问题。", mode), "stop"
         question = text_of(messages[asked[-1]].get("content"))
+        if mode == "chat" and SUMMARY_ASK in system:          # /compact（code/context.py）：照规则摘，不是理解后写的
+            return self._final(rule_summary(question), mode), "stop"
         history = messages[asked[-1] + 1:]
         if offline_workspace.handles(tools) and tool_choice != "none":
             return self._workspace_step(question, history, mode)

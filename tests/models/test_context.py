@@ -71,3 +71,26 @@ def test_dropping_single_messages_leaves_a_result_without_its_call():
 def test_the_window_forgets_an_early_fact_that_the_last_question_needs():
     kept = json.dumps(window(CONVERSATION, 300).messages, ensure_ascii=False)
     assert "小林" in json.dumps(CONVERSATION, ensure_ascii=False) and "小林" not in kept
+
+
+def test_compact_keeps_an_early_fact_that_the_window_loses(connect, server):
+    """/compact over a real SDK client: one request at temperature 0.2 with the transcript of the early
+    messages; the summary replaces them, the last ones stay whole, and the offline model says its
+    summary is made by rules."""
+    server.reset()
+    shrunk = context.compact(connect("openai"), CONVERSATION)
+    [asked] = [r["body"] for r in server.requests]
+    assert asked["temperature"] == context.SUMMARY_TEMPERATURE and "tools" not in asked
+    assert asked["messages"][0] == {"role": "system", "content": context.SUMMARY_ASK}
+    assert asked["messages"][1]["content"].splitlines()[0] == "用户：我叫小林，构建为什么失败？"
+    assert shrunk.messages[0] == CONVERSATION[0] and shrunk.messages[2:] == CONVERSATION[6:]
+    summary = shrunk.messages[1]["content"]
+    assert summary.startswith(context.SUMMARY_HEAD) and "小林" in summary and "离线规则模型" in summary
+    assert orphans(shrunk.messages) == [] and "多了一次模型调用" in shrunk.notes[0]
+    assert shrunk.total < sum(tokens(CONVERSATION))
+
+
+def test_compact_leaves_a_short_conversation_alone(connect, server):
+    server.reset()
+    short = CONVERSATION[:1] + CONVERSATION[-4:]
+    assert context.compact(connect("openai"), short).messages == short and server.requests == []
