@@ -5,6 +5,8 @@
     每条消息另加 PER_MESSAGE 个：角色和格式本身也占 token。数出来的是估计，不同模型的分词器不一样；
   - fold(text)：超过 FOLD_LINES 行的工具结果只留开头和结尾各 KEEP_LINES 行，中间写明省略了多少行。
     报错日志、构建输出的关键信息多在开头（命令、版本）和结尾（错误、汇总）；
+  - spill(messages, folder)：太大的结果写进工作区里的一个文件，对话里只留一个指针（多长、在哪、前几行），
+    需要时再用工具去读；
   - forget_old_results(messages)：更早的工具结果换成一行说明（调用了什么、原来多长）。
     模型还知道“我查过这个”，只是看不到全文了；
   - window(messages, budget)：装不下时从最早的对话开始丢，但
@@ -18,7 +20,6 @@
     多花一次模型调用，换来“早先说过的事”还在；摘要写丢了什么，后面就真的不知道了。
 
 这些函数都不改传进来的列表，返回新的，并且说出自己做了什么（Shrunk.notes），每件事一句话。
-还没有写的（下一步）：太大的结果写进工作区文件、只回一个路径。
 
     python code/context.py
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 from accents import rough_tokens
@@ -119,6 +121,31 @@ def forget_old_results(messages: list[dict], keep_last: int = 1) -> Shrunk:
         said = f"[之前调用过 {call.get('name', '?')}({call.get('arguments', '')})，结果 {len(content)} 字，已省略]"
         out.append({**message, "content": said})
         notes.append(f"第 {index + 1} 条（{call.get('name', '?')} 的结果）换成了一行说明")
+    return Shrunk(out, notes)
+
+
+# ── 太大的结果写进文件，只回一个路径
+
+SPILL_TOKENS = 2000      # 一个结果超过这么多 token，就不放进对话了
+SPILL_PREVIEW = 3        # 指针里留下结果的前几行
+
+
+def spill(messages: list[dict], folder: Path, limit: int = SPILL_TOKENS) -> Shrunk:
+    """超过 limit 个 token 的工具结果写进 folder 里的一个文件（工作区），对话里换成一个指针：
+    多长、写在哪、前几行是什么。全文没有丢，模型需要时可以用 read 之类的工具去读。"""
+    out, notes = [], []
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") != "tool" or not isinstance(content, str) or text_tokens(content) <= limit:
+            out.append(message)
+            continue
+        path = folder / f"{message.get('tool_call_id') or 'result'}.txt"
+        path.write_text(content, encoding="utf-8")
+        lines = content.splitlines()
+        preview = " ⏎ ".join(lines[:SPILL_PREVIEW])
+        out.append({**message, "content": f"[结果太长（{len(lines)} 行，{text_tokens(content)} 个 token），全文写进了 {path}。"
+                                          f"前 {SPILL_PREVIEW} 行：{preview}。需要细节时读这个文件]"})
+        notes.append(f"{message.get('tool_call_id')} 的结果（{text_tokens(content)} 个 token）写进了 {path.name}，对话里只留指针")
     return Shrunk(out, notes)
 
 
@@ -263,7 +290,15 @@ if __name__ == "__main__":
         for note in shrunk.notes + orphans(shrunk.messages):
             print(f"   {note}")
 
+    import tempfile
+
     from llm_clients import make_client
+
+    with tempfile.TemporaryDirectory() as folder:
+        shrunk = spill(EXAMPLE, Path(folder), limit=500)
+        print(f"── 太大的结果写进文件（超过 500 个 token）：{len(shrunk.messages)} 条，{shrunk.total} 个 token")
+        for note in shrunk.notes:
+            print(f"   {note}")
 
     shrunk = compact(make_client("offline"), EXAMPLE)
     print(f"── /compact（离线模型写摘要）：{len(shrunk.messages)} 条，{shrunk.total} 个 token")

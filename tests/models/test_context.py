@@ -94,3 +94,15 @@ def test_compact_leaves_a_short_conversation_alone(connect, server):
     server.reset()
     short = CONVERSATION[:1] + CONVERSATION[-4:]
     assert context.compact(connect("openai"), short).messages == short and server.requests == []
+
+
+def test_a_result_too_large_goes_to_a_file_and_the_conversation_keeps_a_pointer(tmp_path):
+    shrunk = context.spill(CONVERSATION, tmp_path, limit=500)
+    written = tmp_path / "call_1.txt"
+    assert written.read_text(encoding="utf-8") == LOG                          # nothing lost
+    pointer = shrunk.messages[3]["content"]
+    assert pointer.startswith("[结果太长（120 行，") and str(written) in pointer
+    assert "[001] building module 1 ⏎ [002] building module 2 ⏎ [003] building module 3" in pointer
+    assert shrunk.messages[7] == CONVERSATION[7] and sorted(p.name for p in tmp_path.iterdir()) == ["call_1.txt"]
+    assert shrunk.notes == [f"call_1 的结果（{context.text_tokens(LOG)} 个 token）写进了 call_1.txt，对话里只留指针"]
+    assert context.spill(CONVERSATION, tmp_path).messages == CONVERSATION     # under the default limit: untouched
