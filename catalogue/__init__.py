@@ -37,6 +37,7 @@ class Lesson:
     mistake_option: str | None = None  # the run option that picks a simulated mistake
     link_options: tuple[str, ...] = ()  # link parameters besides example / question
     approaches: tuple[str, ...] = ()    # the loops its "approach" option picks from
+    step: bool = True                   # its loop takes step mode's edits (单步); the hooks' loop does not
 
     @property
     def name(self) -> str:
@@ -80,7 +81,7 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
            "lessons.permissions_page", "permissions", "tab-permissions", editor=False, workspace=True,
            link_options=("approach", "rules"), approaches=("function_calling", "react")),
     Lesson("hooks", tr("钩子", "Hooks"), "8.7", ("hooks.py", "examples_ops.py"),
-           "lessons.hooks_page", "hooks", "tab-hooks", editor=True, start=starters.hooks),
+           "lessons.hooks_page", "hooks", "tab-hooks", editor=True, start=starters.hooks, step=False),
 )}
 FIRST = next(iter(LESSONS))
 # The lessons whose loop runs on a tool source, by the named API's `lesson` parameter.

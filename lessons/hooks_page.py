@@ -5,6 +5,7 @@ its answer (a replaced result as a diff), its error and what it printed."""
 from __future__ import annotations
 
 import gradio as gr
+import hooks as hooks_module
 
 from i18n import now, tr
 
@@ -34,13 +35,16 @@ def hooks_status(source: str, session_id: str | None = None) -> str:
         return tr("❌ 钩子源码用不了：{why}", "❌ The hooks source cannot be used: {why}").format(
             why=error.get("message") or tr("没有说明原因", "no reason given"))
     if not listing["hooks"]:
-        return tr("✅ 源码能加载，但还没有登记钩子：每次调用都照常执行。",
-                  "✅ The source loads but registers no hook yet: every call runs as it is.")
-    lines = [tr("✅ 登记了 {n} 个钩子，按这个顺序运行：", "✅ {n} hook(s) registered, run in this order:").format(
-        n=len(listing["hooks"]))]
+        return tr("✅ 还没有登记钩子：每次调用都照常执行。", "✅ No hook registered yet: every call runs as it is.")
+    # The order they run in: every PreToolUse hook before the call, then the PostToolUse hooks (or, when
+    # the call failed, the PostToolUseFailure ones), each kind in the order it was registered.
+    ordered = sorted(listing["hooks"], key=lambda hook: list(hooks_module.ANSWERS).index(hook["event"]))
+    lines = [tr("✅ 登记了 {n} 个钩子，每次调用按这个顺序运行（PostToolUseFailure 只在调用失败时运行，代替 PostToolUse）：",
+                "✅ {n} hook(s) registered, run in this order around each call (PostToolUseFailure only when the call "
+                "failed, instead of PostToolUse):").format(n=len(ordered))]
     lines += [f"{number}. `{hook['event']}` · `{hook['name']}` · fail {hook['fail']}"
               + tr("（{said}）", " ({said})").format(said=now(timeline.on_error(hook["event"], hook["fail"])))
-              for number, hook in enumerate(listing["hooks"], 1)]
+              for number, hook in enumerate(ordered, 1)]
     return "\n".join(lines)
 
 
@@ -64,8 +68,6 @@ def build(settings: SettingsPanel) -> LessonPage:
                                 elem_classes=["tw-hooks"])
                 status = gr.Markdown(elem_classes=["tw-hooks-status"])
         run = RunPanel(LESSON, settings, editor.editor, PRESETS[TOOLS], options={"hooks": hooks}, ask=True)
-        # The hooks' loop (code/hooks.py) takes no step-mode edits: its pauses are the hooks' own "ask".
-        run.views.step_btn.visible = False
 
         def shown_status(values: dict, request: gr.Request) -> dict:
             return {status: hooks_status(values[hooks], session_of(request))}

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
+from catalogue import LESSONS
 from i18n import tr
 
 from lessons import code_view, cost_view, timeline
@@ -39,8 +40,9 @@ class RunViews:
         with gr.Row():
             self.run_btn = gr.Button(tr("▶ 运行", "▶ Run"), variant="primary", elem_classes=["tw-run"], min_width=100,
                                      interactive=False)
+            # A loop without step mode's edits (catalogue.Lesson.step) has no 单步: its pauses are its own.
             self.step_btn = gr.Button(tr("⏯ 单步", "⏯ Step"), elem_classes=["tw-step-btn"], min_width=100,
-                                      interactive=False)
+                                      interactive=False, visible=LESSONS[lesson].step if lesson in LESSONS else True)
         self.below_buttons = below_buttons() if below_buttons is not None else None
         self.status = gr.Markdown(elem_classes=["tw-status"])
         self.retry_btn = gr.Button(tr("🔁 去掉参数重试", "🔁 Retry without the parameter"), visible=False, size="sm", elem_classes=["tw-retry"])

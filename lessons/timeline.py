@@ -13,6 +13,7 @@ import json
 from typing import Any, Iterable
 
 from accents import ANSWER_PROBLEMS, unsaid_arguments
+from catalogue import LESSONS
 from i18n import now, tr
 from lessons import cost_view
 from tool_outcome import RESULT_LIMIT
@@ -345,6 +346,10 @@ def unsaid_notes(call: dict, request: dict | None) -> list[str]:
                                                 request.get("tools"))]
 
 
+# Refusals before the tool ran (code/tool_outcome.py LABELS): a person, a permission rule or a hook said no.
+NOT_RUN = ("denied", "rule_denied", "hook_denied")
+
+
 def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = (),
                 hooks: list[dict] = ()) -> str:
     """One tool call: the model's arguments, its hooks (code/hooks.py) before it ran, what ran and with
@@ -365,7 +370,10 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
         return f'<div class="tw-call">{head}{"".join(body)}</div>'
     status = (f"<span class=tw-ok>{tr('成功', 'succeeded')}</span>" if result.get("ok")
               else f"<span class=tw-bad>{tr('失败', 'failed')} {esc(result.get('error_code') or '')}</span>")
-    body.append(f"<div>{tr('实际执行的参数（转换后）：', 'Arguments the tool ran with (converted):')}</div>{pre(result.get('arguments'))}")
+    ran = result.get("error_code") not in NOT_RUN
+    said = (tr("实际执行的参数（转换后）：", "Arguments the tool ran with (converted):") if ran
+            else tr("这次调用没有执行；它的参数：", "This call did not run; its arguments:"))
+    body.append(f"<div>{said}</div>{pre(result.get('arguments'))}")
     for note in result.get("coercions") or []:
         body.append(f"<div>{tr('类型转换：', 'Type conversion: ')}<code>{esc(note)}</code></div>")
     if result.get("overridden"):
@@ -543,6 +551,9 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         meta.append(tokens)
     if calls:
         meta.append(tr("调用 ", "calls ") + ", ".join(str(c.get("name")) for c in calls))
+    hook_runs = [e for e in events if e.get("type") == "hook" and not e.get("asking")]
+    if hook_runs:
+        meta.append(tr("钩子 {n} 次", "hooks {n}×").format(n=len(hook_runs)))
     title = tr("开始前", "Before the start") if turn is None else tr("第 {n} 轮", "Round {n}").format(n=turn)
     parts = [f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>']
     # MCP: the messages before this round's request (initialize, tools/list) open it; tools/call
@@ -616,7 +627,9 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             failed = tr("出错（{code}）", "Error ({code})").format(code=esc(event.get("code")))
             parts.append(f'<div class="tw-step"><div class="tw-error"><b>{failed}</b>{tr("：", ": ")}'
                          f'{esc(event.get("message"))}</div></div>')
-    return f'<details class="tw-round"{" open" if last else ""}>' + "".join(parts) + "</details>"
+    # A round whose calls had hooks stays open: what the hooks did is the lesson.
+    opened = last or bool(hook_runs)
+    return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
 
 
 def render_protocol(events: list[dict], lesson: str = "function_calling", note: str = "",
@@ -628,8 +641,12 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
     labels = {"react": TEXT_PROTOCOL, "mcp": MCP}.get(lesson, HANDSHAKE)
     if not events:
         # Concatenated, not formatted: the page's first (empty) view keeps its English (i18n.Text).
-        body = ('<div class="tw-empty">' + tr("还没有运行。选一个预设问题，点「运行」或「单步」。",
-                                              "Nothing has run yet. Pick a preset question and click «Run» or «Step».")
+        stepped = LESSONS[lesson].step if lesson in LESSONS else True
+        body = ('<div class="tw-empty">' + (tr("还没有运行。选一个预设问题，点「运行」或「单步」。",
+                                               "Nothing has run yet. Pick a preset question and click «Run» or «Step».")
+                                            if stepped else
+                                            tr("还没有运行。选一个预设问题，点「运行」。",
+                                               "Nothing has run yet. Pick a preset question and click «Run»."))
                 + "</div>")
     else:
         grouped = rounds(events)

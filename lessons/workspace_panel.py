@@ -204,9 +204,10 @@ def reason_in_english(reason: str) -> str:
     return reason
 
 
+PREVIEW_ACTION = tr("批准后将执行（bash 命令，或 write / edit 对文件的改动）",
+                    "Runs once approved (the bash command, or the change write / edit makes)")
+PREVIEW_CALL = tr("批准后将执行的调用", "The call that runs once approved")
 ARGS_EDITABLE = tr("参数（可修改后点「修改参数后批准」）", "Arguments (edit them, then click «Approve with edited arguments»)")
-ARGS_AS_SEEN = tr("钩子看到的参数（钩子问的是能不能执行：只能批准或拒绝）",
-                  "The arguments the hook saw (a hook asks whether the call may run: approve or deny)")
 
 
 class AskBox:
@@ -215,9 +216,7 @@ class AskBox:
     def __init__(self):
         with gr.Group(visible=False, elem_classes=["tw-ask"]) as self.box:
             self.title = gr.Markdown(elem_classes=["tw-ask-title"])
-            self.preview = gr.Code(label=tr("批准后将执行（bash 命令、write / edit 对文件的改动，或这次调用）",
-                                            "Runs once approved (the bash command, the change write / edit makes, "
-                                            "or the call)"), language=None,
+            self.preview = gr.Code(label=PREVIEW_ACTION, language=None,
                                    interactive=False, lines=4, max_lines=20, elem_classes=["tw-ask-preview"])
             self.args = gr.Code(label=ARGS_EDITABLE, language="json", interactive=True,
                                 lines=3, elem_classes=["tw-ask-args"])
@@ -241,9 +240,8 @@ class AskBox:
                                "**⏸ Waiting for you:** the hook `{hook}` asks you first: the model wants to call "
                                "`{name}` ({reason}).").format(hook=asking["hook"], name=call.get("name"),
                                                                 reason=asking["reason"]),
-                self.preview: asking["preview"],
-                self.args: gr.update(value=json.dumps(args, ensure_ascii=False, indent=2), interactive=False,
-                                     label=now(ARGS_AS_SEEN)),
+                self.preview: gr.update(value=asking["preview"], label=now(PREVIEW_CALL)),
+                self.args: gr.update(value=json.dumps(args, ensure_ascii=False, indent=2), visible=False),
                 self.reason: "",
                 self.approve_edited: gr.update(visible=False),
             }
@@ -256,9 +254,9 @@ class AskBox:
             self.title: tr("**⏸ 等待你的确认：** 模型要调用 `{name}`，{why}。",
                            "**⏸ Waiting for you:** the model wants to call `{name}`: {why}.").format(
                                name=call.get("name"), why=why),
-            self.preview: asking["preview"],
+            self.preview: gr.update(value=asking["preview"], label=now(PREVIEW_ACTION)),
             self.args: gr.update(value=json.dumps(args, ensure_ascii=False, indent=2) if args is not None
-                                 else str(call.get("raw_arguments") or ""), interactive=True, label=now(ARGS_EDITABLE)),
+                                 else str(call.get("raw_arguments") or ""), visible=True),
             self.reason: "",
             self.approve_edited: gr.update(visible=True),
         }

@@ -33,6 +33,8 @@ def listed(source: str, session_id: str | None = None) -> dict:
     """sandbox.list_hooks(source), {"ok", "hooks", "error", "stdout"}, from the backend's cache when
     this source was listed before: the page's panel lists on every edit, and a run lists again."""
     source = source or ""
+    if not source.strip():        # nothing written yet: no hooks, and nothing to run in the sandbox
+        return {"ok": True, "hooks": [], "error": None, "stdout": ""}
     return backend.remembered(source, ("hooks",), lambda: sandbox.list_hooks(source, session_id))
 
 

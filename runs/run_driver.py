@@ -133,8 +133,8 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
     while (event := (yield from pace.step(advance, state.run, override))) is not None:
         if event.get("type") == "hook" and event.get("asking"):     # a hook (code/hooks.py) asks a person
             state.asking = hook_asking(state, event)
-            yield state, tr("⏸ 等待你的确认：钩子 `{hook}` 要先问你，模型要调用 `{name}`（见确认框）。",
-                            "⏸ Waiting for you: the hook `{hook}` asks you first; the model wants to call `{name}` "
+            yield state, tr("⏸ 等待你的确认：钩子 {hook} 要先问你，模型要调用 {name}（见确认框）。",
+                            "⏸ Waiting for you: the hook {hook} asks you first; the model wants to call {name} "
                             "(see the box).").format(hook=event.get("name"), name=state.asking["call"].get("name"))
             return
         override, asking = workspace_backend.ruling(state.rules, event)
