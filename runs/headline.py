@@ -25,7 +25,8 @@ States, in the order they are checked:
   ✅ answered after recovering from failed calls (with a note: which round, how many)
   ✅ answered
 A call whose arguments a person edited before it ran (step mode, 修改参数后批准) is said in the
-title of ✅ (the model was told what changed: loop_parts.told_edited).
+title of ✅ (the model was told what changed: loop_parts.told_edited), and so is a hook that failed
+without stopping its call (fail open): a check that did not run is news even when the call went on.
 
 Only answered and recovered are a success (summary()["ok"]): every named endpoint's result
 carries the same verdict object the headline is drawn from.
@@ -122,6 +123,13 @@ def _rounds(entries: list[dict]) -> str:
     """The rounds in which the failures of `entries` were made good ("第 2 轮、第 4 轮")."""
     rounds = sorted({e["fixed_in"] for e in entries if e["fixed_in"] is not None})
     return tr("、", ", ").join(tr("第 {r} 轮", "round {r}").format(r=r) for r in rounds)
+
+
+def _hooks_let_through(events: list[dict]) -> str:
+    """The hooks (hooks.py) that failed without stopping their call: fail open, or run after a failure."""
+    names = [e.get("name") for e in events if e.get("type") == "hook" and e.get("problem")
+             and (e.get("fail") == "open" or e.get("event") == "PostToolUseFailure")]
+    return tr("、", ", ").join(str(n) for n in dict.fromkeys(names))
 
 
 def _by_hand(events: list[dict], key: str) -> str:
@@ -225,6 +233,11 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
     if edited:
         counts += tr("；{where} 的参数是你改过后才执行的（模型从结果里得知了改动）",
                      "; {where} ran with arguments you edited (the model was told in the result)").format(where=edited)
+    let_through = _hooks_let_through(events)
+    if let_through:
+        counts += tr("；钩子 {names} 出错了，它们出错不拦调用，调用照常（错误见时间线）",
+                     "; the hook(s) {names} failed, and their errors do not stop a call, so it went on (the "
+                     "timeline says what failed)").format(names=let_through)
     if recovered:
         mistakes = [r for r in recovered if r["code"] not in STOPPED_BY]
         stopped = [r for r in recovered if r["code"] in STOPPED_BY]

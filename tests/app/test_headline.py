@@ -178,3 +178,14 @@ def test_a_call_that_failed_on_a_hook_s_arguments_is_the_hook_s_not_the_model_s(
 def test_a_hooks_source_the_sandbox_did_not_run_is_not_called_broken(cause, title):
     found = headline.verdict([{"type": "error", "turn": None, "code": "hooks_source", "cause": cause, "message": "x"}])
     assert found["state"] == "hooks_failed" and found["title"] == title
+
+
+def test_a_hook_that_failed_open_is_said_over_a_success():
+    failed = {"type": "hook", "turn": 1, "id": "c1", "event": "PreToolUse", "name": "audit", "fail": "open",
+              "problem": "KeyError: 'x'"}
+    events = [result(1, "get_weather", True), failed, {"type": "final", "turn": 2, "content": "晴"}]
+    found = headline.verdict(events)
+    assert found["state"] == "answered" and found["icon"] == "✅"
+    assert "钩子 audit 出错了，它们出错不拦调用，调用照常" in found["title"]
+    events[1] = {**failed, "fail": "closed", "name": "region_check"}      # a closed one stopped its call: said elsewhere
+    assert "出错了" not in headline.verdict(events)["title"]

@@ -163,7 +163,8 @@ def test_a_hook_that_raises_stops_the_call_when_closed_and_not_when_open(lesson)
     assert "出错：KeyError: 'region'" in closed and "它是 fail closed 的：这次调用被拦下，工具没有运行" in closed
     assert "服务 payments 的配置" not in lesson.protocol()
     edit_hooks(lesson, 'fail="closed"', 'fail="open"', "region_check · fail open")
-    assert lesson.run(CONFIG).startswith("✅")
+    headline = lesson.run(CONFIG)
+    assert headline.startswith("✅") and "钩子 region_check 出错了，它们出错不拦调用，调用照常" in headline
     (opened,) = hook_runs(lesson)
     assert "出错：KeyError: 'region'" in opened and "它是 fail open 的：记下这个错，调用照常" in opened
     assert "服务 payments 的配置" in sent_back(lesson)
