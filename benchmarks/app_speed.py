@@ -5,7 +5,7 @@ schema panel answers.
         [--parts page,cold,schema] [--root CHECKOUT] [--against CHECKOUT] [--no-goals]
 
 1. First lesson: in headless chromium, a fresh browser context (no cache, no storage) opens the
-   page, timed from navigation start until the first lesson is usable: its ▶ 运行 button visible
+   page, timed from navigation start until the first lesson is usable: its ▶ 运行 button visible and enabled
    and its schema panel showing "已生成 2 个工具的 schema". Next to it, in the same run, alternating,
    a one-textbox Gradio app whose demo.load fills the textbox (a page that needs one round trip
    to the server before it is usable). Goal: median ratio <= 1.5. Also the page's main-thread time
@@ -140,7 +140,7 @@ APP_READY_JS = """ready => {
   const run = [...lesson.querySelectorAll('button')].find(b => b.innerText.includes('▶ 运行'));
   const status = lesson.querySelector('.tw-schema-status');
   const shown = el => el && el.checkVisibility() && el.getBoundingClientRect().height > 0;
-  return shown(run) && shown(status) && status.innerText.includes(ready) ? performance.now() : false;
+  return shown(run) && !run.disabled && shown(status) && status.innerText.includes(ready) ? performance.now() : false;
 }"""
 PEER_READY_JS = """ready => {
   const box = document.querySelector('textarea, input[type=text]');
@@ -256,7 +256,7 @@ def first_lesson(rounds: int, against: Path | None = None) -> None:
     ratio = app_ms / peer_ms
     app_main, peer_main = (median(r["main_ms"] for r in side["runs"]) for side in (ours, theirs))
     app_runs, peer_runs = (", ".join(f"{r['ms']:.0f}" for r in side["runs"]) for side in (ours, theirs))
-    print(f"first lesson usable (▶ 运行 shown, \"{LESSON_READY}\"), fresh context: median {app_ms:.0f} ms "
+    print(f"first lesson usable (▶ 运行 shown and enabled, \"{LESSON_READY}\"), fresh context: median {app_ms:.0f} ms "
           f"({app_runs})")
     print(f"one-textbox Gradio page with a demo.load, same way:           median {peer_ms:.0f} ms "
           f"({peer_runs})")
