@@ -38,6 +38,7 @@ class Lesson:
     link_options: tuple[str, ...] = ()  # link parameters besides example / question
     approaches: tuple[str, ...] = ()    # the loops its "approach" option picks from
     step: bool = True                   # its loop takes step mode's edits (单步); the hooks' loop does not
+    tools: bool = True                  # its loop offers the model tools; the context lesson's offers none
 
     @property
     def name(self) -> str:
@@ -82,6 +83,9 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
            link_options=("approach", "rules"), approaches=("function_calling", "react")),
     Lesson("hooks", tr("钩子", "Hooks"), "8.7", ("hooks.py", "examples_ops.py"),
            "lessons.hooks_page", "hooks", "tab-hooks", editor=True, start=starters.hooks, step=False),
+    Lesson("context", tr("上下文预算", "Context budget"), "8.8", ("context.py",),
+           "lessons.context_page", "context", "tab-context", editor=False, start=starters.context, step=False,
+           tools=False, link_options=("strategy", "budget")),
 )}
 FIRST = next(iter(LESSONS))
 # The lessons whose loop runs on a tool source, by the named API's `lesson` parameter.

@@ -478,6 +478,10 @@ def gateway_page(status, text, server):
             f"而不是 API（OpenAI 兼容接口通常以 /v1 结尾）。请检查地址{who}。", None)
 
 
+# OpenAI 的原话（preceeding 的拼写也是原样）：tool 消息前面没有它的调用
+ORPHAN_RESULT = re.compile(r"role 'tool' must be a response to a prece+ding", re.I)
+
+
 def explain_error(status, text, sent, server=None):
     """HTTP 错误 -> (LLMError 的 code, 中文说明, retry_without) 或 None（交给通用说法）。
     sent 是发出去的请求体：只有真的发了某个可选参数，才会建议"去掉它重试"。"""
@@ -495,6 +499,10 @@ def explain_error(status, text, sent, server=None):
                                    f"本课的客户端会自动保留它；如果历史是你自己拼的，请把它加回去。{quoted}", None)
         return ("bad_request", "服务端不接受输入消息里的 reasoning_content（思考过程）：把历史发回去之前删掉这个字段。"
                                f"{quoted}", None)
+    if ORPHAN_RESULT.search(said):
+        return ("bad_request", "请求里有一条 role 为 tool 的结果，前面找不到它回答的那个调用（没有哪条 assistant 消息的 "
+                               "tool_calls 里有这个 id），服务端拒收了整个请求（HTTP 400）。多半是裁剪历史时丢了调用、留下了结果："
+                               f"调用和它的结果要一起留、一起丢。{quoted}", None)
     if status in (400, 422) and said:
         for parameter, pattern in OPTIONAL_PARAMETERS.items():
             if pattern.search(said) and was_sent(parameter, sent):

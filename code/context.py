@@ -21,16 +21,21 @@
 
 这些函数都不改传进来的列表，返回新的，并且说出自己做了什么（Shrunk.notes），每件事一句话。
 
+页面的“运行”是 run_within_budget：对话加上新问题，按选的做法收拾进预算，先发一个 context 事件
+（每条消息多少 token、去向如何、省下多少，几种做法并排），再用收拾过的 messages 问模型。
+
     python code/context.py
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from accents import rough_tokens
+from function_calling_loop import run_function_calling
 
 PER_MESSAGE = 4          # 课程的算法：每条消息在内容之外另算 4 个 token（角色、分隔符）
 FOLD_LINES = 40          # 超过这么多行才折叠
@@ -68,9 +73,12 @@ def tokens(messages: list[dict]) -> list[int]:
 
 @dataclasses.dataclass
 class Shrunk:
-    """一种做法的结果：新的 messages，和它做了什么（每件事一句话）。"""
+    """一种做法的结果：新的 messages，和它做了什么（每件事一句话）。
+    origin[i] 是新的第 i 条来自原来的第几条（None：新写的一条，比如摘要）：页面靠它说出每条消息的去向。"""
     messages: list[dict]
     notes: list[str] = dataclasses.field(default_factory=list)
+    origin: list[int | None] = dataclasses.field(default_factory=list)
+    model_call: dict | None = None     # 只有 /compact：交给模型的请求、它写的摘要、用时和 usage
 
     @property
     def total(self) -> int:
@@ -97,7 +105,7 @@ def fold_results(messages: list[dict]) -> Shrunk:
             notes.append(f"折叠了 {message.get('tool_call_id')} 的结果：{len(content.splitlines())} 行只留头尾各 {KEEP_LINES} 行")
         else:
             out.append(message)
-    return Shrunk(out, notes)
+    return Shrunk(out, notes, list(range(len(out))))
 
 
 # ── 旧结果换成一行说明
@@ -121,7 +129,7 @@ def forget_old_results(messages: list[dict], keep_last: int = 1) -> Shrunk:
         said = f"[之前调用过 {call.get('name', '?')}({call.get('arguments', '')})，结果 {len(content)} 字，已省略]"
         out.append({**message, "content": said})
         notes.append(f"第 {index + 1} 条（{call.get('name', '?')} 的结果）换成了一行说明")
-    return Shrunk(out, notes)
+    return Shrunk(out, notes, list(range(len(out))))
 
 
 # ── 太大的结果写进文件，只回一个路径
@@ -146,7 +154,7 @@ def spill(messages: list[dict], folder: Path, limit: int = SPILL_TOKENS) -> Shru
         out.append({**message, "content": f"[结果太长（{len(lines)} 行，{text_tokens(content)} 个 token），全文写进了 {path}。"
                                           f"前 {SPILL_PREVIEW} 行：{preview}。需要细节时读这个文件]"})
         notes.append(f"{message.get('tool_call_id')} 的结果（{text_tokens(content)} 个 token）写进了 {path.name}，对话里只留指针")
-    return Shrunk(out, notes)
+    return Shrunk(out, notes, list(range(len(out))))
 
 
 # ── 滑动窗口：不丢 system，不拆开调用和它的结果
@@ -178,7 +186,8 @@ def window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) -> Shrun
              f"省下 {sum(counts[i] for g in dropped for i in g)} 个 token"] if dropped else []
     if total > budget:
         notes.append(f"还剩 {kept} 条、{total} 个 token，超出预算 {budget}：再丢就不到 {min_keep} 条了")
-    return Shrunk([messages[i] for i in sorted(i for g in system + rest for i in g)], notes)
+    kept = sorted(i for g in system + rest for i in g)
+    return Shrunk([messages[i] for i in kept], notes, kept)
 
 
 def naive_window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) -> Shrunk:
@@ -193,7 +202,7 @@ def naive_window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) ->
         keep.remove(first)
         total -= counts[first]
     dropped = len(messages) - len(keep)
-    return Shrunk([messages[i] for i in keep], [f"一条一条地丢掉了最早的 {dropped} 条消息"] if dropped else [])
+    return Shrunk([messages[i] for i in keep], [f"一条一条地丢掉了最早的 {dropped} 条消息"] if dropped else [], keep)
 
 
 def orphans(messages: list[dict]) -> list[str]:
@@ -234,24 +243,138 @@ def transcript(messages: list[dict], limit: int = 300) -> str:
 def compact(client: Any, messages: list[dict], keep: int = MIN_KEEP) -> Shrunk:
     """system 之后、最后 keep 条之前的对话交给模型写成摘要，换成一条消息；system 和最后几条原样留着。
     留下的最后几条从一个完整的组开始：不会以一条找不到调用的结果开头。"""
-    system = [m for m in messages if m.get("role") == "system"]
-    rest = [m for m in messages if m.get("role") != "system"]
+    system = [i for i, m in enumerate(messages) if m.get("role") == "system"]
+    rest = [i for i, m in enumerate(messages) if m.get("role") != "system"]
     tail_groups: list[list[int]] = []
-    for group in reversed(groups(rest)):
+    for group in reversed(groups([messages[i] for i in rest])):
         if sum(len(g) for g in tail_groups) >= keep:
             break
         tail_groups.insert(0, group)
     start = tail_groups[0][0] if tail_groups else len(rest)
     middle, tail = rest[:start], rest[start:]
     if not middle:
-        return Shrunk(list(messages), ["对话还很短，没有可以压缩的部分"])
-    asked = [{"role": "system", "content": SUMMARY_ASK}, {"role": "user", "content": transcript(middle)}]
-    summary = client.complete(asked, temperature=SUMMARY_TEMPERATURE).text
-    before = sum(tokens(middle))
-    shrunk = Shrunk(system + [{"role": "user", "content": f"{SUMMARY_HEAD}\n{summary}"}] + tail)
-    shrunk.notes.append(f"最早的 {len(middle)} 条消息（{before} 个 token）换成了模型写的摘要"
-                        f"（{sum(tokens(shrunk.messages[len(system):len(system) + 1]))} 个 token），多了一次模型调用")
+        return Shrunk(list(messages), ["对话还很短，没有可以压缩的部分"], list(range(len(messages))))
+    asked = [{"role": "system", "content": SUMMARY_ASK},
+             {"role": "user", "content": transcript([messages[i] for i in middle])}]
+    started = time.perf_counter()
+    answer = client.complete(asked, temperature=SUMMARY_TEMPERATURE)
+    summary = {"role": "user", "content": f"{SUMMARY_HEAD}\n{answer.text}"}
+    shrunk = Shrunk([messages[i] for i in system] + [summary] + [messages[i] for i in tail], [], system + [None] + tail)
+    shrunk.notes.append(f"最早的 {len(middle)} 条消息（{sum(tokens([messages[i] for i in middle]))} 个 token）"
+                        f"换成了模型写的摘要（{tokens([summary])[0]} 个 token），多了一次模型调用")
+    shrunk.model_call = {"messages": asked, "answer": answer.text, "usage": answer.usage,
+                         "duration_ms": round((time.perf_counter() - started) * 1000, 1)}
     return shrunk
+
+
+# ── 页面上的几种做法：同一个入口，预算只有窗口用得上，摘要要一个模型
+
+STRATEGIES = {
+    "none": "不处理（原样发出）",
+    "fold": "折叠长结果",
+    "forget": "旧结果换成一行",
+    "window": "滑动窗口",
+    "fold_window": "先折叠，再滑动窗口",
+    "naive_window": "课程仓库的窗口（一条一条地丢）",
+    "compact": "/compact 摘要",
+}
+NEEDS_MODEL = ("compact",)
+
+
+def then(first: Shrunk, second: Shrunk) -> Shrunk:
+    """先做 first，再在它的结果上做 second：origin 一直追到最初的那条。"""
+    origin = [first.origin[i] if i is not None else None for i in second.origin]
+    return Shrunk(second.messages, first.notes + second.notes, origin, second.model_call or first.model_call)
+
+
+def shrink(strategy: str, messages: list[dict], budget: int, client: Any = None) -> Shrunk:
+    if strategy == "fold":
+        return fold_results(messages)
+    if strategy == "forget":
+        return forget_old_results(messages)
+    if strategy == "window":
+        return window(messages, budget)
+    if strategy == "fold_window":
+        folded = fold_results(messages)
+        return then(folded, window(folded.messages, budget))
+    if strategy == "naive_window":
+        return naive_window(messages, budget)
+    if strategy == "compact":
+        return compact(client, messages)
+    return Shrunk(list(messages), [], list(range(len(messages))))
+
+
+FATES = {"fold": "折叠了", "forget": "换成一行说明", "fold_window": "折叠了", "compact": "写进了摘要"}
+
+
+def fates(strategy: str, before: list[dict], shrunk: Shrunk) -> list[str]:
+    """原来每条消息的去向：留着、改了（FATES 说怎么改的）、丢了；被摘要代替的算“写进了摘要”。"""
+    where = {origin: index for index, origin in enumerate(shrunk.origin) if origin is not None}
+    said = []
+    for index, message in enumerate(before):
+        if index in where:
+            said.append("原样留着" if shrunk.messages[where[index]] is message else FATES.get(strategy, "改了"))
+        else:
+            said.append("写进了摘要" if strategy == "compact" else "丢掉了")
+    return said
+
+
+# ── 循环之前先收拾上下文：页面的“运行”就是这个
+
+PREVIEW_CHARS = 60       # 消息表里每条只给看开头这么多字
+
+
+def preview(message: dict) -> str:
+    text = message_text(message).replace("\n", " ⏎ ")
+    return text[:PREVIEW_CHARS] + ("……" if len(text) > PREVIEW_CHARS else "")
+
+
+def measured(strategy: str, messages: list[dict], budget: int, client: Any = None) -> tuple[Shrunk, float]:
+    """一种做法和它这次用了多少毫秒（摘要的时间里有一次模型调用）。"""
+    started = time.perf_counter()
+    shrunk = shrink(strategy, messages, budget, client)
+    return shrunk, round((time.perf_counter() - started) * 1000, 2)
+
+
+def compared(messages: list[dict], budget: int) -> list[dict]:
+    """不用模型的几种做法，在同一段对话、同一个预算上各做一次：条数、token、省下多少、用时、留下的孤儿结果。"""
+    before = sum(tokens(messages))
+    rows = []
+    for name, title in STRATEGIES.items():
+        if name in NEEDS_MODEL:
+            continue
+        shrunk, ms = measured(name, messages, budget)
+        rows.append({"strategy": name, "title": title, "messages": len(shrunk.messages), "tokens": shrunk.total,
+                     "saved": before - shrunk.total, "ms": ms, "orphans": len(orphans(shrunk.messages)),
+                     "fits": shrunk.total <= budget})
+    return rows
+
+
+def context_event(strategy: str, budget: int, messages: list[dict], shrunk: Shrunk, ms: float) -> dict:
+    """下一次请求的样子：原来每条消息（多少 token、去向），新写的消息（摘要），做了什么，省下多少，
+    会被拒收的孤儿结果，和几种做法并排。"""
+    counts, after = tokens(messages), tokens(shrunk.messages)
+    where = {origin: index for index, origin in enumerate(shrunk.origin) if origin is not None}
+    rows = [{"role": message.get("role"), "preview": preview(message), "tokens": count, "fate": fate,
+             "after": after[where[index]] if index in where else 0}
+            for index, (message, count, fate) in enumerate(zip(messages, counts, fates(strategy, messages, shrunk)))]
+    added = [{"role": message.get("role"), "preview": preview(message), "tokens": after[index]}
+             for index, (message, origin) in enumerate(zip(shrunk.messages, shrunk.origin)) if origin is None]
+    return {"type": "context", "turn": 0, "strategy": strategy, "title": STRATEGIES.get(strategy, strategy),
+            "budget": budget, "rows": rows, "added": added, "before_tokens": sum(counts),
+            "after_tokens": sum(after), "notes": shrunk.notes, "orphans": orphans(shrunk.messages), "ms": ms,
+            "model_call": shrunk.model_call, "compared": compared(messages, budget)}
+
+
+def run_within_budget(client: Any, history: list[dict], question: str, strategy: str, budget: int, *,
+                      max_turns: int = 6, temperature: float | None = None, stream: bool = False):
+    """history 加上新问题，按 strategy 收拾进 budget 个 token，先发一个 context 事件（下一次请求的样子），
+    再用收拾过的 messages 跑 Function Calling 循环。不带工具：这一课只看模型还记得什么。"""
+    messages = [*history, {"role": "user", "content": question}]
+    shrunk, ms = measured(strategy, messages, budget, client)
+    yield context_event(strategy, budget, messages, shrunk, ms)
+    return (yield from run_function_calling(client, shrunk.messages, None, None, max_turns=max_turns,
+                                            temperature=temperature, stream=stream))
 
 
 # ── 一段用来试的对话：一份很长的构建日志、一个很长的文件列表，和一个只有最早那句话才答得上来的问题
@@ -305,3 +428,12 @@ if __name__ == "__main__":
     for note in shrunk.notes:
         print(f"   {note}")
     print("   " + shrunk.messages[1]["content"].replace("\n", "\n   "))
+
+    history, question = EXAMPLE[:-1], EXAMPLE[-1]["content"]
+    for strategy in ("window", "compact", "naive_window"):
+        steps = run_within_budget(make_client("offline"), history, question, strategy, 300)
+        try:
+            ended = [event for event in steps if event["type"] in ("final", "error")][-1]
+        except Exception as error:          # naive_window 留下的孤儿结果：服务端拒收整个请求
+            ended = {"type": "error", "message": str(error)}
+        print(f"── 预算 300，{STRATEGIES[strategy]}，再问「{question}」：{ended.get('content') or ended.get('message')}")

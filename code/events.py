@@ -152,8 +152,26 @@ class HookEvent(TypedDict):
     asking: str | None            # 只有“先问人”时才有：问人的理由；循环停在这里等 send
 
 
+class ContextEvent(TypedDict):
+    """下一次请求发出之前，上下文被收拾成了什么样（context.py 的 run_within_budget）。"""
+    type: Literal["context"]
+    turn: int                     # 0：在第一轮请求之前
+    strategy: str                 # context.STRATEGIES 里的名字
+    title: str
+    budget: int
+    rows: list[dict]              # 原来每条消息：role、preview、tokens、fate（去向）、after（之后多少 token，丢掉为 0）
+    added: list[dict]             # 新写的消息（摘要）：role、preview、tokens
+    before_tokens: int
+    after_tokens: int
+    notes: list[str]              # 做了什么，每件事一句话
+    orphans: list[str]            # 找不到调用的 tool 结果：真的 API 会拒收
+    ms: float                     # 这一种做法这次用了多少毫秒（摘要含一次模型调用）
+    model_call: dict | None       # 只有 /compact：交给模型的请求、摘要、用时、usage
+    compared: list[dict]          # 不用模型的几种做法并排：messages、tokens、saved、ms、orphans、fits
+
+
 Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
-         | FinalEvent | ErrorEvent | RpcEvent | HookEvent)
+         | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent)
 
 
 def request(turn: int, messages: list[dict], tools: list[dict] | None, params: dict[str, Any]) -> RequestEvent:

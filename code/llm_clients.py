@@ -160,7 +160,12 @@ class OfflineClient(BaseClient):
         self.base_url = None
 
     def send(self, body):
-        return self.offline.completion_body(body)
+        try:
+            return self.offline.completion_body(body)
+        except load_offline_model().Refused as refused:     # 真服务端会回的 HTTP 错误，照样翻译
+            text = json.dumps(refused.body, ensure_ascii=False)
+            raise LLMError(*(explain_error(refused.status, text, body)
+                             or ("bad_request", f"请求被服务端拒绝（HTTP {refused.status}）：{refused}"))) from None
 
     def send_stream(self, body):
         yield from self.offline.completion_chunks(body)

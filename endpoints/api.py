@@ -27,13 +27,14 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
 
 
 def _run(start, secrets, source, question, settings, options, mistake, session_id, request=None,
-         class_code="", served=False) -> dict:
+         class_code="", served=False, tools=True) -> dict:
     """A whole run of the loop `start` (a catalogue lesson's, or starters') through the same backend as
     the page's 运行, as one JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok
     only when the verdict is a success."""
     run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
-                                               request=request, class_code=class_code or "", served=served))
+                                               request=request, class_code=class_code or "", served=served,
+                                               tools=tools))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
     events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
@@ -101,6 +102,18 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["hooks"].start, secrets, source, question, api_settings(provider, model, max_tokens),
                     {"hooks": hooks or ""}, mistake, session_of(request), request, class_code)
 
+    def run_context(conversation: Any, question: str, strategy: str = "window", budget: int = 300,
+                    provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
+                    request: gr.Request = None) -> dict:
+        """对话（消息列表，或它的 JSON 文本）加上新问题，按 strategy 收拾进 budget 个 token 再发给模型（不带工具）。
+        strategy：none / fold / forget / window / fold_window / naive_window / compact（compact 多一次模型调用写摘要）。
+        事件的第一个是 type 为 context 的“下一次请求”：每条消息的 token、去向，省下多少，找不到调用的工具结果（orphans），
+        和不用模型的几种做法并排（用时是这次量的）。对话用不了时 verdict.state 是 conversation_invalid；
+        收拾后的上下文被服务端拒收（孤儿结果）时是 context_rejected。"""
+        options = {"conversation": conversation, "strategy": strategy, "budget": budget}
+        return _run(LESSONS["context"].start, secrets, "", question, api_settings(provider, model, max_tokens),
+                    options, "", session_of(request), request, class_code, tools=LESSONS["context"].tools)
+
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling、/run_mcp 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
         if lesson not in SOURCE_LESSONS:
@@ -136,7 +149,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return (text or "")[:MAX_ECHO_CHARS]
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
-                 "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
+                 "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
+                 "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")

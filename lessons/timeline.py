@@ -8,17 +8,16 @@ piece of text is escaped before it reaches the page, and long blocks are cut.
 from __future__ import annotations
 
 import difflib
-import html
 import json
 from typing import Any, Iterable
 
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import cost_view
+from lessons import context_view, cost_view
+from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
 from tool_outcome import RESULT_LIMIT
 
-SHOW_LIMIT = 12_000  # characters per block; more would only slow the page down
 
 # Labels per lesson: the function-calling tabs name the three-step handshake.
 HANDSHAKE = {
@@ -87,48 +86,6 @@ ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
 
 
 # ---------------------------------------------------------------- small helpers
-
-def esc(text: Any) -> str:
-    return html.escape("" if text is None else str(text))
-
-
-def cut(text: str, limit: int = SHOW_LIMIT) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + "\n" + tr("…（已截断，共 {n} 个字符）", "… (cut; {n} characters in all)").format(n=len(text))
-
-
-def to_json(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def pre(text: Any) -> str:
-    return f"<pre>{esc(cut(text if isinstance(text, str) else to_json(text)))}</pre>"
-
-
-def fold(title: str, body: str, open_: bool = False) -> str:
-    return f"<details{' open' if open_ else ''}><summary>{esc(title)}</summary>{body}</details>"
-
-
-def seconds(ms: Any) -> str:
-    try:
-        return f"{float(ms) / 1000:.2f} s"
-    except (TypeError, ValueError):
-        return "?"
-
-
-def milliseconds(ms: Any) -> str:
-    """A tool call's time (its duration_ms, measured by the loop), written the same way wherever
-    it is shown: a call of 0.2 ms is not "0.00 s"."""
-    try:
-        ms = float(ms)
-    except (TypeError, ValueError):
-        return "?"
-    return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"
-
 
 def without_deltas(events: Iterable[dict]) -> list[dict]:
     """Raw view: stream fragments are folded into one summary per round."""
@@ -554,8 +511,14 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
     hook_runs = [e for e in events if e.get("type") == "hook" and not e.get("asking")]
     if hook_runs:
         meta.append(tr("钩子 {n} 次", "hooks {n}×").format(n=len(hook_runs)))
-    title = tr("开始前", "Before the start") if turn is None else tr("第 {n} 轮", "Round {n}").format(n=turn)
+    shrunk = [e for e in events if e.get("type") == "context"]
+    if shrunk:
+        meta.append(tr("{before} → {after} 个 token", "{before} → {after} tokens").format(
+            before=shrunk[0].get("before_tokens"), after=shrunk[0].get("after_tokens")))
+    title = (tr("发出之前：收拾上下文", "Before sending: the context shrunk") if shrunk else
+             tr("开始前", "Before the start") if turn is None else tr("第 {n} 轮", "Round {n}").format(n=turn))
     parts = [f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>']
+    parts += [f'<div class="tw-step">{context_view.render(e)}</div>' for e in shrunk]
     # MCP: the messages before this round's request (initialize, tools/list) open it; tools/call
     # messages go inside their call; any other message is listed after the calls.
     at = events.index(request) if request in events else len(events)
@@ -627,8 +590,8 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             failed = tr("出错（{code}）", "Error ({code})").format(code=esc(event.get("code")))
             parts.append(f'<div class="tw-step"><div class="tw-error"><b>{failed}</b>{tr("：", ": ")}'
                          f'{esc(event.get("message"))}</div></div>')
-    # A round whose calls had hooks stays open: what the hooks did is the lesson.
-    opened = last or bool(hook_runs)
+    # A round whose calls had hooks stays open, and so does the shrunk context: they are the lesson.
+    opened = last or bool(hook_runs) or bool(shrunk)
     return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
 
 
@@ -706,6 +669,9 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
                                       tr("❌ 工具出错 ", "❌ Tool error ") + str(result.get("error_code") or ""),
                                           "parent_id": call_id, "status": "done",
                                           "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
+        elif kind == "context":
+            chat.append({"role": "assistant", "content": "\n".join(event.get("notes") or []) or context_view.line(event),
+                         "metadata": {"title": "📦 " + context_view.line(event), "status": "done"}})
         elif kind == "final":
             chat.append({"role": "assistant", "content": cut(str(event.get("content") or ""))})
         elif kind == "error":

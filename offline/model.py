@@ -218,6 +218,29 @@ def rule_summary(transcript):
                       *(facts or ["- （没有）"]), "现在的进展：" + (last or "（助手还没有回答）")])
 
 
+NAME_SAID = re.compile(r"(?:我叫|我的名字是)\s*([^\s，,。.！!？?、]{1,12})|\bmy name is ([A-Za-z][\w-]{0,20})", re.I)
+ASKS_NAME = re.compile(r"我叫什么|我的名字|what(?:'s| is) my name", re.I)
+ASKS_FAILURE = re.compile(r"失败|出错|报错|错误|fail|error", re.I)
+
+
+def from_context(question, earlier):
+    """没有工具时（只是聊天）照规则从发来的消息里找答案。它只认两样：用户说过的名字（“我叫…”），
+    和消息里带 ERROR 的行。找不到就直说不知道：上下文里没有的，它不会编。"""
+    texts = [text_of(m.get("content")) for m in earlier]
+    if ASKS_NAME.search(question):
+        names = [found.group(1) or found.group(2) for text in texts for found in NAME_SAID.finditer(text)]
+        if names:
+            return f"你叫{names[-1]}（发给我的消息里有这句话）。"
+        return "发给我的消息里没有你说过自己叫什么：我不知道你的名字。"
+    if ASKS_FAILURE.search(question):
+        lines = [line.strip() for text in texts for line in text.splitlines() if "ERROR" in line]
+        if lines:
+            return "发给我的消息里有这样的报错：" + "；".join(dict.fromkeys(lines))
+        return "发给我的消息里没有带 ERROR 的行：我看不出是什么失败了。"
+    return ("没有工具时，离线规则模型只会在发给它的消息里找两样东西：你说过的名字（“我叫…”）和带 ERROR 的行。"
+            "这个问题它答不了，换成真实模型试试。")
+
+
 def ask_for(gaps, tools):
     """缺参数时的回答：说清楚想用哪个工具、缺什么（参数说明原样给出），请用户补上。"""
     described = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
@@ -297,6 +320,28 @@ def parse_prompt_tools(prompt):
 
 # ---------------------------------------------------------------- 模型本体
 
+class Refused(Exception):
+    """一个真服务端会整个拒收的请求：HTTP 状态码和它的错误体（照 OpenAI 的原话写）。"""
+
+    def __init__(self, status, body):
+        super().__init__(body["error"]["message"])
+        self.status, self.body = status, body
+
+
+def refusal(messages):
+    """OpenAI 拒收的历史：一条 tool 消息，前面没有哪条 assistant 消息的 tool_calls 里有它的 id。
+    裁剪历史时把调用丢了、结果留下了，就是这样（code/context.py 的 naive_window）。"""
+    called = set()
+    for index, message in enumerate(messages):
+        called |= {call.get("id") for call in message.get("tool_calls") or [] if isinstance(call, dict)}
+        if message.get("role") == "tool" and message.get("tool_call_id") not in called:
+            return Refused(400, {"error": {
+                "message": "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                           "message with 'tool_calls'.",
+                "type": "invalid_request_error", "param": f"messages.[{index}].role", "code": None}})
+    return None
+
+
 class OfflineModel:
     """respond(messages, tools=...) -> (assistant 消息, finish_reason)；完全确定、不联网。"""
 
@@ -318,6 +363,8 @@ class OfflineModel:
         question = text_of(messages[asked[-1]].get("content"))
         if mode == "chat" and SUMMARY_ASK in system:          # /compact（code/context.py）：照规则摘，不是理解后写的
             return self._final(rule_summary(question), mode), "stop"
+        if mode == "chat":
+            return self._final(from_context(question, messages[:asked[-1]]), mode), "stop"
         history = messages[asked[-1] + 1:]
         if offline_workspace.handles(tools) and tool_choice != "none":
             return self._workspace_step(question, history, mode)
@@ -376,6 +423,9 @@ class OfflineModel:
 
     # ---- HTTP 形状：和 OpenAI 的 /chat/completions 一样
     def completion_body(self, request):
+        refused = refusal(request.get("messages") or [])
+        if refused is not None:
+            raise refused
         message, finish = self.respond(request.get("messages") or [], request.get("tools"),
                                        request.get("tool_choice"), request.get("parallel_tool_calls"),
                                        as_list(request.get("stop")))

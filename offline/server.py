@@ -28,7 +28,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .accents import ACCENTS, ERRORS, GATEWAY_PAGE, QUIRKS, chunks, hear, props, quirks_of, reject, speak
-from .model import MISTAKES, MODEL_NAME, OfflineModel
+from .model import MISTAKES, MODEL_NAME, OfflineModel, Refused
 
 CHAT_PATHS = ("/v1/chat/completions", "/api/paas/v4/chat/completions", "/chat/completions")
 ACCENT_PREFIX = re.compile(r"^/(?P<kind>accent|quirks)/(?P<names>[\w,\-]+)(?P<rest>/.*)$")
@@ -167,7 +167,10 @@ def make_handler(server):
             elif "message" in item:
                 reply = scripted(item["message"])
             else:
-                reply = server.model.completion_body(hear(quirks, body))
+                try:
+                    reply = server.model.completion_body(hear(quirks, body))
+                except Refused as refused:
+                    return self.send_json(refused.status, refused.body)
             reply = speak(quirks, reply) if quirks else reply
             if body.get("stream"):
                 pieces = chunks(quirks, reply) if quirks else chunks_of(reply)

@@ -10,6 +10,9 @@ States, in the order they are checked:
      mcp_connect), with the server's own error text: the model was never asked
   ❌ hooks_failed: the hooks source did not load in the sandbox (runs/hooks_backend.py's
      hooks_source), with the sandbox's error text: the model was never asked
+  ❌ conversation_invalid: the context lesson's conversation is not a chat history the API takes
+  ❌ context_rejected: the server refused the request (400) and the shrunk context had tool
+     results without their calls: the strategy's doing, named
   ❌ provider or client error (an error event other than the two guards)
   🛑 stopped by the loop's guard (too_many_failures)
   ⏹ stopped by max_turns
@@ -36,6 +39,8 @@ from __future__ import annotations
 from typing import Any
 
 from i18n import tr
+
+from runs.context_backend import TITLES_EN
 
 
 # A failed call that was not the model's mistake: error_code -> who stopped it. Every other
@@ -132,6 +137,15 @@ def _hooks_let_through(events: list[dict]) -> str:
     return tr("、", ", ").join(str(n) for n in dict.fromkeys(names))
 
 
+def _context(events: list[dict]) -> dict | None:
+    """The run's context event (context.py's run_within_budget), if it had one."""
+    return next((e for e in events if e.get("type") == "context"), None)
+
+
+def _strategy(event: dict) -> str:
+    return tr(str(event.get("title") or event.get("strategy")), TITLES_EN.get(event.get("strategy"), ""))
+
+
 def _by_hand(events: list[dict], key: str) -> str:
     """Where a person stepped in ("第 1 轮 write"), for tool results that carry `key`."""
     places = [tr("第 {turn} 轮 {name}", "{name} in round {turn}").format(turn=e.get("turn"), name=e.get("name"))
@@ -152,7 +166,7 @@ def _last_response(events: list[dict]) -> dict:
 def verdict(events: list[dict]) -> dict[str, Any] | None:
     """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
     state: answered / recovered / hand_written / no_tool_call / truncated / repetition / stopped / gave_up / guard /
-    max_turns / mcp_failed / hooks_failed / error."""
+    max_turns / mcp_failed / hooks_failed / conversation_invalid / context_rejected / error."""
     end = next((e for e in reversed(events) if e.get("type") in ("final", "error")), None)
     if end is None:
         return None
@@ -178,6 +192,18 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                      if STOPPED_BY.get(end.get("cause")) == "sandbox" else
                      tr("钩子源码没有加载，模型还没被问到", "The hooks source did not load: the model was not asked yet"))
             return {"state": "hooks_failed", "icon": "❌", "title": title, "detail": message}
+        if code == "conversation":
+            return {"state": "conversation_invalid", "icon": "❌",
+                    "title": tr("对话用不了（下面说了哪里不对），模型还没被问到",
+                                "The conversation cannot be used (see below what is wrong): the model was not asked yet"),
+                    "detail": message}
+        shrunk = _context(events)
+        if code == "bad_request" and shrunk and shrunk.get("orphans"):
+            return {"state": "context_rejected", "icon": "❌",
+                    "title": tr("服务端拒收了这次请求：「{title}」留下了找不到调用的工具结果，不是模型的错",
+                                "The server refused this request: «{title}» left tool results whose calls are gone; "
+                                "not the model's fault").format(title=_strategy(shrunk)),
+                    "detail": message}
         if code == "max_turns":
             return {"state": "max_turns", "icon": "⏹",
                     "title": tr("用完 max_turns 仍没有最终回答：{counts}",
@@ -233,6 +259,10 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
     if edited:
         counts += tr("；{where} 的参数是你改过后才执行的（模型从结果里得知了改动）",
                      "; {where} ran with arguments you edited (the model was told in the result)").format(where=edited)
+    shrunk = _context(events)
+    if shrunk:
+        counts += tr("；上下文：{title}，{before} → {after} 个 token", "; context: {title}, {before} → {after} tokens").format(
+            title=_strategy(shrunk), before=shrunk.get("before_tokens"), after=shrunk.get("after_tokens"))
     let_through = _hooks_let_through(events)
     if let_through:
         counts += tr("；钩子 {names} 出错了，它们出错不拦调用，调用照常（错误见时间线）",

@@ -191,7 +191,7 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
         state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
                                       session_key=inputs.session_key, secrets=secrets, mistake=mistake,
                                       strict=inputs.strict, session_id=session_id, request=request,
-                                      served=lesson.served)
+                                      served=lesson.served, tools=lesson.tools)
     if state.run.error is not None:
         if state.run.source_error:
             yield state, tr("工具源码有错误，先修好再运行：", "The tool source has an error; fix it, then run: ") + error_text(

@@ -11,7 +11,7 @@ from json_loop import run_json_from_text
 from llm_clients import without_parameter
 from react_loop import run_react
 
-from runs import hooks_backend, mcp_backend
+from runs import context_backend, hooks_backend, mcp_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -69,6 +69,13 @@ def hooks(client, question, tools, execute, settings, options):
     sandbox) around every call."""
     return hooks_backend.hooked_loop(execute, client, question, tools, options.get("hooks") or "",
                                      max_turns=settings.max_turns)
+
+
+def context(client, question, tools, execute, settings, options):
+    """上下文预算: options["conversation"] plus the question, shrunk by options["strategy"] into
+    options["budget"] tokens, then sent without tools."""
+    return context_backend.context_loop(client, question, options, max_turns=settings.max_turns,
+                                        temperature=settings.temperature, stream=settings.stream)
 
 
 def workspace(client, question, tools, execute, settings, options):

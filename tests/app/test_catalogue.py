@@ -21,8 +21,9 @@ def test_each_lesson_names_a_page_that_builds_it_and_course_files_that_exist():
 
 def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
     for lesson in LESSONS.values():
-        assert (lesson.start is None) == lesson.workspace == (not lesson.editor), lesson.id
-    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks")
+        assert (lesson.start is None) == lesson.workspace, lesson.id
+        assert lesson.editor == (lesson.start is not None and lesson.tools), lesson.id
+    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context")
     assert catalogue.FIRST == "react"
 
 
@@ -42,4 +43,4 @@ def test_the_readme_table_lists_the_catalogue_in_order():
 
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
-    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks"]
+    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks", "context"]

@@ -333,3 +333,34 @@ def test_the_page_shows_a_success_and_the_note(browser, app):
             note.scroll_into_view_if_needed()
         screenshot(page, "real-model-copied-argument-1280x800")
         assert lesson.watched.foreign_requests() == []
+
+
+def test_run_context_on_a_real_model_the_summary_is_its_own_and_the_verdict_stays_true(client):
+    """The context lesson once on the real model: the window drops the first turn before the model is
+    asked; /compact asks the model itself for the summary, which then stands in the request in place
+    of the turns it replaced. No tools are offered: a finished answer is ✅, a cut one ✂️, a looping one 🔁."""
+    import context
+
+    history = [{"role": "system", "content": "You are a build assistant."},
+               {"role": "user", "content": "My name is Lin. Why did the build fail?"},
+               context.asked("call_1", "read_log", {"name": "build"}),
+               {"role": "tool", "tool_call_id": "call_1", "content": context.BUILD_LOG},
+               {"role": "assistant", "content": "test_calc failed."}]
+    for strategy in ("window", "compact"):
+        result = client.predict(json.dumps(history), "What is my name?", strategy, 200, "openai", MODEL, "",
+                                MAX_TOKENS, api_name="/run_context")
+        shrunk = of(result, "context")[0]
+        [request] = of(result, "request")
+        assert request["messages"][0] == history[0] and request["tools"] is None
+        if strategy == "window":
+            assert "My name is Lin" not in json.dumps(request["messages"]) and shrunk["model_call"] is None
+        else:
+            summary = shrunk["model_call"]["answer"]
+            assert summary.strip() and request["messages"][1]["content"] == f"{context.SUMMARY_HEAD}\n{summary}"
+        ended = of(result, "response")[-1]["finish_reason"]
+        state = result["verdict"]["state"]
+        # A looping answer (measured: "I'm glad you're here." over and over) is 🔁 first, cut or not.
+        assert state in (("truncated", "repetition") if ended == "length" else ("answered", "repetition")), result["verdict"]
+        assert result["ok"] is (state == "answered")
+        print(f"\ncontext {strategy}: {shrunk['before_tokens']} → {shrunk['after_tokens']} tokens, "
+              f"{result['verdict']['icon']} {state}, final {result['final'][:80]!r}")

@@ -1,0 +1,76 @@
+"""8.8 上下文预算: a conversation with two large tool results, a token budget and a strategy
+(code/context.py). The preview shows the next request message by message while the student
+moves the budget; ▶ 运行 sends the shrunk context with the question, and the answer shows what
+the model still knows."""
+from __future__ import annotations
+
+import json
+
+import context
+import gradio as gr
+
+from i18n import tr
+
+from catalogue import LESSONS
+from lessons import context_view
+from lessons.editor_panel import lesson_text
+from lessons.html_bits import esc
+from lessons.lesson_page import LessonPage
+from lessons.run_panel import RunPanel
+from lessons.settings_panel import SettingsPanel
+from runs import context_backend
+from serving.page_events import PRIVATE
+
+LESSON = LESSONS["context"]
+HISTORY, FIRST_QUESTION = context.EXAMPLE[:-1], context.EXAMPLE[-1]["content"]
+CONVERSATION = json.dumps(HISTORY, ensure_ascii=False, indent=2)
+PRESETS = [FIRST_QUESTION, "构建为什么失败？"]
+FIRST_STRATEGY, FIRST_BUDGET = "window", 300
+
+
+def shown_preview(conversation: str, question: str, strategy: str, budget) -> str:
+    """The next request as the chosen strategy would send it, or why the conversation cannot be sent."""
+    try:
+        messages = context_backend.conversation_from(conversation)
+        strategy, budget = context_backend.strategy_from(strategy), context_backend.budget_from(budget)
+    except context_backend.Unusable as problem:
+        return f'<div class="tw-error">❌ {esc(tr("对话用不了：", "The conversation cannot be used: "))}{esc(problem)}</div>'
+    return context_view.preview(messages, question, strategy, budget)
+
+
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
+        with gr.Accordion(tr("📖 课文：上下文装不下的时候", "📖 Lesson: when the context does not fit"), open=False):
+            gr.Markdown(lesson_text("context.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=2, min_width=320):
+                with gr.Row():
+                    strategy = gr.Radio([(context_view.title(name), name) for name in context.STRATEGIES],
+                                        value=FIRST_STRATEGY, label=tr("做法", "Strategy"), elem_classes=["tw-strategy"])
+                budget = gr.Slider(50, 2000, value=FIRST_BUDGET, step=10, label=tr("token 预算（下一次请求最多多少）",
+                                                                                  "Token budget (the next request's most)"),
+                                   elem_classes=["tw-budget"])
+                with gr.Accordion(tr("对话（JSON，可编辑：下一次请求 = 这段对话 + 下面的问题）",
+                                     "Conversation (JSON, editable: the next request = this conversation + the question "
+                                     "below)"), open=False):
+                    conversation = gr.Code(CONVERSATION, language="json", interactive=True, lines=14, max_lines=30,
+                                           show_label=False, elem_classes=["tw-conversation"])
+                    reset = gr.Button(tr("↺ 恢复示例对话", "↺ Restore the example conversation"), size="sm",
+                                      elem_classes=["tw-conversation-reset"])
+            with gr.Column(scale=3, min_width=320):
+                preview = gr.HTML(label=tr("下一次请求", "The next request"), elem_classes=["tw-context-preview"])
+        run = RunPanel(LESSON, settings, None, PRESETS,
+                       options={"conversation": conversation, "strategy": strategy, "budget": budget})
+
+        inputs = [conversation, run.question, strategy, budget]
+
+        def shown(values: dict, request: gr.Request) -> dict:
+            return {preview: shown_preview(*(values[component] for component in inputs))}
+
+        for component in (conversation, run.question, strategy, budget):
+            component.change(shown_preview, inputs, [preview], api_visibility=PRIVATE, show_progress="hidden",
+                             trigger_mode="always_last")
+        reset.click(lambda: CONVERSATION, None, [conversation], api_visibility=PRIVATE, show_progress="hidden")
+        run.wire()
+    return LessonPage(LESSON.id, run,
+                      also_on_load=(shown, set(inputs), [preview]))

@@ -1,0 +1,96 @@
+"""A run of the context lesson: a conversation (the student's JSON, or the named API's list)
+plus a new question, shrunk by code/context.py's strategies into a token budget, then sent.
+
+The conversation is data from a stranger, not code: it is read here, in the app, as JSON and
+nothing else. It is checked for the shape the chat API takes before any strategy or model sees
+it, and its size is capped, since every strategy counts its tokens.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import context
+
+MAX_MESSAGES = 200
+MAX_CHARS = 200_000
+BUDGET_RANGE = (50, 200_000)
+ROLES = ("system", "user", "assistant", "tool")
+# context.py's strategy titles and a message's fates, in English (the Chinese come with the event).
+TITLES_EN = {"none": "No change (sent as it is)", "fold": "Fold long results", "forget": "Old results to one line",
+             "window": "Sliding window", "fold_window": "Fold, then sliding window",
+             "naive_window": "The course's window (drops one message at a time)", "compact": "/compact summary"}
+FATES_EN = {"原样留着": "kept as it is", "折叠了": "folded", "换成一行说明": "replaced by one line",
+            "丢掉了": "dropped", "写进了摘要": "written into the summary", "改了": "changed"}
+
+
+class Unusable(ValueError):
+    """The conversation cannot be sent as it is; the message says where and why."""
+
+
+def conversation_from(value: Any) -> list[dict]:
+    """The messages of `value` (JSON text or a list), checked: each a dict with a known role, its
+    content a string (or null beside tool_calls), each tool call with an id, a name and arguments
+    as a JSON string, each tool result with its tool_call_id."""
+    if isinstance(value, str):
+        if len(value) > MAX_CHARS:
+            raise Unusable(f"对话太长：{len(value)} 字，最多 {MAX_CHARS} 字。")
+        try:
+            value = json.loads(value or "[]")
+        except json.JSONDecodeError as error:
+            raise Unusable(f"对话不是合法的 JSON：第 {error.lineno} 行第 {error.colno} 列，{error.msg}。") from None
+    if not isinstance(value, list):
+        raise Unusable(f"对话应是一个消息列表（JSON 数组），收到的是 {type(value).__name__}。")
+    if len(value) > MAX_MESSAGES:
+        raise Unusable(f"对话有 {len(value)} 条消息，最多 {MAX_MESSAGES} 条。")
+    if len(json.dumps(value, ensure_ascii=False)) > MAX_CHARS:
+        raise Unusable(f"对话太长：最多 {MAX_CHARS} 字。")
+    for number, message in enumerate(value, 1):
+        where = f"第 {number} 条消息"
+        if not isinstance(message, dict):
+            raise Unusable(f"{where}应是一个对象（{{\"role\": …, \"content\": …}}），收到的是 {type(message).__name__}。")
+        if message.get("role") not in ROLES:
+            raise Unusable(f"{where}的 role 应是 {' / '.join(ROLES)} 之一，收到 {message.get('role')!r}。")
+        content, calls = message.get("content"), message.get("tool_calls")
+        if not isinstance(content, str) and not (content is None and calls):
+            raise Unusable(f"{where}的 content 应是字符串（只有带 tool_calls 的 assistant 消息可以是 null）。")
+        if calls is not None:
+            if message["role"] != "assistant" or not isinstance(calls, list):
+                raise Unusable(f"{where}：只有 assistant 消息可以带 tool_calls，而且它应是一个列表。")
+            for call in calls:
+                function = call.get("function") if isinstance(call, dict) else None
+                if not (isinstance(call.get("id") if isinstance(call, dict) else None, str) and isinstance(function, dict)
+                        and isinstance(function.get("name"), str) and isinstance(function.get("arguments"), str)):
+                    raise Unusable(f"{where}的 tool_calls 里每一项应是 {{\"id\": 字符串, \"type\": \"function\", "
+                                   "\"function\": {\"name\": 字符串, \"arguments\": JSON 字符串}}。")
+        if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+            raise Unusable(f"{where}是工具结果，应带 tool_call_id（它回答的那个调用的 id）。")
+    return value
+
+
+def budget_from(value: Any) -> int:
+    try:
+        budget = int(float(value))
+    except (TypeError, ValueError):
+        raise Unusable(f"预算应是整数（token 数），收到 {value!r}。") from None
+    return max(BUDGET_RANGE[0], min(BUDGET_RANGE[1], budget))
+
+
+def strategy_from(value: Any) -> str:
+    if value not in context.STRATEGIES:
+        raise Unusable(f"做法应是 {' / '.join(context.STRATEGIES)} 之一，收到 {value!r}。")
+    return value
+
+
+def context_loop(client: Any, question: str, options: dict, *, max_turns: int, temperature: float | None,
+                 stream: bool) -> Iterator:
+    """context.run_within_budget on the options' conversation, strategy and budget; a conversation
+    that cannot be used ends the run before the model is asked, saying why."""
+    try:
+        history = conversation_from(options.get("conversation"))
+        strategy, budget = strategy_from(options.get("strategy") or "none"), budget_from(options.get("budget"))
+    except Unusable as problem:
+        yield {"type": "error", "turn": None, "code": "conversation", "message": str(problem)}
+        return None
+    return (yield from context.run_within_budget(client, history, question, strategy, budget, max_turns=max_turns,
+                                                 temperature=temperature, stream=stream))
