@@ -1,0 +1,108 @@
+"""The context lesson's run, below the page: the conversation as the API takes it, the offline
+model's answers from what it was sent, its 400 for a tool result without its call (in this
+process and over HTTP through the openai SDK), and the headline over each ending."""
+from __future__ import annotations
+
+import json
+
+import context
+import pytest
+
+import llm_clients
+from offline.server import OfflineServer
+from runs import context_backend, headline
+
+HISTORY, QUESTION = context.EXAMPLE[:-1], context.EXAMPLE[-1]["content"]
+ORPHANED = [HISTORY[0], HISTORY[3], {"role": "user", "content": QUESTION}]
+
+
+def ended(strategy: str, question: str = QUESTION, budget: int = 300, client=None) -> list[dict]:
+    steps = context.run_within_budget(client or llm_clients.make_client("offline"), HISTORY, question, strategy, budget)
+    events = []
+    try:
+        for event in steps:
+            events.append(event)
+    except llm_clients.LLMError as error:        # what runs.backend.advance turns into an error event
+        events.append({"type": "error", "turn": None, "code": error.code, "message": str(error)})
+    return events
+
+
+@pytest.mark.parametrize("value, said", [
+    ("[", "对话不是合法的 JSON：第 1 行第 2 列"),
+    ('{"role": "user"}', "对话应是一个消息列表（JSON 数组），收到的是 dict"),
+    ('[{"role": "robot", "content": "hi"}]', "第 1 条消息的 role 应是 system / user / assistant / tool 之一，收到 'robot'"),
+    ('[{"role": "user", "content": 3}]', "第 1 条消息的 content 应是字符串"),
+    ('[{"role": "user", "content": null, "tool_calls": []}]', "第 1 条消息的 content 应是字符串"),
+    ('[{"role": "user", "content": "", "tool_calls": [{"id": "a"}]}]', "只有 assistant 消息可以带 tool_calls"),
+    ('[{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": {}}}]}]',
+     "arguments\": JSON 字符串"),
+    ('[{"role": "tool", "content": "x"}]', "第 1 条消息是工具结果，应带 tool_call_id"),
+    (json.dumps([{"role": "user", "content": "x"}] * 201), "对话有 201 条消息，最多 200 条"),
+    ("[" + " " * 200_001 + "]", "对话太长：200003 字"),
+])
+def test_a_conversation_the_api_would_not_take_is_said_where(value, said):
+    with pytest.raises(context_backend.Unusable) as problem:
+        context_backend.conversation_from(value)
+    assert said in str(problem.value)
+
+
+def test_the_example_conversation_is_taken_as_it_is():
+    assert context_backend.conversation_from(json.dumps(HISTORY, ensure_ascii=False)) == HISTORY
+
+
+def test_budget_and_strategy_are_checked():
+    assert context_backend.budget_from("300") == 300 and context_backend.budget_from(1) == 50
+    assert context_backend.budget_from(10**9) == 200_000
+    with pytest.raises(context_backend.Unusable, match="预算应是整数"):
+        context_backend.budget_from("lots")
+    with pytest.raises(context_backend.Unusable, match="做法应是 none / fold"):
+        context_backend.strategy_from("magic")
+
+
+def test_without_tools_the_offline_model_answers_only_from_what_it_was_sent():
+    model = llm_clients.make_client("offline")
+    asked = [*HISTORY, {"role": "user", "content": QUESTION}]
+    assert "你叫小林" in model.complete(asked).text
+    assert "不知道你的名字" in model.complete(asked[:1] + asked[4:]).text
+    assert "ERROR: test_calc failed" in model.complete([*HISTORY, {"role": "user", "content": "构建为什么失败？"}]).text
+    assert "答不了" in model.complete([*HISTORY, {"role": "user", "content": "src 里有几个文件？"}]).text
+    said = model.complete([{"role": "user", "content": "my name is Ada"}, {"role": "user", "content": "What's my name?"}])
+    assert "你叫Ada" in said.text
+
+
+def test_a_tool_result_without_its_call_is_refused_in_this_process():
+    with pytest.raises(llm_clients.LLMError) as refused:
+        llm_clients.make_client("offline").complete(ORPHANED)
+    assert refused.value.code == "bad_request"
+    assert "前面找不到它回答的那个调用" in str(refused.value) and "preceeding message with 'tool_calls'" in str(refused.value)
+
+
+def test_the_offline_server_refuses_it_over_http_as_openai_does():
+    server = OfflineServer().start()
+    try:
+        client = llm_clients.make_client("openai", api_key="sk-offline", base_url=server.url)
+        with pytest.raises(llm_clients.LLMError) as refused:
+            client.complete(ORPHANED)
+        assert refused.value.code == "bad_request" and "HTTP 400" in str(refused.value)
+        assert "前面找不到它回答的那个调用" in str(refused.value)
+        assert client.complete(HISTORY[:1] + [{"role": "user", "content": QUESTION}]).text     # the same server still answers
+    finally:
+        server.stop()
+
+
+def test_the_headline_over_each_ending():
+    window = headline.verdict(ended("window"))
+    assert window["state"] == "answered" and "上下文：滑动窗口" in window["title"] and "不知道" in window["detail"]
+    compact = headline.verdict(ended("compact"))
+    assert compact["state"] == "answered" and "你叫小林" in compact["detail"]
+    rejected = headline.verdict(ended("naive_window"))
+    assert rejected["state"] == "context_rejected" and "课程仓库的窗口" in rejected["title"]
+    assert "不是模型的错" in rejected["title"] and "HTTP 400" in rejected["detail"]
+    broken = headline.verdict(list(context_backend.context_loop(None, QUESTION, {"conversation": "[", "budget": 300},
+                                                                max_turns=2, temperature=None, stream=False)))
+    assert broken["state"] == "conversation_invalid" and "模型还没被问到" in broken["title"]
+
+
+def test_a_400_without_an_orphan_is_not_blamed_on_the_strategy():
+    events = ended("window")[:1] + [{"type": "error", "turn": 1, "code": "bad_request", "message": "HTTP 400"}]
+    assert headline.verdict(events)["state"] == "error"
