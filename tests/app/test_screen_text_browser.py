@@ -10,12 +10,13 @@ import re
 
 import pytest
 
+from catalogue import LESSONS
+
 from tests.app.harness import code_text, open_in, set_code, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
-TITLES = {"zh": ["正则 ReAct", "工具注册", "Function Calling", "MCP", "原子工具", "权限与确认", "钩子"],
-          "en": ["Regex ReAct", "Tool registry", "Function Calling", "MCP", "Atomic tools", "Permissions", "Hooks"]}
+TITLES = {lang: [getattr(lesson.title, lang) for lesson in LESSONS.values()] for lang in ("zh", "en")}
 # The kinds of event a replay walks over: none of these raw names may be what a student reads.
 RAW_EVENT_NAMES = re.compile(r"(：|: )(request|response|parse|tool_call|tool_result|final|error)\b")
 
