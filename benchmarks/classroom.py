@@ -25,7 +25,11 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
   mcp      (every fifth student, instead of fc: the MCP lesson; `--mcp-every N`, 0 for none) `/run_mcp`, the same question with
            the same tools served over MCP: a contained MCP server for the source, initialize,
            tools/list and a tools/call for each call
+  hooks    (every fifth student, another one, instead of fc: the hooks lesson) `/run_hooks`, the same
+           question with a PostToolUse hook that masks secrets: each hook call a sandbox job too
   react    a ReAct question (one tool call, regex-parsed text)
+  context  (every fifth student, another one, instead of react: the context lesson) `/run_context`, the
+           example conversation shrunk by /compact (one more model call) and asked a name said early
   bash     (every fifth student, instead of react: lesson 4) `/run_workspace` "跑一下测试": the
            offline model runs `python3 -m unittest` through `bash` in a private workspace, in
            the shell's own sandbox (a fresh jail, a PID namespace, the workspace copied in and out)
@@ -76,6 +80,7 @@ import argparse
 import asyncio
 import gc
 import gzip
+import json
 import multiprocessing
 import os
 import random
@@ -91,17 +96,28 @@ import urllib.request
 from collections import Counter, defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from import_paths import use_project_paths  # noqa: E402
+
+use_project_paths()
+from context import EXAMPLE  # noqa: E402
 
 with open(os.path.join(ROOT, "code", "examples_weather.py"), encoding="utf-8") as handle:
     WEATHER_SOURCE = handle.read()
 with open(os.path.join(ROOT, "code", "examples_calculator.py"), encoding="utf-8") as handle:
     CALCULATOR_SOURCE = handle.read()
 
+# The context lesson's example conversation, without its last question (as its page shows it).
+CONVERSATION = json.dumps(EXAMPLE[:-1], ensure_ascii=False)
+
 FC_QUESTION = "北京和上海今天天气怎么样？"
 REACT_QUESTION = "帮我算一下 (3+4)*5 等于多少"
 WORKSPACE_QUESTION = "跑一下测试"
 WORKSPACE_EVERY = 5          # one student in five is on lesson 4 (the four atomic tools)
 MCP_EVERY = 5                # one student in five (another one) is on the MCP lesson
+LESSON_EVERY = 5             # and one in five more on the hooks lesson, another on the context lesson
+MASK_HOOKS = "from hooks import Hooks, POST, mask_secrets\n\nhooks = Hooks()\nhooks.add(POST, mask_secrets)\n"
+CONTEXT_QUESTION = "我叫什么名字？"
 
 PRESETS = {"lecture": {"students": 200, "abusers": 10, "think": 10.0, "seconds": 240.0, "ramp": 30.0,
                        "settle": 30.0, "rounds": 12}}
@@ -369,6 +385,13 @@ def check_bash(result: dict) -> str | None:
     return None if all(e.get("error_code") in RAN for e in steps) else "bash failed: " + str(steps[-1].get("error_code"))
 
 
+def check_context(result: dict) -> str | None:
+    """The summary kept the name said in the conversation's first line, and the model answered with it."""
+    if not isinstance(result, dict) or not result.get("ok"):
+        return "run failed: " + str(((result or {}).get("verdict") or {}).get("state"))
+    return None if "小林" in result.get("final", "") else "the name was lost"
+
+
 def check_schema(result: dict) -> str | None:
     if not isinstance(result, dict) or not result.get("ok"):
         return "schema failed: " + str(((result or {}).get("error") or {}).get("code"))
@@ -538,7 +561,9 @@ async def student(url: str, seed: int, results: Results, think: float, tabs):
     deadline = results.clock.ends
     # The same question on the MCP lesson or on Function Calling: one lesson's run or the other's.
     action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if MCP_EVERY and (seed - 1) % MCP_EVERY == 0
+                                else ("hooks", "/run_hooks", "hooks") if (seed - 2) % LESSON_EVERY == 0
                                 else ("fc", "/run_function_calling", "function_calling"))
+    arguments = (WEATHER_SOURCE, MASK_HOOKS, FC_QUESTION) if action == "hooks" else (WEATHER_SOURCE, FC_QUESTION)
     await asyncio.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
     try:
         while time.monotonic() < deadline:
@@ -546,12 +571,16 @@ async def student(url: str, seed: int, results: Results, think: float, tabs):
             await timed_async(results, group, "schema",
                               lambda: tab.call("/schema", edited_source(rng), False, "registry"), check_schema)
             await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
-            run = await timed_async(results, group, action, lambda: tab.call(endpoint, WEATHER_SOURCE, FC_QUESTION),
+            run = await timed_async(results, group, action, lambda: tab.call(endpoint, *arguments),
                                     lambda r: check_run(r, 2))
             await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
             if seed % WORKSPACE_EVERY == 0:
                 await timed_async(results, group, "bash",
                                   lambda: tab.call("/run_workspace", WORKSPACE_QUESTION, None, None), check_bash)
+            elif (seed - 3) % LESSON_EVERY == 0:
+                await timed_async(results, group, "context",
+                                  lambda: tab.call("/run_context", CONVERSATION, CONTEXT_QUESTION, "compact", 300),
+                                  check_context)
             else:
                 await timed_async(results, group, "react",
                                   lambda: tab.call("/run_react", CALCULATOR_SOURCE, REACT_QUESTION),
@@ -961,10 +990,15 @@ def main() -> int:
                 mcp = figures.get(("students", "mcp"), {}).get("p95", float("nan"))
                 schema = figures.get(("students", "schema"), {}).get("p95", float("nan"))
                 print(f"goals, {part}: fc p95 {fc * 1000:.0f} ms (< 2000), mcp p95 {mcp * 1000:.0f} ms (< 2000), "
+                      + "".join(f"{a} p95 {figures[('students', a)]['p95'] * 1000:.0f} ms (< 2000), "
+                                for a in ("hooks", "context") if ("students", a) in figures) +
                       f"schema p95 {schema * 1000:.0f} ms (< 300), errors {outcome[part]['errors']} (0)")
                 goals.append((f"{part}: fc p95", f"{fc * 1000:.0f} ms", "< 2000 ms", fc < 2.0))
-                if ("students", "mcp") in figures:     # a class too small to have an MCP student has no figure
-                    goals.append((f"{part}: mcp p95", f"{mcp * 1000:.0f} ms", "< 2000 ms", mcp < 2.0))
+                # A class too small to have a student on a lesson has no figure for it.
+                for action in ("mcp", "hooks", "context"):
+                    if ("students", action) in figures:
+                        p95 = figures[("students", action)]["p95"]
+                        goals.append((f"{part}: {action} p95", f"{p95 * 1000:.0f} ms", "< 2000 ms", p95 < 2.0))
                 goals.append((f"{part}: schema p95", f"{schema * 1000:.0f} ms", "< 300 ms", schema < 0.3))
                 goals.append((f"{part}: errors", str(outcome[part]["errors"]), "0", outcome[part]["errors"] == 0))
             print()
