@@ -154,12 +154,18 @@ class Gate:
     context: list[str] = dataclasses.field(default_factory=list)
 
 
+def stops(event: str, fail: str) -> bool:
+    """钩子自己出错时，这次调用是不是就此拦下：只有 fail closed 的前置钩子（不放行）和成功之后的后置钩子
+    （结果不交出）。失败之后的钩子出错，没有什么可拦的了：失败照样交给模型。"""
+    return fail == "closed" and event in (PRE, POST)
+
+
 def before(call: ToolCall, hooks: Hooks) -> Generator[events.Event, Any, Gate]:
     gate = Gate(arguments=call.arguments)
     for hook in hooks.of(PRE):
         answer, problem = yield from consult(hook, payload_of(PRE, call, gate.arguments), call.turn)
         if problem:
-            if hook.fail == "closed":        # 一道安全检查没运行成功，就当它说了 deny
+            if stops(PRE, hook.fail):        # 一道安全检查没运行成功，就当它说了 deny
                 return dataclasses.replace(gate, verdict="deny", by=hook.name, broken=True,
                                            reason=f"它出错了（{problem}），它是 fail closed 的，出错就不放行")
             continue
@@ -197,7 +203,7 @@ def after(call: ToolCall, arguments: Any, outcome: ToolOutcome,
         payload = payload_of(event, call, arguments, **{"tool_response" if outcome.ok else "error": outcome.content})
         answer, problem = yield from consult(hook, payload, call.turn)
         if problem:
-            if hook.fail == "closed" and outcome.ok:   # 没能检查过的结果不交出去（比如脱敏钩子坏了）
+            if stops(event, hook.fail):      # 没能检查过的结果不交出去（比如脱敏钩子坏了）
                 return failure("hook_blocked", f"钩子 {hook.name} 出错（{problem}），它是 fail closed 的，结果不交出",
                                "工具已经运行过了；请不要重复这次调用，直接告诉用户结果被拦下了",
                                arguments=arguments), context

@@ -11,6 +11,7 @@ import difflib
 import json
 from typing import Any, Iterable
 
+import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
@@ -352,24 +353,26 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
 
 
 def on_error(event: str, fail: str) -> tr:
-    """What a hook's error does, in a few words, by its event and its fail (code/hooks.py's before / after)."""
-    if event == "PostToolUseFailure":
+    """What a hook's error does, in a few words (code/hooks.py's stops)."""
+    if hooks.stops(event, fail):
+        return tr("出错就拦下", "an error stops it")
+    if event == hooks.FAILED:
         return tr("出错也不改变什么", "an error changes nothing")
-    return tr("出错就拦下", "an error stops it") if fail == "closed" else tr("出错照常", "an error lets it through")
+    return tr("出错照常", "an error lets it through")
 
 
 def hook_error_effect(event: dict) -> str:
-    """What a hook's error did (code/hooks.py's before / after): by its event and its fail."""
-    if event.get("fail") != "closed":
+    """What a hook's error did (code/hooks.py's stops), by its event and its fail."""
+    if event.get("event") == hooks.FAILED:
+        return tr("失败之后的钩子出错，不改变什么：失败照样交给模型。",
+                  "A hook after a failure that fails changes nothing: the failure still goes to the model.")
+    if not hooks.stops(event.get("event"), event.get("fail")):
         return tr("它是 fail open 的：记下这个错，调用照常。", "It fails open: the error is noted and the call goes on.")
-    if event.get("event") == "PreToolUse":
+    if event.get("event") == hooks.PRE:
         return tr("它是 fail closed 的：这次调用被拦下，工具没有运行。",
                   "It fails closed: the call is stopped and the tool does not run.")
-    if event.get("event") == "PostToolUse":
-        return tr("它是 fail closed 的：工具已经运行了，结果不交给模型。",
-                  "It fails closed: the tool has run, but its result is kept from the model.")
-    return tr("失败之后的钩子出错，不改变什么：失败照样交给模型。",
-              "A hook after a failure that fails changes nothing: the failure still goes to the model.")
+    return tr("它是 fail closed 的：工具已经运行了，结果不交给模型。",
+              "It fails closed: the tool has run, but its result is kept from the model.")
 
 
 def render_hook(event: dict) -> str:
@@ -495,6 +498,17 @@ def chat_notes(event: dict) -> list[dict]:
     return notes
 
 
+# Errors a run reports before the model is asked: said in words, not by their code.
+SETUP_ERRORS = {"hooks_source": tr("钩子源码用不了", "The hooks source cannot be used"),
+                "conversation": tr("对话用不了", "The conversation cannot be used"),
+                "mcp_connect": tr("MCP 服务器没有连上", "The MCP server was not reached")}
+
+
+def error_title(event: dict) -> str:
+    code = event.get("code")
+    return now(SETUP_ERRORS[code]) if code in SETUP_ERRORS else tr("出错（{code}）", "Error ({code})").format(code=code)
+
+
 def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_arguments: bool = True) -> str:
     request = next((e for e in events if e.get("type") == "request"), None)
     response = next((e for e in events if e.get("type") == "response"), None)
@@ -587,7 +601,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             parts.append(f'<div class="tw-step"><div class="tw-label">{tr("最终回答", "Final answer")}</div>'
                          f'<div class="tw-final">{esc(cut(str(event.get("content") or "")))}</div></div>')
         elif event.get("type") == "error":
-            failed = tr("出错（{code}）", "Error ({code})").format(code=esc(event.get("code")))
+            failed = esc(error_title(event))
             parts.append(f'<div class="tw-step"><div class="tw-error"><b>{failed}</b>{tr("：", ": ")}'
                          f'{esc(event.get("message"))}</div></div>')
     # A round whose calls had hooks stays open, and so does the shrunk context: they are the lesson.
@@ -676,5 +690,5 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
             chat.append({"role": "assistant", "content": cut(str(event.get("content") or ""))})
         elif kind == "error":
             chat.append({"role": "assistant", "content": str(event.get("message") or ""),
-                         "metadata": {"title": tr("⚠️ 出错 ", "⚠️ Error ") + str(event.get("code") or "")}})
+                         "metadata": {"title": "⚠️ " + error_title(event)}})
     return chat

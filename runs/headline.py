@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import hooks
 from i18n import tr
 
 from runs.context_backend import TITLES_EN
@@ -133,7 +134,7 @@ def _rounds(entries: list[dict]) -> str:
 def _hooks_let_through(events: list[dict]) -> str:
     """The hooks (hooks.py) that failed without stopping their call: fail open, or run after a failure."""
     names = [e.get("name") for e in events if e.get("type") == "hook" and e.get("problem")
-             and (e.get("fail") == "open" or e.get("event") == "PostToolUseFailure")]
+             and not hooks.stops(e.get("event"), e.get("fail"))]
     return tr("、", ", ").join(str(n) for n in dict.fromkeys(names))
 
 

@@ -191,3 +191,14 @@ def test_the_length_and_time_limits_reach_the_client_as_labelled(typed, sent):
     assert client.max_tokens == sent and client.round_seconds == 30
     body = client.request_body([{"role": "user", "content": "你好"}], None, None, None, None, None, False)
     assert body.get("max_tokens") == sent
+
+
+def test_an_error_before_the_model_is_asked_is_said_in_words_not_by_its_code():
+    for code, words in (("hooks_source", "钩子源码用不了"), ("conversation", "对话用不了"),
+                        ("mcp_connect", "MCP 服务器没有连上")):
+        run = [{"type": "error", "turn": None, "code": code, "message": "第 3 行：语法错误"}]
+        page = timeline.render_protocol(run, "function_calling")
+        assert f"<b>{words}</b>" in page and code not in page
+        assert timeline.render_chat(run)[-1]["metadata"]["title"] == f"⚠️ {words}"
+    other = timeline.render_protocol([{"type": "error", "turn": 1, "code": "bad_request", "message": "HTTP 400"}])
+    assert "出错（bad_request）" in other
