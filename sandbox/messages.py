@@ -9,8 +9,9 @@ def verdict(code, message, line=None):
     return {"code": code, "message": message, "line": line}
 
 
-def machine_failure(outcome, limits, wall_seconds, memory_bytes):
-    """Turns a job that produced no usable reply into (code, Chinese message)."""
+def machine_failure(outcome, limits, wall_seconds, memory_bytes, process="工具进程"):
+    """Turns a job that produced no usable reply into (code, Chinese message); `process` names what
+    ran ("工具进程", "钩子进程")."""
     if outcome.timed_out:
         return "timeout", f"运行超过 {wall_seconds:g} 秒，检查是否有死循环或长时间等待。"
     if outcome.too_large in ("stdout", "stderr"):
@@ -21,12 +22,12 @@ def machine_failure(outcome, limits, wall_seconds, memory_bytes):
                                     "请只返回模型需要的信息，不要返回整份数据。")
     stderr = outcome.stderr.decode("utf-8", "replace")
     if "MemoryError" in stderr or "Cannot allocate memory" in stderr:
-        return "memory_limit", (f"内存超过上限（约 {memory_bytes >> 20} MB），工具进程被终止。"
+        return "memory_limit", (f"内存超过上限（约 {memory_bytes >> 20} MB），{process}被终止。"
                                 "请减少数据量。")
     if "RecursionError" in stderr or "Fatal Python error" in stderr or not stderr.strip():
-        return "worker_crashed", ("工具进程意外退出（常见原因：递归太深、内存耗尽或触碰了系统限制）。"
+        return "worker_crashed", (f"{process}意外退出（常见原因：递归太深、内存耗尽或触碰了系统限制）。"
                                   "请检查代码后重试。")
-    return "worker_crashed", "工具进程意外退出。请检查代码后重试。"
+    return "worker_crashed", f"{process}意外退出。请检查代码后重试。"
 
 
 # Refusals of the admission gate; `what` is the kind of job as a student calls it ("工具", "bash 命令").

@@ -251,7 +251,7 @@ class Sandbox:
             return {}, "", messages.verdict(*messages.worker_unavailable(exc))
         stdout = _text(outcome.stdout)
         if outcome.result is None or outcome.too_large:
-            return {}, stdout, messages.verdict(*_machine_failure(outcome, admission))
+            return {}, stdout, messages.verdict(*_machine_failure(outcome, admission, "钩子进程"))
         reply = outcome.result if isinstance(outcome.result, dict) else {}
         if not reply.get("ok") and not isinstance(reply.get("error"), dict):
             return {}, stdout, messages.verdict(*messages.BAD_REPLY)
@@ -275,11 +275,11 @@ def _listing_error(listed):
     return None
 
 
-def _machine_failure(outcome, admission):
+def _machine_failure(outcome, admission, process="工具进程"):
     """(code, message) of a job that produced no usable reply. On probation its time and memory
     limits were probation's smaller ones: said, with why (so the headline names the sandbox)."""
     code, message = messages.machine_failure(outcome, admission.settings.limits,
-                                             admission.wall_seconds, admission.memory_bytes)
+                                             admission.wall_seconds, admission.memory_bytes, process)
     if admission.on_probation and code in ("timeout", "memory_limit"):
         return "probation", messages.limit_on_probation(message, admission.probation_note)
     return code, message

@@ -108,3 +108,20 @@ def test_a_hook_is_held_to_the_tools_limits():
                                 '    print("审计"')
     blocked = sandbox.run_hook(calling_out, 0, "PreToolUse", "audit", {})
     assert not blocked["ok"] and blocked["error"]["code"] == "blocked"
+    hungry = HOOKS.replace('    print("审计"', '    blocks = []\n    while True:\n        blocks.append(bytearray(50_000_000))\n'
+                           '    print("审计"')
+    killed = sandbox.run_hook(hungry, 0, "PreToolUse", "audit", {})
+    assert not killed["ok"] and killed["error"]["code"] == "memory_limit"
+    assert "工具" not in killed["error"]["message"]
+
+
+def test_a_hook_process_the_sandbox_ended_is_called_a_hook_process():
+    from types import SimpleNamespace
+
+    from sandbox import messages
+
+    ended = SimpleNamespace(timed_out=False, too_large=None, stderr=b"MemoryError")
+    code, said = messages.machine_failure(ended, None, 2, 256 << 20, "钩子进程")
+    assert code == "memory_limit" and "钩子进程被终止" in said
+    crashed = SimpleNamespace(timed_out=False, too_large=None, stderr=b"")
+    assert messages.machine_failure(crashed, None, 2, 256 << 20, "钩子进程")[1].startswith("钩子进程意外退出")
