@@ -500,7 +500,7 @@ def explain_error(status, text, sent, server=None):
         return ("bad_request", "服务端不接受输入消息里的 reasoning_content（思考过程）：把历史发回去之前删掉这个字段。"
                                f"{quoted}", None)
     if ORPHAN_RESULT.search(said):
-        return ("bad_request", "请求里有一条 role 为 tool 的结果，前面找不到它回答的那个调用（没有哪条 assistant 消息的 "
+        return ("orphan_result", "请求里有一条 role 为 tool 的结果，前面找不到它回答的那个调用（没有哪条 assistant 消息的 "
                                "tool_calls 里有这个 id），服务端拒收了整个请求（HTTP 400）。多半是裁剪历史时丢了调用、留下了结果："
                                f"调用和它的结果要一起留、一起丢。{quoted}", None)
     if status in (400, 422) and said:

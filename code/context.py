@@ -29,7 +29,9 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -54,6 +56,7 @@ def _encoding():
 ENCODING = _encoding()
 
 
+@functools.lru_cache(maxsize=64)      # 同一段对话要按每种做法各数一遍：同样的文字只数一次
 def text_tokens(text: str) -> int:
     return len(ENCODING.encode(text, disallowed_special=())) if ENCODING is not None else rough_tokens(text)
 
@@ -147,7 +150,8 @@ def spill(messages: list[dict], folder: Path, limit: int = SPILL_TOKENS) -> Shru
         if message.get("role") != "tool" or not isinstance(content, str) or text_tokens(content) <= limit:
             out.append(message)
             continue
-        path = folder / f"{message.get('tool_call_id') or 'result'}.txt"
+        # 文件名只用调用 id 里的字母、数字、连字符：id 是模型写的，不能让它指到文件夹外面去
+        path = folder / f"{re.sub(r'[^A-Za-z0-9_-]', '_', str(message.get('tool_call_id') or 'result'))[:64]}.txt"
         path.write_text(content, encoding="utf-8")
         lines = content.splitlines()
         preview = " ⏎ ".join(lines[:SPILL_PREVIEW])
@@ -171,21 +175,22 @@ def groups(messages: list[dict]) -> list[list[int]]:
 
 
 def window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) -> Shrunk:
-    """装进 budget 个 token：留 system，从最早的组开始丢，丢到装得下为止；再丢就不到 min_keep 条时停下。"""
+    """装进 budget 个 token：留 system，从最早的组开始丢，丢到装得下为止；再丢就不到 min_keep 条时停下，
+    最后一组（刚问的问题）永远留着。"""
     counts = tokens(messages)
     system = [g for g in groups(messages) if messages[g[0]].get("role") == "system"]
     rest = [g for g in groups(messages) if messages[g[0]].get("role") != "system"]
-    kept, total = len(messages), sum(counts)
+    left, total = len(messages), sum(counts)
     dropped: list[list[int]] = []
-    while rest and total > budget and kept - len(rest[0]) >= min_keep:
+    while len(rest) > 1 and total > budget and left - len(rest[0]) >= min_keep:   # 最后一组（新问题）不丢
         group = rest.pop(0)
         dropped.append(group)
-        kept -= len(group)
+        left -= len(group)
         total -= sum(counts[i] for i in group)
     notes = [f"丢掉了最早的 {sum(len(g) for g in dropped)} 条消息（{len(dropped)} 组，调用和它的结果算一组），"
              f"省下 {sum(counts[i] for g in dropped for i in g)} 个 token"] if dropped else []
     if total > budget:
-        notes.append(f"还剩 {kept} 条、{total} 个 token，超出预算 {budget}：再丢就不到 {min_keep} 条了")
+        notes.append(f"还剩 {left} 条、{total} 个 token，超出预算 {budget}：再丢就不到 {min_keep} 条，或者要丢掉刚问的问题了")
     kept = sorted(i for g in system + rest for i in g)
     return Shrunk([messages[i] for i in kept], notes, kept)
 
@@ -197,7 +202,7 @@ def naive_window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) ->
     total = sum(counts)
     while total > budget and len(keep) > min_keep:
         first = next((i for i in keep if messages[i].get("role") != "system"), None)
-        if first is None:
+        if first is None or first == len(messages) - 1:       # 刚问的问题不丢
             break
         keep.remove(first)
         total -= counts[first]
@@ -205,16 +210,21 @@ def naive_window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) ->
     return Shrunk([messages[i] for i in keep], [f"一条一条地丢掉了最早的 {dropped} 条消息"] if dropped else [], keep)
 
 
-def orphans(messages: list[dict]) -> list[str]:
-    """找不到调用的 tool 结果（每条一句话）：真的 API 会拒绝这样的请求。"""
+def orphan_results(messages: list[dict]) -> list[int]:
+    """找不到调用的 tool 结果的下标：前面没有哪条 assistant 消息的 tool_calls 里有它的 id。真的 API 会拒收。"""
     called: set = set()
-    problems = []
+    found = []
     for index, message in enumerate(messages):
-        called |= {call.get("id") for call in message.get("tool_calls") or []}
+        called |= {call.get("id") for call in message.get("tool_calls") or [] if isinstance(call, dict)}
         if message.get("role") == "tool" and message.get("tool_call_id") not in called:
-            problems.append(f"第 {index + 1} 条是 {message.get('tool_call_id')} 的结果，可它前面没有这个调用："
-                            "OpenAI 的接口会拒绝这次请求（400）")
-    return problems
+            found.append(index)
+    return found
+
+
+def orphans(messages: list[dict]) -> list[str]:
+    """orphan_results，每条一句话。"""
+    return [f"第 {index + 1} 条是 {messages[index].get('tool_call_id')} 的结果，可它前面没有这个调用："
+            "OpenAI 的接口会拒绝这次请求（400）" for index in orphan_results(messages)]
 
 
 # ── /compact：让模型把最早的对话写成一段摘要
@@ -224,7 +234,10 @@ SUMMARY_HEAD = "[前面对话的摘要]"
 SUMMARY_TEMPERATURE = 0.2     # 摘要要稳，不要发挥
 
 
-def transcript(messages: list[dict], limit: int = 300) -> str:
+TRANSCRIPT_LIMIT = 300   # 交给模型写摘要的材料里，每个工具结果只留这么多字
+
+
+def transcript(messages: list[dict], limit: int = TRANSCRIPT_LIMIT) -> str:
     """一条消息一行（换行写成 ⏎）：谁说的、说了什么，工具结果只留前 limit 个字。这就是交给模型去压缩的材料。"""
     lines = []
     for message in messages:
@@ -241,10 +254,10 @@ def transcript(messages: list[dict], limit: int = 300) -> str:
 
 
 def compact(client: Any, messages: list[dict], keep: int = MIN_KEEP) -> Shrunk:
-    """system 之后、最后 keep 条之前的对话交给模型写成摘要，换成一条消息；system 和最后几条原样留着。
+    """开头的 system 之后、最后 keep 条之前的对话交给模型写成摘要，换成一条消息；开头的 system 和最后几条原样留着。
     留下的最后几条从一个完整的组开始：不会以一条找不到调用的结果开头。"""
-    system = [i for i, m in enumerate(messages) if m.get("role") == "system"]
-    rest = [i for i, m in enumerate(messages) if m.get("role") != "system"]
+    system = list(range(next((i for i, m in enumerate(messages) if m.get("role") != "system"), len(messages))))
+    rest = list(range(len(system), len(messages)))
     tail_groups: list[list[int]] = []
     for group in reversed(groups([messages[i] for i in rest])):
         if sum(len(g) for g in tail_groups) >= keep:
@@ -258,11 +271,18 @@ def compact(client: Any, messages: list[dict], keep: int = MIN_KEEP) -> Shrunk:
              {"role": "user", "content": transcript([messages[i] for i in middle])}]
     started = time.perf_counter()
     answer = client.complete(asked, temperature=SUMMARY_TEMPERATURE)
-    summary = {"role": "user", "content": f"{SUMMARY_HEAD}\n{answer.text}"}
+    text = (answer.text or "").strip()
+    summary = {"role": "user", "content": f"{SUMMARY_HEAD}\n{text}"}
     shrunk = Shrunk([messages[i] for i in system] + [summary] + [messages[i] for i in tail], [], system + [None] + tail)
     shrunk.notes.append(f"最早的 {len(middle)} 条消息（{sum(tokens([messages[i] for i in middle]))} 个 token）"
-                        f"换成了模型写的摘要（{tokens([summary])[0]} 个 token），多了一次模型调用")
-    shrunk.model_call = {"messages": asked, "answer": answer.text, "usage": answer.usage,
+                        f"交给模型写成了摘要（{tokens([summary])[0]} 个 token），多了一次模型调用；"
+                        f"工具结果交给它的只有前 {TRANSCRIPT_LIMIT} 字")
+    if not text:
+        shrunk.notes.append("⚠️ 模型写的摘要是空的：早先的对话就这样没了")
+    if answer.finish_reason == "length":
+        shrunk.notes.append("⚠️ 摘要写到 max_tokens 就被截断了（finish_reason = length）：后面的没写进去")
+    shrunk.model_call = {"messages": asked, "answer": text, "usage": answer.usage,
+                         "finish_reason": answer.finish_reason,
                          "duration_ms": round((time.perf_counter() - started) * 1000, 1)}
     return shrunk
 
@@ -304,18 +324,18 @@ def shrink(strategy: str, messages: list[dict], budget: int, client: Any = None)
     return Shrunk(list(messages), [], list(range(len(messages))))
 
 
-FATES = {"fold": "折叠了", "forget": "换成一行说明", "fold_window": "折叠了", "compact": "写进了摘要"}
+FATES = {"fold": "折叠了", "forget": "换成一行说明", "fold_window": "折叠了"}
 
 
 def fates(strategy: str, before: list[dict], shrunk: Shrunk) -> list[str]:
-    """原来每条消息的去向：留着、改了（FATES 说怎么改的）、丢了；被摘要代替的算“写进了摘要”。"""
+    """原来每条消息的去向：留着、改了（FATES 说怎么改的）、丢了；被摘要代替的算“交给模型写摘要”。"""
     where = {origin: index for index, origin in enumerate(shrunk.origin) if origin is not None}
     said = []
     for index, message in enumerate(before):
         if index in where:
             said.append("原样留着" if shrunk.messages[where[index]] is message else FATES.get(strategy, "改了"))
         else:
-            said.append("写进了摘要" if strategy == "compact" else "丢掉了")
+            said.append("交给模型写摘要" if strategy == "compact" else "丢掉了")
     return said
 
 
@@ -371,7 +391,12 @@ def run_within_budget(client: Any, history: list[dict], question: str, strategy:
     """history 加上新问题，按 strategy 收拾进 budget 个 token，先发一个 context 事件（下一次请求的样子），
     再用收拾过的 messages 跑 Function Calling 循环。不带工具：这一课只看模型还记得什么。"""
     messages = [*history, {"role": "user", "content": question}]
-    shrunk, ms = measured(strategy, messages, budget, client)
+    try:
+        shrunk, ms = measured(strategy, messages, budget, client)
+    except Exception as error:         # 只有写摘要的那次模型调用会出错：说清楚是它，请求还没发
+        yield {"type": "error", "turn": None, "code": getattr(error, "code", "exception"),
+               "message": f"写摘要的那次模型调用失败了（对话还没有发出去）：{error}"}
+        return None
     yield context_event(strategy, budget, messages, shrunk, ms)
     return (yield from run_function_calling(client, shrunk.messages, None, None, max_turns=max_turns,
                                             temperature=temperature, stream=stream))

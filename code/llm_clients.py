@@ -16,6 +16,7 @@
 Key 只从参数或环境变量来，从不写进文件，也从不出现在错误信息里。
 离线规则模型不是课程代码，在项目根目录的 offline/ 包里：只有选了它才导入，用真平台时不会加载。
 """
+import contextlib
 import json
 import os
 import sys
@@ -34,7 +35,8 @@ GLM_BASE_URL = "https://open.bigmodel.cn/api/paas/v4"
 
 
 class LLMError(Exception):
-    """code 是机器看的（auth / rate_limit / server / timeout / connection / bad_response / stream_cut / bad_request），
+    """code 是机器看的（auth / rate_limit / server / timeout / connection / bad_response / stream_cut / bad_request，
+    以及 orphan_result：bad_request 里的一种，历史里有一条找不到调用的工具结果），
     str(error) 是给人看的中文，说清楚下一步怎么做。
     retry_without：服务端不支持某个参数时是它的名字（"tool_choice" / "parallel_tool_calls" / "strict"），
     去掉它再试一次多半能成（见 without_parameter）；其余情况为 None。"""
@@ -160,15 +162,23 @@ class OfflineClient(BaseClient):
         self.base_url = None
 
     def send(self, body):
-        try:
+        with self.refusals(body):
             return self.offline.completion_body(body)
-        except load_offline_model().Refused as refused:     # 真服务端会回的 HTTP 错误，照样翻译
+
+    def send_stream(self, body):
+        with self.refusals(body):
+            chunks = self.offline.completion_chunks(body)     # 拒收发生在第一片之前，和真服务端一样
+        yield from chunks
+
+    @contextlib.contextmanager
+    def refusals(self, body):
+        """离线模型拒收的请求（真服务端会回的 HTTP 错误），照真服务端的错误一样翻译。"""
+        try:
+            yield
+        except load_offline_model().Refused as refused:
             text = json.dumps(refused.body, ensure_ascii=False)
             raise LLMError(*(explain_error(refused.status, text, body)
                              or ("bad_request", f"请求被服务端拒绝（HTTP {refused.status}）：{refused}"))) from None
-
-    def send_stream(self, body):
-        yield from self.offline.completion_chunks(body)
 
 
 def load_offline_model():

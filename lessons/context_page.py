@@ -47,8 +47,10 @@ def build(settings: SettingsPanel) -> LessonPage:
                 with gr.Row():
                     strategy = gr.Radio([(context_view.title(name), name) for name in context.STRATEGIES],
                                         value=FIRST_STRATEGY, label=tr("做法", "Strategy"), elem_classes=["tw-strategy"])
-                budget = gr.Slider(50, 2000, value=FIRST_BUDGET, step=10, label=tr("token 预算（下一次请求最多多少）",
-                                                                                  "Token budget (the next request's most)"),
+                budget = gr.Slider(context_backend.BUDGET_RANGE[0], 2000, value=FIRST_BUDGET, step=10,
+                                   label=tr("token 预算（滑动窗口按它丢消息；其他做法不看它，只拿它对照）",
+                                            "Token budget (the sliding windows drop messages by it; the other strategies "
+                                            "only compare against it)"),
                                    elem_classes=["tw-budget"])
                 with gr.Accordion(tr("对话（JSON，可编辑：下一次请求 = 这段对话 + 下面的问题）",
                                      "Conversation (JSON, editable: the next request = this conversation + the question "

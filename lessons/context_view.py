@@ -4,11 +4,14 @@ and the strategies side by side. The timeline shows it as the step before round 
 preview shows the same picture while the student moves the budget."""
 from __future__ import annotations
 
+from typing import Any
+
 import context
 
 from i18n import now, tr
 from lessons.html_bits import esc, fold, milliseconds, pre
 from runs.context_backend import FATES_EN, TITLES_EN
+
 
 def title(strategy: str) -> str:
     return tr(context.STRATEGIES.get(strategy, strategy), TITLES_EN.get(strategy, strategy))
@@ -24,22 +27,27 @@ def _table(head: list, rows: list[list]) -> str:
     return f'<table class="tw-context-table"><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _rows(value: Any) -> list[dict]:
+    """A list of dicts from an event that may come from an imported file: anything else is left out."""
+    return [row for row in value if isinstance(row, dict)] if isinstance(value, list) else []
+
+
 def messages_table(event: dict) -> str:
-    rows = [[str(number), esc(row.get("role")), f"<code>{esc(row.get('preview'))}</code>", str(row.get("tokens")),
-             esc(fate(str(row.get("fate")))), str(row.get("after"))]
-            for number, row in enumerate(event.get("rows") or [], 1)]
+    rows = [[esc(number), esc(row.get("role")), f"<code>{esc(row.get('preview'))}</code>", esc(row.get("tokens")),
+             esc(fate(str(row.get("fate")))), esc(row.get("after"))]
+            for number, row in enumerate(_rows(event.get("rows")), 1)]
     rows += [["＋", esc(row.get("role")), f"<code>{esc(row.get('preview'))}</code>", "—",
-              esc(tr("新写的一条", "a new message")), str(row.get("tokens"))] for row in event.get("added") or []]
+              esc(tr("新写的一条", "a new message")), esc(row.get("tokens"))] for row in _rows(event.get("added"))]
     return _table([tr("#", "#"), "role", tr("开头", "starts with"), tr("token（原来）", "tokens (before)"),
                    tr("去向", "what happened"), tr("token（发出）", "tokens (sent)")], rows)
 
 
-def compared_table(rows: list[dict], chosen: str) -> str:
-    body = [[("👉 " if row["strategy"] == chosen else "") + esc(title(row["strategy"])), str(row["messages"]),
-             str(row["tokens"]), str(row["saved"]), esc(milliseconds(row["ms"])),
-             (f"⛔ {row['orphans']}" if row["orphans"] else "0"),
-             "✅" if row["fits"] else tr("⚠️ 超出", "⚠️ over")]
-            for row in rows]
+def compared_table(rows: Any, chosen: str) -> str:
+    body = [[("👉 " if row.get("strategy") == chosen else "") + esc(title(str(row.get("strategy")))),
+             esc(row.get("messages")), esc(row.get("tokens")), esc(row.get("saved")), esc(milliseconds(row.get("ms"))),
+             (f"⛔ {esc(row.get('orphans'))}" if row.get("orphans") else "0"),
+             "✅" if row.get("fits") else tr("⚠️ 超出", "⚠️ over")]
+            for row in _rows(rows)]
     return _table([tr("做法", "strategy"), tr("条数", "messages"), "token", tr("省下", "saved"),
                    tr("用时（这次量的）", "time (measured now)"), tr("孤儿结果", "orphan results"),
                    tr("装进预算", "fits the budget")], body)
@@ -47,30 +55,31 @@ def compared_table(rows: list[dict], chosen: str) -> str:
 
 def summary_line(event: dict) -> str:
     before, after, budget = event.get("before_tokens"), event.get("after_tokens"), event.get("budget")
-    fits = (tr("✅ 装进了预算", "✅ fits the budget") if isinstance(after, int) and isinstance(budget, int) and after <= budget
+    numbers = all(isinstance(n, int) for n in (before, after, budget))
+    fits = (tr("✅ 装进了预算", "✅ fits the budget") if numbers and after <= budget
             else tr("⚠️ 仍然超出预算", "⚠️ still over the budget"))
     return tr("做法：{title} · 预算 {budget} · {before} → {after} 个 token（省下 {saved}）· 用时 {ms} · {fits}",
               "Strategy: {title} · budget {budget} · {before} → {after} tokens (saved {saved}) · took {ms} · {fits}"
               ).format(title=title(str(event.get("strategy"))), budget=budget, before=before, after=after,
-                       saved=(before or 0) - (after or 0), ms=milliseconds(event.get("ms")), fits=fits)
+                       saved=before - after if numbers else "?", ms=milliseconds(event.get("ms")), fits=fits)
 
 
 def render(event: dict) -> str:
     """The whole picture of one context event (HTML)."""
     parts = [f'<div class="tw-context-head">{esc(summary_line(event))}</div>', messages_table(event)]
-    notes = event.get("notes") or []
+    notes = event.get("notes") if isinstance(event.get("notes"), list) else []
     if notes:
         parts.append("<ul class='tw-context-notes'>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    for orphan in event.get("orphans") or []:
+    for orphan in event.get("orphans") if isinstance(event.get("orphans"), list) else []:
         parts.append(f'<div class="tw-error">⛔ {esc(orphan)}</div>')
     call = event.get("model_call")
-    if call:
+    if isinstance(call, dict):
         parts.append(fold(tr("摘要是一次模型调用（{ms}）：交给它的请求和它写的摘要",
                              "The summary is one model call ({ms}): what it was sent and what it wrote").format(
                                  ms=milliseconds(call.get("duration_ms"))),
                           pre(call.get("messages")) + pre(str(call.get("answer") or "")), open_=True))
     parts.append(f'<div class="tw-label">{esc(tr("几种做法并排（同一段对话、同一个预算，这次量的）", "The strategies side by side (the same conversation and budget, measured now)"))}</div>')
-    parts.append(compared_table(event.get("compared") or [], str(event.get("strategy"))))
+    parts.append(compared_table(event.get("compared"), str(event.get("strategy"))))
     return '<div class="tw-context">' + "".join(parts) + "</div>"
 
 

@@ -48,6 +48,7 @@ from catalogue import FIRST, LESSONS, Lesson
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import Kept
+from runs import context_backend
 from serving.page_events import SILENT
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
@@ -55,8 +56,9 @@ from lessons.presets import mistake_choices
 DEFAULT_LESSON = FIRST
 
 
-PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "rules", "run")
-OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "rules")
+PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "rules",
+          "strategy", "budget", "run")
+OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "rules", "strategy", "budget")
 FLAGS = ("parallel", "envelope")            # checkboxes: 1 or 0 in a link
 # Where a link parameter lives on a tab: its run panel's option of that name, unless named here.
 RUN_OPTION = {"parallel": "parallel_tool_calls"}
@@ -239,6 +241,17 @@ def _check(name: str, value: str, spec: Lesson) -> str:
                 name=name, value=shown(value))
     if name == "rules":
         return rules_problem(value)
+    if name == "strategy":
+        return "" if value in context_backend.TITLES_EN else tr(
+            "链接里的 strategy={value}不认识，已忽略；可选：{known}。",
+            "The link's strategy={value} is unknown: ignored; the strategies are: {known}.").format(
+                value=shown(value), known=_choices(context_backend.TITLES_EN))
+    if name == "budget":
+        low, high = context_backend.BUDGET_RANGE
+        return "" if value.isdigit() and low <= int(value) <= high else tr(
+            "链接里的 budget={value}不是 {low} 到 {high} 之间的整数，已忽略。",
+            "The link's budget={value} is not a whole number from {low} to {high}: ignored.").format(
+                value=shown(value), low=low, high=high)
     return ""
 
 
@@ -273,6 +286,8 @@ def link_value(name: str, value: Any) -> str | None:
     """What a link carries for the control's value on screen (None: nothing to carry)."""
     if name in FLAGS:
         return "1" if value else "0"
+    if name == "budget":
+        return str(int(value)) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     if name == "rules":
         try:
             return json.dumps(json.loads(value or ""), ensure_ascii=False, separators=(",", ":"))
@@ -287,6 +302,8 @@ def page_value(name: str, value: str) -> Any:
         return value == "1"
     if name == "rules":
         return json.dumps(json.loads(value), ensure_ascii=False, indent=2)
+    if name == "budget":
+        return int(value)
     return value
 
 

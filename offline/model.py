@@ -26,7 +26,7 @@ from . import workspace as offline_workspace
 from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
                         tool_words)
 from accents import rough_tokens    # 和客户端同一个粗估：工具清单算进输入
-from context import SUMMARY_ASK
+from context import SUMMARY_ASK, orphan_results
 from llm_clients import OFFLINE_MODEL
 from loop_parts import read_edited
 
@@ -228,7 +228,10 @@ def from_context(question, earlier):
     和消息里带 ERROR 的行。找不到就直说不知道：上下文里没有的，它不会编。"""
     texts = [text_of(m.get("content")) for m in earlier]
     if ASKS_NAME.search(question):
-        names = [found.group(1) or found.group(2) for text in texts for found in NAME_SAID.finditer(text)]
+        # 只看用户自己说的话（摘要也是以用户消息送来的），跳过问名字的那些句子
+        said = [text_of(m.get("content")) for m in earlier if m.get("role") == "user"]
+        names = [found.group(1) or found.group(2) for text in said if not ASKS_NAME.search(text)
+                 for found in NAME_SAID.finditer(text) if not (found.group(1) or "").startswith(("什么", "谁", "啥"))]
         if names:
             return f"你叫{names[-1]}（发给我的消息里有这句话）。"
         return "发给我的消息里没有你说过自己叫什么：我不知道你的名字。"
@@ -331,15 +334,13 @@ class Refused(Exception):
 def refusal(messages):
     """OpenAI 拒收的历史：一条 tool 消息，前面没有哪条 assistant 消息的 tool_calls 里有它的 id。
     裁剪历史时把调用丢了、结果留下了，就是这样（code/context.py 的 naive_window）。"""
-    called = set()
-    for index, message in enumerate(messages):
-        called |= {call.get("id") for call in message.get("tool_calls") or [] if isinstance(call, dict)}
-        if message.get("role") == "tool" and message.get("tool_call_id") not in called:
-            return Refused(400, {"error": {
-                "message": "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
-                           "message with 'tool_calls'.",
-                "type": "invalid_request_error", "param": f"messages.[{index}].role", "code": None}})
-    return None
+    lost = orphan_results(messages)
+    if not lost:
+        return None
+    return Refused(400, {"error": {
+        "message": "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+                   "message with 'tool_calls'.",
+        "type": "invalid_request_error", "param": f"messages.[{lost[0]}].role", "code": None}})
 
 
 class OfflineModel:

@@ -21,7 +21,7 @@ TITLES_EN = {"none": "No change (sent as it is)", "fold": "Fold long results", "
              "window": "Sliding window", "fold_window": "Fold, then sliding window",
              "naive_window": "The course's window (drops one message at a time)", "compact": "/compact summary"}
 FATES_EN = {"原样留着": "kept as it is", "折叠了": "folded", "换成一行说明": "replaced by one line",
-            "丢掉了": "dropped", "写进了摘要": "written into the summary", "改了": "changed"}
+            "丢掉了": "dropped", "交给模型写摘要": "given to the model to summarise", "改了": "changed"}
 
 
 class Unusable(ValueError):
@@ -39,12 +39,19 @@ def conversation_from(value: Any) -> list[dict]:
             value = json.loads(value or "[]")
         except json.JSONDecodeError as error:
             raise Unusable(f"对话不是合法的 JSON：第 {error.lineno} 行第 {error.colno} 列，{error.msg}。") from None
+        except (ValueError, RecursionError):    # 几千层的嵌套、几千位的数字：json 自己的上限
+            raise Unusable("对话的 JSON 嵌套太深或数字太长，读不了。") from None
     if not isinstance(value, list):
         raise Unusable(f"对话应是一个消息列表（JSON 数组），收到的是 {type(value).__name__}。")
     if len(value) > MAX_MESSAGES:
         raise Unusable(f"对话有 {len(value)} 条消息，最多 {MAX_MESSAGES} 条。")
-    if len(json.dumps(value, ensure_ascii=False)) > MAX_CHARS:
+    try:
+        size = len(json.dumps(value, ensure_ascii=False))
+    except (ValueError, RecursionError):
+        raise Unusable("对话的 JSON 嵌套太深或数字太长，读不了。") from None
+    if size > MAX_CHARS:
         raise Unusable(f"对话太长：最多 {MAX_CHARS} 字。")
+    checked = []
     for number, message in enumerate(value, 1):
         where = f"第 {number} 条消息"
         if not isinstance(message, dict):
@@ -57,21 +64,39 @@ def conversation_from(value: Any) -> list[dict]:
         if calls is not None:
             if message["role"] != "assistant" or not isinstance(calls, list):
                 raise Unusable(f"{where}：只有 assistant 消息可以带 tool_calls，而且它应是一个列表。")
+            if not calls:
+                raise Unusable(f"{where}的 tool_calls 是空列表：没有调用就不要写这个键。")
             for call in calls:
                 function = call.get("function") if isinstance(call, dict) else None
-                if not (isinstance(call.get("id") if isinstance(call, dict) else None, str) and isinstance(function, dict)
+                if not (isinstance(call.get("id") if isinstance(call, dict) else None, str)
+                        and call.get("type", "function") == "function" and isinstance(function, dict)
                         and isinstance(function.get("name"), str) and isinstance(function.get("arguments"), str)):
                     raise Unusable(f"{where}的 tool_calls 里每一项应是 {{\"id\": 字符串, \"type\": \"function\", "
                                    "\"function\": {\"name\": 字符串, \"arguments\": JSON 字符串}}。")
         if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
             raise Unusable(f"{where}是工具结果，应带 tool_call_id（它回答的那个调用的 id）。")
-    return value
+        checked.append(only_known(message))
+    lost = context.orphan_results(checked)     # sent as it is, the API would refuse it: no strategy's doing
+    if lost:
+        raise Unusable(f"第 {lost[0] + 1} 条是 {checked[lost[0]]['tool_call_id']} 的结果，可它前面没有这个调用："
+                       "这段对话原样发出去就会被 API 拒收。")
+    return checked
+
+
+def only_known(message: dict) -> dict:
+    """The keys the chat API reads, and nothing else: what a stranger adds is not forwarded."""
+    kept = {key: message[key] for key in ("role", "content", "tool_call_id", "name") if key in message}
+    if message.get("tool_calls"):
+        kept["tool_calls"] = [{"id": call["id"], "type": "function",
+                               "function": {"name": call["function"]["name"], "arguments": call["function"]["arguments"]}}
+                              for call in message["tool_calls"]]
+    return kept
 
 
 def budget_from(value: Any) -> int:
     try:
         budget = int(float(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise Unusable(f"预算应是整数（token 数），收到 {value!r}。") from None
     return max(BUDGET_RANGE[0], min(BUDGET_RANGE[1], budget))
 

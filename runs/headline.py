@@ -143,6 +143,18 @@ def _context(events: list[dict]) -> dict | None:
     return next((e for e in events if e.get("type") == "context"), None)
 
 
+def _context_clause(event: dict) -> str:
+    """What the context strategy sent, and what went short of it: over the budget, a summary cut off."""
+    said = tr("；上下文：{title}，{before} → {after} 个 token", "; context: {title}, {before} → {after} tokens").format(
+        title=_strategy(event), before=event.get("before_tokens"), after=event.get("after_tokens"))
+    after, budget = event.get("after_tokens"), event.get("budget")
+    if isinstance(after, int) and isinstance(budget, int) and after > budget:
+        said += tr("，超出预算 {budget}", ", over the budget of {budget}").format(budget=budget)
+    if ((event.get("model_call") or {}).get("finish_reason")) == "length":
+        said += tr("，摘要写到 max_tokens 被截断了", ", the summary was cut off at max_tokens")
+    return said
+
+
 def _strategy(event: dict) -> str:
     return tr(str(event.get("title") or event.get("strategy")), TITLES_EN.get(event.get("strategy"), ""))
 
@@ -199,7 +211,7 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                                 "The conversation cannot be used (see below what is wrong): the model was not asked yet"),
                     "detail": message}
         shrunk = _context(events)
-        if code == "bad_request" and shrunk and shrunk.get("orphans"):
+        if code == "orphan_result" and shrunk and shrunk.get("orphans"):
             return {"state": "context_rejected", "icon": "❌",
                     "title": tr("服务端拒收了这次请求：「{title}」留下了找不到调用的工具结果，不是模型的错",
                                 "The server refused this request: «{title}» left tool results whose calls are gone; "
@@ -262,8 +274,7 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
                      "; {where} ran with arguments you edited (the model was told in the result)").format(where=edited)
     shrunk = _context(events)
     if shrunk:
-        counts += tr("；上下文：{title}，{before} → {after} 个 token", "; context: {title}, {before} → {after} tokens").format(
-            title=_strategy(shrunk), before=shrunk.get("before_tokens"), after=shrunk.get("after_tokens"))
+        counts += _context_clause(shrunk)
     let_through = _hooks_let_through(events)
     if let_through:
         counts += tr("；钩子 {names} 出错了，它们出错不拦调用，调用照常（错误见时间线）",

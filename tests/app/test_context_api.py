@@ -55,7 +55,7 @@ def test_the_summary_keeps_the_name_and_costs_one_more_model_call(client):
     assert event["model_call"]["messages"][0]["content"] == context.SUMMARY_ASK
     assert "我叫小林" in event["model_call"]["answer"]
     assert [row["role"] for row in event["added"]] == ["user"]
-    assert "写进了摘要" in [row["fate"] for row in event["rows"]]
+    assert "交给模型写摘要" in [row["fate"] for row in event["rows"]]
     assert "你叫小林" in result["final"] and result["ok"]
 
 

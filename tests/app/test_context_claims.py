@@ -82,7 +82,7 @@ def test_the_summary_is_one_more_model_call_and_keeps_the_name(lesson):
     first = lesson.panel.locator(".tw-protocol details.tw-round").first
     call = first.locator("details").filter(has_text="摘要是一次模型调用").first
     assert "我叫小林" in call.inner_text() and "不是真正的大模型" in call.inner_text()
-    assert "写进了摘要" in first.inner_text()
+    assert "交给模型写摘要" in first.inner_text()
     assert "你叫小林" in final(lesson)
 
 
@@ -128,3 +128,10 @@ def test_a_broken_conversation_is_said_on_the_right(lesson):
     assert "第 1 条消息的 role 应是 system / user / assistant / tool 之一" in preview(lesson).inner_text()
     lesson.panel.locator(".tw-conversation-reset").click()
     preview(lesson).locator("table").first.wait_for(timeout=WAIT)
+
+
+def test_a_link_sets_the_strategy_and_the_budget(browser, app_url):
+    with LessonPage(browser, app_url, "context", query="strategy=fold_window&budget=420&question=构建为什么失败？") as page:
+        preview(page).filter(has_text="预算 420").first.wait_for(timeout=WAIT)
+        assert "做法：先折叠，再滑动窗口" in preview(page).inner_text()
+        assert page.panel.locator(".tw-question textarea").input_value() == FAILURE

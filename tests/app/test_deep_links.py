@@ -138,3 +138,17 @@ def test_projector_mode_is_the_browser_s_own_and_never_a_note():
     assert not parse([("present", "1")]).wanted              # a present-only link asks the server nothing
     plan = parse([("lesson", "react"), ("present", "1")])
     assert plan.lesson == "react" and plan.notes == []
+
+
+def test_a_context_link_carries_the_strategy_and_the_budget():
+    query, notes = link_query("context", None, None, None, "我叫什么名字？",
+                              {"strategy": "compact", "budget": 420.0, "conversation": "[]"})
+    assert notes == [] and query.startswith("./context?") and "conversation" not in query
+    plan = plan_of(urlsplit(query).query, "context")
+    assert plan.notes == [] and plan.values == {"question": "我叫什么名字？", "strategy": "compact", "budget": "420"}
+    assert deep_links.page_value("budget", "420") == 420
+    wrong = plan_of("strategy=magic&budget=10&question=hi", "context")
+    assert wrong.values == {"question": "hi"} and len(wrong.notes) == 2
+    assert "strategy=「magic」" in wrong.notes[0] and "budget=「10」" in wrong.notes[1] and "50 到 200000" in wrong.notes[1]
+    elsewhere = plan_of("strategy=window", "function_calling")
+    assert elsewhere.values == {} and "上下文预算" in elsewhere.notes[0]

@@ -73,7 +73,7 @@ def test_without_tools_the_offline_model_answers_only_from_what_it_was_sent():
 def test_a_tool_result_without_its_call_is_refused_in_this_process():
     with pytest.raises(llm_clients.LLMError) as refused:
         llm_clients.make_client("offline").complete(ORPHANED)
-    assert refused.value.code == "bad_request"
+    assert refused.value.code == "orphan_result"
     assert "前面找不到它回答的那个调用" in str(refused.value) and "preceeding message with 'tool_calls'" in str(refused.value)
 
 
@@ -83,7 +83,7 @@ def test_the_offline_server_refuses_it_over_http_as_openai_does():
         client = llm_clients.make_client("openai", api_key="sk-offline", base_url=server.url)
         with pytest.raises(llm_clients.LLMError) as refused:
             client.complete(ORPHANED)
-        assert refused.value.code == "bad_request" and "HTTP 400" in str(refused.value)
+        assert refused.value.code == "orphan_result" and "HTTP 400" in str(refused.value)
         assert "前面找不到它回答的那个调用" in str(refused.value)
         assert client.complete(HISTORY[:1] + [{"role": "user", "content": QUESTION}]).text     # the same server still answers
     finally:
@@ -106,3 +106,93 @@ def test_the_headline_over_each_ending():
 def test_a_400_without_an_orphan_is_not_blamed_on_the_strategy():
     events = ended("window")[:1] + [{"type": "error", "turn": 1, "code": "bad_request", "message": "HTTP 400"}]
     assert headline.verdict(events)["state"] == "error"
+    orphaned_elsewhere = [{"type": "error", "turn": 1, "code": "orphan_result", "message": "HTTP 400"}]
+    assert headline.verdict(orphaned_elsewhere)["state"] == "error"     # no strategy ran: nothing to name
+
+
+def test_streaming_the_refusal_is_named_the_same():
+    steps = context.run_within_budget(llm_clients.make_client("offline"), HISTORY, QUESTION, "naive_window", 300,
+                                      stream=True)
+    events = ended_from(steps)
+    assert headline.verdict(events)["state"] == "context_rejected"
+
+
+def ended_from(steps) -> list[dict]:
+    events = []
+    try:
+        for event in steps:
+            events.append(event)
+    except llm_clients.LLMError as error:
+        events.append({"type": "error", "turn": None, "code": error.code, "message": str(error)})
+    return events
+
+
+@pytest.mark.parametrize("value, said", [
+    (json.dumps([HISTORY[0], HISTORY[3]]), "第 2 条是 call_1 的结果，可它前面没有这个调用：这段对话原样发出去就会被 API 拒收"),
+    ("[" * 5000 + "]" * 5000, "嵌套太深或数字太长"),
+    ('[{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}]", "嵌套太深或数字太长"),
+    ('[{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "web", '
+     '"function": {"name": "f", "arguments": "{}"}}]}]', "\"type\": \"function\""),
+])
+def test_a_conversation_the_api_would_refuse_as_it_is_is_not_blamed_on_a_strategy(value, said):
+    with pytest.raises(context_backend.Unusable) as problem:
+        context_backend.conversation_from(value)
+    assert said in str(problem.value)
+
+
+def test_what_a_stranger_adds_to_a_message_is_not_forwarded():
+    sent = context_backend.conversation_from([{"role": "user", "content": "hi", "x-secret": 1},
+                                              {**HISTORY[2], "extra": True}, {**HISTORY[3], "cache": "no"}])
+    assert sent == [{"role": "user", "content": "hi"}, HISTORY[2], HISTORY[3]]
+    with pytest.raises(context_backend.Unusable):
+        context_backend.budget_from("inf")
+
+
+def test_no_window_drops_the_question_even_when_system_messages_fill_the_minimum():
+    systems = [{"role": "system", "content": f"规则 {n}"} for n in range(4)]
+    asked = [*systems, *HISTORY[1:], {"role": "user", "content": QUESTION}]
+    for strategy in ("window", "naive_window"):
+        shrunk = context.shrink(strategy, asked, 50)
+        assert shrunk.messages[-1]["content"] == QUESTION, strategy
+
+
+def test_a_summary_cut_at_max_tokens_or_empty_is_said():
+    class Cut:
+        def complete(self, messages, temperature=None):
+            return llm_clients.Completion(message={"role": "assistant", "content": None}, raw={}, text=None,
+                                          usage=None, duration_ms=1.0, finish_reason="length", model="x")
+
+    shrunk = context.compact(Cut(), [*HISTORY, {"role": "user", "content": QUESTION}])
+    assert shrunk.messages[1]["content"] == context.SUMMARY_HEAD + "\n"
+    assert any("摘要是空的" in note for note in shrunk.notes) and any("被截断" in note for note in shrunk.notes)
+    event = context.context_event("compact", 300, [*HISTORY, {"role": "user", "content": QUESTION}], shrunk, 1.0)
+    assert "摘要写到 max_tokens 被截断了" in headline._context_clause(event)
+
+
+def test_a_failed_summary_call_says_it_was_the_summary():
+    class Down:
+        def complete(self, messages, temperature=None):
+            raise llm_clients.LLMError("rate_limit", "请求太频繁（HTTP 429）")
+
+    events = list(context.run_within_budget(Down(), HISTORY, QUESTION, "compact", 300))
+    assert events == [{"type": "error", "turn": None, "code": "rate_limit",
+                       "message": "写摘要的那次模型调用失败了（对话还没有发出去）：请求太频繁（HTTP 429）"}]
+
+
+def test_a_name_is_taken_only_from_what_the_user_said():
+    model = llm_clients.make_client("offline")
+    asked = [{"role": "user", "content": "我叫什么名字？"}, {"role": "assistant", "content": "我叫助手"},
+             {"role": "user", "content": "我的名字是什么？"}]
+    assert "不知道你的名字" in model.complete(asked).text
+
+
+def test_an_imported_context_event_is_escaped_and_odd_values_do_not_break_the_view():
+    from lessons import context_view
+
+    hostile = {"type": "context", "strategy": "<b>x</b>", "budget": "<img src=x onerror=alert(1)>",
+               "rows": [{"role": "<script>", "preview": "<img>", "tokens": "<i>", "fate": "<u>", "after": "<s>"}, 3],
+               "added": "nope", "before_tokens": "<b>", "after_tokens": None, "notes": "<x>", "orphans": ["<y>"],
+               "model_call": "z", "compared": [{"strategy": "<q>", "messages": "<m>", "tokens": 1, "saved": "<p>",
+                                                "ms": "<t>", "orphans": "<o>", "fits": False}], "ms": "?"}
+    shown = context_view.render(hostile)
+    assert "<img" not in shown and "<script>" not in shown and "<i>" not in shown and "<o>" not in shown
