@@ -164,7 +164,7 @@ class Memory:
 def memory_tools(memory: Memory, registry: ToolRegistry | None = None) -> ToolRegistry:
     registry = registry or ToolRegistry()
 
-    @registry.tool("记下一条以后还要用的事实（用户的名字、偏好、约定）。只记用户明确说过的。")
+    @registry.tool("记住一条以后还要用的事实（用户的名字、偏好、约定）。用户说“记住……”时用；只记用户明确说过的。")
     def remember(fact: str, source: str = "用户说的") -> str:
         """记住。
 
@@ -174,7 +174,7 @@ def memory_tools(memory: Memory, registry: ToolRegistry | None = None) -> ToolRe
         """
         return f"记下了，第 {memory.remember(fact, source)} 条。"
 
-    @registry.tool("按关键词找回以前记下的事实。", read_only=True)
+    @registry.tool("按关键词找回以前记住的事实。用户问“你记得……吗”、问起以前说过的事时用。", read_only=True)
     def recall(query: str) -> str:
         """回忆。
 

@@ -244,6 +244,18 @@ def from_context(question, earlier):
             "这个问题它答不了，换成真实模型试试。")
 
 
+SKILL_LINE = re.compile(r"^- ([a-z0-9-]+): (.+)$", re.M)     # code/skills.py 的 catalogue_prompt 一行一个技能
+
+
+def skill_for(question, system):
+    """技能目录（system 提示词）里描述和问题重合的词最多的技能；一个词都不重合就是 None。
+    它只看描述：描述写得含糊或写错，它就挑错，真模型也会。"""
+    asked = question_keywords(question)
+    scored = [(len(asked & keywords(description)), name) for name, description in SKILL_LINE.findall(system)]
+    best = max(scored, default=(0, None))
+    return best[1] if best[0] else None
+
+
 def ask_for(gaps, tools):
     """缺参数时的回答：说清楚想用哪个工具、缺什么（参数说明原样给出），请用户补上。"""
     described = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
@@ -367,6 +379,14 @@ class OfflineModel:
         if mode == "chat":
             return self._final(from_context(question, messages[:asked[-1]]), mode), "stop"
         history = messages[asked[-1] + 1:]
+        if mode == "native" and any(t["function"]["name"] == "load_skill" for t in tools) and tool_choice != "none":
+            skilled = self._skill_step(question, system, history, tools)
+            if skilled is not None:
+                return skilled
+            tools = [t for t in tools if t["function"]["name"] != "load_skill"] or None
+            if tools is None:
+                return self._final("技能目录里没有哪个技能的描述和这个问题对得上，所以我没有读任何技能。"
+                                   "把问题说得具体些，或者改一改技能的描述。", mode), "stop"
         if offline_workspace.handles(tools) and tool_choice != "none":
             return self._workspace_step(question, history, mode)
         rounds = sum(1 for m in history if m.get("role") == "assistant")     # 这个问题已经答了几轮
@@ -397,6 +417,22 @@ class OfflineModel:
             for marker in stop:
                 text = text.split(marker)[0] if marker in text else text
         return {"role": "assistant", "content": text}, "stop"
+
+    def _skill_step(self, question, system, history, tools):
+        """先按描述挑一个技能去读（load_skill），读到正文就照着它回答；挑不出来就是 None。"""
+        calls = [c.get("function") or {} for m in history for c in m.get("tool_calls") or []]
+        if calls:                       # 这个问题已经调用过工具：读的是技能就照它回答，别的工具走平常的路
+            if calls[0].get("name") != "load_skill":
+                return None
+            called = json.loads(calls[0].get("arguments") or "{}").get("name")
+            results = [m for m in history if m.get("role") == "tool"]
+            return self._final(f"我读了技能 {called} 的说明，照它来做：\n{text_of(results[-1].get('content'))}",
+                               "native"), "stop"
+        name = skill_for(question, system)
+        if name is None:
+            return None
+        schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
+        return native_message([("load_skill", {"name": name})], self.mistake, schemas), "tool_calls"
 
     def _final(self, answer, mode):
         answer = f"{answer}\n{NOTICE}"
