@@ -58,6 +58,8 @@ LABELS = {
     # 钩子（hooks.py）：PreToolUse 钩子不允许这次调用；PostToolUse 钩子拦下了结果
     "hook_denied": "钩子拒绝",
     "hook_blocked": "钩子拦下结果",
+    # 子代理（subagents.py）：交给它的事它没做完（用完轮数、出了错）
+    "subagent_failed": "子代理没做完",
 }
 
 

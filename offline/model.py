@@ -256,6 +256,19 @@ def skill_for(question, system):
     return best[1] if best[0] else None
 
 
+DELEGATE = re.compile(r"(?:派|让|交给|请)(?:一个|个)?子代理(?:去)?|\b(?:use|ask) a sub-?agent to\b", re.I)
+
+
+def delegated(question):
+    """问题里明说了要子代理去做的那件事（去掉“派一个子代理去”这类话）；没明说就是 None。
+    规则模型只在被明确要求时才派子代理：什么时候值得派，是真模型要判断的事。"""
+    found = DELEGATE.search(question)
+    if not found:
+        return None
+    rest = (question[:found.start()] + question[found.end():]).strip(" ，,。：:")
+    return rest or None
+
+
 def ask_for(gaps, tools):
     """缺参数时的回答：说清楚想用哪个工具、缺什么（参数说明原样给出），请用户补上。"""
     described = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
@@ -379,6 +392,11 @@ class OfflineModel:
         if mode == "chat":
             return self._final(from_context(question, messages[:asked[-1]]), mode), "stop"
         history = messages[asked[-1] + 1:]
+        if mode == "native" and any(t["function"]["name"] == "task" for t in tools) and tool_choice != "none":
+            step = self._task_step(question, history, tools)
+            if step is not None:
+                return step
+            tools = [t for t in tools if t["function"]["name"] != "task"]
         if mode == "native" and any(t["function"]["name"] == "load_skill" for t in tools) and tool_choice != "none":
             skilled = self._skill_step(question, system, history, tools)
             if skilled is not None:
@@ -417,6 +435,18 @@ class OfflineModel:
             for marker in stop:
                 text = text.split(marker)[0] if marker in text else text
         return {"role": "assistant", "content": text}, "stop"
+
+    def _task_step(self, question, history, tools):
+        """被明确要求派子代理时：第一轮调用 task，子代理的结论回来后照它回答；没被要求就是 None。"""
+        calls = [c.get("function") or {} for m in history for c in m.get("tool_calls") or []]
+        if calls and calls[0].get("name") == "task":
+            results = [m for m in history if m.get("role") == "tool"]
+            return self._final(f"子代理交回的结论：\n{text_of(results[-1].get('content'))}", "native"), "stop"
+        job = None if calls else delegated(question)
+        if job is None:
+            return None
+        schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
+        return native_message([("task", {"description": job[:12], "prompt": job})], self.mistake, schemas), "tool_calls"
 
     def _skill_step(self, question, system, history, tools):
         """先按描述挑一个技能去读（load_skill），读到正文就照着它回答；挑不出来就是 None。"""

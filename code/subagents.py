@@ -1,0 +1,136 @@
+"""子代理（8.10）：把一件事交给一个从零开始的子循环去做，只拿回它最后的那段话。
+
+比 function_calling_loop.py 多了这些：
+  - 父循环多一个 task(description, prompt) 工具。模型自己决定什么时候用它（课程仓库是用 Python 把
+    四个角色排好顺序，模型不做决定）；
+  - 调用 task 就起一个子循环：messages 全新（只有 CHILD_SYSTEM 和 prompt，看不到父循环的对话），
+    工具是父循环的工具去掉 task（子代理不能再派子代理，不会无限套下去），轮数有上限（child_turns），
+    时间有预算（child_seconds）；
+  - 子循环的每个事件照样发出来，带上 "child"（父循环里那次 task 调用的 id），页面可以把它折叠在
+    那次调用下面；回到父循环历史里的只有子循环的最终回答：父循环的上下文省下了子循环的全部来回；
+  - 子循环用完轮数、超了时间、或者出了错，它就此停下，父循环拿到的是一条写明“子代理没做完”的失败结果，
+    不是一段看起来像答案的话。时间在两步之间检查，一次模型调用自己的上限由客户端的 round_seconds 管；
+  - 没有线程：子循环就是同一个生成器里的一段，父循环被关掉（close），子循环也跟着关掉，不会在后台
+    继续花 token（课程仓库用线程加超时，超时后线程还在跑）。一轮里要了两个 task，就一个接一个地做。
+
+    python code/subagents.py
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable, Iterator
+
+import events
+from function_calling_loop import run_function_calling
+from loop_parts import (MAX_FAILURES, ToolCall, ask_model, out_of_turns, run_tool, start_history, too_many_failures,
+                        tool_names, tools_and_executor)
+from tool_outcome import ToolOutcome, failure, success
+from tool_registry import ToolRegistry
+
+CHILD_SYSTEM = "你是一个子代理：只做下面这一件事，做完用几句话说出结论。你看不到用户和主代理之间的对话。"
+CHILD_TURNS = 4
+CHILD_SECONDS = 60.0
+
+_task = ToolRegistry()
+
+
+@_task.tool("把一件独立的小事交给子代理：它从零开始（看不到这段对话），用同样的工具做完，只把结论交回来。"
+            "适合要查很多资料、但结论只要几句话的事。")
+def task(description: str, prompt: str) -> str:
+    """派一个子代理。
+
+    Args:
+        description: 三五个字说明这件事，如 查北京天气
+        prompt: 交给子代理的完整说明：它只看得到这一段
+    """
+    raise RuntimeError("task 由 run_with_subagents 自己处理，不会被直接调用")
+
+
+TASK_SCHEMA = _task.to_schemas()[0]
+
+
+def child_outcome(steps: Iterator, seconds: float, tag: Callable[[dict], dict]):
+    """跑一个子循环，把它的事件加上标记发出去，返回交给父循环的结果（ToolOutcome）。"""
+    deadline, ended = time.monotonic() + seconds, None
+    try:
+        for event in steps:
+            yield tag(event)
+            if event["type"] in ("final", "error"):
+                ended = event
+                break
+            if time.monotonic() > deadline:
+                break
+    finally:
+        steps.close()                       # 没跑完也关掉：子循环就此停下，不留在后台
+    if ended is None:
+        return failure("timeout", f"子代理超过了 {seconds:g} 秒的时间预算，被停下了，没有最终回答",
+                       "它做到一半的事不算数；可以把事情拆小一点再交给它，或者自己来做")
+    if ended["type"] == "error":
+        return failure("subagent_failed", f"子代理没有做完（{ended['code']}）：{ended['message']}",
+                       "不要把它当成答案；可以换个说法再交给它一次，或者自己来做")
+    return success(ended["content"] or "（子代理的回答是空的）")
+
+
+def run_with_subagents(client: Any, messages: str | list[dict], tools: list[dict] | None, execute: Any, *,
+                       max_turns: int = 6, child_turns: int = CHILD_TURNS, child_seconds: float = CHILD_SECONDS,
+                       temperature: float | None = None):
+    """Function Calling 循环，工具里多一个 task；调用一个接一个地执行（子循环的事件按顺序排好）。"""
+    tools, execute = tools_and_executor(tools, execute)
+    child_tools = [t for t in tools if t["function"]["name"] != "task"]
+    tools = child_tools + [TASK_SCHEMA]
+    history = start_history(messages)
+    names = tool_names(tools)
+    failures = 0
+    for turn in range(1, max_turns + 1):
+        completion = yield from ask_model(client, history, turn, False, tools=tools, temperature=temperature)
+        if completion is None:
+            return
+        history.append(completion.message)
+        requested = completion.message.get("tool_calls") or []
+        if not requested:
+            yield events.final(turn, completion.message.get("content") or "", history)
+            return
+        results = []
+        for raw in requested:
+            call = ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
+            if call.name != "task" or call.problems:
+                results.append((yield from run_tool(call, execute, names, wrap=tool_message(call.id))))
+                continue
+            yield events.tool_call(turn, call.id, call.name, call.raw_arguments, call.arguments, [])
+            started = time.perf_counter()
+            child = run_function_calling(client, [{"role": "system", "content": CHILD_SYSTEM},
+                                                  {"role": "user", "content": str(call.arguments.get("prompt"))}],
+                                         child_tools, execute, max_turns=child_turns, temperature=temperature)
+            outcome: ToolOutcome = yield from child_outcome(child, child_seconds,
+                                                            lambda event, parent=call.id: {**event, "child": parent})
+            outcome = dataclasses.replace(outcome, duration_ms=(time.perf_counter() - started) * 1000,
+                                          arguments=call.arguments)
+            result = events.tool_result(turn, call.id, call.name, outcome, tool_message(call.id)(outcome.content))
+            yield result
+            results.append(result)
+        history.extend(result["message"] for result in results)
+        failures = 0 if any(r["ok"] for r in results) else failures + 1
+        if failures >= MAX_FAILURES:
+            yield too_many_failures(turn, results[-1]["content"])
+            return
+    yield out_of_turns(max_turns)
+
+
+def tool_message(call_id: str):
+    return lambda content: {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+if __name__ == "__main__":
+    from examples_weather import registry
+    from llm_clients import make_client
+
+    question = "派一个子代理去查北京今天的天气，告诉我结论"
+    for event in run_with_subagents(make_client("offline"), question, registry.to_schemas(), registry):
+        who = f"  子代理（{event['child']}）" if "child" in event else "主代理"
+        if event["type"] == "tool_call":
+            print(f"{who} 调用 {event['name']}({event['raw_arguments']})")
+        elif event["type"] == "tool_result":
+            print(f"{who} 结果：{event['content'][:80]}")
+        elif event["type"] in ("final", "error"):
+            print(f"{who} {event['type']}：{(event.get('content') or event.get('message'))[:120]}")
