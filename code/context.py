@@ -385,14 +385,18 @@ def context_event(strategy: str, budget: int, messages: list[dict], shrunk: Shru
     会被拒收的孤儿结果，和几种做法并排。"""
     counts, after = tokens(messages), tokens(shrunk.messages)
     where = {origin: index for index, origin in enumerate(shrunk.origin) if origin is not None}
+    lost = {shrunk.origin[i] for i in orphan_results(shrunk.messages)}
     rows = [{"role": message.get("role"), "preview": preview(message), "tokens": count, "fate": fate,
-             "after": after[where[index]] if index in where else 0}
+             "after": after[where[index]] if index in where else 0, "orphan": index in lost}
             for index, (message, count, fate) in enumerate(zip(messages, counts, fates(strategy, messages, shrunk)))]
+    # 按上面这张表的编号说（不是收拾后的第几条）：学生对着表找得到它
+    said = [f"第 {index + 1} 条（{messages[index].get('tool_call_id')} 的结果）留下了，它的调用却丢了："
+            "OpenAI 的接口会拒绝这次请求（400）" for index in sorted(i for i in lost if i is not None)]
     added = [{"role": message.get("role"), "preview": preview(message), "tokens": after[index]}
              for index, (message, origin) in enumerate(zip(shrunk.messages, shrunk.origin)) if origin is None]
     return {"type": "context", "turn": 0, "strategy": strategy, "title": STRATEGIES.get(strategy, strategy),
             "budget": budget, "rows": rows, "added": added, "before_tokens": sum(counts),
-            "after_tokens": sum(after), "notes": shrunk.notes, "orphans": orphans(shrunk.messages), "ms": ms,
+            "after_tokens": sum(after), "notes": shrunk.notes, "orphans": said, "ms": ms,
             "model_call": shrunk.model_call, "compared": compared(messages, budget)}
 
 

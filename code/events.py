@@ -159,12 +159,13 @@ class ContextEvent(TypedDict):
     strategy: str                 # context.STRATEGIES 里的名字
     title: str
     budget: int
-    rows: list[dict]              # 原来每条消息：role、preview、tokens、fate（去向）、after（之后多少 token，丢掉为 0）
+    rows: list[dict]              # 原来每条消息：role、preview、tokens、fate（去向）、after（之后多少 token，丢掉为 0）、
+                                  # orphan（留下了，调用却丢了）
     added: list[dict]             # 新写的消息（摘要）：role、preview、tokens
     before_tokens: int
     after_tokens: int
     notes: list[str]              # 做了什么，每件事一句话
-    orphans: list[str]            # 找不到调用的 tool 结果：真的 API 会拒收
+    orphans: list[str]            # 找不到调用的 tool 结果（按 rows 的编号说）：真的 API 会拒收
     ms: float                     # 这一种做法这次用了多少毫秒（摘要含一次模型调用）
     model_call: dict | None       # 只有 /compact：交给模型的请求、摘要、用时、usage
     compared: list[dict]          # 不用模型的几种做法并排：messages、tokens、saved、ms、orphans、fits

@@ -47,7 +47,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 with gr.Row():
                     strategy = gr.Radio([(context_view.title(name), name) for name in context.STRATEGIES],
                                         value=FIRST_STRATEGY, label=tr("做法", "Strategy"), elem_classes=["tw-strategy"])
-                budget = gr.Slider(context_backend.BUDGET_RANGE[0], 2000, value=FIRST_BUDGET, step=10,
+                budget = gr.Slider(*context_backend.BUDGET_RANGE, value=FIRST_BUDGET, step=10,
                                    label=tr("token 预算（滑动窗口按它丢消息；其他做法不看它，只拿它对照）",
                                             "Token budget (the sliding windows drop messages by it; the other strategies "
                                             "only compare against it)"),
@@ -60,7 +60,10 @@ def build(settings: SettingsPanel) -> LessonPage:
                     reset = gr.Button(tr("↺ 恢复示例对话", "↺ Restore the example conversation"), size="sm",
                                       elem_classes=["tw-conversation-reset"])
             with gr.Column(scale=3, min_width=320):
-                preview = gr.HTML(label=tr("下一次请求", "The next request"), elem_classes=["tw-context-preview"])
+                gr.Markdown(tr("**下一次请求**：这段对话加上下面的问题，按左边的做法收拾之后",
+                               "**The next request**: this conversation plus the question below, after the strategy "
+                               "on the left"))
+                preview = gr.HTML(css_template=context_view.CSS, elem_classes=["tw-context-preview"])
         run = RunPanel(LESSON, settings, None, PRESETS,
                        options={"conversation": conversation, "strategy": strategy, "budget": budget})
 

@@ -13,6 +13,16 @@ from lessons.html_bits import esc, fold, milliseconds, pre
 from runs.context_backend import FATES_EN, TITLES_EN
 
 
+# Wide tables scroll inside their own box: on a phone the page itself does not scroll sideways.
+CSS = """
+.tw-context { overflow-x: auto; }
+.tw-context-table { border-collapse: collapse; margin: 6px 0; font-size: 0.88em; }
+.tw-context-table th, .tw-context-table td { border: 1px solid var(--border-color-primary); padding: 3px 6px; vertical-align: top; }
+.tw-context-table code { white-space: pre-wrap; word-break: break-all; }
+.tw-context-head { font-weight: 600; margin: 4px 0; }
+"""
+
+
 def title(strategy: str) -> str:
     return tr(context.STRATEGIES.get(strategy, strategy), TITLES_EN.get(strategy, strategy))
 
@@ -34,7 +44,7 @@ def _rows(value: Any) -> list[dict]:
 
 def messages_table(event: dict) -> str:
     rows = [[esc(number), esc(row.get("role")), f"<code>{esc(row.get('preview'))}</code>", esc(row.get("tokens")),
-             esc(fate(str(row.get("fate")))), esc(row.get("after"))]
+             esc(fate(str(row.get("fate")))) + (" ⛔" if row.get("orphan") is True else ""), esc(row.get("after"))]
             for number, row in enumerate(_rows(event.get("rows")), 1)]
     rows += [["＋", esc(row.get("role")), f"<code>{esc(row.get('preview'))}</code>", "—",
               esc(tr("新写的一条", "a new message")), esc(row.get("tokens"))] for row in _rows(event.get("added"))]

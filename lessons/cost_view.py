@@ -95,7 +95,7 @@ def render(events: list[dict], provider: str | None = None) -> str:
     return f'<div class="tw-costs">{head}{"".join(table)}{body}{text}</div>'
 
 
-def round_meta(request: dict | None, response: dict | None) -> str:
+def round_meta(request: dict | None, response: dict | None, text_protocol: bool = True) -> str:
     """The token part of a round's title in the protocol view: the provider's usage (marked
     when it is only the offline model's estimate) and the tokenizer's count of the request."""
     parts = []
@@ -104,7 +104,7 @@ def round_meta(request: dict | None, response: dict | None) -> str:
         parts.append(tr("usage 输入 {i} / 输出 {o}", "usage input {i} / output {o}").format(
             i=_num(usage["prompt"]), o=_num(usage["completion"])) + (now(ESTIMATE) if usage["estimate"] else ""))
     if request is not None:
-        cost = token_count.request_cost(request)
+        cost = token_count.request_cost(request, text_protocol)
         if cost["input"] is not None:
             parts.append(tr("分词器计数 输入 {i}（工具说明 {t}）", "tokenizer count input {i} (tools {t})").format(
                 i=cost["input"], t=cost["tools"]))

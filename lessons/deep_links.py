@@ -71,6 +71,13 @@ QUESTION_LIMIT = 300
 RULES_LIMIT = 600
 VALUE_LIMIT = 80
 NAME_LIMIT = 40
+# Run options a link never carries (too long for an address), but whose edits a copied link must own up to.
+NOT_CARRIED = ("conversation",)
+CONVERSATION_NOT_IN_LINK = tr(
+    "你改过的对话不在链接里：打开链接的人看到的是示例对话。要连改过的对话一起分享，请在运行区用「导出本次运行」导出会话文件，"
+    "对方用「导入」打开。",
+    "Your edited conversation is not in the link: whoever opens it sees the example conversation. To share it with your "
+    "edits, export the run (Export this run) and have them open the file with Import.")
 MAX_PARAMS = 20
 NO_MISTAKE = "none"
 TOOL_CHOICE_KEYWORDS = ("auto", "none", "required")
@@ -382,6 +389,8 @@ def link_query(lesson: str, example: str | None, source: str | None, example_sou
                             "so whoever opens it sees the default rules.").format(n=len(value), limit=RULES_LIMIT))
         elif value is not None and len(value) <= (RULES_LIMIT if name == "rules" else VALUE_LIMIT):
             params.append((name, value))
+    if "conversation" in options and not context_backend.is_example(options["conversation"]):
+        notes.append(now(CONVERSATION_NOT_IN_LINK))
     lang = i18n.link_language()
     if lang is not None:
         params.append((i18n.PARAM, lang))
@@ -604,6 +613,7 @@ class DeepLinks:
             if editor is not None:
                 inputs |= {editor.editor, editor.example_set}
             inputs |= {run.question, *[c for c in (control(tab, o) for o in OPTION_PARAMS) if c is not None]}
+            inputs |= {c for c in (run.options.get(o) for o in NOT_CARRIED) if c is not None}
         ordered = list(inputs)
 
         def copy(*args) -> dict:
@@ -614,7 +624,8 @@ class DeepLinks:
             query, notes = link_query(
                 lesson, example, values[editor.editor] if editor is not None else None,
                 editor.texts.get(example) if editor is not None else None, values[run.question],
-                {o: values[control(tab, o)] for o in OPTION_PARAMS if control(tab, o) is not None})
+                {**{o: values[control(tab, o)] for o in OPTION_PARAMS if control(tab, o) is not None},
+                 **{o: values[run.options[o]] for o in NOT_CARRIED if o in run.options}})
             note = "\n\n".join(f"⚠️ {n}" for n in notes)
             return {self.link: gr.update(visible=True, value=query), self.link_note: gr.update(visible=True, value=note),
                     self.said: json.dumps([now(COPIED), now(COPY_REFUSED)], ensure_ascii=False)}

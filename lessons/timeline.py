@@ -15,7 +15,7 @@ import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view
+from lessons import context_view, cost_view, token_count
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
 from tool_outcome import RESULT_LIMIT
@@ -38,6 +38,11 @@ MCP = {
     "connect": tr("MCP 连接：initialize 握手，再 tools/list 取工具清单（JSON-RPC）",
                   "MCP connection: the initialize handshake, then tools/list for the tools (JSON-RPC)"),
     "wire": tr("线上的 JSON-RPC 消息", "The JSON-RPC messages on the wire"),
+}
+CONTEXT = {
+    "request": tr("请求：收拾过的 messages 发给模型（不带 tools）", "Request: the shrunk messages go to the model (no tools)"),
+    "response": tr("模型的回答", "The model's answer"),
+    "execute": tr("执行工具", "Run the tools"),
 }
 TEXT_PROTOCOL = {
     "request": tr("请求：发送给模型的 messages", "Request: the messages sent to the model"),
@@ -81,7 +86,7 @@ CSS = """
 .tw-hook { border-left: 4px solid #7c3aed; padding: 2px 8px; margin: 4px 0; background: rgba(124,58,237,0.06); border-radius: 4px; font-size: 0.92em; }
 .tw-hook.tw-hook-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-unsaid { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
-"""
+""" + context_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
 ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
@@ -510,7 +515,8 @@ def error_title(event: dict) -> str:
     return now(SETUP_ERRORS[code]) if code in SETUP_ERRORS else tr("出错（{code}）", "Error ({code})").format(code=code)
 
 
-def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_arguments: bool = True) -> str:
+def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_arguments: bool = True,
+                 text_protocol: bool = True) -> str:
     request = next((e for e in events if e.get("type") == "request"), None)
     response = next((e for e in events if e.get("type") == "response"), None)
     calls = [e for e in events if e.get("type") == "tool_call"]
@@ -518,7 +524,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
     meta = []
     if response:
         meta.append(tr("模型 ", "model ") + seconds(response.get("duration_ms")))
-    tokens = cost_view.round_meta(request, response)
+    tokens = cost_view.round_meta(request, response, text_protocol)
     if tokens:
         meta.append(tokens)
     if calls:
@@ -616,7 +622,7 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
     check_arguments: say on a call which string arguments nobody said (unsaid_notes). The workspace
     lessons turn it off: their tools take text the model writes itself (a fix, a command), so it
     would fire on good runs there."""
-    labels = {"react": TEXT_PROTOCOL, "mcp": MCP}.get(lesson, HANDSHAKE)
+    labels = {"react": TEXT_PROTOCOL, "mcp": MCP, "context": CONTEXT}.get(lesson, HANDSHAKE)
     if not events:
         # Concatenated, not formatted: the page's first (empty) view keeps its English (i18n.Text).
         stepped = LESSONS[lesson].step if lesson in LESSONS else True
@@ -628,7 +634,8 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
                 + "</div>")
     else:
         grouped = rounds(events)
-        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments)
+        text_protocol = token_count.is_text_protocol(events)
+        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol)
                        for i, (turn, evs) in enumerate(grouped))
     top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
     return '<div class="tw-protocol">' + top + body + "</div>"

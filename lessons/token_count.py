@@ -62,23 +62,26 @@ def _message_text(message: dict) -> str:
     return "\n".join(parts)
 
 
-def tools_part(request: dict) -> tuple[str, str]:
+def tools_part(request: dict, text_protocol: bool = True) -> tuple[str, str]:
     """(what the tools are sent as, the exact text): the `tools` JSON when the request has
-    one, else the system prompt (ReAct / JSON-from-text write the tools into it)."""
+    one, else, for a text protocol (ReAct / JSON-from-text write the tools into it), the
+    system prompt; a request of any other run without tools carries none."""
     if request.get("tools"):
         return "tools", tools_json(request["tools"])
+    if not text_protocol:
+        return "none", ""
     for message in request.get("messages") or []:
         if message.get("role") == "system":
             return "system", str(message.get("content") or "")
     return "none", ""
 
 
-def request_cost(request: dict) -> dict:
+def request_cost(request: dict, text_protocol: bool = True) -> dict:
     """Token counts of one request event: {"tools_kind", "tools_text", "tools", "conversation",
     "input", "share"}; counts are None without the tokenizer. `tools` counts the tools' text
     (the system prompt for a text protocol), `conversation` the rest of the messages with
     their framing, `input` both, `share` the tools' part of the input (0..1)."""
-    kind, text = tools_part(request)
+    kind, text = tools_part(request, text_protocol)
     messages = request.get("messages") or []
     rest = [m for m in messages if not (kind == "system" and m.get("role") == "system")]
     tools_tokens = count(text)
@@ -110,5 +113,14 @@ def reported_usage(response: dict | None) -> dict | None:
 def per_turn(events: list[dict]) -> list[dict]:
     """One row per request: {"turn", **request_cost, "usage": reported_usage or None}."""
     responses = {e.get("turn"): e for e in events if e.get("type") == "response"}
-    return [{"turn": e.get("turn"), **request_cost(e), "usage": reported_usage(responses.get(e.get("turn")))}
+    text_protocol = is_text_protocol(events)
+    return [{"turn": e.get("turn"), **request_cost(e, text_protocol),
+             "usage": reported_usage(responses.get(e.get("turn")))}
             for e in events if e.get("type") == "request"]
+
+
+def is_text_protocol(events: list[dict]) -> bool:
+    """A run whose replies are read as text (ReAct, JSON-from-text: they have parse events): its
+    system prompt is where its tools are written. A run without tools and without parsing (the
+    context lesson's) sends no tools at all."""
+    return any(e.get("type") == "parse" for e in events) or not any(e.get("type") == "response" for e in events)

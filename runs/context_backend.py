@@ -14,7 +14,7 @@ import context
 
 MAX_MESSAGES = 200
 MAX_CHARS = 200_000
-BUDGET_RANGE = (50, 200_000)
+BUDGET_RANGE = (50, 8_000)      # the page's slider spans it; a link or the API is held to it too
 ROLES = ("system", "user", "assistant", "tool")
 # context.py's strategy titles and a message's fates, in English (the Chinese come with the event).
 TITLES_EN = {"none": "No change (sent as it is)", "fold": "Fold long results", "forget": "Old results to one line",
@@ -42,7 +42,7 @@ def conversation_from(value: Any) -> list[dict]:
         except (ValueError, RecursionError):    # 几千层的嵌套、几千位的数字：json 自己的上限
             raise Unusable("对话的 JSON 嵌套太深或数字太长，读不了。") from None
     if not isinstance(value, list):
-        raise Unusable(f"对话应是一个消息列表（JSON 数组），收到的是 {type(value).__name__}。")
+        raise Unusable(f"对话应是一个消息列表（JSON 数组），收到的是{json_type(value)}。")
     if len(value) > MAX_MESSAGES:
         raise Unusable(f"对话有 {len(value)} 条消息，最多 {MAX_MESSAGES} 条。")
     try:
@@ -55,12 +55,13 @@ def conversation_from(value: Any) -> list[dict]:
     for number, message in enumerate(value, 1):
         where = f"第 {number} 条消息"
         if not isinstance(message, dict):
-            raise Unusable(f"{where}应是一个对象（{{\"role\": …, \"content\": …}}），收到的是 {type(message).__name__}。")
+            raise Unusable(f"{where}应是一个对象（{{\"role\": …, \"content\": …}}），收到的是{json_type(message)}。")
         if message.get("role") not in ROLES:
             raise Unusable(f"{where}的 role 应是 {' / '.join(ROLES)} 之一，收到 {message.get('role')!r}。")
         content, calls = message.get("content"), message.get("tool_calls")
-        if not isinstance(content, str) and not (content is None and calls):
-            raise Unusable(f"{where}的 content 应是字符串（只有带 tool_calls 的 assistant 消息可以是 null）。")
+        if not (isinstance(content, str) or text_parts(content) or (content is None and calls)):
+            raise Unusable(f"{where}的 content 应是字符串，或 [{{\"type\": \"text\", \"text\": …}}] 这样的文字段列表"
+                           "（只有带 tool_calls 的 assistant 消息可以是 null）。")
         if calls is not None:
             if message["role"] != "assistant" or not isinstance(calls, list):
                 raise Unusable(f"{where}：只有 assistant 消息可以带 tool_calls，而且它应是一个列表。")
@@ -76,11 +77,46 @@ def conversation_from(value: Any) -> list[dict]:
         if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
             raise Unusable(f"{where}是工具结果，应带 tool_call_id（它回答的那个调用的 id）。")
         checked.append(only_known(message))
-    lost = context.orphan_results(checked)     # sent as it is, the API would refuse it: no strategy's doing
+    # Sent as it is, the API would refuse these: said here, so that no strategy is blamed for them.
+    lost = context.orphan_results(checked)
     if lost:
         raise Unusable(f"第 {lost[0] + 1} 条是 {checked[lost[0]]['tool_call_id']} 的结果，可它前面没有这个调用："
                        "这段对话原样发出去就会被 API 拒收。")
+    unanswered = answered_in_turn(checked)
+    if unanswered:
+        raise Unusable(unanswered + "这段对话原样发出去就会被 API 拒收。")
     return checked
+
+
+def answered_in_turn(messages: list[dict]) -> str:
+    """"" when every assistant message with tool_calls is followed, right after, by one tool result
+    for each of its calls (what the chat API requires), else where it is not."""
+    for index, message in enumerate(messages):
+        if not message.get("tool_calls"):
+            continue
+        wanted = [call["id"] for call in message["tool_calls"]]
+        given = []
+        for after in messages[index + 1:]:
+            if after["role"] != "tool":
+                break
+            given.append(after["tool_call_id"])
+        if sorted(given) != sorted(wanted):
+            missing = [i for i in wanted if i not in given] or [i for i in given if given.count(i) > 1]
+            return (f"第 {index + 1} 条的调用 {', '.join(dict.fromkeys(missing))} 后面没有紧跟着恰好一条它的结果"
+                    "（每个调用的结果要紧跟在它后面，一个调用一条）：")
+    return ""
+
+
+def text_parts(content: Any) -> bool:
+    """Content as a list of text parts ([{"type": "text", "text": …}]), which the chat API takes too."""
+    return (isinstance(content, list) and bool(content)
+            and all(isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str) for p in content))
+
+
+def json_type(value: Any) -> str:
+    """A value's kind as JSON names it: the student wrote JSON, not Python."""
+    kinds = ((bool, "布尔值"), (dict, "对象"), (list, "数组"), (str, "字符串"), ((int, float), "数字"))
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
 
 
 def only_known(message: dict) -> dict:
@@ -91,6 +127,14 @@ def only_known(message: dict) -> dict:
                                "function": {"name": call["function"]["name"], "arguments": call["function"]["arguments"]}}
                               for call in message["tool_calls"]]
     return kept
+
+
+def is_example(value: Any) -> bool:
+    """Whether `value` is the example conversation (context.EXAMPLE without its question), however spaced."""
+    try:
+        return conversation_from(value) == context.EXAMPLE[:-1]
+    except Unusable:
+        return False
 
 
 def budget_from(value: Any) -> int:

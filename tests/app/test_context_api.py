@@ -62,7 +62,8 @@ def test_the_summary_keeps_the_name_and_costs_one_more_model_call(client):
 def test_the_courses_window_leaves_an_orphan_and_the_server_refuses_it(client):
     result = run(client, "naive_window")
     event = shrunk(result)
-    assert event["orphans"] and "call_2" in event["orphans"][0]
+    assert event["orphans"] == ["第 8 条（call_2 的结果）留下了，它的调用却丢了：OpenAI 的接口会拒绝这次请求（400）"]
+    assert [row["orphan"] for row in event["rows"]] == [False] * 7 + [True, False, False]
     assert result["verdict"]["state"] == "context_rejected" and not result["ok"]
     assert "preceeding message with 'tool_calls'" in result["verdict"]["detail"]
     assert not any(e["type"] == "response" for e in result["events"])

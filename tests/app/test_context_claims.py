@@ -64,10 +64,16 @@ def test_each_message_has_its_tokens_its_fate_and_the_strategies_sit_side_by_sid
 
 def test_the_window_keeps_the_system_message_and_the_model_forgets_the_name(lesson):
     """预算 300，做法「滑动窗口」：从最早的对话开始丢，system 留着，一个调用和它的结果一起丢。点 ▶ 运行问「我叫什么名字？」：
-    第一句「我叫小林」已经丢了，模型说它不知道你的名字。"""
+    第一句「我叫小林」已经丢了，模型说它不知道你的名字。预算 300 时窗口自己也装不下：它至少留 4 条，不把调用和结果拆开，
+    也不丢刚问的问题，表里写着「超出」。"""
     choose(lesson, "滑动窗口", "做法：滑动窗口")
     fates = [row[4] for row in rows(lesson)]
     assert fates[0] == "原样留着" and fates[1:4] == ["丢掉了"] * 3
+    # 预算 300 时窗口自己也装不下：它至少留 4 条，不把调用和结果拆开，也不丢刚问的问题，表里写着「超出」。
+    sides = preview(lesson).locator("table").nth(1).locator("tbody tr").all_inner_texts()
+    window = next(row for row in sides if row.startswith("👉 滑动窗口"))
+    assert window.split("\t")[1] == "5" and "⚠️ 超出" in window
+    assert fates[6:] == ["原样留着"] * 4 and "⚠️ 仍然超出预算" in preview(lesson).inner_text()
     assert lesson.run(NAME).startswith("✅")
     sent = lesson.rounds()[1]
     assert "你是构建助手" in sent and "我叫小林" not in sent
@@ -90,7 +96,8 @@ def test_the_courses_window_leaves_an_orphan_and_the_headline_names_the_strategy
     """「课程仓库的窗口」一条一条地丢：右边先用 ⛔ 标出这条找不到调用的结果；运行时服务端回 400 拒收整个请求，
     顶上的结论说是这种做法留下的，不怪模型。"""
     choose(lesson, "课程仓库的窗口", "做法：课程仓库的窗口")
-    assert "⛔ 第 2 条是 call_2 的结果" in preview(lesson).inner_text()
+    assert "⛔ 第 8 条（call_2 的结果）留下了，它的调用却丢了" in preview(lesson).inner_text()
+    assert rows(lesson)[7][4] == "原样留着 ⛔" and rows(lesson)[6][4] == "丢掉了"      # the table's row 8, its call row 7
     headline = lesson.run(NAME)
     assert headline.startswith("❌ 服务端拒收了这次请求：「课程仓库的窗口（一条一条地丢）」留下了找不到调用的工具结果，不是模型的错")
     assert "HTTP 400" in headline and "模型放弃" not in headline

@@ -141,14 +141,21 @@ def test_projector_mode_is_the_browser_s_own_and_never_a_note():
 
 
 def test_a_context_link_carries_the_strategy_and_the_budget():
+    import json
+
+    import context
+    example = json.dumps(context.EXAMPLE[:-1], ensure_ascii=False, indent=2)
     query, notes = link_query("context", None, None, None, "我叫什么名字？",
-                              {"strategy": "compact", "budget": 420.0, "conversation": "[]"})
+                              {"strategy": "compact", "budget": 420.0, "conversation": example})
     assert notes == [] and query.startswith("./context?") and "conversation" not in query
     plan = plan_of(urlsplit(query).query, "context")
     assert plan.notes == [] and plan.values == {"question": "我叫什么名字？", "strategy": "compact", "budget": "420"}
     assert deep_links.page_value("budget", "420") == 420
+    assert link_query("context", None, None, None, "q", {"conversation": example})[1] == []
+    edited = example.replace("我叫小林", "我叫小王")
+    assert "你改过的对话不在链接里" in link_query("context", None, None, None, "q", {"conversation": edited})[1][0]
     wrong = plan_of("strategy=magic&budget=10&question=hi", "context")
     assert wrong.values == {"question": "hi"} and len(wrong.notes) == 2
-    assert "strategy=「magic」" in wrong.notes[0] and "budget=「10」" in wrong.notes[1] and "50 到 200000" in wrong.notes[1]
+    assert "strategy=「magic」" in wrong.notes[0] and "budget=「10」" in wrong.notes[1] and "50 到 8000" in wrong.notes[1]
     elsewhere = plan_of("strategy=window", "function_calling")
     assert elsewhere.values == {} and "上下文预算" in elsewhere.notes[0]

@@ -29,7 +29,8 @@ def ended(strategy: str, question: str = QUESTION, budget: int = 300, client=Non
 
 @pytest.mark.parametrize("value, said", [
     ("[", "对话不是合法的 JSON：第 1 行第 2 列"),
-    ('{"role": "user"}', "对话应是一个消息列表（JSON 数组），收到的是 dict"),
+    ('{"role": "user"}', "对话应是一个消息列表（JSON 数组），收到的是对象"),
+    ('[3]', "第 1 条消息应是一个对象（{\"role\": …, \"content\": …}），收到的是数字"),
     ('[{"role": "robot", "content": "hi"}]', "第 1 条消息的 role 应是 system / user / assistant / tool 之一，收到 'robot'"),
     ('[{"role": "user", "content": 3}]', "第 1 条消息的 content 应是字符串"),
     ('[{"role": "user", "content": null, "tool_calls": []}]', "第 1 条消息的 content 应是字符串"),
@@ -52,7 +53,7 @@ def test_the_example_conversation_is_taken_as_it_is():
 
 def test_budget_and_strategy_are_checked():
     assert context_backend.budget_from("300") == 300 and context_backend.budget_from(1) == 50
-    assert context_backend.budget_from(10**9) == 200_000
+    assert context_backend.budget_from(10**9) == 8_000
     with pytest.raises(context_backend.Unusable, match="预算应是整数"):
         context_backend.budget_from("lots")
     with pytest.raises(context_backend.Unusable, match="做法应是 none / fold"):
@@ -140,6 +141,28 @@ def test_a_conversation_the_api_would_refuse_as_it_is_is_not_blamed_on_a_strateg
     assert said in str(problem.value)
 
 
+CALL = HISTORY[2]       # call_1
+RESULT = HISTORY[3]
+
+
+@pytest.mark.parametrize("conversation, said", [
+    ([HISTORY[1], CALL, {"role": "assistant", "content": "好"}], "第 2 条的调用 call_1 后面没有紧跟着恰好一条它的结果"),
+    ([HISTORY[1], CALL, {"role": "user", "content": "等等"}, RESULT], "第 2 条的调用 call_1 后面没有紧跟着"),
+    ([HISTORY[1], CALL, RESULT, RESULT], "第 2 条的调用 call_1 后面没有紧跟着恰好一条"),
+])
+def test_a_call_must_be_answered_right_after_and_once(conversation, said):
+    with pytest.raises(context_backend.Unusable) as problem:
+        context_backend.conversation_from(conversation)
+    assert said in str(problem.value) and "原样发出去就会被 API 拒收" in str(problem.value)
+
+
+def test_content_as_text_parts_is_taken():
+    parts = [{"role": "user", "content": [{"type": "text", "text": "我叫小林"}]}]
+    assert context_backend.conversation_from(parts) == parts
+    with pytest.raises(context_backend.Unusable, match="文字段列表"):
+        context_backend.conversation_from([{"role": "user", "content": [{"type": "image_url"}]}])
+
+
 def test_what_a_stranger_adds_to_a_message_is_not_forwarded():
     sent = context_backend.conversation_from([{"role": "user", "content": "hi", "x-secret": 1},
                                               {**HISTORY[2], "extra": True}, {**HISTORY[3], "cache": "no"}])
@@ -196,3 +219,13 @@ def test_an_imported_context_event_is_escaped_and_odd_values_do_not_break_the_vi
                                                 "ms": "<t>", "orphans": "<o>", "fits": False}], "ms": "?"}
     shown = context_view.render(hostile)
     assert "<img" not in shown and "<script>" not in shown and "<i>" not in shown and "<o>" not in shown
+
+
+def test_the_views_say_the_request_carried_no_tools():
+    from lessons import cost_view, timeline
+
+    events = ended("window")
+    shown = timeline.render_protocol(events, "context")
+    assert "请求：收拾过的 messages 发给模型（不带 tools）" in shown and "握手" not in shown
+    assert "（工具说明 0）" in shown
+    assert "这次请求没有带任何工具说明" in cost_view.render(events)
