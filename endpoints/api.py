@@ -10,7 +10,7 @@ import gradio as gr
 
 from endpoints import workspace_api
 from memory import session_io
-from runs import backend, headline
+from runs import backend, headline, starters
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -114,6 +114,17 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["context"].start, secrets, "", question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code, tools=LESSONS["context"].tools)
 
+    def run_subagent(source: str, question: str, child_turns: int = 4, child_seconds: float = 60,
+                     provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
+                     request: gr.Request = None) -> dict:
+        """同 /run_function_calling，但工具里多一个 task(description, prompt)：模型可以把一件事交给子代理。
+        子代理从零开始（只有一句 system 和 prompt），用同样的工具（没有 task），最多 child_turns 轮（1～10）、
+        child_seconds 秒（0～120）；它的事件带着 "child"（父循环那次 task 调用的 id），只有它的最终回答回到父循环。
+        子代理没做完、被截断或没调工具就作答时，verdict 会说出来（成功的父循环变成 child_failed）。"""
+        options = {"child_turns": child_turns, "child_seconds": child_seconds}
+        return _run(starters.subagent, secrets, source, question, api_settings(provider, model, max_tokens), options,
+                    "", session_of(request), request, class_code)
+
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling、/run_mcp 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
         if lesson not in SOURCE_LESSONS:
@@ -150,6 +161,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
+                 "run_subagent": run_subagent,
                  "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.

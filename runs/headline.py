@@ -25,6 +25,7 @@ States, in the order they are checked:
   ⚠️ gave_up: answered, but after a failed call of the model's that was never recovered
   💬 no_tool_call: tools were offered and the model answered without calling one
   ✍️ hand_written: answered from a result written by hand in step mode (the tool did not run)
+  ⚠️ child_failed: otherwise a success, but a sub-agent (subagents.py) did not succeed: named
   ✅ answered after recovering from failed calls (with a note: which round, how many)
   ✅ answered
 A call whose arguments a person edited before it ran (step mode, 修改参数后批准) is said in the
@@ -52,7 +53,7 @@ STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denie
               "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
               "sandbox": "sandbox",
               "timeout": "limit", "memory_limit": "limit", "output_too_large": "limit", "workspace_full": "limit",
-              "exit_status": "command"}
+              "exit_status": "command", "subagent_failed": "subagent"}
 
 
 def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -116,6 +117,7 @@ def _stopped(entries: list[dict]) -> list[str]:
                     "argument from the model"),
         "command": tr("{names} 的命令运行了，但失败了（退出码不是 0）",
                       "The command of {names} ran but failed (its exit code was not 0)"),
+        "subagent": tr("交给子代理的事（{names}）它没有做完", "The sub-agent given the job ({names}) did not finish it"),
     }
     said = []
     for who, sentence in sentences.items():
@@ -179,7 +181,49 @@ def _last_response(events: list[dict]) -> dict:
 def verdict(events: list[dict]) -> dict[str, Any] | None:
     """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
     state: answered / recovered / hand_written / no_tool_call / truncated / repetition / stopped / gave_up / guard /
-    max_turns / mcp_failed / hooks_failed / conversation_invalid / context_rejected / error."""
+    max_turns / mcp_failed / hooks_failed / conversation_invalid / context_rejected / child_failed / error.
+
+    A sub-agent's events (they carry "child": the id of the parent's task call, code/subagents.py)
+    are judged as a run of their own. One that did not succeed (stopped, cut off, answered without
+    a tool) is named on the parent's headline: a ✅ becomes ⚠️ child_failed, any other verdict
+    says it too."""
+    parent = [e for e in events if "child" not in e]
+    found = _one_loop(parent)
+    if found is None:
+        return None
+    children: dict[Any, list[dict]] = {}
+    for event in events:
+        if "child" in event:
+            children.setdefault(event["child"], []).append(event)
+    said = [_child_said(call_id, child, parent) for call_id, child in children.items()]
+    said = [sentence for sentence in said if sentence]
+    if not said:
+        return found
+    if found["state"] in SUCCESS:
+        return {"state": "child_failed", "icon": "⚠️",
+                "title": tr("{children}；下面的回答用了它交回的东西：{counts}",
+                            "{children}; the answer below uses what it handed back: {counts}").format(
+                                children=tr("；", "; ").join(said), counts=found["title"]),
+                "detail": found["detail"]}
+    return {**found, "title": found["title"] + tr("；", "; ") + tr("；", "; ").join(said)}
+
+
+def _child_said(call_id: Any, child: list[dict], parent: list[dict]) -> str:
+    """"" for a sub-agent that succeeded, else one sentence naming it by its task's description."""
+    judged = _one_loop(child)
+    if judged is not None and judged["state"] in SUCCESS:
+        return ""
+    call = next((e for e in parent if e.get("type") == "tool_call" and e.get("id") == call_id), {})
+    name = str((call.get("arguments") or {}).get("description") or call_id)
+    if judged is None:
+        return tr("子代理「{name}」被停下了，没有做完", "The sub-agent «{name}» was stopped before it finished").format(
+            name=name)
+    return tr("子代理「{name}」：{icon} {title}", "The sub-agent «{name}»: {icon} {title}").format(
+        name=name, icon=judged["icon"], title=judged["title"])
+
+
+def _one_loop(events: list[dict]) -> dict[str, Any] | None:
+    """verdict() of one loop's events (a parent's, or one sub-agent's)."""
     end = next((e for e in reversed(events) if e.get("type") in ("final", "error")), None)
     if end is None:
         return None

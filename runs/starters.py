@@ -10,6 +10,7 @@ from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
 from react_loop import run_react
+from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
 from runs import context_backend, hooks_backend, mcp_backend
 
@@ -76,6 +77,19 @@ def context(client, question, tools, execute, settings, options):
     options["budget"] tokens, then sent without tools."""
     return context_backend.context_loop(client, question, options, max_turns=settings.max_turns,
                                         temperature=settings.temperature, stream=settings.stream)
+
+
+CHILD_TURNS_MAX, CHILD_SECONDS_MAX = 10, 120.0    # what a caller may ask of one sub-agent
+
+
+def subagent(client, question, tools, execute, settings, options):
+    """子代理: Function Calling with a task tool; each task runs a child loop with the same tools
+    (in the sandbox), options["child_turns"] rounds and options["child_seconds"] at most."""
+    turns = min(max(int(options.get("child_turns") or CHILD_TURNS), 1), CHILD_TURNS_MAX)
+    asked = options.get("child_seconds")
+    seconds = min(max(float(CHILD_SECONDS if asked is None else asked), 0.0), CHILD_SECONDS_MAX)
+    return run_with_subagents(client, question, tools, execute, max_turns=settings.max_turns, child_turns=turns,
+                              child_seconds=seconds, temperature=settings.temperature)
 
 
 def workspace(client, question, tools, execute, settings, options):

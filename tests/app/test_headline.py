@@ -189,3 +189,24 @@ def test_a_hook_that_failed_open_is_said_over_a_success():
     assert "钩子 audit 出错了，它们出错不拦调用，调用照常" in found["title"]
     events[1] = {**failed, "fail": "closed", "name": "region_check"}      # a closed one stopped its call: said elsewhere
     assert "出错了" not in headline.verdict(events)["title"]
+
+
+def test_a_sub_agent_is_judged_inside_and_named_on_the_parents_headline():
+    task = {"type": "tool_call", "turn": 1, "id": "t1", "name": "task", "arguments": {"description": "查天气"}}
+    parent_ok = [{"type": "request", "turn": 1, "tools": [{}]}, {"type": "response", "turn": 1}, task,
+                 {"type": "tool_result", "turn": 1, "id": "t1", "name": "task", "ok": True},
+                 {"type": "response", "turn": 2}, {"type": "final", "turn": 2, "content": "晴"}]
+    child_cut = [{"type": "request", "turn": 1, "child": "t1", "tools": [{}]},
+                 {"type": "response", "turn": 1, "child": "t1", "finish_reason": "length"},
+                 {"type": "final", "turn": 1, "child": "t1", "content": "北京今"}]
+    found = headline.verdict(parent_ok[:4] + child_cut + parent_ok[4:])
+    assert found["state"] == "child_failed" and found["icon"] == "⚠️"
+    assert found["title"].startswith("子代理「查天气」：✂️ 回答被截断了")
+    assert found["title"].endswith("下面的回答用了它交回的东西：2 轮，1 次工具调用")
+    stopped = headline.verdict(parent_ok[:4] + child_cut[:1] + parent_ok[4:])
+    assert "子代理「查天气」被停下了，没有做完" in stopped["title"]
+    child_ok = [{**child_cut[0]}, {"type": "response", "turn": 1, "child": "t1", "finish_reason": "tool_calls"},
+                {"type": "tool_call", "turn": 1, "child": "t1", "id": "c1", "name": "get_weather"},
+                {"type": "tool_result", "turn": 1, "child": "t1", "id": "c1", "name": "get_weather", "ok": True},
+                {"type": "response", "turn": 2, "child": "t1"}, {"type": "final", "turn": 2, "child": "t1", "content": "晴"}]
+    assert headline.verdict(parent_ok[:4] + child_ok + parent_ok[4:])["state"] == "answered"
