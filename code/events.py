@@ -171,8 +171,18 @@ class ContextEvent(TypedDict):
     compared: list[dict]          # 不用模型的几种做法并排：messages、tokens、saved、ms、orphans、fits
 
 
+class SkillsEvent(TypedDict):
+    """一次带技能的运行开始之前（skills.py 的 run_with_skills）：有哪些技能，两种写法各多少 token。"""
+    type: Literal["skills"]
+    turn: int                     # 0：在第一轮请求之前
+    way: str                      # catalogue（只列名字和描述，load_skill 读正文）或 pasted（正文全贴进来）
+    skills: list[dict]            # name、description
+    problems: list[str]           # 不合格的技能，每条一句话
+    system_tokens: dict           # {"catalogue": n, "pasted": m}：两种写法的 system 提示词各多少 token
+
+
 Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
-         | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent)
+         | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent | SkillsEvent)
 
 
 def request(turn: int, messages: list[dict], tools: list[dict] | None, params: dict[str, Any]) -> RequestEvent:

@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from context import tokens
 from function_calling_loop import run_function_calling
 from tool_registry import ToolRegistry
 
@@ -199,15 +200,31 @@ def memory_tools(memory: Memory, registry: ToolRegistry | None = None) -> ToolRe
     return registry
 
 
+WAYS = ("catalogue", "pasted")     # 渐进式披露，还是课程仓库那样全贴进来
+
+
+def skills_event(skills: dict[str, Skill], problems: list[str], way: str) -> dict:
+    """运行之前先说清楚：找到了哪些技能、哪些不合格，两种写法的 system 提示词各多少 token（context.tokens）。"""
+    cost = {name: tokens([{"role": "system", "content": prompt(skills)}])[0]
+            for name, prompt in (("catalogue", catalogue_prompt), ("pasted", pasted_prompt))}
+    return {"type": "skills", "turn": 0, "way": way, "skills": [{"name": s.name, "description": s.description}
+                                                                for s in skills.values()],
+            "problems": problems, "system_tokens": cost}
+
+
 def run_with_skills(client: Any, question: str, skills: dict[str, Skill], memory: Memory | None = None,
-                    *, max_turns: int = 6, temperature: float | None = None, stream: bool = False):
-    """渐进式披露的一次运行：system 里是技能目录，工具是 load_skill（有记忆时再加 remember / recall / forget）。"""
-    registry = skill_tools(skills)
+                    *, way: str = "catalogue", problems: list[str] | None = None, max_turns: int = 6,
+                    temperature: float | None = None, stream: bool = False):
+    """先发一个 skills 事件，再跑 Function Calling 循环。way="catalogue"：system 里是技能目录，工具是
+    load_skill；way="pasted"：system 里是全部正文，没有 load_skill。有记忆时再加 remember / recall / forget。"""
+    yield skills_event(skills, problems or [], way)
+    registry = skill_tools(skills) if way == "catalogue" else ToolRegistry()
     if memory is not None:
         memory_tools(memory, registry)
-    messages = [{"role": "system", "content": catalogue_prompt(skills)}, {"role": "user", "content": question}]
-    return run_function_calling(client, messages, registry.to_schemas(), registry, max_turns=max_turns,
-                                temperature=temperature, stream=stream)
+    system = catalogue_prompt(skills) if way == "catalogue" else pasted_prompt(skills)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+    return (yield from run_function_calling(client, messages, registry.to_schemas() or None, registry,
+                                            max_turns=max_turns, temperature=temperature, stream=stream))
 
 
 # ── 两三个示例技能
@@ -238,7 +255,6 @@ description: 团队写 SQL 的规矩。用户要写查询、改 SQL、问数据�
 if __name__ == "__main__":
     import tempfile
 
-    from context import tokens
     from llm_clients import make_client
 
     with tempfile.TemporaryDirectory() as folder:
@@ -256,7 +272,8 @@ if __name__ == "__main__":
             print(f"── system 提示词（{title}）：{tokens([{'role': 'system', 'content': prompt}])[0]} 个 token")
 
         memory = Memory(Path(folder) / "memory.json")
-        for event in run_with_skills(make_client("offline"), "帮我把这几个提交写成发布说明", skills, memory):
+        for event in run_with_skills(make_client("offline"), "帮我把这几个提交写成发布说明", skills, memory,
+                                     problems=problems):
             if event["type"] == "tool_call":
                 print(f"── 模型调用 {event['name']}({json.dumps(event['arguments'], ensure_ascii=False)})")
             elif event["type"] == "tool_result":

@@ -114,6 +114,15 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["context"].start, secrets, "", question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code, tools=LESSONS["context"].tools)
 
+    def run_skills(skills: Any, question: str, way: str = "catalogue", provider: str = "offline", model: str = "",
+                   class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """技能（Agent Skills 格式）：skills 是 {文件夹名: SKILL.md 全文}（或它的 JSON 文本），最多 20 个，每个最多 2 万字。
+        way=catalogue：system 提示词里只列名字和描述，模型用 load_skill(name) 读正文；way=pasted：正文全贴进 system 提示词。
+        第一个事件（type 为 skills）列出读到的技能、不合格的技能（problems，每条说明哪里不对）和两种写法各多少 token。"""
+        options = {"skills": skills, "way": way}
+        return _run(starters.skills, secrets, "", question, api_settings(provider, model, max_tokens), options, "",
+                    session_of(request), request, class_code, tools=False)
+
     def run_subagent(source: str, question: str, child_turns: int = 4, child_seconds: float = 60,
                      provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
                      request: gr.Request = None) -> dict:
@@ -161,7 +170,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
-                 "run_subagent": run_subagent,
+                 "run_skills": run_skills, "run_subagent": run_subagent,
                  "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.

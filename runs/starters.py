@@ -12,7 +12,7 @@ from llm_clients import without_parameter
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
-from runs import context_backend, hooks_backend, mcp_backend
+from runs import context_backend, hooks_backend, mcp_backend, skills_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -77,6 +77,13 @@ def context(client, question, tools, execute, settings, options):
     options["budget"] tokens, then sent without tools."""
     return context_backend.context_loop(client, question, options, max_turns=settings.max_turns,
                                         temperature=settings.temperature, stream=settings.stream)
+
+
+def skills(client, question, tools, execute, settings, options):
+    """技能: options["skills"] ({folder: SKILL.md}) as a catalogue with load_skill, or pasted in
+    whole (options["way"] "pasted"); the tools are the skills' own, not a source's."""
+    return skills_backend.skills_loop(client, question, options, max_turns=settings.max_turns,
+                                      temperature=settings.temperature, stream=settings.stream)
 
 
 CHILD_TURNS_MAX, CHILD_SECONDS_MAX = 10, 120.0    # what a caller may ask of one sub-agent

@@ -88,7 +88,8 @@ def test_the_offline_model_reads_the_skill_whose_description_fits_then_follows_i
     [call] = [e for e in events if e["type"] == "tool_call"]
     assert call["name"] == "load_skill" and call["arguments"] == {"name": "release-notes"}
     assert events[-1]["type"] == "final" and "按“新功能 / 修复 / 其他”分三组" in events[-1]["content"]
-    assert events[0]["messages"][0]["content"] == skills.catalogue_prompt(found)
+    assert events[0]["type"] == "skills" and events[0]["way"] == "catalogue"
+    assert events[1]["messages"][0]["content"] == skills.catalogue_prompt(found)
 
 
 def test_a_misleading_description_makes_it_read_the_wrong_skill_and_a_vague_one_none(tmp_path):

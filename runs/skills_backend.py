@@ -1,0 +1,43 @@
+"""A run with skills (code/skills.py) from the named API: the skills arrive as texts, one SKILL.md
+per folder name, and are read as data (YAML front matter and Markdown), never run. load_skill
+only hands back one of those texts, so it runs here, not in the sandbox."""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import skills
+
+MAX_SKILLS = 20
+MAX_SKILL_CHARS = 20_000
+
+
+def skills_from(value: Any) -> tuple[dict[str, skills.Skill], list[str]]:
+    """{folder: SKILL.md text} (or its JSON) -> (the skills, the problems, one sentence each)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value or "{}")
+        except (ValueError, RecursionError):
+            return {}, ["技能应是一个 JSON 对象：{\"文件夹名\": \"SKILL.md 的全文\"}，现在的写法读不了。"]
+    if not isinstance(value, dict):
+        return {}, ["技能应是一个对象：{\"文件夹名\": \"SKILL.md 的全文\"}。"]
+    found, problems = {}, []
+    if len(value) > MAX_SKILLS:
+        problems.append(f"给了 {len(value)} 个技能，只读前 {MAX_SKILLS} 个。")
+    for folder, text in list(value.items())[:MAX_SKILLS]:
+        if not isinstance(text, str) or len(text) > MAX_SKILL_CHARS:
+            problems.append(f"{folder}/SKILL.md：应是不超过 {MAX_SKILL_CHARS} 字的文字。")
+            continue
+        skill, said = skills.parse_skill(text, str(folder))
+        problems += said
+        if skill is not None:
+            found[skill.name] = skill
+    return found, problems
+
+
+def skills_loop(client: Any, question: str, options: dict, *, max_turns: int, temperature: float | None,
+                stream: bool) -> Iterator:
+    found, problems = skills_from(options.get("skills"))
+    way = options.get("way") if options.get("way") in skills.WAYS else "catalogue"
+    return skills.run_with_skills(client, question, found, way=way, problems=problems, max_turns=max_turns,
+                                  temperature=temperature, stream=stream)
