@@ -131,8 +131,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         child_seconds 秒（0～120）；它的事件带着 "child"（父循环那次 task 调用的 id），只有它的最终回答回到父循环。
         子代理没做完、被截断或没调工具就作答时，verdict 会说出来（成功的父循环变成 child_failed）。"""
         options = {"child_turns": child_turns, "child_seconds": child_seconds}
-        return _run(starters.subagent, secrets, source, question, api_settings(provider, model, max_tokens), options,
-                    "", session_of(request), request, class_code)
+        return _run(LESSONS["subagents"].start, secrets, source, question, api_settings(provider, model, max_tokens),
+                    options, "", session_of(request), request, class_code)
 
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling、/run_mcp 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""

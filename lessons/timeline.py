@@ -85,6 +85,8 @@ CSS = """
 .tw-rpc-head { font-family: var(--font-mono); }
 .tw-hook { border-left: 4px solid #7c3aed; padding: 2px 8px; margin: 4px 0; background: rgba(124,58,237,0.06); border-radius: 4px; font-size: 0.92em; }
 .tw-hook.tw-hook-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
+.tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
+.tw-child > summary { cursor: pointer; font-weight: 600; }
 .tw-unsaid { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
 """ + context_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
@@ -315,9 +317,10 @@ NOT_RUN = ("denied", "rule_denied", "hook_denied")
 
 
 def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = (),
-                hooks: list[dict] = ()) -> str:
-    """One tool call: the model's arguments, its hooks (code/hooks.py) before it ran, what ran and with
-    what result, the hooks after it, and the message the model then gets."""
+                hooks: list[dict] = (), child: list[dict] = ()) -> str:
+    """One tool call: the model's arguments, its hooks (code/hooks.py) before it ran, the sub-agent it
+    started (code/subagents.py), what ran and with what result, the hooks after it, and the message the
+    model then gets."""
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
     body = [f"<div>{tr('模型给出的参数（原文）：', 'Arguments as the model wrote them:')}</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
@@ -329,6 +332,8 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     after = [e for e in hooks if e.get("event") != "PreToolUse"]
     if before:
         body.append(f"<div>{tr('执行之前的钩子：', 'Hooks before it runs:')}</div>" + "".join(render_hook(e) for e in before))
+    if child:
+        body.append(render_child(child, result))
     if result is None:
         body.append(f'<div class="tw-pause">{tr("⏸ 尚未执行", "⏸ Not run yet")}</div>')
         return f'<div class="tw-call">{head}{"".join(body)}</div>'
@@ -356,6 +361,23 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     if result.get("message") is not None:
         body.append(f"<div>{tr('回填给模型的消息：', 'The message sent back to the model:')}</div>{pre(result.get('message'))}")
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
+
+
+def render_child(events: list[dict], result: dict | None) -> str:
+    """A sub-agent's whole run, folded under the task call that started it: its own timeline, and what
+    it cost against what it handed back (the parent's context was spared the difference)."""
+    events = [{k: v for k, v in e.items() if k != "child"} for e in events]   # drawn as a run of its own
+    used = sum(row["input"] or 0 for row in token_count.per_turn(events))
+    rounds_run = len({e.get("turn") for e in events if e.get("type") == "request"})
+    calls = sum(1 for e in events if e.get("type") == "tool_call")
+    back = token_count.count(str((result or {}).get("content") or "")) if result is not None else None
+    title = tr("🧒 子代理的运行：{rounds} 轮，{calls} 次工具调用，它的请求共 {used} 个 token（分词器计数）",
+               "🧒 The sub-agent's run: {rounds} round(s), {calls} tool call(s), {used} tokens in its requests "
+               "(tokenizer count)").format(rounds=rounds_run, calls=calls, used=used)
+    if back is not None:
+        title += tr("；交回给主代理的只有 {back} 个 token", "; only {back} tokens went back to the parent").format(back=back)
+    return (f'<details class="tw-child"><summary>{esc(title)}</summary>'
+            f'{render_protocol(events, "function_calling")}</details>')
 
 
 def on_error(event: str, fail: str) -> tr:
@@ -516,7 +538,7 @@ def error_title(event: dict) -> str:
 
 
 def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_arguments: bool = True,
-                 text_protocol: bool = True) -> str:
+                 text_protocol: bool = True, children: dict | None = None) -> str:
     request = next((e for e in events if e.get("type") == "request"), None)
     response = next((e for e in events if e.get("type") == "response"), None)
     calls = [e for e in events if e.get("type") == "tool_call"]
@@ -590,7 +612,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
     if calls:
         body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []),
                                    unsaid_notes(c, request) if check_arguments else [],
-                                   hooked.get((c.get("turn"), c.get("id")), []))
+                                   hooked.get((c.get("turn"), c.get("id")), []), (children or {}).get(c.get("id"), []))
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
     if rest:
@@ -611,8 +633,9 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             failed = esc(error_title(event))
             parts.append(f'<div class="tw-step"><div class="tw-error"><b>{failed}</b>{tr("：", ": ")}'
                          f'{esc(event.get("message"))}</div></div>')
-    # A round whose calls had hooks stays open, and so does the shrunk context: they are the lesson.
-    opened = last or bool(hook_runs) or bool(shrunk)
+    # A round whose calls had hooks stays open, and so do the shrunk context and a round that started a
+    # sub-agent: they are the lesson.
+    opened = last or bool(hook_runs) or bool(shrunk) or any((children or {}).get(c.get("id")) for c in calls)
     return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
 
 
@@ -633,9 +656,15 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
                                                "Nothing has run yet. Pick a preset question and click «Run»."))
                 + "</div>")
     else:
-        grouped = rounds(events)
+        # A sub-agent's events (code/subagents.py) are drawn inside the task call that started them.
+        children: dict = {}
+        for event in events:
+            if "child" in event:
+                children.setdefault(event["child"], []).append(event)
+        grouped = rounds([e for e in events if "child" not in e])
         text_protocol = token_count.is_text_protocol(events)
-        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol)
+        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol,
+                                    children)
                        for i, (turn, evs) in enumerate(grouped))
     top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
     return '<div class="tw-protocol">' + top + body + "</div>"
@@ -657,6 +686,7 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
     collapsible step (metadata title), tool results nested under their call, the answer.
     A call's step says which arguments nobody said, as the protocol view does (check_arguments)."""
     chat: list[dict] = []
+    events = [e for e in events if "child" not in e]    # a sub-agent's steps are in the protocol view, under its call
     question = question_of(events)
     if question is not None:
         chat.append({"role": "user", "content": question})

@@ -364,3 +364,27 @@ def test_run_context_on_a_real_model_the_summary_is_its_own_and_the_verdict_stay
         assert result["ok"] is (state == "answered")
         print(f"\ncontext {strategy}: {shrunk['before_tokens']} → {shrunk['after_tokens']} tokens, "
               f"{result['verdict']['icon']} {state}, final {result['final'][:80]!r}")
+
+
+def test_run_subagent_on_a_real_model_the_headline_looks_inside_every_child(client):
+    """The sub-agent lesson once on the real model, with the task tool beside get_weather. Whatever the
+    135M model does (delegate, call the tool itself, answer without a tool), the verdict is ✅ only
+    when the parent's answer rests on a tool that answered and every child it started succeeded."""
+    from runs import headline
+
+    result = client.predict(ENGLISH_WEATHER, "Use a subagent to find the weather in Paris.", 2, 30, "openai", MODEL,
+                            "", MAX_TOKENS, api_name="/run_subagent")
+    parent = [e for e in result["events"] if "child" not in e]
+    children = {e["child"] for e in result["events"] if "child" in e}
+    state = result["verdict"]["state"]
+    assert result["ok"] is (state in headline.SUCCESS)
+    if not any(e["type"] == "tool_result" and e["ok"] for e in parent):
+        assert not result["ok"], result["verdict"]
+    for child in children:
+        judged = headline.verdict([{k: v for k, v in e.items() if k != "child"} for e in result["events"]
+                                   if e.get("child") == child])
+        if judged is None or judged["state"] not in headline.SUCCESS:
+            assert not result["ok"] and "子代理" in result["verdict"]["title"], result["verdict"]
+    calls = [(e["name"], e["raw_arguments"]) for e in parent if e["type"] == "tool_call"]
+    print(f"\nsubagent: calls {calls}, {len(children)} child(ren), verdict {result['verdict']['icon']} {state}, "
+          f"final {result['final'][:80]!r}")

@@ -1,0 +1,83 @@
+"""subagents.md, performed: each claim of the sub-agent lesson (8.10) on its page, offline, in
+Chinese. The English page makes the same claims in subagents.en.md."""
+from __future__ import annotations
+
+import pytest
+
+from tests.app.harness import LessonPage, screenshot
+
+pytestmark = pytest.mark.browser
+WAIT = 60_000
+WEATHER = "派一个子代理去查北京今天的天气，告诉我结论"
+
+
+@pytest.fixture(scope="module")
+def lesson(browser, app_url):
+    with LessonPage(browser, app_url, "subagents", height=2400) as page:
+        page.panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        yield page
+
+
+def top_rounds(lesson) -> list[str]:
+    """The parent's rounds, without the sub-agent's rounds folded inside them."""
+    return lesson.panel.locator(".tw-protocol").first.locator(":scope > details.tw-round").all_text_contents()
+
+
+def child(lesson):
+    return lesson.panel.locator(".tw-protocol details.tw-child").first
+
+
+def set_limit(lesson, name: str, value: str):
+    box = lesson.panel.locator(f".{name} input[type=number]")
+    box.fill(value)
+    box.press("Enter")
+    lesson.page.wait_for_function("([el, v]) => el.value === v", arg=[box.element_handle(), value], timeout=WAIT)
+
+
+def test_only_the_conclusion_comes_back_and_the_child_starts_from_nothing(lesson):
+    """问「派一个子代理去查北京今天的天气，告诉我结论」：主代理第 1 轮调用 task，这次调用下面折叠着子代理自己的整个运行
+    （展开能看到它调用了 get_weather）。折叠行写着子代理的请求用了多少 token、交回了多少：主代理第 2 轮收到的工具结果
+    就是子代理最后那段话。子代理的 messages 只有一句 system 和 prompt；它的工具没有 task。"""
+    assert lesson.run(WEATHER).startswith("✅")
+    rounds = top_rounds(lesson)
+    assert len(rounds) == 2 and "调用 task①" in rounds[0] and "调用 get_weather" not in rounds[0].split("🧒")[0]
+    summary = child(lesson).locator("summary").first.inner_text()
+    assert summary.startswith("🧒 子代理的运行：2 轮，1 次工具调用，它的请求共") and "交回给主代理的只有" in summary
+    child(lesson).locator("summary").first.click()
+    inside = child(lesson).inner_text()
+    assert "get_weather" in inside and "你是一个子代理" in inside and "你看不到用户和主代理之间的对话" in inside
+    assert '"name": "task"' not in inside and "派一个子代理" not in inside
+    final_of_child = child(lesson).locator(".tw-final").last.inner_text()
+    assert final_of_child.splitlines()[0] in rounds[1]
+    screenshot(lesson.page, "subagents-child-1280")
+
+
+def test_a_child_that_answered_without_a_tool_is_named_on_the_headline(lesson):
+    """问「派一个子代理去打个招呼」：子代理没有调用任何工具就回答了。主代理照常作答，顶上的结论却是 ⚠️，写明是哪个子代理、
+    它怎么了，不藏在主代理的 ✅ 后面。"""
+    headline = lesson.run("派一个子代理去打个招呼")
+    assert headline.startswith("⚠️ 子代理「打个招呼」：💬 模型没有调用任何工具就直接回答了")
+
+
+def test_a_child_out_of_rounds_or_time_is_stopped_and_said(lesson):
+    """把「子代理最多几轮」调到 1，问「派一个子代理去查北京和上海今天的天气」：子代理用完 1 轮还没作答就被停下，主代理收到的是
+    一条「子代理没做完」的失败结果，结论写明是子代理没做完。把时间预算调到 0 秒，再问第一个问题：子代理在第一次调用模型之前
+    就被停下了。"""
+    set_limit(lesson, "tw-child-turns", "1")
+    headline = lesson.run("派一个子代理去查北京和上海今天的天气")
+    assert headline.startswith("⚠️ 交给子代理的事（task）它没有做完") and "模型放弃" not in headline
+    assert "❌ [子代理没做完] 子代理没有做完（max_turns）" in top_rounds(lesson)[1]
+    set_limit(lesson, "tw-child-turns", "4")
+    set_limit(lesson, "tw-child-seconds", "0")
+    headline = lesson.run(WEATHER)
+    assert "task 运行到了限额" in headline and "被停下了，没有做完" in headline
+    assert child(lesson).locator("summary").first.inner_text().startswith("🧒 子代理的运行：1 轮，0 次工具调用")
+    child(lesson).locator("summary").first.click()
+    assert child(lesson).locator(".tw-round").count() == 1 and "模型 " not in child(lesson).locator("summary").nth(1).inner_text()
+    set_limit(lesson, "tw-child-seconds", "60")
+
+
+def test_without_being_told_the_offline_model_does_the_work_itself(lesson):
+    """离线模型只在你明确要求时才派子代理：直接问「北京今天天气怎么样？」，它自己调用 get_weather。"""
+    assert lesson.run("北京今天天气怎么样？").startswith("✅")
+    assert "调用 get_weather" in top_rounds(lesson)[0] and not child(lesson).count()
