@@ -86,6 +86,8 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     Lesson("context", tr("上下文预算", "Context budget"), "8.8", ("context.py",),
            "lessons.context_page", "context", "tab-context", editor=False, start=starters.context, step=False,
            tools=False, link_options=("strategy", "budget")),
+    Lesson("skills", tr("技能", "Skills"), "8.9", ("skills.py",),
+           "lessons.skills_page", "skills", "tab-skills", editor=False, start=starters.skills, step=False, tools=False),
     Lesson("subagents", tr("子代理", "Sub-agents"), "8.10", ("subagents.py",),
            "lessons.subagents_page", "subagents", "tab-subagents", editor=True, start=starters.subagent, step=False),
 )}

@@ -120,9 +120,9 @@ def skill_tools(skills: dict[str, Skill], registry: ToolRegistry | None = None) 
         Args:
             name: 技能的名字，和 system 提示词里列出的一样
         """
-        if name in skills:
-            return skills[name].body
-        return f"没有叫 {name!r} 的技能。可用的技能：{', '.join(skills) or '（没有）'}"
+        if name not in skills:       # 一次失败的调用：模型从结果里看到有哪些技能，可以改了再读
+            raise ValueError(f"没有叫 {name!r} 的技能。可用的技能：{', '.join(skills) or '（没有）'}")
+        return skills[name].body
 
     return registry
 

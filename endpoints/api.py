@@ -10,7 +10,7 @@ import gradio as gr
 
 from endpoints import workspace_api
 from memory import session_io
-from runs import backend, headline, starters
+from runs import backend, headline
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -28,7 +28,7 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
 
 def _run(start, secrets, source, question, settings, options, mistake, session_id, request=None,
          class_code="", served=False, tools=True) -> dict:
-    """A whole run of the loop `start` (a catalogue lesson's, or starters') through the same backend as
+    """A whole run of the loop `start` (a catalogue lesson's) through the same backend as
     the page's 运行, as one JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok
     only when the verdict is a success."""
     run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
@@ -120,8 +120,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         way=catalogue：system 提示词里只列名字和描述，模型用 load_skill(name) 读正文；way=pasted：正文全贴进 system 提示词。
         第一个事件（type 为 skills）列出读到的技能、不合格的技能（problems，每条说明哪里不对）和两种写法各多少 token。"""
         options = {"skills": skills, "way": way}
-        return _run(starters.skills, secrets, "", question, api_settings(provider, model, max_tokens), options, "",
-                    session_of(request), request, class_code, tools=False)
+        return _run(LESSONS["skills"].start, secrets, "", question, api_settings(provider, model, max_tokens), options,
+                    "", session_of(request), request, class_code, tools=LESSONS["skills"].tools)
 
     def run_subagent(source: str, question: str, child_turns: int = 4, child_seconds: float = 60,
                      provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,

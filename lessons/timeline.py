@@ -15,7 +15,7 @@ import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, token_count
+from lessons import context_view, cost_view, skills_view, token_count
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
 from tool_outcome import RESULT_LIMIT
@@ -39,8 +39,9 @@ MCP = {
                   "MCP connection: the initialize handshake, then tools/list for the tools (JSON-RPC)"),
     "wire": tr("线上的 JSON-RPC 消息", "The JSON-RPC messages on the wire"),
 }
-CONTEXT = {
-    "request": tr("请求：收拾过的 messages 发给模型（不带 tools）", "Request: the shrunk messages go to the model (no tools)"),
+# A request of a native loop that carried no tools (the context lesson, skills pasted in): no handshake.
+WITHOUT_TOOLS = {
+    "request": tr("请求：messages 发给模型（这次不带 tools）", "Request: the messages go to the model (no tools this time)"),
     "response": tr("模型的回答", "The model's answer"),
     "execute": tr("执行工具", "Run the tools"),
 }
@@ -541,6 +542,8 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
                  text_protocol: bool = True, children: dict | None = None) -> str:
     request = next((e for e in events if e.get("type") == "request"), None)
     response = next((e for e in events if e.get("type") == "response"), None)
+    if labels is HANDSHAKE and request is not None and not request.get("tools") and not text_protocol:
+        labels = WITHOUT_TOOLS
     calls = [e for e in events if e.get("type") == "tool_call"]
     results = {e.get("id"): e for e in events if e.get("type") == "tool_result"}
     meta = []
@@ -558,10 +561,13 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
     if shrunk:
         meta.append(tr("{before} → {after} 个 token", "{before} → {after} tokens").format(
             before=shrunk[0].get("before_tokens"), after=shrunk[0].get("after_tokens")))
+    mounted = [e for e in events if e.get("type") == "skills"]
     title = (tr("发出之前：收拾上下文", "Before sending: the context shrunk") if shrunk else
+             tr("发出之前：技能", "Before sending: the skills") if mounted else
              tr("开始前", "Before the start") if turn is None else tr("第 {n} 轮", "Round {n}").format(n=turn))
     parts = [f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>']
     parts += [f'<div class="tw-step">{context_view.render(e)}</div>' for e in shrunk]
+    parts += [f'<div class="tw-step">{skills_view.render(e)}</div>' for e in mounted]
     # MCP: the messages before this round's request (initialize, tools/list) open it; tools/call
     # messages go inside their call; any other message is listed after the calls.
     at = events.index(request) if request in events else len(events)
@@ -645,7 +651,7 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
     check_arguments: say on a call which string arguments nobody said (unsaid_notes). The workspace
     lessons turn it off: their tools take text the model writes itself (a fix, a command), so it
     would fire on good runs there."""
-    labels = {"react": TEXT_PROTOCOL, "mcp": MCP, "context": CONTEXT}.get(lesson, HANDSHAKE)
+    labels = {"react": TEXT_PROTOCOL, "mcp": MCP}.get(lesson, HANDSHAKE)
     if not events:
         # Concatenated, not formatted: the page's first (empty) view keeps its English (i18n.Text).
         stepped = LESSONS[lesson].step if lesson in LESSONS else True

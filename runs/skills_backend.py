@@ -4,6 +4,7 @@ only hands back one of those texts, so it runs here, not in the sandbox."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterator
 
 import skills
@@ -12,13 +13,42 @@ MAX_SKILLS = 20
 MAX_SKILL_CHARS = 20_000
 
 
+HEADER = re.compile(r"^==> skills/([^/\n]*)/SKILL\.md <==[ \t]*$", re.M)
+
+
+def files_from_text(text: str) -> dict[str, str] | None:
+    """The page's one box of skills, each file after its header line (as `head` prints several files):
+
+        ==> skills/release-notes/SKILL.md <==
+        ---
+        name: release-notes
+        ...
+
+    -> {folder: text}; None when the text has no such header."""
+    heads = list(HEADER.finditer(text or ""))
+    if not heads:
+        return None
+    ends = [h.start() for h in heads[1:]] + [len(text)]
+    return {head.group(1): text[head.end():end].strip("\n") + "\n" for head, end in zip(heads, ends)}
+
+
+def text_from_files(files: dict[str, str]) -> str:
+    return "\n".join(f"==> skills/{folder}/SKILL.md <==\n{text.strip()}\n" for folder, text in files.items())
+
+
 def skills_from(value: Any) -> tuple[dict[str, skills.Skill], list[str]]:
-    """{folder: SKILL.md text} (or its JSON) -> (the skills, the problems, one sentence each)."""
+    """{folder: SKILL.md text}, its JSON, or the page's box of files -> (the skills, the problems, one
+    sentence each)."""
+    if isinstance(value, str) and len(value) > MAX_SKILLS * MAX_SKILL_CHARS:
+        return {}, [f"技能一共超过 {MAX_SKILLS * MAX_SKILL_CHARS} 字，太长了。"]
+    if isinstance(value, str) and files_from_text(value) is not None:
+        value = files_from_text(value)
     if isinstance(value, str):
         try:
             value = json.loads(value or "{}")
         except (ValueError, RecursionError):
-            return {}, ["技能应是一个 JSON 对象：{\"文件夹名\": \"SKILL.md 的全文\"}，现在的写法读不了。"]
+            return {}, ["没有读到技能：每个技能以一行 ==> skills/<名字>/SKILL.md <== 开头"
+                        "（接口也可以给 JSON 对象：{\"文件夹名\": \"SKILL.md 的全文\"}）。"]
     if not isinstance(value, dict):
         return {}, ["技能应是一个对象：{\"文件夹名\": \"SKILL.md 的全文\"}。"]
     found, problems = {}, []

@@ -23,7 +23,8 @@ def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
     for lesson in LESSONS.values():
         assert (lesson.start is None) == lesson.workspace, lesson.id
         assert lesson.editor == (lesson.start is not None and lesson.tools), lesson.id
-    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context", "subagents")
+    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context", "skills",
+                                       "subagents")
     assert catalogue.FIRST == "react"
 
 
@@ -43,4 +44,5 @@ def test_the_readme_table_lists_the_catalogue_in_order():
 
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
-    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks", "context", "subagents"]
+    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks", "context", "skills",
+                                                                          "subagents"]

@@ -226,6 +226,6 @@ def test_the_views_say_the_request_carried_no_tools():
 
     events = ended("window")
     shown = timeline.render_protocol(events, "context")
-    assert "请求：收拾过的 messages 发给模型（不带 tools）" in shown and "握手" not in shown
+    assert "请求：messages 发给模型（这次不带 tools）" in shown and "握手" not in shown
     assert "（工具说明 0）" in shown
     assert "这次请求没有带任何工具说明" in cost_view.render(events)

@@ -59,8 +59,8 @@ def test_the_catalogue_costs_less_than_every_body_and_load_skill_brings_one(tmp_
     assert all(f"- {s.name}: {s.description}" in skills.catalogue_prompt(found) for s in found.values())
     registry = skills.skill_tools(found)
     assert registry.invoke("load_skill", '{"name": "sql-style"}').startswith("关键字大写")
-    assert "没有叫 'sql' 的技能。可用的技能：code-review, release-notes, sql-style" in registry.invoke(
-        "load_skill", '{"name": "sql"}')
+    unknown = registry.call("load_skill", '{"name": "sql"}')
+    assert not unknown.ok and "没有叫 'sql' 的技能。可用的技能：code-review, release-notes, sql-style" in unknown.content
 
 
 def test_memory_keeps_source_and_time_and_a_person_can_read_correct_and_delete_it(tmp_path):

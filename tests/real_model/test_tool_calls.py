@@ -388,3 +388,28 @@ def test_run_subagent_on_a_real_model_the_headline_looks_inside_every_child(clie
     calls = [(e["name"], e["raw_arguments"]) for e in parent if e["type"] == "tool_call"]
     print(f"\nsubagent: calls {calls}, {len(children)} child(ren), verdict {result['verdict']['icon']} {state}, "
           f"final {result['final'][:80]!r}")
+
+
+def test_run_skills_on_a_real_model_the_verdict_says_what_it_read(client):
+    """The skills lesson once on the real model: the catalogue of two English skills and load_skill.
+    A skill read by a name that exists is a tool that answered; a made-up name is a failed call; no
+    call at all is 💬. The verdict follows whichever happened."""
+    from runs import headline
+
+    english = {"release-notes": "---\nname: release-notes\ndescription: Write release notes from a list of commits. "
+                                "Use when the user asks for release notes or a changelog.\n---\nGroup the commits "
+                                "into New, Fixed and Other, one line each.\n",
+               "sql-style": "---\nname: sql-style\ndescription: The team's rules for writing SQL queries.\n---\n"
+                            "Keywords in capitals; no SELECT *.\n"}
+    result = client.predict(english, "Write release notes for these commits: fix login, add dark mode.",
+                            "catalogue", "openai", MODEL, "", MAX_TOKENS, api_name="/run_skills")
+    assert result["events"][0]["type"] == "skills" and not result["events"][0]["problems"]
+    loads = [(e["arguments"], r["ok"]) for e, r in zip(of(result, "tool_call"), of(result, "tool_result"))]
+    state = result["verdict"]["state"]
+    assert result["ok"] is (state in headline.SUCCESS)
+    if not loads:
+        assert state in ("no_tool_call", "truncated", "repetition"), result["verdict"]
+    elif not any(ok for _, ok in loads):
+        assert not result["ok"], result["verdict"]
+    print(f"\nskills: load_skill calls {loads}, verdict {result['verdict']['icon']} {state} {result['verdict']['title'][:90]}, "
+          f"final {result['final'][:80]!r}")

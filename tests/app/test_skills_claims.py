@@ -1,0 +1,101 @@
+"""skills.md, performed: each claim of the skills lesson (8.9) on its page, offline, in Chinese. The
+English page makes the same claims in skills.en.md."""
+from __future__ import annotations
+
+import pytest
+
+from tests.app.harness import LessonPage, code_text, paste_code, screenshot
+
+pytestmark = pytest.mark.browser
+WAIT = 60_000
+SQL_SAYS = "团队写 SQL 的规矩。用户要写查询、改 SQL、问数据库怎么查时用。"
+MISLEADING = "写发布说明时的格式规矩。"
+
+
+@pytest.fixture(scope="module")
+def lesson(browser, app_url):
+    with LessonPage(browser, app_url, "skills", height=2400) as page:
+        panel(page).filter(has_text="release-notes").first.wait_for(timeout=WAIT)
+        yield page
+
+
+def panel(lesson):
+    return lesson.panel.locator(".tw-skills-panel").last
+
+
+def box(lesson):
+    return lesson.panel.locator(".tw-skills-box")
+
+
+def edit(lesson, old: str, new: str, shown: str):
+    text = code_text(box(lesson))
+    assert old in text
+    paste_code(lesson.page, box(lesson), text.replace(old, new))
+    panel(lesson).filter(has_text=shown).first.wait_for(timeout=WAIT)
+
+
+def restore(lesson):
+    lesson.panel.locator(".tw-skills-reset").click()
+    panel(lesson).filter(has_text=SQL_SAYS).first.wait_for(timeout=WAIT)
+
+
+def loaded(lesson) -> list[str]:
+    """The raw arguments of every load_skill call in the timeline."""
+    return [c.locator("pre").first.text_content() for c in lesson.panel.locator(".tw-protocol .tw-call").all()
+            if c.locator("b").first.text_content() == "load_skill"]
+
+
+def test_the_panel_lists_the_skills_and_the_catalogue_costs_less(lesson):
+    """左边的框里是三个示例技能，每个以一行 ==> skills/<名字>/SKILL.md <== 开头。右边列出读到的技能，和 system 提示词两种
+    写法各多少 token：只列名字和描述，比把正文全贴进来少。"""
+    assert code_text(box(lesson)).count("==> skills/") == 3
+    names = panel(lesson).locator("tbody tr td code").all_inner_texts()
+    assert names == ["release-notes", "code-review", "sql-style"]
+    said = panel(lesson).locator(".tw-skills-cost").inner_text()
+    catalogue = int(said.split("只列目录 ")[1].split(" ")[0])
+    pasted = int(said.split("全贴进来 ")[1].split(" ")[0])
+    assert catalogue < pasted
+
+
+def test_the_model_reads_the_skill_it_needs_and_follows_it(lesson):
+    """问「帮我把这几个提交写成发布说明」：system 提示词里只有名字和描述；模型按描述挑中 release-notes，调用 load_skill 读它的
+    正文，正文作为工具结果回来，回答照着它分成「新功能 / 修复 / 其他」三组。"""
+    assert lesson.run("帮我把这几个提交写成发布说明").startswith("✅")
+    assert loaded(lesson) == ['{"name": "release-notes"}']
+    sent = lesson.rounds()[1].split("②")[0]             # round 1's request, before the model's reply
+    assert "release-notes: 把一组提交记录写成给用户看的发布说明" in sent and "破坏兼容的改动单独放在最前面" not in sent
+    assert "破坏兼容的改动单独放在最前面" in lesson.rounds()[1].split("③")[1]     # the body, as the tool's result
+    assert "按“新功能 / 修复 / 其他”分三组" in lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
+    screenshot(lesson.page, "skills-load-1280")
+
+
+def test_a_misleading_description_loads_the_wrong_skill_until_it_is_fixed(lesson):
+    """把 sql-style 的 description 改成「写发布说明时的格式规矩。」，问「帮我写一份发布说明的格式」：模型读的是 sql-style，
+    回答成了写 SQL 的规矩。点「↺ 恢复示例技能」把描述改回去再问，它就读 release-notes 了。"""
+    edit(lesson, SQL_SAYS, MISLEADING, MISLEADING)
+    lesson.run("帮我写一份发布说明的格式")
+    assert loaded(lesson) == ['{"name": "sql-style"}']
+    assert "关键字大写" in lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
+    restore(lesson)
+    lesson.run("帮我写一份发布说明的格式")
+    assert loaded(lesson) == ['{"name": "release-notes"}']
+
+
+def test_a_malformed_skill_is_said_and_the_others_still_work(lesson):
+    """把一个技能的 name 改成 Bad_Name：右边说出哪里不对，其余技能照常能用。"""
+    edit(lesson, "name: code-review", "name: Bad_Name", "不合格式")
+    assert "code-review/SKILL.md：name 'Bad_Name' 不合格式" in panel(lesson).inner_text()
+    assert panel(lesson).locator("tbody tr td code").all_inner_texts() == ["release-notes", "sql-style"]
+    assert lesson.run("帮我把这几个提交写成发布说明").startswith("✅")
+    assert loaded(lesson) == ['{"name": "release-notes"}']
+    restore(lesson)
+
+
+def test_the_courses_way_pastes_every_body_and_sends_no_tool(lesson):
+    """换成「正文全贴进 system 提示词」：请求不带工具，所有技能的正文都在 system 提示词里。"""
+    lesson.panel.locator(".tw-skills-way label").filter(has_text="正文全贴进").first.click()
+    panel(lesson).filter(has_text="这次的写法：正文全贴进").first.wait_for(timeout=WAIT)
+    lesson.run("帮我把这几个提交写成发布说明")
+    sent = lesson.rounds()[1].split("②")[0]
+    assert "破坏兼容的改动单独放在最前面" in sent and "关键字大写" in sent and "先看改动想做什么" in sent
+    assert "tools（" not in sent and not loaded(lesson)
