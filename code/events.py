@@ -185,6 +185,11 @@ Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent 
          | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent | SkillsEvent)
 
 
+def own(events: list[dict]) -> list[dict]:
+    """一次运行里循环自己的事件：去掉子代理的（subagents.py 给它们带上 "child"）。最终回答、错误、轮数都只看这些。"""
+    return [event for event in events if "child" not in event]
+
+
 def request(turn: int, messages: list[dict], tools: list[dict] | None, params: dict[str, Any]) -> RequestEvent:
     return {"type": "request", "turn": turn, "messages": copy.deepcopy(messages), "tools": tools, "params": params}
 

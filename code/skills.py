@@ -39,7 +39,7 @@ from tool_registry import ToolRegistry
 
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")   # 没有开头、结尾或连续的连字符
 NAME_LIMIT, DESCRIPTION_LIMIT = 64, 1024
-BODY_TOKENS = 5000                               # 正文超过这么多 token 只提醒，不拒绝
+FRONT_LIMIT = 4096                               # YAML 头最多这么多字
 FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.S)
 
 
@@ -57,10 +57,12 @@ def parse_skill(text: str, folder: str, path: str = "") -> tuple[Skill | None, l
     found = FRONT.match(text)
     if not found:
         return None, [f"{where}：开头没有 YAML 头（第一行应是 ---，写完 name 和 description 后再一行 ---）"]
+    if len(found.group(1)) > FRONT_LIMIT:       # name 和 description 用不了这么长；太长的 YAML 解析起来也慢
+        return None, [f"{where}：YAML 头有 {len(found.group(1))} 字，最多 {FRONT_LIMIT} 字"]
     try:
         front = yaml.safe_load(found.group(1))
-    except yaml.YAMLError as error:
-        return None, [f"{where}：YAML 头写错了（{str(error).splitlines()[0]}）"]
+    except (yaml.YAMLError, RecursionError) as error:
+        return None, [f"{where}：YAML 头写错了（{(str(error).splitlines() or ['嵌套太深'])[0]}）"]
     if not isinstance(front, dict):
         return None, [f"{where}：YAML 头应是 name: … 和 description: … 这样的键值"]
     name, description, problems = front.get("name"), front.get("description"), []
@@ -106,8 +108,8 @@ def catalogue_prompt(skills: dict[str, Skill]) -> str:
 
 
 def pasted_prompt(skills: dict[str, Skill]) -> str:
-    """课程仓库的做法：每个技能的正文全贴进来。"""
-    return "你会用到这些技能：\n\n" + "\n\n".join(f"## {s.name}\n{s.body}" for s in skills.values())
+    """课程仓库的做法：每个技能整个贴进来（描述和正文）。"""
+    return "你会用到这些技能：\n\n" + "\n\n".join(f"## {s.name}\n{s.description}\n\n{s.body}" for s in skills.values())
 
 
 def skill_tools(skills: dict[str, Skill], registry: ToolRegistry | None = None) -> ToolRegistry:

@@ -6,10 +6,12 @@
   - 调用 task 就起一个子循环：messages 全新（只有 CHILD_SYSTEM 和 prompt，看不到父循环的对话），
     工具是父循环的工具去掉 task（子代理不能再派子代理，不会无限套下去），轮数有上限（child_turns），
     时间有预算（child_seconds）；
-  - 子循环的每个事件照样发出来，带上 "child"（父循环里那次 task 调用的 id），页面可以把它折叠在
+  - 子循环的每个事件照样发出来，带上 "child"（父循环里那次 task 调用的 id）和 "child_turn"（那次调用在第几轮：
+    有的服务端每轮都从 call_0 数起），页面可以把它折叠在
     那次调用下面；回到父循环历史里的只有子循环的最终回答：父循环的上下文省下了子循环的全部来回；
-  - 子循环用完轮数、超了时间、或者出了错，它就此停下，父循环拿到的是一条写明“子代理没做完”的失败结果，
-    不是一段看起来像答案的话。时间在两步之间检查，一次模型调用自己的上限由客户端的 round_seconds 管；
+  - 子循环用完轮数、超了时间、出了错或者交回一段空话，父循环拿到的是一条写明“子代理没做完”的失败结果，
+    不是一段看起来像答案的话。时间在两步之间检查，一次模型调用自己的上限由客户端的 round_seconds 管，
+    所以子代理最多会超出预算一次模型调用的时间；一轮最多派 MAX_TASKS 个子代理，参数不对的 task 不派；
   - 没有线程：子循环就是同一个生成器里的一段，父循环被关掉（close），子循环也跟着关掉，不会在后台
     继续花 token（课程仓库用线程加超时，超时后线程还在跑）。一轮里要了两个 task，就一个接一个地做。
 
@@ -50,6 +52,24 @@ def task(description: str, prompt: str) -> str:
 TASK_SCHEMA = _task.to_schemas()[0]
 
 
+MAX_TASKS = 3       # 一轮最多派几个子代理：每个都要花好几次模型调用
+
+
+def task_refused(call: ToolCall, number: int) -> ToolOutcome | None:
+    """task 的参数不对（description、prompt 要是不空的字符串），或者这一轮已经派了 MAX_TASKS 个：不派，说清楚为什么。"""
+    if call.arguments is None:
+        return failure("invalid_json", "task 的参数不是合法的 JSON", "请写成 {\"description\": …, \"prompt\": …}")
+    missing = [key for key in ("description", "prompt")
+               if not isinstance(call.arguments.get(key), str) or not call.arguments[key].strip()]
+    if missing:
+        return failure("invalid_arguments", f"task 需要不空的文字参数 {', '.join(missing)}",
+                       "prompt 是交给子代理的完整说明：它只看得到这一段", arguments=call.arguments)
+    if number > MAX_TASKS:
+        return failure("forbidden", f"这一轮已经派了 {MAX_TASKS} 个子代理，这个没有派",
+                       "等它们交回结论，再决定还要不要派", arguments=call.arguments)
+    return None
+
+
 def child_outcome(steps: Iterator, seconds: float, tag: Callable[[dict], dict]):
     """跑一个子循环，把它的事件加上标记发出去，返回交给父循环的结果（ToolOutcome）。"""
     deadline, ended = time.monotonic() + seconds, None
@@ -69,7 +89,9 @@ def child_outcome(steps: Iterator, seconds: float, tag: Callable[[dict], dict]):
     if ended["type"] == "error":
         return failure("subagent_failed", f"子代理没有做完（{ended['code']}）：{ended['message']}",
                        "不要把它当成答案；可以换个说法再交给它一次，或者自己来做")
-    return success(ended["content"] or "（子代理的回答是空的）")
+    if not (ended["content"] or "").strip():
+        return failure("subagent_failed", "子代理的回答是空的，没有交回任何结论", "不要把它当成答案")
+    return success(ended["content"])
 
 
 def run_with_subagents(client: Any, messages: str | list[dict], tools: list[dict] | None, execute: Any, *,
@@ -92,19 +114,27 @@ def run_with_subagents(client: Any, messages: str | list[dict], tools: list[dict
             yield events.final(turn, completion.message.get("content") or "", history)
             return
         results = []
+        started = 0                           # the children this round has started
         for raw in requested:
             call = ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
-            if call.name != "task" or call.problems:
+            if call.name != "task":
                 results.append((yield from run_tool(call, execute, names, wrap=tool_message(call.id))))
                 continue
-            yield events.tool_call(turn, call.id, call.name, call.raw_arguments, call.arguments, [])
-            started = time.perf_counter()
+            yield events.tool_call(turn, call.id, call.name, call.raw_arguments, call.arguments, call.problems)
+            refused = task_refused(call, started + 1)
+            if refused is not None:
+                result = events.tool_result(turn, call.id, call.name, refused, tool_message(call.id)(refused.content))
+                yield result
+                results.append(result)
+                continue
+            started += 1
+            began = time.perf_counter()
             child = run_function_calling(client, [{"role": "system", "content": CHILD_SYSTEM},
                                                   {"role": "user", "content": str(call.arguments.get("prompt"))}],
                                          child_tools, execute, max_turns=child_turns, temperature=temperature)
-            outcome: ToolOutcome = yield from child_outcome(child, child_seconds,
-                                                            lambda event, parent=call.id: {**event, "child": parent})
-            outcome = dataclasses.replace(outcome, duration_ms=(time.perf_counter() - started) * 1000,
+            outcome: ToolOutcome = yield from child_outcome(
+                child, child_seconds, lambda event, parent=call.id, at=turn: {**event, "child": parent, "child_turn": at})
+            outcome = dataclasses.replace(outcome, duration_ms=(time.perf_counter() - began) * 1000,
                                           arguments=call.arguments)
             result = events.tool_result(turn, call.id, call.name, outcome, tool_message(call.id)(outcome.content))
             yield result

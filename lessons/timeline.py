@@ -11,6 +11,7 @@ import difflib
 import json
 from typing import Any, Iterable
 
+import events as loop_events
 import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
@@ -336,7 +337,8 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     if child:
         body.append(render_child(child, result))
     if result is None:
-        body.append(f'<div class="tw-pause">{tr("⏸ 尚未执行", "⏸ Not run yet")}</div>')
+        waiting = tr("⏳ 子代理在做这件事", "⏳ The sub-agent is at it") if child else tr("⏸ 尚未执行", "⏸ Not run yet")
+        body.append(f'<div class="tw-pause">{waiting}</div>')
         return f'<div class="tw-call">{head}{"".join(body)}</div>'
     status = (f"<span class=tw-ok>{tr('成功', 'succeeded')}</span>" if result.get("ok")
               else f"<span class=tw-bad>{tr('失败', 'failed')} {esc(result.get('error_code') or '')}</span>")
@@ -364,19 +366,35 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
 
 
+def child_of(children: dict | None, call: dict) -> list[dict]:
+    """The events of the sub-agent a task call started (keyed by the call's round and id)."""
+    return (children or {}).get((call.get("turn"), str(call.get("id"))), [])
+
+
 def render_child(events: list[dict], result: dict | None) -> str:
     """A sub-agent's whole run, folded under the task call that started it: its own timeline, and what
-    it cost against what it handed back (the parent's context was spared the difference)."""
-    events = [{k: v for k, v in e.items() if k != "child"} for e in events]   # drawn as a run of its own
-    used = sum(row["input"] or 0 for row in token_count.per_turn(events))
-    rounds_run = len({e.get("turn") for e in events if e.get("type") == "request"})
+    it cost against what it handed back (the parent's context was spared the difference). Only the
+    requests the model answered are counted: a request the budget stopped first cost nothing."""
+    events = [{k: v for k, v in e.items() if k not in ("child", "child_turn")} for e in events]   # a run of its own
+    answered = {e.get("turn") for e in events if e.get("type") == "response"}
+    rows = [row for row in token_count.per_turn(events) if row["turn"] in answered]
+    used = None if any(row["input"] is None for row in rows) else sum(row["input"] for row in rows)
     calls = sum(1 for e in events if e.get("type") == "tool_call")
-    back = token_count.count(str((result or {}).get("content") or "")) if result is not None else None
-    title = tr("🧒 子代理的运行：{rounds} 轮，{calls} 次工具调用，它的请求共 {used} 个 token（分词器计数）",
-               "🧒 The sub-agent's run: {rounds} round(s), {calls} tool call(s), {used} tokens in its requests "
-               "(tokenizer count)").format(rounds=rounds_run, calls=calls, used=used)
-    if back is not None:
-        title += tr("；交回给主代理的只有 {back} 个 token", "; only {back} tokens went back to the parent").format(back=back)
+    title = tr("🧒 子代理的运行：模型答了 {rounds} 轮，{calls} 次工具调用",
+               "🧒 The sub-agent's run: the model answered {rounds} round(s), {calls} tool call(s)").format(
+                   rounds=len(answered), calls=calls)
+    if used is not None:
+        title += tr("，它的请求共 {used} 个 token（分词器计数）", ", {used} tokens in its requests (tokenizer count)"
+                    ).format(used=used)
+    if result is None:
+        title += tr("；⏳ 还在做", "; ⏳ still at it")
+    elif not result.get("ok"):
+        title += tr("；主代理收到的是一条失败结果", "; the parent got a failed result")
+    else:
+        back = token_count.count(str(result.get("content") or ""))
+        if back is not None:
+            title += tr("；交回给主代理的只有 {back} 个 token", "; only {back} tokens went back to the parent").format(
+                back=back)
     return (f'<details class="tw-child"><summary>{esc(title)}</summary>'
             f'{render_protocol(events, "function_calling")}</details>')
 
@@ -539,10 +557,12 @@ def error_title(event: dict) -> str:
 
 
 def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_arguments: bool = True,
-                 text_protocol: bool = True, children: dict | None = None) -> str:
+                 text_protocol: bool = True, children: dict | None = None, parsed: bool = False) -> str:
+    """One round. `parsed`: the run reads replies as text (it has parse events): a request without
+    tools is then a text protocol's, not a native loop's that offered none."""
     request = next((e for e in events if e.get("type") == "request"), None)
     response = next((e for e in events if e.get("type") == "response"), None)
-    if labels is HANDSHAKE and request is not None and not request.get("tools") and not text_protocol:
+    if labels is HANDSHAKE and request is not None and not request.get("tools") and not parsed:
         labels = WITHOUT_TOOLS
     calls = [e for e in events if e.get("type") == "tool_call"]
     results = {e.get("id"): e for e in events if e.get("type") == "tool_result"}
@@ -618,7 +638,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
     if calls:
         body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []),
                                    unsaid_notes(c, request) if check_arguments else [],
-                                   hooked.get((c.get("turn"), c.get("id")), []), (children or {}).get(c.get("id"), []))
+                                   hooked.get((c.get("turn"), c.get("id")), []), child_of(children, c))
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
     if rest:
@@ -641,7 +661,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
                          f'{esc(event.get("message"))}</div></div>')
     # A round whose calls had hooks stays open, and so do the shrunk context and a round that started a
     # sub-agent: they are the lesson.
-    opened = last or bool(hook_runs) or bool(shrunk) or any((children or {}).get(c.get("id")) for c in calls)
+    opened = last or bool(hook_runs) or bool(shrunk) or any(child_of(children, c) for c in calls)
     return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
 
 
@@ -666,11 +686,12 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
         children: dict = {}
         for event in events:
             if "child" in event:
-                children.setdefault(event["child"], []).append(event)
-        grouped = rounds([e for e in events if "child" not in e])
+                children.setdefault((event.get("child_turn"), str(event["child"])), []).append(event)
+        grouped = rounds(loop_events.own(events))
         text_protocol = token_count.is_text_protocol(events)
+        parsed = any(e.get("type") == "parse" for e in events)
         body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol,
-                                    children)
+                                    children, parsed)
                        for i, (turn, evs) in enumerate(grouped))
     top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
     return '<div class="tw-protocol">' + top + body + "</div>"
@@ -692,7 +713,7 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
     collapsible step (metadata title), tool results nested under their call, the answer.
     A call's step says which arguments nobody said, as the protocol view does (check_arguments)."""
     chat: list[dict] = []
-    events = [e for e in events if "child" not in e]    # a sub-agent's steps are in the protocol view, under its call
+    events = loop_events.own(events)    # a sub-agent's steps are in the protocol view, under its call
     question = question_of(events)
     if question is not None:
         chat.append({"role": "user", "content": question})

@@ -8,6 +8,8 @@ provider's own `usage` is shown next to it whenever the response reports one.
 """
 from __future__ import annotations
 
+import events as loop_events
+
 import functools
 import json
 
@@ -113,7 +115,7 @@ def reported_usage(response: dict | None) -> dict | None:
 def per_turn(events: list[dict]) -> list[dict]:
     """One row per request of the run's own loop (not of its sub-agents):
     {"turn", **request_cost, "usage": reported_usage or None}."""
-    events = [e for e in events if "child" not in e]     # a sub-agent's requests are counted under its call
+    events = loop_events.own(events)     # a sub-agent's requests are counted under its call
     responses = {e.get("turn"): e for e in events if e.get("type") == "response"}
     text_protocol = is_text_protocol(events)
     return [{"turn": e.get("turn"), **request_cost(e, text_protocol),

@@ -9,6 +9,8 @@ import tempfile
 import time
 from typing import Any
 
+import events as loop_events
+
 from i18n import now, tr
 
 FORMAT = "tool-workshop-session"
@@ -31,9 +33,10 @@ def session_document(lesson: str, source: str, tools: list | None, question: str
                      workspace: dict | None = None) -> dict:
     """The session file's content; `workspace` ({relative path: text}) is the workspace
     lessons' files, left out for the other lessons."""
-    messages = next((e.get("messages") for e in reversed(events) if e.get("type") == "final"), None)
+    mine = loop_events.own(events)      # a sub-agent's conversation is not the run's
+    messages = next((e.get("messages") for e in reversed(mine) if e.get("type") == "final"), None)
     if messages is None:
-        last = next((e for e in reversed(events) if e.get("type") == "request"), None)
+        last = next((e for e in reversed(mine) if e.get("type") == "request"), None)
         messages = (last or {}).get("messages") or []
     document = {
         "format": FORMAT,

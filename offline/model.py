@@ -256,6 +256,33 @@ def skill_for(question, system):
     return best[1] if best[0] else None
 
 
+PASTED_SECTION = re.compile(r"^## ([a-z0-9-]+)\n(.*?)(?=^## |\Z)", re.M | re.S)
+
+
+def from_pasted(question, system):
+    """技能正文全贴在 system 提示词里（没有描述，也没有 load_skill）：挑正文和问题重合的词最多的那段，照着念。"""
+    asked = question_keywords(question)
+    scored = [(len(asked & keywords(body)), name, body.strip()) for name, body in PASTED_SECTION.findall(system)]
+    best = max(scored, default=(0, None, ""))
+    if not best[0]:
+        return "提示词里贴着的技能，没有哪段和这个问题对得上，所以我没有照哪段来做。"
+    return f"提示词里贴着技能 {best[1]} 的说明，照它来做：\n{best[2]}"
+
+
+def is_task_tool(tool):
+    """subagents.py 的 task：名字和两个参数都对上才算，学生自己写的同名工具不算。"""
+    function = tool.get("function") or {}
+    return function.get("name") == "task" and set((function.get("parameters") or {}).get("properties") or {}) == {
+        "description", "prompt"}
+
+
+def is_skill_tool(tool):
+    """skills.py 的 load_skill(name)。"""
+    function = tool.get("function") or {}
+    return function.get("name") == "load_skill" and set(
+        (function.get("parameters") or {}).get("properties") or {}) == {"name"}
+
+
 DELEGATE = re.compile(r"(?:派|让|交给|请)(?:一个|个)?子代理(?:去)?|\b(?:use|ask) a sub-?agent to\b", re.I)
 
 
@@ -389,19 +416,24 @@ class OfflineModel:
         question = text_of(messages[asked[-1]].get("content"))
         if mode == "chat" and SUMMARY_ASK in system:          # /compact（code/context.py）：照规则摘，不是理解后写的
             return self._final(rule_summary(question), mode), "stop"
+        if mode == "chat" and PASTED_SECTION.search(system):     # skills.py 的 pasted_prompt：技能正文全在这里
+            return self._final(from_pasted(question, system), mode), "stop"
         if mode == "chat":
             return self._final(from_context(question, messages[:asked[-1]]), mode), "stop"
         history = messages[asked[-1] + 1:]
-        if mode == "native" and any(t["function"]["name"] == "task" for t in tools) and tool_choice != "none":
+        task = next((t for t in tools or [] if is_task_tool(t)), None) if mode == "native" else None
+        if task is not None and tool_choice != "none":
             step = self._task_step(question, history, tools)
             if step is not None:
                 return step
-            tools = [t for t in tools if t["function"]["name"] != "task"]
-        if mode == "native" and any(t["function"]["name"] == "load_skill" for t in tools) and tool_choice != "none":
+            tools = [t for t in tools if t is not task]
+        skill = (next((t for t in tools or [] if is_skill_tool(t)), None)
+                 if mode == "native" and SKILL_LINE.search(system) else None)
+        if skill is not None and tool_choice != "none":
             skilled = self._skill_step(question, system, history, tools)
             if skilled is not None:
                 return skilled
-            tools = [t for t in tools if t["function"]["name"] != "load_skill"] or None
+            tools = [t for t in tools if t is not skill] or None
             if tools is None:
                 return self._final("技能目录里没有哪个技能的描述和这个问题对得上，所以我没有读任何技能。"
                                    "把问题说得具体些，或者改一改技能的描述。", mode), "stop"

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import events as loop_events
 import hooks
 from i18n import tr
 
@@ -187,15 +188,15 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
     are judged as a run of their own. One that did not succeed (stopped, cut off, answered without
     a tool) is named on the parent's headline: a ✅ becomes ⚠️ child_failed, any other verdict
     says it too."""
-    parent = [e for e in events if "child" not in e]
+    parent = loop_events.own(events)
     found = _one_loop(parent)
     if found is None:
         return None
     children: dict[Any, list[dict]] = {}
     for event in events:
-        if "child" in event:
-            children.setdefault(event["child"], []).append(event)
-    said = [_child_said(call_id, child, parent) for call_id, child in children.items()]
+        if "child" in event:      # keyed by the task call's round too: some servers restart ids every round
+            children.setdefault((event.get("child_turn"), str(event["child"])), []).append(event)
+    said = [_child_said(key, child, parent) for key, child in children.items()]
     said = [sentence for sentence in said if sentence]
     if not said:
         return found
@@ -208,13 +209,16 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
     return {**found, "title": found["title"] + tr("；", "; ") + tr("；", "; ").join(said)}
 
 
-def _child_said(call_id: Any, child: list[dict], parent: list[dict]) -> str:
+def _child_said(key: tuple, child: list[dict], parent: list[dict]) -> str:
     """"" for a sub-agent that succeeded, else one sentence naming it by its task's description."""
     judged = _one_loop(child)
     if judged is not None and judged["state"] in SUCCESS:
         return ""
-    call = next((e for e in parent if e.get("type") == "tool_call" and e.get("id") == call_id), {})
-    name = str((call.get("arguments") or {}).get("description") or call_id)
+    turn, call_id = key
+    call = next((e for e in parent if e.get("type") == "tool_call" and str(e.get("id")) == call_id
+                 and (turn is None or e.get("turn") == turn)), {})
+    arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+    name = str(arguments.get("description") or call_id)
     if judged is None:
         return tr("子代理「{name}」被停下了，没有做完", "The sub-agent «{name}» was stopped before it finished").format(
             name=name)
@@ -348,8 +352,9 @@ def summary(events: list[dict]) -> dict[str, Any]:
     """A named endpoint's judgement of a run: {"ok", "final", "error", "verdict"}.
     ok only when the verdict is a success: a truncated or invented answer is not ok."""
     found = verdict(events)
-    final = next((e for e in reversed(events) if e.get("type") == "final"), None)
-    error = next((e for e in reversed(events) if e.get("type") == "error"), None)
+    mine = loop_events.own(events)        # a sub-agent's answer is not the run's
+    final = next((e for e in reversed(mine) if e.get("type") == "final"), None)
+    error = next((e for e in reversed(mine) if e.get("type") == "error"), None)
     return {"ok": bool(found) and found["state"] in SUCCESS, "final": (final or {}).get("content") or "",
             "error": None if final else error, "verdict": found}
 

@@ -16,7 +16,7 @@ MAX_SKILL_CHARS = 20_000
 HEADER = re.compile(r"^==> skills/([^/\n]*)/SKILL\.md <==[ \t]*$", re.M)
 
 
-def files_from_text(text: str) -> dict[str, str] | None:
+def files_from_text(text: str) -> tuple[dict[str, str], list[str]] | None:
     """The page's one box of skills, each file after its header line (as `head` prints several files):
 
         ==> skills/release-notes/SKILL.md <==
@@ -24,12 +24,22 @@ def files_from_text(text: str) -> dict[str, str] | None:
         name: release-notes
         ...
 
-    -> {folder: text}; None when the text has no such header."""
+    -> ({folder: text}, problems: text before the first header, a folder given twice); None when the
+    text has no such header."""
     heads = list(HEADER.finditer(text or ""))
     if not heads:
         return None
+    problems = []
+    if text[:heads[0].start()].strip():
+        problems.append("第一行 ==> skills/<名字>/SKILL.md <== 之前还有文字，它不属于任何技能，没有读。")
+    files: dict[str, str] = {}
     ends = [h.start() for h in heads[1:]] + [len(text)]
-    return {head.group(1): text[head.end():end].strip("\n") + "\n" for head, end in zip(heads, ends)}
+    for head, end in zip(heads, ends):
+        if head.group(1) in files:
+            problems.append(f"skills/{head.group(1)}/SKILL.md 出现了不止一次：只读了第一个。")
+            continue
+        files[head.group(1)] = text[head.end():end].strip("\n") + "\n"
+    return files, problems
 
 
 def text_from_files(files: dict[str, str]) -> str:
@@ -41,8 +51,10 @@ def skills_from(value: Any) -> tuple[dict[str, skills.Skill], list[str]]:
     sentence each)."""
     if isinstance(value, str) and len(value) > MAX_SKILLS * MAX_SKILL_CHARS:
         return {}, [f"技能一共超过 {MAX_SKILLS * MAX_SKILL_CHARS} 字，太长了。"]
-    if isinstance(value, str) and files_from_text(value) is not None:
-        value = files_from_text(value)
+    problems: list[str] = []
+    boxed = files_from_text(value) if isinstance(value, str) else None
+    if boxed is not None:
+        value, problems = boxed
     if isinstance(value, str):
         try:
             value = json.loads(value or "{}")
@@ -51,7 +63,7 @@ def skills_from(value: Any) -> tuple[dict[str, skills.Skill], list[str]]:
                         "（接口也可以给 JSON 对象：{\"文件夹名\": \"SKILL.md 的全文\"}）。"]
     if not isinstance(value, dict):
         return {}, ["技能应是一个对象：{\"文件夹名\": \"SKILL.md 的全文\"}。"]
-    found, problems = {}, []
+    found: dict[str, skills.Skill] = {}
     if len(value) > MAX_SKILLS:
         problems.append(f"给了 {len(value)} 个技能，只读前 {MAX_SKILLS} 个。")
     for folder, text in list(value.items())[:MAX_SKILLS]:

@@ -6,6 +6,8 @@ lesson catalogue (catalogue/): none of them needs a page module to start a run.
 """
 from __future__ import annotations
 
+import math
+
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
@@ -92,11 +94,15 @@ CHILD_TURNS_MAX, CHILD_SECONDS_MAX = 10, 120.0    # what a caller may ask of one
 def subagent(client, question, tools, execute, settings, options):
     """子代理: Function Calling with a task tool; each task runs a child loop with the same tools
     (in the sandbox), options["child_turns"] rounds and options["child_seconds"] at most."""
-    turns = min(max(int(options.get("child_turns") or CHILD_TURNS), 1), CHILD_TURNS_MAX)
-    asked = options.get("child_seconds")
-    seconds = min(max(float(CHILD_SECONDS if asked is None else asked), 0.0), CHILD_SECONDS_MAX)
+    turns = options.get("child_turns")
+    turns = min(max(int(CHILD_TURNS if turns is None else turns), 1), CHILD_TURNS_MAX)
+    seconds = options.get("child_seconds")
+    seconds = float(CHILD_SECONDS if seconds is None else seconds)
+    if not math.isfinite(seconds):
+        raise ValueError(f"child_seconds 应是 0 到 {CHILD_SECONDS_MAX:g} 之间的秒数，收到 {seconds}")
+    seconds = min(max(seconds, 0.0), CHILD_SECONDS_MAX)
     return run_with_subagents(client, question, tools, execute, max_turns=settings.max_turns, child_turns=turns,
-                              child_seconds=seconds, temperature=settings.temperature)
+                              child_seconds=seconds, temperature=settings.temperature)   # no streaming: one step each
 
 
 def workspace(client, question, tools, execute, settings, options):

@@ -59,13 +59,14 @@ def test_the_panel_lists_the_skills_and_the_catalogue_costs_less(lesson):
 
 def test_the_model_reads_the_skill_it_needs_and_follows_it(lesson):
     """问「帮我把这几个提交写成发布说明」：system 提示词里只有名字和描述；模型按描述挑中 release-notes，调用 load_skill 读它的
-    正文，正文作为工具结果回来，回答照着它分成「新功能 / 修复 / 其他」三组。"""
+    正文，正文作为工具结果回来，回答照着这段正文来做（离线模型只会把正文照念一遍）。"""
     assert lesson.run("帮我把这几个提交写成发布说明").startswith("✅")
     assert loaded(lesson) == ['{"name": "release-notes"}']
     sent = lesson.rounds()[1].split("②")[0]             # round 1's request, before the model's reply
     assert "release-notes: 把一组提交记录写成给用户看的发布说明" in sent and "破坏兼容的改动单独放在最前面" not in sent
     assert "破坏兼容的改动单独放在最前面" in lesson.rounds()[1].split("③")[1]     # the body, as the tool's result
-    assert "按“新功能 / 修复 / 其他”分三组" in lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
+    final = lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
+    assert final.startswith("我读了技能 release-notes 的说明，照它来做") and "按“新功能 / 修复 / 其他”分三组" in final
     screenshot(lesson.page, "skills-load-1280")
 
 
@@ -92,10 +93,14 @@ def test_a_malformed_skill_is_said_and_the_others_still_work(lesson):
 
 
 def test_the_courses_way_pastes_every_body_and_sends_no_tool(lesson):
-    """换成「正文全贴进 system 提示词」：请求不带工具，所有技能的正文都在 system 提示词里。"""
+    """换成「正文全贴进 system 提示词」：请求不带工具，所有技能的正文都在 system 提示词里，每次请求都背着它们。
+    离线模型从贴着的正文里挑和问题重合最多的一段照念。"""
     lesson.panel.locator(".tw-skills-way label").filter(has_text="正文全贴进").first.click()
     panel(lesson).filter(has_text="这次的写法：正文全贴进").first.wait_for(timeout=WAIT)
     lesson.run("帮我把这几个提交写成发布说明")
     sent = lesson.rounds()[1].split("②")[0]
     assert "破坏兼容的改动单独放在最前面" in sent and "关键字大写" in sent and "先看改动想做什么" in sent
     assert "tools（" not in sent and not loaded(lesson)
+    final = lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
+    assert final.startswith("提示词里贴着技能 release-notes 的说明，照它来做")
+    assert "请求：messages 发给模型（这次不带 tools）" in lesson.rounds()[1]

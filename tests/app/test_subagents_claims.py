@@ -42,7 +42,7 @@ def test_only_the_conclusion_comes_back_and_the_child_starts_from_nothing(lesson
     rounds = top_rounds(lesson)
     assert len(rounds) == 2 and "调用 task①" in rounds[0] and "调用 get_weather" not in rounds[0].split("🧒")[0]
     summary = child(lesson).locator("summary").first.inner_text()
-    assert summary.startswith("🧒 子代理的运行：2 轮，1 次工具调用，它的请求共") and "交回给主代理的只有" in summary
+    assert summary.startswith("🧒 子代理的运行：模型答了 2 轮，1 次工具调用，它的请求共") and "交回给主代理的只有" in summary
     child(lesson).locator("summary").first.click()
     inside = child(lesson).inner_text()
     assert "get_weather" in inside and "你是一个子代理" in inside and "你看不到用户和主代理之间的对话" in inside
@@ -71,7 +71,8 @@ def test_a_child_out_of_rounds_or_time_is_stopped_and_said(lesson):
     set_limit(lesson, "tw-child-seconds", "0")
     headline = lesson.run(WEATHER)
     assert "task 运行到了限额" in headline and "被停下了，没有做完" in headline
-    assert child(lesson).locator("summary").first.inner_text().startswith("🧒 子代理的运行：1 轮，0 次工具调用")
+    summary = child(lesson).locator("summary").first.inner_text()
+    assert summary == "🧒 子代理的运行：模型答了 0 轮，0 次工具调用，它的请求共 0 个 token（分词器计数）；主代理收到的是一条失败结果"
     child(lesson).locator("summary").first.click()
     assert child(lesson).locator(".tw-round").count() == 1 and "模型 " not in child(lesson).locator("summary").nth(1).inner_text()
     set_limit(lesson, "tw-child-seconds", "60")

@@ -104,3 +104,29 @@ def test_a_misleading_description_makes_it_read_the_wrong_skill_and_a_vague_one_
     events = run(found, "这个查询怎么写")
     assert not [e for e in events if e["type"] == "tool_call"]
     assert "没有哪个技能的描述和这个问题对得上" in events[-1]["content"]
+
+
+def test_the_box_says_what_it_did_not_read():
+    from runs import skills_backend
+
+    box = ("a note\n" + skills_backend.text_from_files({"release-notes": GOOD})
+           + "==> skills/release-notes/SKILL.md <==\n" + GOOD.replace("把提交", "另一份"))
+    found, problems = skills_backend.skills_from(box)
+    assert list(found) == ["release-notes"] and found["release-notes"].description == "把提交写成发布说明。"
+    assert problems == ["第一行 ==> skills/<名字>/SKILL.md <== 之前还有文字，它不属于任何技能，没有读。",
+                        "skills/release-notes/SKILL.md 出现了不止一次：只读了第一个。"]
+
+
+def test_front_matter_too_long_or_too_deep_is_said_not_crashed():
+    deep = "---\nname: " + "[" * 5000 + "\n---\n"
+    assert "YAML 头有" in skills.parse_skill(deep, "x")[1][0]
+    nested = "---\nname: " + "[" * 1000 + "]" * 1000 + "\n---\n"
+    skill, problems = skills.parse_skill(nested, "x")
+    assert skill is None and problems
+
+
+def test_the_pasted_way_gives_the_offline_model_the_bodies_to_follow(tmp_path):
+    found, _ = skills.find_skills(skill_tree(tmp_path, skills.EXAMPLES))
+    events = list(skills.run_with_skills(make_client("offline"), "帮我把这几个提交写成发布说明", found, way="pasted"))
+    assert events[1]["tools"] is None and not [e for e in events if e["type"] == "tool_call"]
+    assert events[-1]["content"].startswith("提示词里贴着技能 release-notes 的说明，照它来做")

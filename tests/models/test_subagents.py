@@ -3,9 +3,12 @@ nothing with the parent's tools less task, only its final text goes back, and a 
 or time is stopped (its generator closed: no model call after) and said to have failed."""
 from __future__ import annotations
 
+import json
+
 import subagents
 from examples_weather import registry
 from llm_clients import make_client
+from offline.server import OfflineServer
 
 QUESTION = "派一个子代理去查北京今天的天气，告诉我结论"
 
@@ -92,3 +95,57 @@ def test_without_being_asked_the_offline_model_does_the_work_itself():
     events = run("北京今天天气怎么样？")
     assert [e["name"] for e in events if e["type"] == "tool_call"] == ["get_weather"]
     assert not any("child" in e for e in events)
+
+
+def task_call(call_id: str, arguments: dict | str) -> dict:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {"id": call_id, "type": "function", "function": {"name": "task", "arguments": text}}
+
+
+def test_bad_task_calls_and_a_fourth_in_one_round_start_no_child():
+    """Over HTTP through the openai SDK: the offline server sends a scripted first reply with six task
+    calls, then the offline model answers each child and the parent as usual."""
+    server = OfflineServer().start()
+    try:
+        job = {"description": "查天气", "prompt": "查北京今天的天气"}
+        server.queue({"message": {"content": None, "tool_calls": [
+            task_call("a", job), task_call("b", job), task_call("c", {"description": "x"}),
+            task_call("d", "{broken"), task_call("e", job), task_call("f", job)]}})
+        client = make_client("openai", api_key="sk-offline", base_url=server.url)
+        events = run(client=client)
+    finally:
+        server.stop()
+    results = {e["id"]: e for e in events if e["type"] == "tool_result" and "child" not in e}
+    assert {e["child"] for e in events if "child" in e} == {"a", "b", "e"}
+    assert results["c"]["error_code"] == "invalid_arguments" and "task 需要不空的文字参数 prompt" in results["c"]["content"]
+    assert results["d"]["error_code"] == "invalid_json"
+    assert results["f"]["error_code"] == "forbidden" and "这一轮已经派了 3 个子代理" in results["f"]["content"]
+    assert all(results[i]["ok"] for i in "abe")
+
+
+def test_the_runs_answer_is_the_parents_never_a_childs():
+    from runs import headline
+
+    events = run(max_turns=1)                  # the parent runs out of rounds after its child answered
+    assert any(e["type"] == "final" and "child" in e for e in events)
+    said = headline.summary(events)
+    assert said["final"] == "" and said["error"]["code"] == "max_turns" and not said["ok"]
+
+
+def test_a_students_own_tool_named_task_is_not_taken_for_the_sub_agent_tool():
+    from function_calling_loop import run_function_calling
+    from tool_registry import ToolRegistry
+
+    own = ToolRegistry()
+
+    @own.tool("查询指定城市今天的天气")
+    def task(city: str) -> str:
+        """查天气。
+
+        Args:
+            city: 城市名
+        """
+        return f"{city}：晴"
+
+    events = list(run_function_calling(make_client("offline"), "北京今天天气怎么样？", own.to_schemas(), own))
+    assert [e["arguments"] for e in events if e["type"] == "tool_call"] == [{"city": "北京"}]
