@@ -27,9 +27,13 @@ before the next click; the lesson loop then takes ~10 s, far busier than a real 
            tools/list and a tools/call for each call
   hooks    (every fifth student, another one, instead of fc: the hooks lesson) `/run_hooks`, the same
            question with a PostToolUse hook that masks secrets: each hook call a sandbox job too
+  subagent (every fifth student, another one, instead of fc: the sub-agent lesson) `/run_subagent`, a
+           job handed to a child loop that calls the sandboxed weather tool
   react    a ReAct question (one tool call, regex-parsed text)
   context  (every fifth student, another one, instead of react: the context lesson) `/run_context`, the
            example conversation shrunk by /compact (one more model call) and asked a name said early
+  skills   (every fifth student, another one, instead of react: the skills lesson) `/run_skills`, the
+           example skills as a catalogue, one read with load_skill
   bash     (every fifth student, instead of react: lesson 4) `/run_workspace` "跑一下测试": the
            offline model runs `python3 -m unittest` through `bash` in a private workspace, in
            the shell's own sandbox (a fresh jail, a PID namespace, the workspace copied in and out)
@@ -101,6 +105,7 @@ from import_paths import use_project_paths  # noqa: E402
 
 use_project_paths()
 from context import EXAMPLE  # noqa: E402
+from skills import EXAMPLES as SKILL_FILES  # noqa: E402
 
 with open(os.path.join(ROOT, "code", "examples_weather.py"), encoding="utf-8") as handle:
     WEATHER_SOURCE = handle.read()
@@ -115,9 +120,11 @@ REACT_QUESTION = "帮我算一下 (3+4)*5 等于多少"
 WORKSPACE_QUESTION = "跑一下测试"
 WORKSPACE_EVERY = 5          # one student in five is on lesson 4 (the four atomic tools)
 MCP_EVERY = 5                # one student in five (another one) is on the MCP lesson
-LESSON_EVERY = 5             # and one in five more on the hooks lesson, another on the context lesson
+LESSON_EVERY = 5             # and one in five more on each of the hooks, sub-agent, context and skills lessons
 MASK_HOOKS = "from hooks import Hooks, POST, mask_secrets\n\nhooks = Hooks()\nhooks.add(POST, mask_secrets)\n"
 CONTEXT_QUESTION = "我叫什么名字？"
+SUBAGENT_QUESTION = "派一个子代理去查北京今天的天气，告诉我结论"
+SKILLS_QUESTION = "帮我把这几个提交写成发布说明"
 
 PRESETS = {"lecture": {"students": 200, "abusers": 10, "think": 10.0, "seconds": 240.0, "ramp": 30.0,
                        "settle": 30.0, "rounds": 12}}
@@ -562,8 +569,11 @@ async def student(url: str, seed: int, results: Results, think: float, tabs):
     # The same question on the MCP lesson or on Function Calling: one lesson's run or the other's.
     action, endpoint, lesson = (("mcp", "/run_mcp", "mcp") if MCP_EVERY and (seed - 1) % MCP_EVERY == 0
                                 else ("hooks", "/run_hooks", "hooks") if (seed - 2) % LESSON_EVERY == 0
+                                else ("subagent", "/run_subagent", "subagents") if (seed - 3) % LESSON_EVERY == 0
                                 else ("fc", "/run_function_calling", "function_calling"))
-    arguments = (WEATHER_SOURCE, MASK_HOOKS, FC_QUESTION) if action == "hooks" else (WEATHER_SOURCE, FC_QUESTION)
+    arguments = {"hooks": (WEATHER_SOURCE, MASK_HOOKS, FC_QUESTION),
+                 "subagent": (WEATHER_SOURCE, SUBAGENT_QUESTION)}.get(action, (WEATHER_SOURCE, FC_QUESTION))
+    wanted = 1 if action == "subagent" else 2       # the parent's one task call, answered by its child
     await asyncio.sleep(rng.uniform(0, think))       # not everyone clicks at the same instant
     try:
         while time.monotonic() < deadline:
@@ -572,7 +582,7 @@ async def student(url: str, seed: int, results: Results, think: float, tabs):
                               lambda: tab.call("/schema", edited_source(rng), False, "registry"), check_schema)
             await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
             run = await timed_async(results, group, action, lambda: tab.call(endpoint, *arguments),
-                                    lambda r: check_run(r, 2))
+                                    lambda r: check_run(r, wanted))
             await asyncio.sleep(rng.uniform(0.5, 1.5) * think)
             if seed % WORKSPACE_EVERY == 0:
                 await timed_async(results, group, "bash",
@@ -581,6 +591,10 @@ async def student(url: str, seed: int, results: Results, think: float, tabs):
                 await timed_async(results, group, "context",
                                   lambda: tab.call("/run_context", CONVERSATION, CONTEXT_QUESTION, "compact", 300),
                                   check_context)
+            elif (seed - 4) % LESSON_EVERY == 0:
+                await timed_async(results, group, "skills",
+                                  lambda: tab.call("/run_skills", SKILL_FILES, SKILLS_QUESTION, "catalogue"),
+                                  lambda r: check_run(r, 1))
             else:
                 await timed_async(results, group, "react",
                                   lambda: tab.call("/run_react", CALCULATOR_SOURCE, REACT_QUESTION),
@@ -991,11 +1005,11 @@ def main() -> int:
                 schema = figures.get(("students", "schema"), {}).get("p95", float("nan"))
                 print(f"goals, {part}: fc p95 {fc * 1000:.0f} ms (< 2000), mcp p95 {mcp * 1000:.0f} ms (< 2000), "
                       + "".join(f"{a} p95 {figures[('students', a)]['p95'] * 1000:.0f} ms (< 2000), "
-                                for a in ("hooks", "context") if ("students", a) in figures) +
+                                for a in ("hooks", "subagent", "context", "skills") if ("students", a) in figures) +
                       f"schema p95 {schema * 1000:.0f} ms (< 300), errors {outcome[part]['errors']} (0)")
                 goals.append((f"{part}: fc p95", f"{fc * 1000:.0f} ms", "< 2000 ms", fc < 2.0))
                 # A class too small to have a student on a lesson has no figure for it.
-                for action in ("mcp", "hooks", "context"):
+                for action in ("mcp", "hooks", "subagent", "context", "skills"):
                     if ("students", action) in figures:
                         p95 = figures[("students", action)]["p95"]
                         goals.append((f"{part}: {action} p95", f"{p95 * 1000:.0f} ms", "< 2000 ms", p95 < 2.0))
