@@ -19,9 +19,9 @@ from subagents import CHILD_SECONDS, CHILD_TURNS
 
 LESSON = LESSONS["subagents"]
 # The offline model delegates only when told to: every example set's first questions, handed over.
-SUB_PRESETS = {name: [f"交给子代理：{question}" for question in questions[:2]] + questions[:1]
+EXAMPLE_PRESETS = {name: [f"交给子代理：{question}" for question in questions[:2]] + questions[:1]
                for name, questions in PRESETS.items()}
-SUB_PRESETS["天气"] = ["派一个子代理去查北京今天的天气，告诉我结论", "派一个子代理去打个招呼",
+EXAMPLE_PRESETS["天气"] = ["派一个子代理去查北京今天的天气，告诉我结论", "派一个子代理去打个招呼",
                       "派一个子代理去查北京和上海今天的天气", "北京今天天气怎么样？"]
 
 
@@ -31,7 +31,7 @@ def build(settings: SettingsPanel) -> LessonPage:
             gr.Markdown(lesson_text("subagents.md"))
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=SUB_PRESETS)
+                editor = EditorPanel(presets=EXAMPLE_PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
@@ -41,7 +41,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                     child_seconds = gr.Slider(0, starters.CHILD_SECONDS_MAX, value=CHILD_SECONDS, step=1,
                                               label=tr("子代理的时间预算（秒）", "A sub-agent's time budget (s)"),
                                               elem_classes=["tw-child-seconds"])
-                run = RunPanel(LESSON, settings, editor.editor, SUB_PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, EXAMPLE_PRESETS["天气"],
                                options={"child_turns": child_turns, "child_seconds": child_seconds})
         schema.wire(editor.editor)
         editor.wire(run.presets, run.question)
