@@ -61,6 +61,8 @@ LABELS = {
     # 子代理（subagents.py）：交给它的事它没做完（用完轮数、出了错）
     "subagent_failed": "子代理没做完",
 }
+# 上面第一组：模型写的调用本身不对，工具没有运行。其余的失败，调用是对的，是工具、规则或人没让它成。
+CALL_MISTAKES = ("unknown_tool", "invalid_json", "invalid_arguments", "format_error")
 
 
 SENTENCE_END = "。. \n\t"      # 句末的句号和空白：拼句子前去掉，免得出现“。。”

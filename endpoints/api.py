@@ -10,7 +10,7 @@ import gradio as gr
 
 from endpoints import workspace_api
 from memory import session_io
-from runs import backend, headline
+from runs import backend, eval_backend, headline
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -134,6 +134,35 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["subagents"].start, secrets, source, question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code)
 
+    def run_eval(source: str, cases: Any, models: Any = None, trials: int = 1, class_code: str = "",
+                 max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """评估（code/evaluation.py）：cases 是用例集（列表、{"cases": 列表}，或它的 JSON 文本），每个用例跑 trials 次（1～5），
+        经 Function Calling 循环，工具在沙箱里运行。models 是一到两个模型：[{"provider", "model", "mistake", "price"}]
+        （price 为 "输入, 输出" 每百万 token 的价格，不给就不算费用；mistake 只对离线模型）；不给就是离线模型。
+        返回每个模型的 totals（通过率和次数、各项对了几次、这次量到的用时 p50 / p95、token：服务端报的 usage，离线模型的是估算）、
+        每个用例一行（cases）和每次运行的得分（runs）。用服务器的密钥时每次运行都计入用量；次数超过上限（公开的 Space 上更低）时
+        一次也不运行，problem 说明原因。"""
+        wanted = models if isinstance(models, list) and models else [{"provider": "offline"}]
+        try:
+            contenders = [
+                eval_backend.Contender(label, api_settings(str(m.get("provider") or "offline"), str(m.get("model") or ""),
+                                                           max_tokens),
+                                       mistake=(str(m.get("mistake") or "") or None)
+                                       if (m.get("provider") or "offline") == "offline" else None,
+                                       price=eval_backend.parse_price(m.get("price")))
+                for label, m in zip(eval_backend.LABELS, wanted) if isinstance(m, dict)]
+        except (ValueError, TypeError) as problem:
+            return eval_backend.report(eval_backend.Evaluation(problem=str(problem)))
+        if len(wanted) > eval_backend.MODELS_MAX or len(contenders) != len(wanted):
+            return eval_backend.report(eval_backend.Evaluation(problem=f"models 应是一到 {eval_backend.MODELS_MAX} 个对象 "
+                                                                       "{\"provider\", \"model\", \"mistake\", \"price\"}"))
+        state = None
+        for state in eval_backend.run_evaluation(source or "", cases, contenders, trials, secrets=secrets,
+                                                 session_id=session_of(request), request=request,
+                                                 class_code=class_code or ""):
+            pass
+        return eval_backend.report(state)
+
     def export(run: dict, lesson: str = "function_calling", source: str = "", question: str = "") -> dict:
         """把 /run_function_calling、/run_mcp 或 /run_react 的返回值整理成会话文档（与页面「导出」的文件相同，可导入回放）。"""
         if lesson not in SOURCE_LESSONS:
@@ -170,7 +199,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
 
     endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
-                 "run_skills": run_skills, "run_subagent": run_subagent,
+                 "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
                  "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.

@@ -23,8 +23,10 @@ EXAMPLES = [
     ("超长结果（截断）", "Very long result (cut)", "examples_long_result.py"),
     ("运维：配置、SQL、命令", "Ops: config, SQL, shell", "examples_ops.py"),
 ]
+# Only the evaluation lesson offers it: the weather tools with vague descriptions, to be scored against the clear ones.
+VAGUE_WEATHER = ("天气（描述含糊）", "Weather (vague descriptions)", "examples_weather_vague.py")
 EXAMPLE_SETS = {name: file for name, _, file in EXAMPLES}
-EXAMPLE_NAMES_EN = {name: english for name, english, _ in EXAMPLES}
+EXAMPLE_NAMES_EN = {name: english for name, english, _ in [*EXAMPLES, VAGUE_WEATHER]}
 FUTURE_TRAP = "examples_future_trap.py"
 DRIFT = "examples_drift.py"          # a hand-written schema left behind by a renamed parameter
 

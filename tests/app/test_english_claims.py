@@ -71,3 +71,17 @@ def english(app_url) -> tuple[str, list[re.Pattern]]:
 def test_the_english_a_claim_looks_for_is_what_the_english_page_says(english, text):
     plain, patterns = english
     assert text in plain or any(p.search(text) for p in patterns), text
+
+
+def quoted_labels() -> list[tuple[str, str]]:
+    """(lesson text, «label») of every English lesson text: the controls and results it names."""
+    return sorted({(path.name, label) for path in (ROOT / "lessons").glob("*.en.md")
+                   for label in re.findall(r"«([^«»]+)»", path.read_text(encoding="utf-8"))})
+
+
+@pytest.mark.parametrize("lesson_text, label", quoted_labels())
+def test_what_an_english_lesson_text_names_is_on_the_english_page(english, lesson_text, label):
+    """A lesson performed in Chinese (its claims test) names the same controls in English: each «label»
+    of its English text is a label, a value or a server text of the English pages (or part of one)."""
+    plain, patterns = english
+    assert label in plain or any(p.search(label) for p in patterns), (lesson_text, label)

@@ -139,3 +139,23 @@ def test_a_long_question_is_refused_on_the_server_key(provider):
         assert provider.requests == []
     finally:
         demo.close()
+
+
+def test_every_trial_of_an_evaluation_is_metered_on_the_server_key(provider):
+    """/run_eval: each run's model calls count like a run of the page; past the limit the rest fails, said."""
+    demo, url = serve(provider, key_requests_per_session=3)
+    cases = [{"name": "北京", "question": QUESTION, "calls": [{"name": "get_weather", "arguments": {"city": "北京"}}]},
+             {"name": "上海", "question": "上海今天天气怎么样？",
+              "calls": [{"name": "get_weather", "arguments": {"city": "上海"}}]}]
+    try:
+        provider.reset()
+        result = tab(url).predict(source=WEATHER, cases=cases, models=[{"provider": "openai"}], trials=1,
+                                  class_code="", api_name="/run_eval")
+        [model] = result["models"]
+        first, second = model["runs"]
+        assert first["passed"] and not second["passed"] and not second["finished"]
+        assert "本会话" in second["problem"] and "每小时 3 次" in second["problem"]
+        assert model["totals"]["passed"] == 1 and model["totals"]["runs"] == 2
+        assert len(provider.requests) == 3
+    finally:
+        demo.close()

@@ -1,0 +1,451 @@
+"""评估（8.12）：一组用例，每个跑几次，每次按事件打分——工具描述写得好不好，从此能量出来。
+
+比 function_calling_loop.py 多了这些：
+  - 用例（Case）：一个问题 + 应该发生什么。该调哪些工具、每个参数怎样算对、顺序要不要紧，
+    或者"这里不该调用工具"；可选：最终回答里该有什么。用例集是 JSON，老师可以发给全班；
+  - 匹配器（matches）：写死的值、几个可接受的值之一（one_of）、误差内的数（near + tolerance）、
+    包含某段文字（contains）、符合正则（matches）、不该出现的参数（absent）；
+  - 打分（score）：只看循环的事件（events.py）：调了什么、参数是什么、结果成没成功。
+    模型说"已完成"不是证据；
+  - 评估（evaluate）：每个用例跑 trials 次，每跑完一次交回一条 Trial（事件、得分、用时）；
+  - 汇总（totals）：通过率（带次数）、这次量到的用时 p50 / p95、token（服务端 usage 报的数；
+    没报的请求单独数出来，估算的标明是估算）、费用（只在配置了价格时才算，绝不编一个价格）。
+
+和 BFCL（Berkeley Function Calling Leaderboard）的对照：BFCL 只看模型的一次回复，按函数名和
+每个参数的"可接受值列表"比对（字符串先去标点、转小写；列表里有 "" 表示可以不传）。它的类别
+在这里都写得出来（category 给每个用例归类）：simple（一个工具，一次调用）、multiple（几个工具里
+选一个）、parallel（同一个回复里调同一工具几次）、parallel_multiple（同一回复里调不同工具）、
+irrelevance（不该调用：calls 为空）、multi_turn（用例带着前几轮对话 before）。两处不同：
+  1. 这里跑的是整个循环，模型可以看到错误再改：参数只比对工具收下了的调用（写错参数被退回的
+     不算；工具超时、被业务规则拒绝的算，那不是模型的错），而"选对了工具"看所有尝试过的调用
+     （先调了不存在的工具，就算选错过）；
+  2. 字符串默认原样比较，不去标点、不转小写：要宽松就写 one_of 或 contains；
+     用例里没写的参数不检查（BFCL 会判多传的参数为错：要这样就写 {"absent": true}）。
+手写的话，jsonschema 检查用例格式这一步要自己写一个递归；其余就是下面这些 for 循环。
+
+    python code/evaluation.py
+"""
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import time
+from typing import Any, Callable, Iterable, Iterator
+
+import jsonschema
+import regex
+
+import events
+from tool_outcome import CALL_MISTAKES
+
+ORDERS = ("sequence", "any", "parallel")     # 按顺序调用 / 顺序不要紧 / 同一个回复里一起调用
+CRITERIA = ("tool", "arguments", "answer")   # 选对工具、参数都对、最终回答（用例写了才查）
+REGEX_SECONDS = 0.05      # 正则来自用例文件（别人写的）：跑不完就算不匹配，不能卡住服务器
+MAX_CASES = 50
+MAX_TEXT = 2000           # 问题、期望值这些文字的长度上限
+
+# 匹配器的写法。不是 {...} 的值（字符串、数字、列表……）就是"必须等于它"。
+MATCHER = {"oneOf": [
+    {"not": {"type": "object"}},
+    {"type": "object", "additionalProperties": False, "required": ["equals"], "properties": {"equals": {}}},
+    {"type": "object", "additionalProperties": False, "required": ["one_of"],
+     "properties": {"one_of": {"type": "array", "minItems": 1, "maxItems": 50}}},
+    {"type": "object", "additionalProperties": False, "required": ["near"],
+     "properties": {"near": {"type": "number"}, "tolerance": {"type": "number", "minimum": 0}}},
+    {"type": "object", "additionalProperties": False, "required": ["contains"],
+     "properties": {"contains": {"type": "string", "maxLength": MAX_TEXT}}},
+    {"type": "object", "additionalProperties": False, "required": ["matches"],
+     "properties": {"matches": {"type": "string", "maxLength": 200}}},
+    {"type": "object", "additionalProperties": False, "required": ["absent"],
+     "properties": {"absent": {"const": True}}},
+]}
+CASE_SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["name", "question"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 100},
+        "question": {"type": "string", "minLength": 1, "maxLength": MAX_TEXT},
+        "calls": {"type": "array", "maxItems": 10, "items": {
+            "type": "object", "additionalProperties": False, "required": ["name"],
+            "properties": {"name": {"type": "string", "minLength": 1},
+                           "arguments": {"type": "object", "additionalProperties": MATCHER}}}},
+        "order": {"enum": list(ORDERS)},
+        "answer": MATCHER,
+        "before": {"type": "array", "maxItems": 20, "items": {
+            "type": "object", "required": ["role", "content"],
+            "properties": {"role": {"enum": ["user", "assistant"]}, "content": {"type": "string"}}}},
+    },
+}
+CASES_SCHEMA = {"type": "array", "minItems": 1, "maxItems": MAX_CASES, "items": CASE_SCHEMA}
+
+
+# ═══════════════════════════════════════════════════════════════ 1. 用例
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    name: str
+    question: str
+    calls: tuple[dict, ...] = ()        # [{"name", "arguments": {参数: 匹配器}}]；空 = 不该调用工具
+    order: str = "sequence"
+    answer: Any = None                  # 最终回答的匹配器；None = 不查
+    before: tuple[dict, ...] = ()       # 多轮：问题之前的几条对话
+
+    def messages(self) -> list[dict]:
+        return [*map(dict, self.before), {"role": "user", "content": self.question}]
+
+    def to_json(self) -> dict:
+        written = {"name": self.name, "question": self.question, "calls": list(self.calls)}
+        if self.order != "sequence":
+            written["order"] = self.order
+        if self.answer is not None:
+            written["answer"] = self.answer
+        if self.before:
+            written["before"] = list(self.before)
+        return written
+
+
+class CaseProblem(ValueError):
+    """用例集的格式不对：说清是第几个用例的哪一处。"""
+
+
+def read_cases(data: Any) -> list[Case]:
+    """JSON（列表，或 {"cases": 列表}）-> 用例。格式不对就抛 CaseProblem。"""
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError as exc:
+            raise CaseProblem(f"用例集不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg}") from None
+    if isinstance(data, dict) and "cases" in data:
+        data = data["cases"]
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(CASES_SCHEMA).iter_errors(data))
+    if error is not None:
+        raise CaseProblem(case_problem(error))
+    names = [case["name"] for case in data]
+    twice = next((name for name in names if names.count(name) > 1), None)
+    if twice:
+        raise CaseProblem(f"用例名 \"{twice}\" 出现了两次：每个用例的 name 要不一样，结果表才分得清")
+    for case in data:
+        for spec in [*(a for c in case.get("calls", []) for a in (c.get("arguments") or {}).values()),
+                     case.get("answer")]:
+            if isinstance(spec, dict) and "matches" in spec:
+                try:
+                    regex.compile(spec["matches"])
+                except regex.error as exc:
+                    raise CaseProblem(f"用例 \"{case['name']}\" 的正则 {spec['matches']!r} 写错了：{exc}") from None
+    return [Case(case["name"], case["question"], tuple(case.get("calls", [])), case.get("order", "sequence"),
+                 case.get("answer"), tuple(case.get("before", []))) for case in data]
+
+
+JSON_TYPES = {"string": "字符串", "number": "数字", "integer": "整数", "boolean": "布尔值", "array": "数组",
+              "object": "对象"}
+
+
+LENGTHS = {"minItems": "至少要有 {n} 个", "maxItems": "最多 {n} 个", "minLength": "至少要写 {n} 个字",
+           "maxLength": "最多 {n} 个字"}
+
+
+def case_problem(error: jsonschema.ValidationError) -> str:
+    """jsonschema 的一条错误 -> 一句中文：第几个用例、哪个字段、应该是什么。"""
+    path = list(error.absolute_path)
+    where = f"第 {path[0] + 1} 个用例" if path and isinstance(path[0], int) else "用例集"
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[1:]).lstrip(".")
+    where += f" 的 {field}" if field else ""
+    kind = error.validator
+    if kind == "required":
+        missing = next((name for name in error.validator_value if name not in (error.instance or {})), "?")
+        return f"{where} 缺少 \"{missing}\""
+    if kind == "additionalProperties":
+        return f"{where} 里有不认识的字段：{error.message.split('(')[-1].rstrip(')')}"
+    if kind == "enum":
+        return f"{where} 只能是 {' / '.join(map(str, error.validator_value))}，收到 {json.dumps(error.instance, ensure_ascii=False)}"
+    if kind == "type":
+        wanted = JSON_TYPES.get(error.validator_value, error.validator_value)
+        return f"{where} 应为{wanted}，收到 {json.dumps(error.instance, ensure_ascii=False)[:60]}"
+    if kind in LENGTHS:
+        return f"{where} {LENGTHS[kind].format(n=error.validator_value)}"
+    if kind == "oneOf":
+        return (f"{where} 不是认得的匹配器：写一个值，或 {{\"one_of\": [...]}}、{{\"near\": 数, \"tolerance\": 误差}}、"
+                f"{{\"contains\": \"文字\"}}、{{\"matches\": \"正则\"}}、{{\"absent\": true}}、{{\"equals\": 值}} 之一")
+    return f"{where}：{error.message}"
+
+
+def category(case: Case, tool_count: int) -> str:
+    """用例属于 BFCL 的哪一类（multi_step：几轮里先后调用，BFCL 没有单列）。"""
+    if case.before:
+        return "multi_turn"
+    if not case.calls:
+        return "irrelevance"
+    if len(case.calls) == 1:
+        return "simple" if tool_count <= 1 else "multiple"
+    if case.order == "parallel":
+        return "parallel" if len({c["name"] for c in case.calls}) == 1 else "parallel_multiple"
+    return "multi_step"
+
+
+# ═══════════════════════════════════════════════════════════════ 2. 匹配
+
+ABSENT = object()     # 参数没有传
+
+
+def matches(spec: Any, value: Any) -> bool:
+    """value（模型给的参数值，或最终回答）符不符合 spec。"""
+    if not isinstance(spec, dict):
+        return value is not ABSENT and same(spec, value)
+    if "absent" in spec:
+        return value is ABSENT
+    if value is ABSENT:
+        return False
+    if "equals" in spec:
+        return same(spec["equals"], value)
+    if "one_of" in spec:
+        return any(same(option, value) for option in spec["one_of"])
+    if "near" in spec:
+        return is_number(value) and abs(value - spec["near"]) <= spec.get("tolerance", 0)
+    if "contains" in spec:
+        return isinstance(value, str) and spec["contains"] in value
+    if "matches" in spec:
+        try:
+            return isinstance(value, str) and regex.search(spec["matches"], value, timeout=REGEX_SECONDS) is not None
+        except TimeoutError:
+            return False
+    return False
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def same(expected: Any, value: Any) -> bool:
+    """JSON 意义上相等：5 和 5.0 相等，True 和 1 不相等。"""
+    if is_number(expected) and is_number(value):
+        return expected == value
+    if isinstance(expected, (list, dict)):
+        return json.dumps(expected, sort_keys=True) == json.dumps(value, sort_keys=True)
+    return type(expected) is type(value) and expected == value
+
+
+def describe(spec: Any) -> str:
+    """匹配器说成一句话，用在"参数 city 应为……"里。"""
+    shown = lambda v: json.dumps(v, ensure_ascii=False)   # noqa: E731
+    if not isinstance(spec, dict):
+        return f"应为 {shown(spec)}"
+    if "absent" in spec:
+        return "不该传"
+    if "equals" in spec:
+        return f"应为 {shown(spec['equals'])}"
+    if "one_of" in spec:
+        return "应为 " + " / ".join(map(shown, spec["one_of"])) + " 之一"
+    if "near" in spec:
+        return f"应在 {spec['near']} ± {spec.get('tolerance', 0)} 之内"
+    if "contains" in spec:
+        return f"应包含 {shown(spec['contains'])}"
+    return f"应符合正则 /{spec['matches']}/"
+
+
+# ═══════════════════════════════════════════════════════════════ 3. 打分
+
+@dataclasses.dataclass(frozen=True)
+class Score:
+    """一次运行对一个用例：每一项 True / False，None 表示这一项不查。problem：第一处不对，一句话。"""
+    tool: bool
+    arguments: bool | None
+    answer: bool | None
+    finished: bool
+    problem: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.finished and all(getattr(self, name) is not False for name in CRITERIA)
+
+
+def score(case: Case, run: list[dict]) -> Score:
+    mine = events.own(run)
+    results = {(e["turn"], e["id"]): e for e in mine if e["type"] == "tool_result"}
+    tried = [e for e in mine if e["type"] == "tool_call"]
+    done = [call for call in tried if ran(results.get((call["turn"], call["id"])))]
+    final = next((e for e in mine if e["type"] == "final"), None)
+    stopped = next((e for e in mine if e["type"] == "error"), None)
+    problems = []
+
+    tool_ok, why = right_tools(case, tried)
+    problems.append(why)
+    arguments_ok = None
+    if case.calls:
+        arguments_ok, why = right_arguments(case, done)
+        problems.append(why)
+    answer_ok = None
+    if case.answer is not None:
+        answer_ok = final is not None and matches(case.answer, final["content"])
+        problems.append("" if answer_ok else f"最终回答{describe(case.answer)}" if final else "")
+    if final is None:
+        reason = stopped["message"] if stopped else "运行中途停止了"
+        problems.insert(0, f"运行没有正常结束：{reason}")
+    problem = next((p for p in problems if p), "")
+    return Score(tool_ok, arguments_ok, answer_ok, final is not None, problem[:300])
+
+
+def ran(result: dict | None) -> bool:
+    """工具收下了这个调用：成功了，或者是工具、规则、人让它没成（超时、超限额、被拒绝）。
+    那不是模型的错，参数照样比对；模型自己写错的调用（CALL_MISTAKES）工具根本没运行，不算。"""
+    return result is not None and (result.get("ok") or result.get("error_code") not in CALL_MISTAKES)
+
+
+def right_tools(case: Case, tried: list[dict]) -> tuple[bool, str]:
+    """调过的工具（包括失败的尝试）正好是用例要的那几个；不该调用时一个也没调。"""
+    wanted = {call["name"] for call in case.calls}
+    used = list(dict.fromkeys(call["name"] for call in tried))
+    if not wanted:
+        return (True, "") if not used else (False, f"不该调用工具，却调用了 {'、'.join(used)}")
+    if not used:
+        return False, f"没有调用工具，应调用 {'、'.join(wanted)}"
+    if set(used) != wanted:
+        extra = [name for name in used if name not in wanted]
+        lacking = [name for name in wanted if name not in used]
+        if extra and lacking:
+            return False, f"应调用 {'、'.join(lacking)}，调用的却是 {'、'.join(extra)}"
+        if extra:
+            return False, f"多调用了 {'、'.join(extra)}（用例里没有它）"
+        return False, f"没有调用 {'、'.join(lacking)}"
+    return True, ""
+
+
+def right_arguments(case: Case, done: list[dict]) -> tuple[bool, str]:
+    """工具收下的调用和用例要的调用一一对上，参数都符合；sequence 按顺序对，any / parallel 不管顺序，
+    parallel 还要求它们在同一个回复里。"""
+    expected = list(case.calls)
+    if len(done) != len(expected):
+        return False, f"应调用 {len(expected)} 次，写对了、工具收下的调用有 {len(done)} 次"
+    if case.order == "parallel" and len({call["turn"] for call in done}) > 1:
+        return False, "这几个调用应在同一个回复里一起发出（并行），模型分了几轮"
+    orders = [done] if case.order == "sequence" else itertools.permutations(done)
+    first_problem = ""
+    for made in itertools.islice(orders, 5040):        # 7 个调用的全部排列；更多的用例本来也写不出来
+        problem = next((p for p in map(call_problem, expected, made) if p), "")
+        if not problem:
+            return True, ""
+        first_problem = first_problem or problem
+    return False, first_problem
+
+
+def call_problem(expected: dict, made: dict) -> str:
+    if made["name"] != expected["name"]:
+        return f"这一步应调用 {expected['name']}，调用的是 {made['name']}"
+    arguments = made.get("arguments") or {}
+    for name, spec in (expected.get("arguments") or {}).items():
+        value = arguments.get(name, ABSENT)
+        if not matches(spec, value):
+            got = "没有传" if value is ABSENT else "收到 " + json.dumps(value, ensure_ascii=False)[:80]
+            return f"{made['name']} 的参数 {name} {describe(spec)}，{got}"
+    return ""
+
+
+# ═══════════════════════════════════════════════════════════════ 4. 跑、汇总
+
+@dataclasses.dataclass
+class Trial:
+    """一个用例的一次运行。"""
+    case: Case
+    number: int               # 第几次（从 1 数）
+    events: list[dict]
+    score: Score
+    ms: float                 # 这次运行从头到尾的用时（本机这次量的）
+
+    def usage(self) -> tuple[int, int, int]:
+        """(输入 token, 输出 token, 没报 usage 的请求数)：只加服务端报的数，不估。"""
+        answered = [e for e in events.own(self.events) if e["type"] == "response"]
+        reported = [e["usage"] for e in answered if isinstance(e.get("usage"), dict)]
+        prompt = sum(int(u.get("prompt_tokens") or 0) for u in reported)
+        completion = sum(int(u.get("completion_tokens") or 0) for u in reported)
+        return prompt, completion, len(answered) - len(reported)
+
+
+def evaluate(run_once: Callable[[list[dict]], Iterable[dict]], cases: list[Case], trials: int = 3) -> Iterator[Trial]:
+    """每个用例跑 trials 次；每跑完一次 yield 一条 Trial（页面据此画进度，随时可以停）。
+    run_once(messages) 是一次完整的循环，例如 run_function_calling(client, messages, tools, registry)。"""
+    for case in cases:
+        for number in range(1, trials + 1):
+            started = time.perf_counter()
+            run = list(run_once(case.messages()))
+            yield Trial(case, number, run, score(case, run), (time.perf_counter() - started) * 1000)
+
+
+@dataclasses.dataclass(frozen=True)
+class Totals:
+    runs: int
+    passed: int
+    criteria: dict             # 每一项：(对了几次, 查了几次)
+    p50_ms: float | None
+    p95_ms: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    unreported: int            # 没报 usage 的请求：没算进 token，也不估
+    estimated: bool            # usage 本身就是估的（离线模型按字数粗估）
+    cost: float | None         # 配了价格才有
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.runs if self.runs else None
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    """最近秩法：排好序，取第 ⌈share·n⌉ 个。样本少时就是实际量到的某一个值，不插值。"""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def totals(done: list[Trial], estimated: bool = False, price: dict | None = None) -> Totals:
+    """price：{"input": 每百万输入 token 的价格, "output": 每百万输出 token 的价格}；不给就不算费用。"""
+    criteria = {name: (sum(getattr(t.score, name) is True for t in done),
+                       sum(getattr(t.score, name) is not None for t in done)) for name in CRITERIA}
+    prompt = sum(t.usage()[0] for t in done)
+    completion = sum(t.usage()[1] for t in done)
+    unreported = sum(t.usage()[2] for t in done)
+    cost = None
+    if price and not unreported and not estimated:
+        cost = prompt / 1e6 * float(price["input"]) + completion / 1e6 * float(price["output"])
+    times = [t.ms for t in done]
+    return Totals(len(done), sum(t.score.passed for t in done), criteria, percentile(times, 0.5),
+                  percentile(times, 0.95), prompt, completion, unreported, estimated, cost)
+
+
+def table(done: list[Trial]) -> list[dict]:
+    """每个用例一行：通过了几次、每一项对了几次、第一处不对的地方。"""
+    rows: dict[str, dict] = {}
+    for trial in done:
+        row = rows.setdefault(trial.case.name, {"case": trial.case.name, "runs": 0, "passed": 0,
+                                                **{name: 0 for name in CRITERIA}, "problem": ""})
+        row["runs"] += 1
+        row["passed"] += trial.score.passed
+        for name in CRITERIA:
+            row[name] += getattr(trial.score, name) is not False
+        row["problem"] = row["problem"] or trial.score.problem
+    return list(rows.values())
+
+
+if __name__ == "__main__":
+    from examples_weather import registry
+    from function_calling_loop import run_function_calling
+    from llm_clients import make_client
+
+    client = make_client("offline")
+    cases = read_cases([
+        {"name": "今天的天气", "question": "北京今天天气怎么样？",
+         "calls": [{"name": "get_weather", "arguments": {"city": {"one_of": ["北京", "北京市"]}}}],
+         "answer": {"contains": "25"}},
+        {"name": "两个城市", "question": "北京和上海今天天气怎么样？", "order": "any",
+         "calls": [{"name": "get_weather", "arguments": {"city": "北京"}},
+                   {"name": "get_weather", "arguments": {"city": "上海"}}]},
+        {"name": "预报", "question": "杭州未来 5 天的天气预报",
+         "calls": [{"name": "get_forecast", "arguments": {"city": "杭州", "days": {"near": 5}}}]},
+        {"name": "不该调用", "question": "你好，介绍一下你自己", "calls": []},
+    ])
+    done = list(evaluate(lambda messages: run_function_calling(client, messages, registry.to_schemas(), registry),
+                         cases, trials=2))
+    for row in table(done):
+        print(f"{row['case']:<8} 通过 {row['passed']}/{row['runs']}  {row['problem']}")
+    total = totals(done, estimated=True)
+    print(f"通过率 {total.passed}/{total.runs}，用时 p50 {total.p50_ms:.0f} ms / p95 {total.p95_ms:.0f} ms，"
+          f"token {total.prompt_tokens} + {total.completion_tokens}（离线模型的 usage 是估算）")

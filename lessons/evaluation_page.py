@@ -1,0 +1,227 @@
+"""8.12 评估: a case set run against one or two models (code/evaluation.py through
+runs/eval_backend.py), a table with a cell per criterion that opens its run, totals with bars,
+exports, and the last evaluation beside this one, so a changed description shows its effect."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+
+import gradio as gr
+
+from evaluation_cases import CASE_SETS
+from i18n import tr
+
+from catalogue import LESSONS
+from lessons.editor_panel import EXAMPLE_SETS, VAGUE_WEATHER, EditorPanel, lesson_text
+from lessons import evaluation_view
+from lessons.evaluation_view import (chosen_run, columns, comparison_html, opened_title, progress_html, table_rows,
+                                     totals_html)
+from lessons.html_bits import esc
+from lessons.lesson_page import LessonPage
+from lessons.presets import mistake_choices
+from lessons.run_panel import RunPanel
+from lessons.schema_panel import SchemaPanel
+from lessons.settings_panel import PROVIDERS, SettingsPanel
+from lessons.timeline import render_protocol
+from memory.memory_format import storage_key
+from runs import eval_backend
+from runs.eval_backend import CaseProblem, Contender, Evaluation
+from serving import expiry
+from serving.page_events import PRIVATE, SILENT, session_of
+
+LESSON = LESSONS["evaluation"]
+SETS = {**EXAMPLE_SETS, VAGUE_WEATHER[0]: VAGUE_WEATHER[2]}
+FIRST_SET = "天气"
+REDRAW_S = 0.25           # while an evaluation runs, the table is redrawn at most this often
+# The questions of each set's cases: the run panel below runs one of them on its own.
+EXAMPLE_PRESETS = {name: [case["question"] for case in CASE_SETS.get(file, [])] for name, file in SETS.items()}
+# The registry lesson's source, as the browser keeps it (memory/browser_memory.py); "" when it kept none.
+REGISTRY_SOURCE_JS = """(kept, current) => {
+  try {
+    const record = JSON.parse(localStorage.getItem(%s) || "null");
+    const source = record && record.fields && record.fields.source;
+    return [typeof source === "string" && source ? source : "", current];
+  } catch (e) { return ["", current]; }
+}""" % json.dumps(storage_key("lesson:registry"))
+
+
+def cases_text(example: str) -> str:
+    return json.dumps({"cases": CASE_SETS.get(SETS.get(example, ""), [])}, ensure_ascii=False, indent=2)
+
+
+def build(settings: SettingsPanel) -> LessonPage:
+    with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
+        with gr.Accordion(tr("📖 课文：给工具调用打分", "📖 Lesson: scoring tool calls"), open=False):
+            gr.Markdown(lesson_text("evaluation.md"))
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=5, min_width=320):
+                editor = EditorPanel(sets=SETS, default=FIRST_SET, presets=EXAMPLE_PRESETS)
+                from_registry = gr.Button(tr("⇦ 用「工具注册」一课里保存的源码", "⇦ Use the source kept by the «Tool registry» lesson"),
+                                          size="sm", elem_classes=["tw-from-registry"])
+                schema = SchemaPanel()
+                cases = gr.Code(cases_text(FIRST_SET), language="json", interactive=True, lines=14, max_lines=30,
+                                label=tr("用例集（JSON，可编辑；写法见课文）", "Case set (JSON, editable; see the lesson)"),
+                                elem_classes=["tw-eval-cases"])
+                with gr.Row():
+                    cases_reset = gr.Button(tr("↺ 换回这组示例的用例", "↺ This example's cases again"), size="sm",
+                                            elem_classes=["tw-eval-cases-reset"])
+                    cases_export = gr.Button(tr("导出用例集", "Export the case set"), size="sm",
+                                             elem_classes=["tw-eval-cases-export"])
+                cases_import = gr.File(label=tr("导入用例集（.json）", "Import a case set (.json)"), file_types=[".json"],
+                                       type="filepath", elem_classes=["tw-eval-cases-import"])
+                cases_note = gr.Markdown(elem_classes=["tw-eval-cases-note"])
+            with gr.Column(scale=6, min_width=320):
+                gr.Markdown(tr("**模型 A** 是页面上方「模型设置」里选的模型。",
+                               "**Model A** is the one chosen in «Model settings» above."))
+                compare = gr.Checkbox(False, label=tr("再比一个模型 B（并排）", "Compare with a model B (side by side)"),
+                                      elem_classes=["tw-eval-compare"])
+                with gr.Group(visible=False) as second:
+                    with gr.Row():
+                        b_provider = gr.Dropdown(PROVIDERS, value="offline", label=tr("B 的提供方", "B's provider"),
+                                                 elem_classes=["tw-eval-b-provider"])
+                        b_model = gr.Textbox(label=tr("B 的模型（空着 = 默认）", "B's model (empty = default)"),
+                                             elem_classes=["tw-eval-b-model"])
+                    b_base_url = gr.Textbox(label=tr("B 的 Base URL（OpenAI 兼容接口，可不填）",
+                                                     "B's base URL (OpenAI-compatible API, optional)"))
+                    b_mistake = gr.Dropdown(mistake_choices("function_calling"), value="",
+                                            label=tr("B 模拟的失误（只对离线模型）", "B's simulated mistake (offline model only)"),
+                                            elem_classes=["tw-eval-b-mistake"])
+                    gr.Markdown(tr("B 和 A 是同一个提供方时用同一个密钥；否则用服务器为它配置的密钥（如有）。",
+                                   "B uses A's key when both have the same provider; otherwise the key the server "
+                                   "has for it, if any."))
+                with gr.Row():
+                    trials = gr.Slider(1, eval_backend.TRIALS_MAX, value=3, step=1,
+                                       label=tr("每个用例跑几次", "Trials per case"), elem_classes=["tw-eval-trials"])
+                    price_a = gr.Textbox(label=tr("A 的价格：输入, 输出（每百万 token，可不填）",
+                                                  "A's price: input, output (per million tokens, optional)"),
+                                         elem_classes=["tw-eval-price-a"])
+                    price_b = gr.Textbox(label=tr("B 的价格（可不填）", "B's price (optional)"), elem_classes=["tw-eval-price-b"])
+                gr.Markdown(eval_backend.cap_note(), elem_classes=["tw-eval-cap"])
+                with gr.Row():
+                    run_btn = gr.Button(tr("▶ 运行评估", "▶ Run the evaluation"), variant="primary",
+                                        elem_classes=["tw-eval-run"])
+                    stop_btn = gr.Button(tr("⏹ 停止", "⏹ Stop"), elem_classes=["tw-eval-stop"])
+                progress = gr.HTML(elem_classes=["tw-eval-progress-box"])
+                totals = gr.HTML(css_template=evaluation_view.CSS, elem_classes=["tw-eval-summary"])
+                moved = gr.HTML(elem_classes=["tw-eval-comparison"])
+                results = gr.Dataframe(headers=columns(None), value=[], interactive=False, wrap=True,
+                                       label=tr("每个用例一行：点一格，下面打开那次运行", "A row per case: click a cell to open "
+                                                "that run below"), elem_classes=["tw-eval-table"])
+                with gr.Row():
+                    export_csv = gr.Button(tr("导出 CSV", "Export CSV"), size="sm", elem_classes=["tw-eval-csv"])
+                    export_json = gr.Button(tr("导出 JSON", "Export JSON"), size="sm", elem_classes=["tw-eval-json"])
+                download = gr.File(label=tr("下载", "Download"), interactive=False, elem_classes=["tw-eval-download"])
+                opened = gr.Markdown(elem_classes=["tw-eval-opened-title"])
+                opened_run = gr.HTML(elem_classes=["tw-eval-opened"])
+        with gr.Accordion(tr("单独运行一个用例的问题（Function Calling）", "Run one case's question on its own (Function Calling)"),
+                          open=False):
+            run = RunPanel(LESSON, settings, editor.editor, EXAMPLE_PRESETS[FIRST_SET])
+        current = gr.State(None, time_to_live=expiry.session_ttl())
+        before = gr.State(None, time_to_live=expiry.session_ttl())
+        schema.wire(editor.editor)
+        editor.wire(run.presets, run.question)
+        run.wire()
+
+    editor.example_set.input(cases_text, [editor.example_set], [cases], api_visibility=PRIVATE)
+    cases_reset.click(cases_text, [editor.example_set], [cases], **SILENT)
+    compare.change(lambda on: gr.update(visible=bool(on)), [compare], [second], **SILENT)
+
+    def registry_source(kept: str, current_source: str):
+        if not kept:
+            return current_source, tr("本浏览器里还没有「工具注册」一课保存的源码：先在那一课里改一改源码。",
+                                      "This browser keeps no source of the «Tool registry» lesson yet: edit the source "
+                                      "there first.")
+        return kept, tr("⇦ 已换成「工具注册」一课里保存的源码。", "⇦ Now the source kept by the «Tool registry» lesson.")
+
+    from_registry.click(registry_source, [editor.editor, editor.editor], [editor.editor, cases_note],
+                        js=REGISTRY_SOURCE_JS, **SILENT)
+
+    def export_cases(text: str):
+        try:
+            return eval_backend.written(eval_backend.cases_json(text), "cases.json"), tr(
+                "📦 已导出用例集：点「下载」框里的文件名保存。", "📦 Case set exported: click the file name in «Download».")
+        except CaseProblem as problem:
+            return None, "❌ " + str(problem)
+
+    cases_export.click(export_cases, [cases], [download, cases_note], api_visibility=PRIVATE)
+
+    def import_cases(path: str | None, text: str):
+        """The file's case set in the box (the file box is emptied, ready for the next file)."""
+        if not path:
+            return text, "", None
+        try:
+            return eval_backend.imported(path), tr("📥 已导入用例集。", "📥 Case set imported."), None
+        except (CaseProblem, OSError) as problem:
+            return text, tr("❌ 没有导入：{problem}", "❌ Not imported: {problem}").format(problem=problem), None
+
+    cases_import.upload(import_cases, [cases_import, cases], [cases, cases_note, cases_import], api_visibility=PRIVATE)
+
+    shown = [progress, totals, moved, results, current, before]
+
+    def show(state: Evaluation | None, last: Evaluation | None, running: bool) -> dict:
+        return {progress: progress_html(state, running), totals: totals_html(state),
+                moved: comparison_html(last, state) if not running else "",
+                results: gr.update(value=table_rows(state), headers=columns(state)), current: state, before: last}
+
+    eval_inputs = {editor.editor, cases, trials, compare, b_provider, b_model, b_base_url, b_mistake, price_a, price_b,
+                   current, before, *settings.components}
+
+    def evaluate(values: dict, request: gr.Request):
+        last = values[current] if values[current] is not None and values[current].trials else values[before]
+        a_settings, key = settings.read(values)
+        try:
+            contenders = [Contender("A", a_settings, key, price=eval_backend.parse_price(values[price_a]))]
+            if values[compare]:
+                provider = values[b_provider] or "offline"
+                b_settings = dataclasses.replace(a_settings, provider=provider, model=(values[b_model] or "").strip(),
+                                                 base_url=(values[b_base_url] or "").strip(), preset="")
+                contenders.append(Contender("B", b_settings, key if provider == a_settings.provider else "",
+                                            mistake=(values[b_mistake] or None) if provider == "offline" else None,
+                                            price=eval_backend.parse_price(values[price_b])))
+        except ValueError as problem:
+            yield show(Evaluation(problem=str(problem)), last, False)
+            return
+        state, shown_at = None, 0.0
+        steps = eval_backend.run_evaluation(values[editor.editor], values[cases], contenders, values[trials],
+                                            secrets=settings.secrets, session_id=session_of(request), request=request)
+        with contextlib.closing(steps):
+            for state in steps:
+                if state.stopped:        # «⏹ 停止» marks it; the runs done so far stay and are scored
+                    break
+                if time.monotonic() - shown_at > REDRAW_S:
+                    shown_at = time.monotonic()
+                    yield show(state, last, True)
+        yield show(state, last, False)
+
+    run_btn.click(evaluate, eval_inputs, shown, api_visibility=PRIVATE, concurrency_limit=4)
+
+    def stop(state: Evaluation | None):
+        if state is not None and state.done < state.planned:
+            state.stopped = True
+        return progress_html(state, False) if state is not None else ""
+
+    stop_btn.click(stop, [current], [progress], **SILENT)
+
+    def open_cell(state: Evaluation | None, event: gr.SelectData):
+        row, column = (event.index if isinstance(event.index, (list, tuple)) else (event.index, 0))
+        label, trial, count = chosen_run(state, row, column)
+        if trial is None:
+            return tr("这一格还没有运行。", "Nothing has run for this cell yet."), ""
+        return esc(opened_title(label, trial, count)), render_protocol(trial.events)
+
+    results.select(open_cell, [current], [opened, opened_run], api_visibility=PRIVATE)
+
+    def export(state: Evaluation | None, kind: str):
+        if state is None or not state.trials:
+            return None, tr("还没有可以导出的评估。", "There is no evaluation to export yet.")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        text = (eval_backend.as_csv(state) if kind == "csv"
+                else json.dumps(eval_backend.report(state), ensure_ascii=False, indent=2))
+        return eval_backend.written(text, f"evaluation-{stamp}.{kind}"), tr(
+            "📦 已导出：点「下载」框里的文件名保存。", "📦 Exported: click the file name in «Download».")
+
+    export_csv.click(lambda state: export(state, "csv"), [current], [download, cases_note], api_visibility=PRIVATE)
+    export_json.click(lambda state: export(state, "json"), [current], [download, cases_note], api_visibility=PRIVATE)
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema, kept={"cases": cases, "trials": trials})

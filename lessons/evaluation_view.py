@@ -1,0 +1,183 @@
+"""What the evaluation page draws from a runs.eval_backend.Evaluation: the progress line, the
+totals with their bars, the before / after comparison, the table (a row per case, per model a
+cell per criterion) and the run a cell opens. Functions of the data only: no component here."""
+from __future__ import annotations
+
+from evaluation import CRITERIA, Trial, category, table
+
+from i18n import now, tr
+from lessons.html_bits import esc
+from runs.eval_backend import Evaluation
+
+CRITERION_TITLES = {"tool": tr("工具", "tool"), "arguments": tr("参数", "arguments"), "answer": tr("回答", "answer")}
+CATEGORY_TITLES = {"simple": tr("单个", "simple"), "multiple": tr("多选一", "multiple"),
+                   "parallel": tr("并行", "parallel"), "parallel_multiple": tr("并行·多工具", "parallel multiple"),
+                   "multi_step": tr("多次调用", "several calls"), "irrelevance": tr("不该调用", "irrelevance"),
+                   "multi_turn": tr("多轮", "multi-turn")}
+CSS = """
+.tw-eval-bars { display: grid; grid-template-columns: max-content 1fr; gap: 4px 10px; align-items: center; }
+.tw-eval-bar { height: 1.1em; background: var(--color-accent-soft); border-radius: 3px; min-width: 2px; }
+.tw-eval-bar.b { background: #f6c177; }
+.tw-eval-totals td, .tw-eval-totals th { padding: 2px 10px; }
+.tw-eval-moved { margin: 0.3em 0; }
+"""
+
+
+def progress_html(state: Evaluation | None, running: bool = False) -> str:
+    if state is None:
+        return ""
+    if state.problem:
+        return (f'<div class="tw-eval-progress tw-eval-problem" data-started="{state.started}">'
+                f'❌ {esc(state.problem)}</div>')
+    share = state.done / state.planned if state.planned else 0
+    if running:
+        said = tr("⏳ 已跑 {done} / {planned} 次", "⏳ {done} / {planned} runs done")
+    elif state.stopped:
+        said = tr("⏹ 已停止：跑了 {done} / {planned} 次，下面只算跑完的", "⏹ Stopped: {done} / {planned} runs done; "
+                  "below counts only those")
+    else:
+        said = tr("✅ 评估完成：{done} / {planned} 次", "✅ Evaluation done: {done} / {planned} runs")
+    failed = "".join(f"<div>⚠️ {esc(tr('模型 {label} 没有运行：', 'Model {label} did not run: ').format(label=label))}"
+                     f"{esc(why)}</div>" for label, why in state.failed.items())
+    return (f'<div class="tw-eval-progress" data-started="{state.started}"><progress max="{state.planned}" value="{state.done}"></progress> '
+            f'{esc(now(said).format(done=state.done, planned=state.planned))} ({share:.0%}){failed}</div>')
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f} ms"
+
+
+def totals_html(state: Evaluation | None) -> str:
+    """Per model: pass rate with counts, each criterion, latency p50 / p95, tokens, cost; then bars."""
+    if state is None or not state.trials:
+        return ""
+    rows, bars = [], []
+    labels = [c.label for c in state.contenders if c.label in state.trials]
+    measured = {label: state.totals(label) for label in labels}
+    slowest = max((t.p95_ms or 0 for t in measured.values()), default=0) or 1
+    heaviest = max(((t.prompt_tokens + t.completion_tokens) / t.runs if t.runs else 0
+                    for t in measured.values()), default=0) or 1
+    for contender in state.contenders:
+        if contender.label not in measured:
+            continue
+        total = measured[contender.label]
+        criteria = " · ".join(f"{now(CRITERION_TITLES[name])} {ok}/{checked}"
+                              for name, (ok, checked) in total.criteria.items() if checked)
+        tokens = total.prompt_tokens + total.completion_tokens
+        token_text = f"{tokens:,}"
+        if total.estimated:
+            token_text += now(tr("（估算：离线模型按字数粗估）", " (estimated: the offline model counts characters)"))
+        if total.unreported:
+            token_text += now(tr("（另有 {n} 次请求服务端没报 usage，没算进去）",
+                                 " ({n} more requests had no usage from the server: not counted)")).format(n=total.unreported)
+        cost = (now(tr("未配置价格", "no price configured")) if total.cost is None and not contender.price
+                else now(tr("无法计算（token 是估算或不全）", "not computable (tokens estimated or incomplete)"))
+                if total.cost is None else f"{total.cost:.4f}")
+        rate = "—" if total.rate is None else f"{total.rate:.0%}"
+        rows.append(f"<tr><th>{esc(contender.label)}</th><td>{esc(contender.name())}</td>"
+                    f"<td><b>{rate}</b>（{total.passed}/{total.runs}）</td><td>{esc(criteria)}</td>"
+                    f"<td>{_ms(total.p50_ms)} / {_ms(total.p95_ms)}</td><td>{esc(token_text)}</td><td>{esc(cost)}</td></tr>")
+        css = "tw-eval-bar" + (" b" if contender.label == "B" else "")
+        per_run = tokens / total.runs if total.runs else 0
+        for title, value, top, shown in (
+                (tr("通过率", "pass rate"), total.rate or 0, 1, rate),
+                (tr("用时 p95", "time p95"), total.p95_ms or 0, slowest, _ms(total.p95_ms)),
+                (tr("每次 token", "tokens per run"), per_run, heaviest, f"{per_run:,.0f}")):
+            bars.append(f"<span>{esc(contender.label)} · {esc(now(title))}</span>"
+                        f'<span><span class="{css}" style="display:inline-block;width:{80 * value / top:.1f}%">'
+                        f"</span> {esc(shown)}</span>")
+    head = "".join(f"<th>{esc(now(t))}</th>" for t in (
+        tr("模型", "model"), "", tr("通过率", "pass rate"), tr("各项", "criteria"), tr("用时 p50 / p95（本次量的）",
+                                                                                "time p50 / p95 (measured now)"),
+        "token", tr("费用", "cost")))
+    return (f'<table class="tw-eval-totals"><tr>{head}</tr>{"".join(rows)}</table>'
+            f'<div class="tw-eval-bars">{"".join(bars)}</div>')
+
+
+def comparison_html(before: Evaluation | None, after: Evaluation | None) -> str:
+    """The last evaluation against this one, per model: pass rate, and each case whose passes moved."""
+    if before is None or after is None or not before.trials or not after.trials:
+        return ""
+    parts = []
+    for label in after.trials:
+        if label not in before.trials:
+            continue
+        old, new = before.totals(label), after.totals(label)
+        old_rows = {row["case"]: row for row in _rows(before, label)}
+        moved = [f"{esc(row['case'])}：{old_rows[row['case']]['passed']}/{old_rows[row['case']]['runs']} → "
+                 f"{row['passed']}/{row['runs']}" for row in _rows(after, label)
+                 if row["case"] in old_rows and (old_rows[row["case"]]["passed"] / old_rows[row["case"]]["runs"]
+                                                 != row["passed"] / row["runs"])]
+        rate = lambda t: "—" if t.rate is None else f"{t.rate:.0%}"   # noqa: E731
+        parts.append(f'<div class="tw-eval-moved"><b>{esc(label)}</b> '
+                     f"{esc(now(tr('通过率', 'pass rate')))} {rate(old)}（{old.passed}/{old.runs}）→ "
+                     f"<b>{rate(new)}</b>（{new.passed}/{new.runs}）"
+                     + (f"<br>{esc(now(tr('变了的用例：', 'Cases that moved: ')))}{'；'.join(moved)}" if moved else
+                        f"<br>{esc(now(tr('没有用例的结果变了。', 'No case moved.')))}") + "</div>")
+    if not parts:
+        return ""
+    return (f"<h4>{esc(now(tr('上一次 → 这一次', 'Last time → this time')))}</h4>" + "".join(parts))
+
+
+def _rows(state: Evaluation, label: str) -> list[dict]:
+    return table(state.trials.get(label, []))
+
+
+def columns(state: Evaluation | None) -> list[str]:
+    heads = [now(tr("用例", "case")), now(tr("类别", "category"))]
+    for contender in (state.contenders if state is not None else []):
+        heads += [f"{contender.label} {now(tr('通过', 'passed'))}",
+                  *(f"{contender.label} {now(CRITERION_TITLES[name])}" for name in CRITERIA)]
+    return heads
+
+
+def cell(trials: list[Trial], name: str) -> str:
+    checked = [t for t in trials if getattr(t.score, name) is not None]
+    if not checked:
+        return "—"
+    ok = sum(getattr(t.score, name) is True for t in checked)
+    return f"{'✓' if ok == len(checked) else '✗'} {ok}/{len(checked)}"
+
+
+def table_rows(state: Evaluation | None) -> list[list[str]]:
+    """A row per case; per model: passed k/n, then ✓ / ✗ with counts per criterion."""
+    if state is None or not state.cases:
+        return []
+    rows = []
+    for case in state.cases:
+        row = [case.name, now(CATEGORY_TITLES[category(case, len(state.tools))])]
+        for contender in state.contenders:
+            trials = [t for t in state.trials.get(contender.label, []) if t.case.name == case.name]
+            if not trials:
+                row += ["…" if contender.label not in state.failed else "—"] * (1 + len(CRITERIA))
+                continue
+            passed = sum(t.score.passed for t in trials)
+            row.append(f"{'✓' if passed == len(trials) else '✗'} {passed}/{len(trials)}")
+            row += [cell(trials, name) for name in CRITERIA]
+        rows.append(row)
+    return rows
+
+
+def chosen_run(state: Evaluation | None, row: int, column: int) -> tuple[str | None, Trial | None, int]:
+    """The run a click on table cell (row, column) opens: that model's first failing trial of the
+    case, or its first trial. -> (model label, trial, how many trials the case had)."""
+    if state is None or not 0 <= row < len(state.cases):
+        return None, None, 0
+    per_model = 1 + len(CRITERIA)
+    index = (column - 2) // per_model if column >= 2 else 0
+    if not 0 <= index < len(state.contenders):
+        return None, None, 0
+    label = state.contenders[index].label
+    trials = [t for t in state.trials.get(label, []) if t.case.name == state.cases[row].name]
+    if not trials:
+        return label, None, 0
+    return label, next((t for t in trials if not t.score.passed), trials[0]), len(trials)
+
+
+def opened_title(label: str, trial: Trial, count: int) -> str:
+    verdict = (tr("✅ 通过", "✅ passed") if trial.score.passed
+               else tr("❌ 没通过：{problem}", "❌ failed: {problem}"))
+    return (now(tr("模型 {label} · 用例「{case}」· 第 {n} 次（共 {count} 次）· {ms:,.0f} ms",
+                   "Model {label} · case «{case}» · trial {n} of {count} · {ms:,.0f} ms")).format(
+        label=label, case=trial.case.name, n=trial.number, count=count, ms=trial.ms)
+        + " — " + now(verdict).format(problem=trial.score.problem))

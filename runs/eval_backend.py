@@ -1,0 +1,235 @@
+"""An evaluation on the server (code/evaluation.py): a case set run through the Function Calling
+loop against one or two models, the tools in the sandbox, a few trials per case.
+
+Every trial is a run like the page's 运行: the same client (a server key is metered per model
+call, so each trial counts), the same sandboxed tools. How many runs one evaluation may make is
+capped, lower on a public Space (`run_cap`), and the cap is said before anything runs.
+"""
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import tempfile
+import time
+from typing import Any, Iterator, Mapping
+
+from evaluation import CRITERIA, Case, CaseProblem, Trial, category, evaluate, read_cases, table, totals
+from function_calling_loop import run_function_calling
+from i18n import tr
+
+from access.clients import Settings, make_client
+from runs import backend
+
+TRIALS_MAX = 5
+MODELS_MAX = 2
+RUNS_MAX = 300            # one evaluation, on a machine of one's own: 50 cases × 3 trials × 2 models
+HOSTED_RUNS_MAX = 60      # on a public Space, where a server key may pay for every run
+LABELS = ("A", "B")
+
+
+def hosted(environ: Mapping[str, str] = os.environ) -> bool:
+    """A Hugging Face Space or a ModelScope 创空间: anyone may open the page."""
+    return bool(environ.get("SPACE_ID")) or environ.get("MODELSCOPE_ENVIRONMENT") == "studio"
+
+
+def run_cap(environ: Mapping[str, str] = os.environ) -> int:
+    return HOSTED_RUNS_MAX if hosted(environ) else RUNS_MAX
+
+
+def cap_note(environ: Mapping[str, str] = os.environ) -> str:
+    cap = run_cap(environ)
+    if hosted(environ):
+        return tr("这是公开的 Space：每次评估最多跑 {cap} 次（用例数 × 重复次数 × 模型数），用服务器密钥时每次都计入用量。",
+                  "This is a public Space: one evaluation runs at most {cap} times (cases × trials × models); on the "
+                  "server's key every run counts towards its usage.").format(cap=cap)
+    return tr("每次评估最多跑 {cap} 次（用例数 × 重复次数 × 模型数）。",
+              "One evaluation runs at most {cap} times (cases × trials × models).").format(cap=cap)
+
+
+@dataclasses.dataclass(frozen=True)
+class Contender:
+    """One model of the comparison, as the page or the API describes it."""
+    label: str
+    settings: Settings
+    session_key: str = ""
+    mistake: str | None = None            # the offline model's simulated mistake
+    price: dict | None = None             # {"input", "output"} per million tokens; None: not configured
+
+    def name(self) -> str:
+        public = self.settings.public()
+        said = f"{public['provider']} · {public['model']}"
+        return said + (f" · {self.mistake}" if self.mistake else "")
+
+
+@dataclasses.dataclass
+class Evaluation:
+    """What one evaluation has done so far: per model its trials (or why it could not run)."""
+    cases: list[Case] = dataclasses.field(default_factory=list)
+    tools: list = dataclasses.field(default_factory=list)
+    contenders: list[Contender] = dataclasses.field(default_factory=list)
+    trials: dict = dataclasses.field(default_factory=dict)      # label -> [Trial]
+    failed: dict = dataclasses.field(default_factory=dict)      # label -> why the model could not run
+    planned: int = 0
+    problem: str = ""                                           # why nothing ran
+    stopped: bool = False
+    started: float = dataclasses.field(default_factory=time.time)   # tells one evaluation's view from the last one's
+
+    @property
+    def done(self) -> int:
+        return sum(len(trials) for trials in self.trials.values())
+
+    def totals(self, label: str):
+        contender = next(c for c in self.contenders if c.label == label)
+        return totals(self.trials.get(label, []), estimated=contender.settings.provider == "offline",
+                      price=contender.price)
+
+    def find(self, label: str, case: str, number: int) -> Trial | None:
+        return next((t for t in self.trials.get(label, []) if t.case.name == case and t.number == number), None)
+
+
+def parse_price(text: Any) -> dict | None:
+    """"2, 8" (per million input, output tokens) -> {"input": 2.0, "output": 8.0}; "" -> None.
+    Raises ValueError with a sentence for anything else."""
+    if isinstance(text, dict):
+        text = f"{text.get('input', '')},{text.get('output', '')}"
+    written = str(text or "").replace("，", ",").strip()
+    if not written:
+        return None
+    parts = [part.strip() for part in written.split(",")]
+    try:
+        numbers = [float(part) for part in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) != 2 or any(n < 0 or n != n or n == float("inf") for n in numbers):
+        raise ValueError(tr("价格写成「输入, 输出」两个不小于 0 的数（每百万 token 的价格），例如 2, 8；收到 {text!r}",
+                            "Write the price as two numbers of at least 0, «input, output» per million tokens, "
+                            "e.g. 2, 8; got {text!r}").format(text=written[:40]))
+    return {"input": numbers[0], "output": numbers[1]}
+
+
+def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], trials: int, *,
+             secrets: Mapping[str, str] | None = None, session_id: str | None = None, request: Any = None,
+             class_code: str = "", environ: Mapping[str, str] = os.environ) -> Iterator[Evaluation]:
+    """Yields the evaluation after each trial (and once before the first, and once at the end).
+    Closing the generator stops it between two trials: what was done stays."""
+    state = Evaluation(contenders=list(contenders[:MODELS_MAX]))
+    trials = min(max(int(trials or 1), 1), TRIALS_MAX)
+    try:
+        state.cases = read_cases(cases_text)
+    except CaseProblem as problem:
+        state.problem = str(problem)
+        yield state
+        return
+    state.planned = len(state.cases) * trials * len(state.contenders)
+    if state.planned > run_cap(environ):
+        state.problem = tr("这次评估要跑 {n} 次（{cases} 个用例 × {trials} 次 × {models} 个模型），超过了上限 {cap} 次。"
+                           "减少用例或重复次数，或者只评一个模型。",
+                           "This evaluation would run {n} times ({cases} cases × {trials} trials × {models} models), "
+                           "over the limit of {cap}. Use fewer cases or trials, or one model.").format(
+            n=state.planned, cases=len(state.cases), trials=trials, models=len(state.contenders), cap=run_cap(environ))
+        yield state
+        return
+    report = backend.extract(source or "", "registry", False, session_id)
+    if not report["ok"]:
+        state.problem = tr("工具源码没有生成 schema：", "The tool source gives no schema: ") + backend.error_text(report["error"])
+        yield state
+        return
+    state.tools = report["tools"]
+    execute = backend.executor(source or "", session_id)
+    yield state
+    for contender in state.contenders:
+        try:
+            client = make_client(contender.settings, contender.session_key, secrets or {}, mistake=contender.mistake,
+                                 request=request, class_code=class_code)
+        except Exception as exc:   # a missing key, a refused address: this model does not run, the other does
+            state.failed[contender.label] = str(exc) or exc.__class__.__name__
+            continue
+        settings = contender.settings
+
+        def run_once(messages: list[dict]) -> Iterator[dict]:
+            loop = run_function_calling(client, messages, state.tools, execute, max_turns=settings.max_turns,
+                                        temperature=settings.temperature)
+            return (backend.jsonable(event) for event in loop)
+
+        state.trials[contender.label] = []
+        for trial in evaluate(run_once, state.cases, trials):
+            state.trials[contender.label].append(trial)
+            yield state
+    yield state
+
+
+def run_record(trial: Trial) -> dict:
+    """One run, as exports and the API give it: its scores, time, tokens and the calls it made."""
+    prompt, completion, unreported = trial.usage()
+    calls = [{"name": e.get("name"), "arguments": e.get("arguments")} for e in trial.events
+             if e.get("type") == "tool_call" and "child" not in e]
+    return {"case": trial.case.name, "trial": trial.number, "passed": trial.score.passed,
+            **{name: getattr(trial.score, name) for name in CRITERIA}, "finished": trial.score.finished,
+            "problem": trial.score.problem, "ms": round(trial.ms, 1), "prompt_tokens": prompt,
+            "completion_tokens": completion, "unreported_usage": unreported, "calls": calls}
+
+
+def report(state: Evaluation) -> dict:
+    """The whole evaluation as JSON: the case set, and per model its totals, rows and runs."""
+    models = []
+    for contender in state.contenders:
+        entry = {"label": contender.label, "settings": contender.settings.public(), "mistake": contender.mistake,
+                 "price": contender.price, "error": state.failed.get(contender.label)}
+        if contender.label in state.trials:
+            total = state.totals(contender.label)
+            entry["totals"] = {**dataclasses.asdict(total), "rate": total.rate,
+                               "criteria": {k: list(v) for k, v in total.criteria.items()}}
+            entry["cases"] = table(state.trials[contender.label])
+            entry["runs"] = [run_record(trial) for trial in state.trials[contender.label]]
+        models.append(entry)
+    tool_count = len(state.tools)
+    return {"ok": not state.problem, "problem": state.problem or None, "planned": state.planned, "done": state.done,
+            "stopped": state.stopped,
+            "cases": [{**case.to_json(), "category": category(case, tool_count)} for case in state.cases],
+            "models": models}
+
+
+def as_csv(state: Evaluation) -> str:
+    """One row per run."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["model", "label", "case", "category", "trial", "passed", *CRITERIA, "finished", "ms",
+                     "prompt_tokens", "completion_tokens", "problem"])
+    categories = {case.name: category(case, len(state.tools)) for case in state.cases}
+    for contender in state.contenders:
+        for trial in state.trials.get(contender.label, []):
+            row = run_record(trial)
+            writer.writerow([contender.name(), contender.label, row["case"], categories.get(row["case"], ""),
+                             row["trial"], row["passed"], *(row[name] for name in CRITERIA), row["finished"], row["ms"],
+                             row["prompt_tokens"], row["completion_tokens"], row["problem"]])
+    return out.getvalue()
+
+
+def cases_json(cases_text: Any) -> str:
+    """The case set as a file to hand out: {"cases": [...]}, checked first (raises CaseProblem)."""
+    cases = read_cases(cases_text)
+    return json.dumps({"cases": [case.to_json() for case in cases]}, ensure_ascii=False, indent=2)
+
+
+IMPORT_LIMIT = 512 * 1024      # bytes of an imported case set: 50 cases are a few tens of KB
+
+
+def written(text: str, name: str) -> str:
+    """`text` in a fresh temporary file called `name` (an export to download); returns its path."""
+    folder = tempfile.mkdtemp(prefix="tool-workshop-")
+    path = os.path.join(folder, name)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def imported(path: str) -> str:
+    """An uploaded case set file -> its text, tidied, once it passes read_cases (raises CaseProblem)."""
+    if os.path.getsize(path) > IMPORT_LIMIT:
+        raise CaseProblem(tr("文件太大（超过 {kb} KB），不像是一个用例集。", "The file is too big (over {kb} KB) for a case set.")
+                          .format(kb=IMPORT_LIMIT // 1024))
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return cases_json(handle.read())

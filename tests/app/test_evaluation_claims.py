@@ -1,0 +1,203 @@
+"""evaluation.md, performed: each claim of the evaluation lesson (8.12) on its page, offline, in
+Chinese. The English page makes the same claims in evaluation.en.md."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.app.harness import LessonPage, code_text, screenshot
+
+pytestmark = pytest.mark.browser
+WAIT = 60_000
+# A progress line of an evaluation other than `before` (each has its own data-started) that has ended.
+ENDED = r"""([root, before]) => { const p = root.querySelector('.tw-eval-progress');
+  return !!p && p.dataset.started !== before && /^(✅|⏹|❌)/u.test(p.innerText.trim()); }"""
+
+
+@pytest.fixture(scope="module")
+def lesson(browser, app_url):
+    with LessonPage(browser, app_url, "evaluation", height=2600) as page:
+        page.panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        yield page
+
+
+def started(lesson) -> str:
+    mark = lesson.panel.locator(".tw-eval-progress")
+    return mark.first.get_attribute("data-started") if mark.count() else ""
+
+
+def evaluate(lesson) -> str:
+    """Clicks «▶ 运行评估», waits for this evaluation to end, returns its progress line."""
+    before = started(lesson)
+    lesson.panel.locator(".tw-eval-run").click()
+    lesson.page.wait_for_function(ENDED, arg=[lesson.panel.element_handle(), before], timeout=WAIT)
+    return lesson.panel.locator(".tw-eval-progress").first.inner_text().strip()
+
+
+def rows(lesson) -> dict[str, list[str]]:
+    """The table: case name -> its cells after the name."""
+    table = {}
+    for row in lesson.panel.locator(".tw-eval-table .virtual-body [role=row]").all():
+        cells = [c.strip() for c in row.locator("[role=gridcell]").all_inner_texts()]
+        if cells and cells[0]:
+            table[cells[0]] = cells[1:]
+    return table
+
+
+def cell(lesson, row: int, column: int):
+    return lesson.panel.locator(f".tw-eval-table [data-testid=cell-{row}-{column}]")
+
+
+def summary(lesson) -> str:
+    return lesson.panel.locator(".tw-eval-summary").first.inner_text()
+
+
+def set_trials(lesson, value: str):
+    box = lesson.panel.locator(".tw-eval-trials input[type=number]")
+    box.fill(value)
+    box.press("Enter")
+
+
+def test_a_run_scores_every_case_and_a_cell_opens_its_run(lesson):
+    """点「▶ 运行评估」。表里每个用例一行，每个模型四格：通过了几次，工具、参数、回答各对了几次（✓ 全对，✗ 有错，— 不查）。
+    点一格，下面打开那次运行的时间线。"""
+    assert evaluate(lesson) == "✅ 评估完成：24 / 24 次 (100%)"
+    table = rows(lesson)
+    assert len(table) == 8
+    assert table["今天的天气"] == ["多选一", "✓ 3/3", "✓ 3/3", "✓ 3/3", "✓ 3/3"]
+    assert table["冷不冷"][4] == "—" and table["闲聊：不该调用工具"][1:] == ["✓ 3/3", "✓ 3/3", "—", "—"]
+    assert table["两个城市一起查"][0] == "并行"
+    assert "100%（24/24）" in summary(lesson)
+    cell(lesson, 4, 3).click()
+    title = lesson.panel.locator(".tw-eval-opened-title").last
+    title.filter(has_text="用例「这几天」").wait_for(timeout=WAIT)
+    assert "模型 A · 用例「这几天」· 第 1 次（共 3 次）" in title.inner_text() and "✅ 通过" in title.inner_text()
+    assert "调用 get_forecast" in lesson.panel.locator(".tw-eval-opened .tw-protocol").first.inner_text()
+    screenshot(lesson.page, "evaluation-table-1280")
+
+
+def test_figures_say_where_they_come_from(lesson):
+    """用时 p50 / p95 是这次运行量到的。token 来自服务端报的 usage，离线模型的 usage 是按字数粗估的，标着「估算」。
+    不填价格，费用一栏就写「未配置价格」，不编一个数。"""
+    text = summary(lesson)
+    assert "用时 p50 / p95（本次量的）" in text and " ms / " in text
+    assert "（估算：离线模型按字数粗估）" in text and "未配置价格" in text
+
+
+def test_a_vague_description_lowers_the_score_and_the_comparison_names_the_cases(lesson):
+    """示例工具集换成「天气（描述含糊）」，再运行评估：「这几天」「周末」两个用例选错了工具，通过率从 100% 掉到 75%。
+    「上一次 → 这一次」写着哪几个用例变了。换回「天气」再运行，分数就回来。"""
+    lesson.choose_example("天气（描述含糊）", "get_forecast")
+    lesson.panel.locator(".tw-schema-json").filter(has_text='"description": "天气"').first.wait_for(timeout=WAIT)
+    evaluate(lesson)
+    table = rows(lesson)
+    assert table["这几天"][1:4] == ["✗ 0/3", "✗ 0/3", "✗ 0/3"] and table["周末"][1] == "✗ 0/3"
+    assert "75%（18/24）" in summary(lesson)
+    moved = lesson.panel.locator(".tw-eval-comparison").first.inner_text()
+    assert "通过率 100%（24/24）→ 75%（18/24）" in moved and "这几天：3/3 → 0/3" in moved and "周末：3/3 → 0/3" in moved
+    cell(lesson, 4, 2).click()
+    title = lesson.panel.locator(".tw-eval-opened-title").last
+    title.filter(has_text="❌ 没通过").wait_for(timeout=WAIT)
+    assert "应调用 get_forecast，调用的却是 get_weather" in title.inner_text()
+    screenshot(lesson.page, "evaluation-vague-1280")
+    lesson.choose_example("天气", "get_forecast")
+    evaluate(lesson)
+    assert "100%（24/24）" in summary(lesson)
+    assert "75%（18/24）→ 100%（24/24）" in lesson.panel.locator(".tw-eval-comparison").first.inner_text()
+
+
+def test_a_second_model_side_by_side(lesson):
+    """勾选「再比一个模型 B」：B 用离线模型，模拟失误选「调用不存在的工具」，该调用工具的用例，B 的「工具」一栏都是 ✗，
+    它后来改对了也不算。"""
+    lesson.panel.locator(".tw-eval-compare input").check()
+    mistake = lesson.panel.locator(".tw-eval-b-mistake input")
+    mistake.click()
+    option = lesson.page.get_by_role("option", name="【出错】调用不存在的工具").first
+    option.wait_for(timeout=WAIT)
+    option.dispatch_event("mousedown")
+    set_trials(lesson, "1")
+    assert evaluate(lesson) == "✅ 评估完成：16 / 16 次 (100%)"
+    table = rows(lesson)
+    called = [cells for name, cells in table.items() if name != "闲聊：不该调用工具"]
+    assert all(cells[1:5] == ["✓ 1/1"] * 3 + [cells[4]] for cells in called)      # A
+    assert all(cells[6] == "✗ 0/1" for cells in called)                           # B's tool column
+    assert table["闲聊：不该调用工具"][6] == "✓ 1/1"
+    one_call = [cells for name, cells in table.items() if cells[0] == "多选一"]
+    assert len(one_call) == 6 and all(cells[7] == "✓ 1/1" for cells in one_call)   # it corrected its arguments
+    cell(lesson, 0, 7).click()
+    lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="模型 B").wait_for(timeout=WAIT)
+    assert "多调用了 get_weather_info" in lesson.panel.locator(".tw-eval-opened-title").last.inner_text()
+    lesson.panel.locator(".tw-eval-compare input").uncheck()
+
+
+def test_a_case_set_is_a_file(lesson, tmp_path):
+    """可以改，点「导出用例集」存下来发给全班，别人用「导入用例集」载入。"""
+    lesson.panel.locator(".tw-eval-cases-export").click()
+    link = lesson.panel.locator(".tw-eval-download a").first
+    link.wait_for(timeout=WAIT)
+    with lesson.page.expect_download() as download:
+        link.click()
+    exported = json.loads(open(download.value.path(), encoding="utf-8").read())
+    assert [case["name"] for case in exported["cases"]][:2] == ["今天的天气", "冷不冷"]
+    handed_out = tmp_path / "class.json"
+    handed_out.write_text(json.dumps({"cases": exported["cases"][:2]}, ensure_ascii=False), encoding="utf-8")
+    lesson.panel.locator(".tw-eval-cases-import input[type=file]").set_input_files(str(handed_out))
+    lesson.panel.locator(".tw-eval-cases-note").last.filter(has_text="已导入用例集").wait_for(timeout=WAIT)
+    assert evaluate(lesson) == "✅ 评估完成：2 / 2 次 (100%)"
+    assert list(rows(lesson)) == ["今天的天气", "冷不冷"]
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"cases": [{"name": "x"}]}', encoding="utf-8")
+    lesson.panel.locator(".tw-eval-cases-import input[type=file]").set_input_files(str(broken))
+    note = lesson.panel.locator(".tw-eval-cases-note").last.filter(has_text="没有导入")
+    note.wait_for(timeout=WAIT)
+    assert "第 1 个用例 缺少 \"question\"" in note.inner_text()
+    lesson.panel.locator(".tw-eval-cases-reset").click()
+    lesson.page.wait_for_function("el => el.innerText.includes('五天预报')",
+                                  arg=lesson.panel.locator(".tw-eval-cases .cm-content").element_handle(), timeout=WAIT)
+
+
+def test_the_registry_lessons_source_comes_over(lesson):
+    """「⇦ 用「工具注册」一课里保存的源码」把你在那一课改过的工具拿来评估。"""
+    button = lesson.panel.locator(".tw-from-registry")
+    button.click()
+    lesson.panel.locator(".tw-eval-cases-note").last.filter(has_text="还没有「工具注册」一课保存的源码").wait_for(timeout=WAIT)
+    source = ("from tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
+              "@registry.tool(\"查询指定城市今天的天气\")\ndef get_weather(city: str) -> str:\n    return city + \"：晴\"\n")
+    lesson.page.evaluate("""(source) => localStorage.setItem('tool-workshop:lesson:registry',
+        JSON.stringify({format: 'tool-workshop-browser-memory', version: 1, part: 'lesson:registry', saved_at: 0,
+                        writer: '', fields: {source}}))""", source)
+    button.click()
+    lesson.panel.locator(".tw-eval-cases-note").last.filter(has_text="已换成「工具注册」一课里保存的源码").wait_for(timeout=WAIT)
+    assert "return city + \"：晴\"" in code_text(lesson.panel.locator(".tw-editor"))
+
+
+def test_a_timed_out_call_is_not_the_models_fault_and_stop_keeps_what_ran(lesson):
+    """示例「会超时的工具」里，北京那一条超时了，照样通过。跑得太久就点「⏹ 停止」：已经跑完的照样算分。"""
+    lesson.choose_example("会超时的工具（timeout）", "get_traffic")
+    set_trials(lesson, "1")
+    evaluate(lesson)
+    assert rows(lesson)["超时不怪模型"][1:4] == ["✓ 1/1", "✓ 1/1", "✓ 1/1"]
+    set_trials(lesson, "5")
+    before = started(lesson)
+    lesson.panel.locator(".tw-eval-run").click()
+    lesson.page.wait_for_function(
+        "([root, before]) => { const p = root.querySelector('.tw-eval-progress');"
+        " return !!p && p.dataset.started !== before && /已跑 [1-9]/.test(p.innerText); }",
+        arg=[lesson.panel.element_handle(), before], timeout=WAIT)
+    lesson.panel.locator(".tw-eval-stop").click()
+    lesson.page.wait_for_function(ENDED, arg=[lesson.panel.element_handle(), before], timeout=WAIT)
+    line = lesson.panel.locator(".tw-eval-progress").first.inner_text().strip()
+    assert line.startswith("⏹ 已停止：跑了 ") and "/ 15 次" in line
+    done = int(line.split("跑了 ")[1].split(" /")[0])
+    assert 1 <= done < 15
+    counted = sum(int(cell.split("/")[1]) for cells in rows(lesson).values() for cell in cells[1:2] if "/" in cell)
+    assert counted == done
+
+
+def test_the_offline_model_says_the_same_every_trial(lesson):
+    """离线模型是规则模型：每次都一样，所以重复几次分数不变。"""
+    lesson.choose_example("天气", "get_forecast")
+    set_trials(lesson, "3")
+    evaluate(lesson)
+    assert all(cells[1] in ("✓ 3/3", "✗ 0/3") for cells in rows(lesson).values())

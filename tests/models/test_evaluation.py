@@ -1,0 +1,212 @@
+"""code/evaluation.py: matchers, scoring from events, BFCL's categories, totals that invent nothing,
+and the built-in case sets, which the offline model passes with the example tools' descriptions."""
+from __future__ import annotations
+
+import importlib
+import time
+
+import pytest
+
+import evaluation
+from evaluation import Case, CaseProblem, Trial, category, evaluate, matches, read_cases, score, table, totals
+from evaluation_cases import CASE_SETS
+from function_calling_loop import run_function_calling
+from llm_clients import make_client
+
+from runs import eval_backend
+
+
+def run_of(*events: dict) -> list[dict]:
+    return list(events)
+
+
+def call(turn, id, name, arguments, ok=True, code=None):
+    return [{"type": "tool_call", "turn": turn, "id": id, "name": name, "arguments": arguments},
+            {"type": "tool_result", "turn": turn, "id": id, "name": name, "ok": ok, "error_code": code}]
+
+
+def final(text="好的", turn=2):
+    return {"type": "final", "turn": turn, "content": text}
+
+
+def response(prompt=None, completion=None, turn=1):
+    usage = None if prompt is None else {"prompt_tokens": prompt, "completion_tokens": completion}
+    return {"type": "response", "turn": turn, "usage": usage}
+
+
+WEATHER_CASE = read_cases([{"name": "北京", "question": "北京今天天气怎么样？",
+                            "calls": [{"name": "get_weather", "arguments": {"city": {"one_of": ["北京", "北京市"]}}}],
+                            "answer": {"contains": "25"}}])[0]
+
+
+@pytest.mark.parametrize("spec, value, expected", [
+    ("北京", "北京", True), ("北京", "北京市", False), (5, 5.0, True), (1, True, False), (True, 1, False),
+    ({"one_of": ["北京", "北京市"]}, "北京市", True), ({"near": 0.2, "tolerance": 0.001}, 0.2001, True),
+    ({"near": 5}, "5", False), ({"near": 5}, float("nan"), False), ({"contains": "晴"}, "北京今天晴", True),
+    ({"matches": r"^\(3\s*\+\s*5\)"}, "(3 + 5)*12", True), ({"matches": "a"}, 3, False),
+    ({"absent": True}, evaluation.ABSENT, True), ({"absent": True}, "c", False), ("c", evaluation.ABSENT, False),
+    ({"equals": {"a": [1, 2]}}, {"a": [1, 2]}, True), ([1, 2], [2, 1], False),
+])
+def test_matchers(spec, value, expected):
+    assert matches(spec, value) is expected
+
+
+def test_a_catastrophic_pattern_gives_up_instead_of_holding_the_server():
+    started = time.perf_counter()
+    assert not matches({"matches": "(a+)+$"}, "a" * 40 + "!")
+    assert time.perf_counter() - started < 2
+
+
+def test_a_right_run_passes_every_criterion():
+    got = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), final("北京今天晴，25°C")))
+    assert got.passed and (got.tool, got.arguments, got.answer, got.problem) == (True, True, True, "")
+
+
+def test_each_criterion_fails_on_its_own_and_names_what_was_wrong():
+    wrong_city = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "上海"}), final("25")))
+    assert (wrong_city.tool, wrong_city.arguments) == (True, False)
+    assert wrong_city.problem == 'get_weather 的参数 city 应为 "北京" / "北京市" 之一，收到 "上海"'
+    wrong_tool = score(WEATHER_CASE, run_of(*call(1, "c1", "get_forecast", {"city": "北京"}), final("25")))
+    assert wrong_tool.problem == "应调用 get_weather，调用的却是 get_forecast" and not wrong_tool.passed
+    no_answer = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), final("晴")))
+    assert no_answer.answer is False and no_answer.problem == '最终回答应包含 "25"'
+    stopped = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}),
+                                         {"type": "error", "turn": 2, "code": "x", "message": "模型那边超时了"}))
+    assert not stopped.finished and stopped.problem == "运行没有正常结束：模型那边超时了"
+
+
+def test_a_corrected_call_counts_its_arguments_but_not_its_first_pick():
+    corrected = run_of(*call(1, "c1", "get_weather_info", {"city": "北京"}, ok=False, code="unknown_tool"),
+                       *call(2, "c2", "get_weather", {"city": "北京"}), final("25", 3))
+    got = score(WEATHER_CASE, corrected)
+    assert (got.tool, got.arguments) == (False, True) and got.problem == "多调用了 get_weather_info（用例里没有它）"
+    retyped = run_of(*call(1, "c1", "get_weather", {"city": 3}, ok=False, code="invalid_arguments"),
+                     *call(2, "c2", "get_weather", {"city": "北京"}), final("25", 3))
+    assert score(WEATHER_CASE, retyped).passed
+
+
+def test_a_tool_that_timed_out_or_a_rule_that_refused_is_not_the_models_fault():
+    for code in ("timeout", "forbidden", "denied", "hook_denied"):
+        run = run_of(*call(1, "c1", "get_weather", {"city": "北京"}, ok=False, code=code), final("没查到，25", 2))
+        assert score(WEATHER_CASE, run).passed, code
+
+
+def test_no_call_due():
+    [chat] = read_cases([{"name": "闲聊", "question": "你好", "calls": []}])
+    assert score(chat, run_of(final("你好"))).passed
+    called = score(chat, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), final()))
+    assert not called.passed and called.problem == "不该调用工具，却调用了 get_weather" and called.arguments is None
+
+
+def test_orders():
+    expected = [{"name": "get_weather", "arguments": {"city": "北京"}}, {"name": "get_weather", "arguments": {"city": "上海"}}]
+    together = run_of(*call(1, "a", "get_weather", {"city": "上海"}), *call(1, "b", "get_weather", {"city": "北京"}), final())
+    apart = run_of(*call(1, "a", "get_weather", {"city": "北京"}), *call(2, "b", "get_weather", {"city": "上海"}), final())
+    cases = {order: Case("两城", "?", tuple(expected), order) for order in evaluation.ORDERS}
+    assert not score(cases["sequence"], together).passed and score(cases["sequence"], apart).passed
+    assert score(cases["any"], together).passed and score(cases["any"], apart).passed
+    assert score(cases["parallel"], together).passed
+    assert score(cases["parallel"], apart).problem == "这几个调用应在同一个回复里一起发出（并行），模型分了几轮"
+    once = score(cases["any"], run_of(*call(1, "a", "get_weather", {"city": "北京"}), final()))
+    assert once.problem == "应调用 2 次，写对了、工具收下的调用有 1 次"
+
+
+def test_a_sub_agents_calls_are_not_the_loops_own():
+    child = [{**event, "child": "t1"} for event in call(1, "c1", "get_weather", {"city": "北京"})]
+    assert score(WEATHER_CASE, run_of(*call(1, "t1", "task", {}), *child, final("25"))).tool is False
+
+
+def test_categories_cover_bfcl():
+    def one(**written):
+        return read_cases([{"name": "x", "question": "q", **written}])[0]
+    w = {"name": "get_weather"}
+    f = {"name": "get_forecast"}
+    assert category(one(calls=[w]), 1) == "simple" and category(one(calls=[w]), 2) == "multiple"
+    assert category(one(calls=[w, w], order="parallel"), 2) == "parallel"
+    assert category(one(calls=[w, f], order="parallel"), 2) == "parallel_multiple"
+    assert category(one(calls=[]), 2) == "irrelevance" and category(one(calls=[w, f]), 2) == "multi_step"
+    assert category(one(calls=[w], before=[{"role": "user", "content": "我在北京"}]), 2) == "multi_turn"
+
+
+@pytest.mark.parametrize("written, said", [
+    ("{", "用例集不是合法的 JSON：第 1 行第 2 列"),
+    ([], "用例集 至少要有 1 个"),
+    ([{"name": "x", "question": "q", "answer": {"foo": 1}}], "第 1 个用例 的 answer 不是认得的匹配器：写一个值，或"),
+    ([{"name": "", "question": "q"}], "第 1 个用例 的 name 至少要写 1 个字"),
+    ([{"name": "x"}], '第 1 个用例 缺少 "question"'),
+    ([{"name": "x", "question": "q", "order": "random"}], "第 1 个用例 的 order 只能是 sequence / any / parallel"),
+    ([{"name": "x", "question": "q", "colour": 1}], "第 1 个用例 里有不认识的字段：'colour' was unexpected"),
+    ([{"name": "x", "question": "q", "answer": {"matches": "("}}], '用例 "x" 的正则 \'(\' 写错了'),
+    ([{"name": "x", "question": "q"}, {"name": "x", "question": "r"}], '用例名 "x" 出现了两次'),
+    ([{"name": "x", "question": "q"}] * 51, "用例集 最多 50 个"),
+])
+def test_a_case_set_it_cannot_use_is_said_precisely(written, said):
+    with pytest.raises(CaseProblem) as problem:
+        read_cases(written)
+    assert str(problem.value).startswith(said)
+
+
+def test_a_multi_turn_case_sends_the_turns_before_its_question():
+    [case] = read_cases([{"name": "x", "question": "那上海呢？", "before": [
+        {"role": "user", "content": "北京天气"}, {"role": "assistant", "content": "北京晴"}]}])
+    assert [m["content"] for m in case.messages()] == ["北京天气", "北京晴", "那上海呢？"]
+    assert read_cases([case.to_json()]) == [case]
+
+
+def test_totals_count_only_what_the_server_reported_and_price_only_real_counts():
+    def trial(ms, *usage):
+        return Trial(WEATHER_CASE, 1, [*usage, final()], score(WEATHER_CASE, [final()]), ms)
+    done = [trial(10, response(100, 20)), trial(30, response(50, 5), response()), trial(20, response(10, 1))]
+    total = totals(done, price={"input": 2, "output": 8})
+    assert (total.runs, total.passed, total.p50_ms, total.p95_ms) == (3, 0, 20, 30)
+    assert (total.prompt_tokens, total.completion_tokens, total.unreported) == (160, 26, 1)
+    assert total.cost is None                                  # one request had no usage: no cost to invent
+    exact = totals([done[0], done[2]], price={"input": 2, "output": 8})
+    assert exact.cost == pytest.approx(110 / 1e6 * 2 + 21 / 1e6 * 8)
+    assert totals([done[0]], estimated=True, price={"input": 2, "output": 8}).cost is None
+    assert totals([done[0]]).cost is None and totals([]).rate is None and totals([]).p50_ms is None
+
+
+def test_trials_and_the_table():
+    client = make_client("offline")
+    weather = importlib.import_module("examples_weather").registry
+    cases = read_cases(CASE_SETS["examples_weather.py"])[:2]
+    done = list(evaluate(lambda m: run_function_calling(client, m, weather.to_schemas(), weather), cases, trials=3))
+    assert [(t.case.name, t.number) for t in done] == [(c.name, n) for c in cases for n in (1, 2, 3)]
+    assert all(t.ms > 0 for t in done)
+    rows = table(done)
+    assert rows[0] == {"case": "今天的天气", "runs": 3, "passed": 3, "tool": 3, "arguments": 3, "answer": 3, "problem": ""}
+
+
+@pytest.mark.parametrize("example", sorted(CASE_SETS))
+def test_every_built_in_case_set_is_passed_offline_with_clear_descriptions(example):
+    """The vague weather set is the one meant to lose cases (and exactly the two forecast ones)."""
+    client = make_client("offline")
+    registry = importlib.import_module(example[:-3]).registry
+    cases = read_cases(CASE_SETS[example])
+    done = list(evaluate(lambda m: run_function_calling(client, m, registry.to_schemas(), registry), cases, 1))
+    failed = [t.case.name for t in done if not t.score.passed]
+    assert failed == (["这几天", "周末"] if example == "examples_weather_vague.py" else [])
+    assert any(not case.calls for case in cases)                # each set has a case where no call is due
+
+
+def test_the_cap_is_lower_on_a_public_space_and_nothing_runs_past_it():
+    assert eval_backend.run_cap({}) == eval_backend.RUNS_MAX
+    assert eval_backend.run_cap({"SPACE_ID": "teacher/tool-workshop"}) == eval_backend.HOSTED_RUNS_MAX
+    assert "公开的 Space" in str(eval_backend.cap_note({"MODELSCOPE_ENVIRONMENT": "studio"}))
+    cases = [{"name": f"c{i}", "question": "北京今天天气怎么样？", "calls": []} for i in range(21)]
+    models = [eval_backend.Contender("A", eval_backend.Settings())]
+    [state] = list(eval_backend.run_evaluation("", cases, models, 3, environ={"SPACE_ID": "x"}))
+    assert state.done == 0 and state.problem.startswith("这次评估要跑 63 次（21 个用例 × 3 次 × 1 个模型），超过了上限 60 次")
+
+
+@pytest.mark.parametrize("text, price", [("2, 8", {"input": 2.0, "output": 8.0}), ("0，0.5", {"input": 0.0, "output": 0.5}),
+                                         ("", None), (None, None)])
+def test_a_price_is_two_numbers_or_nothing(text, price):
+    assert eval_backend.parse_price(text) == price
+
+
+@pytest.mark.parametrize("text", ["2", "a, b", "-1, 2", "nan, 1", "1, 2, 3"])
+def test_anything_else_is_no_price(text):
+    with pytest.raises(ValueError):
+        eval_backend.parse_price(text)
