@@ -260,12 +260,18 @@ class Score:
 
 
 def score(case: Case, run: list[dict]) -> Score:
-    mine = events.own(run)
-    results = {(e["turn"], e["id"]): e for e in mine if e["type"] == "tool_result"}
-    tried = [e for e in mine if e["type"] == "tool_call"]
+    tried, results, final, stopped = [], {}, None, None
+    for event in events.own(run):
+        kind = event["type"]
+        if kind == "tool_call":
+            tried.append(event)
+        elif kind == "tool_result":
+            results[(event["turn"], event["id"])] = event
+        elif kind == "final":
+            final = final or event
+        elif kind == "error":
+            stopped = stopped or event
     done = [call for call in tried if ran(results.get((call["turn"], call["id"])))]
-    final = next((e for e in mine if e["type"] == "final"), None)
-    stopped = next((e for e in mine if e["type"] == "error"), None)
     problems = []
 
     tool_ok, why = right_tools(case, tried)
@@ -279,8 +285,9 @@ def score(case: Case, run: list[dict]) -> Score:
         answer_ok = final is not None and matches(case.answer, final["content"])
         problems.append("" if answer_ok else f"最终回答{describe(case.answer)}" if final else "")
     if final is None:
+        # 一个调用都没有就停了（比如模型那边出错）：停下的原因最要紧；调用过的，先说调用错在哪
         reason = stopped["message"] if stopped else "运行中途停止了"
-        problems.insert(0, f"运行没有正常结束：{reason}")
+        problems.insert(0 if not tried else len(problems), f"运行没有正常结束：{reason}")
     problem = next((p for p in problems if p), "")
     return Score(tool_ok, arguments_ok, answer_ok, final is not None, problem[:300])
 

@@ -96,6 +96,11 @@ def test_no_call_due():
     assert score(chat, run_of(final("你好"))).passed
     called = score(chat, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), final()))
     assert not called.passed and called.problem == "不该调用工具，却调用了 get_weather" and called.arguments is None
+    gave_up = score(chat, run_of(*call(1, "c1", "get_weather", {"city": "东京"}, ok=False, code="tool_exception"),
+                                 {"type": "error", "turn": 3, "code": "too_many_failures", "message": "连续 3 轮都没有成功"}))
+    assert gave_up.problem == "不该调用工具，却调用了 get_weather" and not gave_up.finished
+    refused = score(WEATHER_CASE, run_of({"type": "error", "turn": 1, "code": "key_limit", "message": "本会话用完了"}))
+    assert refused.problem == "运行没有正常结束：本会话用完了"
 
 
 def test_orders():

@@ -413,3 +413,35 @@ def test_run_skills_on_a_real_model_the_verdict_says_what_it_read(client):
         assert not result["ok"], result["verdict"]
     print(f"\nskills: load_skill calls {loads}, verdict {result['verdict']['icon']} {state} {result['verdict']['title'][:90]}, "
           f"final {result['final'][:80]!r}")
+
+
+def test_run_eval_on_a_real_model_scores_say_what_the_events_say(client):
+    """The evaluation lesson once on the real model: three cases, one trial each. The 135M model fails
+    some or all of them; each run's score must agree with the calls it made, and its tokens are the
+    server's usage, not an estimate."""
+    cases = [{"name": "Paris", "question": PARIS, "calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+             {"name": "London", "question": "What's the weather in London?",
+              "calls": [{"name": "get_weather", "arguments": {"city": "London"}}]},
+             {"name": "hello", "question": "Say hello to me.", "calls": []}]
+    result = client.predict(ENGLISH_WEATHER, cases, [{"provider": "openai", "model": MODEL}], 1, "", MAX_TOKENS,
+                            api_name="/run_eval")
+    [model] = result["models"]
+    assert result["ok"] and result["done"] == 3 and model["error"] is None
+    wanted = {"Paris": "Paris", "London": "London", "hello": None}
+    for run in model["runs"]:
+        called = [c for c in run["calls"] if c["name"] == "get_weather"]
+        city = wanted[run["case"]]
+        if city is None:
+            assert run["passed"] is (not run["calls"] and run["finished"]), run
+        else:
+            assert run["tool"] is (bool(run["calls"]) and {c["name"] for c in run["calls"]} == {"get_weather"}), run
+            if run["passed"]:
+                assert [c["arguments"] for c in called] == [{"city": city}], run
+            if not any((c.get("arguments") or {}).get("city") == city for c in called):
+                assert not run["passed"], run
+    totals = model["totals"]
+    assert totals["passed"] == sum(run["passed"] for run in model["runs"])
+    assert not totals["estimated"] and totals["unreported"] == 0 and totals["prompt_tokens"] > 0
+    print(f"\neval: {totals['passed']}/{totals['runs']} passed, p50 {totals['p50_ms']:.0f} ms, "
+          f"tokens {totals['prompt_tokens']} + {totals['completion_tokens']}, "
+          f"problems {[run['problem'] for run in model['runs']]}")
