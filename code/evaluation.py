@@ -28,7 +28,6 @@ irrelevance（不该调用：calls 为空）、multi_turn（用例带着前几�
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import math
 import time
@@ -45,6 +44,9 @@ CRITERIA = ("tool", "arguments", "answer")   # 选对工具、参数都对、最
 REGEX_SECONDS = 0.05      # 正则来自用例文件（别人写的）：跑不完就算不匹配，不能卡住服务器
 MAX_CASES = 50
 MAX_TEXT = 2000           # 问题、期望值这些文字的长度上限
+# 循环因为模型的表现而停下：用完轮数、连续失败。别的停法（网络、用量限额、服务端拒收）不是模型答得不好，
+# 这次运行不评分（Score.scored 为 False），也不算进通过率。
+MODEL_STOPS = ("max_turns", "too_many_failures")
 
 # 匹配器的写法。不是 {...} 的值（字符串、数字、列表……）就是"必须等于它"。
 MATCHER = {"oneOf": [
@@ -71,10 +73,11 @@ CASE_SCHEMA = {
             "properties": {"name": {"type": "string", "minLength": 1},
                            "arguments": {"type": "object", "additionalProperties": MATCHER}}}},
         "order": {"enum": list(ORDERS)},
-        "answer": MATCHER,
+        "answer": {"allOf": [MATCHER, {"not": {"type": "object", "required": ["absent"]}}]},   # 回答总是有的
         "before": {"type": "array", "maxItems": 20, "items": {
-            "type": "object", "required": ["role", "content"],
-            "properties": {"role": {"enum": ["user", "assistant"]}, "content": {"type": "string"}}}},
+            "type": "object", "required": ["role", "content"], "additionalProperties": False,
+            "properties": {"role": {"enum": ["user", "assistant"]},
+                           "content": {"type": "string", "maxLength": MAX_TEXT}}}},
     },
 }
 CASES_SCHEMA = {"type": "array", "minItems": 1, "maxItems": MAX_CASES, "items": CASE_SCHEMA}
@@ -111,14 +114,16 @@ class CaseProblem(ValueError):
 
 def read_cases(data: Any) -> list[Case]:
     """JSON（列表，或 {"cases": 列表}）-> 用例。格式不对就抛 CaseProblem。"""
-    if isinstance(data, str):
-        try:
+    try:
+        if isinstance(data, str):
             data = json.loads(data)
-        except ValueError as exc:
-            raise CaseProblem(f"用例集不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg}") from None
-    if isinstance(data, dict) and "cases" in data:
-        data = data["cases"]
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(CASES_SCHEMA).iter_errors(data))
+        if isinstance(data, dict) and "cases" in data:
+            data = data["cases"]
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(CASES_SCHEMA).iter_errors(data))
+    except json.JSONDecodeError as exc:
+        raise CaseProblem(f"用例集不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg}") from None
+    except RecursionError:
+        raise CaseProblem("用例集嵌套得太深，不像是一个用例集") from None
     if error is not None:
         raise CaseProblem(case_problem(error))
     names = [case["name"] for case in data]
@@ -213,15 +218,23 @@ def matches(spec: Any, value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """一个能比大小的数。特别大的整数（几百位）不算：和小数一比就溢出，模型和用例文件都可能写出来。"""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) < 2 ** 53
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def same(expected: Any, value: Any) -> bool:
-    """JSON 意义上相等：5 和 5.0 相等，True 和 1 不相等。"""
+    """JSON 意义上相等：5 和 5.0 相等，True 和 1 不相等，[5] 和 [5.0] 相等。"""
     if is_number(expected) and is_number(value):
         return expected == value
-    if isinstance(expected, (list, dict)):
-        return json.dumps(expected, sort_keys=True) == json.dumps(value, sort_keys=True)
+    if isinstance(expected, list):
+        return isinstance(value, list) and len(value) == len(expected) and all(map(same, expected, value))
+    if isinstance(expected, dict):
+        return (isinstance(value, dict) and value.keys() == expected.keys()
+                and all(same(expected[key], value[key]) for key in expected))
     return type(expected) is type(value) and expected == value
 
 
@@ -253,25 +266,28 @@ class Score:
     answer: bool | None
     finished: bool
     problem: str = ""
+    scored: bool = True       # False：运行不是因为模型停下的（MODEL_STOPS 之外），不评分
 
     @property
     def passed(self) -> bool:
-        return self.finished and all(getattr(self, name) is not False for name in CRITERIA)
+        return self.scored and self.finished and all(getattr(self, name) is not False for name in CRITERIA)
 
 
 def score(case: Case, run: list[dict]) -> Score:
-    tried, results, final, stopped = [], {}, None, None
+    tried, results, final, stopped = [], [], None, None
     for event in events.own(run):
         kind = event["type"]
         if kind == "tool_call":
             tried.append(event)
         elif kind == "tool_result":
-            results[(event["turn"], event["id"])] = event
+            results.append(event)
         elif kind == "final":
             final = final or event
         elif kind == "error":
             stopped = stopped or event
-    done = [call for call in tried if ran(results.get((call["turn"], call["id"])))]
+    if final is None and stopped is not None and stopped.get("code") not in MODEL_STOPS:
+        return Score(False, None, None, False, f"没有评分：运行没有正常结束（{stopped['message']}）"[:300], scored=False)
+    done = taken(tried, results)
     problems = []
 
     tool_ok, why = right_tools(case, tried)
@@ -292,21 +308,38 @@ def score(case: Case, run: list[dict]) -> Score:
     return Score(tool_ok, arguments_ok, answer_ok, final is not None, problem[:300])
 
 
-def ran(result: dict | None) -> bool:
-    """工具收下了这个调用：成功了，或者是工具、规则、人让它没成（超时、超限额、被拒绝）。
-    那不是模型的错，参数照样比对；模型自己写错的调用（CALL_MISTAKES）工具根本没运行，不算。"""
-    return result is not None and (result.get("ok") or result.get("error_code") not in CALL_MISTAKES)
+def taken(tried: list[dict], results: list[dict]) -> list[dict]:
+    """工具收下的调用：成功了，或者是工具、规则、人让它没成（超时、超限额、被拒绝）——那不是模型的错，
+    参数照样比对。不算的：模型自己写错的调用（CALL_MISTAKES，工具根本没运行），以及没成、后来又原样
+    重试了的那一次（重试是对的做法）。调用和结果在同一轮里按先后一一对应（循环按调用的顺序交回结果）。"""
+    by_turn: dict = {}
+    for result in results:
+        by_turn.setdefault(result["turn"], []).append(result)
+    seen: dict = {}
+    paired = []
+    for call in tried:
+        position = seen[call["turn"]] = seen.get(call["turn"], -1) + 1
+        row = by_turn.get(call["turn"], [])
+        paired.append((call, row[position] if position < len(row) else None))
+    kept = [(call, result) for call, result in paired
+            if result is not None and (result.get("ok") or result.get("error_code") not in CALL_MISTAKES)]
+    return [call for i, (call, result) in enumerate(kept)
+            if result.get("ok") or not any(same_call(call, later) for later, _ in kept[i + 1:])]
+
+
+def same_call(one: dict, other: dict) -> bool:
+    return one["name"] == other["name"] and same(one.get("arguments"), other.get("arguments"))
 
 
 def right_tools(case: Case, tried: list[dict]) -> tuple[bool, str]:
     """调过的工具（包括失败的尝试）正好是用例要的那几个；不该调用时一个也没调。"""
-    wanted = {call["name"] for call in case.calls}
+    wanted = list(dict.fromkeys(call["name"] for call in case.calls))
     used = list(dict.fromkeys(call["name"] for call in tried))
     if not wanted:
         return (True, "") if not used else (False, f"不该调用工具，却调用了 {'、'.join(used)}")
     if not used:
         return False, f"没有调用工具，应调用 {'、'.join(wanted)}"
-    if set(used) != wanted:
+    if set(used) != set(wanted):
         extra = [name for name in used if name not in wanted]
         lacking = [name for name in wanted if name not in used]
         if extra and lacking:
@@ -325,14 +358,35 @@ def right_arguments(case: Case, done: list[dict]) -> tuple[bool, str]:
         return False, f"应调用 {len(expected)} 次，写对了、工具收下的调用有 {len(done)} 次"
     if case.order == "parallel" and len({call["turn"] for call in done}) > 1:
         return False, "这几个调用应在同一个回复里一起发出（并行），模型分了几轮"
-    orders = [done] if case.order == "sequence" else itertools.permutations(done)
-    first_problem = ""
-    for made in itertools.islice(orders, 5040):        # 7 个调用的全部排列；更多的用例本来也写不出来
-        problem = next((p for p in map(call_problem, expected, made) if p), "")
-        if not problem:
-            return True, ""
-        first_problem = first_problem or problem
-    return False, first_problem
+    if case.order == "sequence":
+        problem = next((p for p in map(call_problem, expected, done) if p), "")
+        return not problem, problem
+    # 不管顺序：先算出每个"要的调用 × 做了的调用"对不对得上（最多 10 × 10 次比对），再找一一配对
+    problems = [[call_problem(want, made) for made in done] for want in expected]
+    partner = pairing([[not p for p in row] for row in problems])
+    if partner is not None:
+        return True, ""
+    lonely = next(i for i, row in enumerate(problems) if all(row)) if any(all(row) for row in problems) else 0
+    row = problems[lonely]
+    same_name = next((p for p, made in zip(row, done) if made["name"] == expected[lonely]["name"]), row[0])
+    return False, same_name
+
+
+def pairing(fits: list[list[bool]]) -> list[int] | None:
+    """二分图的完美匹配（增广路）：fits[i][j] 表示要的第 i 个调用能由做了的第 j 个满足。
+    返回每个 j 配给了哪个 i；配不齐就是 None。"""
+    partner = [-1] * (len(fits[0]) if fits else 0)
+
+    def place(i: int, visited: set) -> bool:
+        for j, fit in enumerate(fits[i]):
+            if fit and j not in visited:
+                visited.add(j)
+                if partner[j] < 0 or place(partner[j], visited):
+                    partner[j] = i
+                    return True
+        return False
+
+    return partner if all(place(i, set()) for i in range(len(fits))) else None
 
 
 def call_problem(expected: dict, made: dict) -> str:
@@ -361,10 +415,17 @@ class Trial:
     def usage(self) -> tuple[int, int, int]:
         """(输入 token, 输出 token, 没报 usage 的请求数)：只加服务端报的数，不估。"""
         answered = [e for e in events.own(self.events) if e["type"] == "response"]
-        reported = [e["usage"] for e in answered if isinstance(e.get("usage"), dict)]
-        prompt = sum(int(u.get("prompt_tokens") or 0) for u in reported)
-        completion = sum(int(u.get("completion_tokens") or 0) for u in reported)
+        reported = [e["usage"] for e in answered if counted(e.get("usage"))]
+        prompt = sum(u["prompt_tokens"] for u in reported)
+        completion = sum(u["completion_tokens"] for u in reported)
         return prompt, completion, len(answered) - len(reported)
+
+
+def counted(usage: Any) -> bool:
+    """服务端真的报了输入和输出各多少 token（只有 total_tokens、或者写成了文字的，都不算）。"""
+    return isinstance(usage, dict) and all(
+        isinstance(usage.get(k), int) and not isinstance(usage.get(k), bool) and 0 <= usage[k] < 2 ** 53
+        for k in ("prompt_tokens", "completion_tokens"))
 
 
 def evaluate(run_once: Callable[[list[dict]], Iterable[dict]], cases: list[Case], trials: int = 3) -> Iterator[Trial]:
@@ -373,13 +434,18 @@ def evaluate(run_once: Callable[[list[dict]], Iterable[dict]], cases: list[Case]
     for case in cases:
         for number in range(1, trials + 1):
             started = time.perf_counter()
-            run = list(run_once(case.messages()))
+            run = []
+            try:
+                for event in run_once(case.messages()):
+                    run.append(event)
+            except Exception as exc:   # 循环自己出了错：这一次记为没有结束，评估接着跑下一次
+                run.append(events.error(None, "exception", f"{type(exc).__name__}: {exc}"))
             yield Trial(case, number, run, score(case, run), (time.perf_counter() - started) * 1000)
 
 
 @dataclasses.dataclass(frozen=True)
 class Totals:
-    runs: int
+    runs: int                  # 评了分的运行
     passed: int
     criteria: dict             # 每一项：(对了几次, 查了几次)
     p50_ms: float | None
@@ -389,6 +455,7 @@ class Totals:
     unreported: int            # 没报 usage 的请求：没算进 token，也不估
     estimated: bool            # usage 本身就是估的（离线模型按字数粗估）
     cost: float | None         # 配了价格才有
+    unscored: int = 0          # 没评分的运行（网络、用量限额……）：不算进通过率和用时，token 照算（花出去了）
 
     @property
     def rate(self) -> float | None:
@@ -405,30 +472,36 @@ def percentile(values: list[float], share: float) -> float | None:
 
 def totals(done: list[Trial], estimated: bool = False, price: dict | None = None) -> Totals:
     """price：{"input": 每百万输入 token 的价格, "output": 每百万输出 token 的价格}；不给就不算费用。"""
-    criteria = {name: (sum(getattr(t.score, name) is True for t in done),
-                       sum(getattr(t.score, name) is not None for t in done)) for name in CRITERIA}
+    scored = [t for t in done if t.score.scored]
+    criteria = {name: (sum(getattr(t.score, name) is True for t in scored),
+                       sum(getattr(t.score, name) is not None for t in scored)) for name in CRITERIA}
     prompt = sum(t.usage()[0] for t in done)
     completion = sum(t.usage()[1] for t in done)
     unreported = sum(t.usage()[2] for t in done)
     cost = None
     if price and not unreported and not estimated:
         cost = prompt / 1e6 * float(price["input"]) + completion / 1e6 * float(price["output"])
-    times = [t.ms for t in done]
-    return Totals(len(done), sum(t.score.passed for t in done), criteria, percentile(times, 0.5),
-                  percentile(times, 0.95), prompt, completion, unreported, estimated, cost)
+    times = [t.ms for t in scored]
+    return Totals(len(scored), sum(t.score.passed for t in scored), criteria, percentile(times, 0.5),
+                  percentile(times, 0.95), prompt, completion, unreported, estimated, cost, len(done) - len(scored))
 
 
 def table(done: list[Trial]) -> list[dict]:
-    """每个用例一行：通过了几次、每一项对了几次、第一处不对的地方。"""
+    """每个用例一行：评了分的运行里通过了几次，每一项 [对了几次, 查了几次]，没评分的几次，第一处不对的地方。"""
     rows: dict[str, dict] = {}
     for trial in done:
         row = rows.setdefault(trial.case.name, {"case": trial.case.name, "runs": 0, "passed": 0,
-                                                **{name: 0 for name in CRITERIA}, "problem": ""})
+                                                **{name: [0, 0] for name in CRITERIA}, "unscored": 0, "problem": ""})
+        row["problem"] = row["problem"] or trial.score.problem
+        if not trial.score.scored:
+            row["unscored"] += 1
+            continue
         row["runs"] += 1
         row["passed"] += trial.score.passed
         for name in CRITERIA:
-            row[name] += getattr(trial.score, name) is not False
-        row["problem"] = row["problem"] or trial.score.problem
+            checked = getattr(trial.score, name)
+            row[name][0] += checked is True
+            row[name][1] += checked is not None
     return list(rows.values())
 
 

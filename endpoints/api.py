@@ -10,6 +10,7 @@ import gradio as gr
 
 from endpoints import workspace_api
 from memory import session_io
+from i18n import tr
 from runs import backend, eval_backend, headline
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
@@ -154,8 +155,10 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         except (ValueError, TypeError) as problem:
             return eval_backend.report(eval_backend.Evaluation(problem=str(problem)))
         if len(wanted) > eval_backend.MODELS_MAX or len(contenders) != len(wanted):
-            return eval_backend.report(eval_backend.Evaluation(problem=f"models 应是一到 {eval_backend.MODELS_MAX} 个对象 "
-                                                                       "{\"provider\", \"model\", \"mistake\", \"price\"}"))
+            return eval_backend.report(eval_backend.Evaluation(problem=tr(
+                "models 应是一到 {n} 个对象 {{\"provider\", \"model\", \"mistake\", \"price\"}}",
+                "models must be one or {n} objects {{\"provider\", \"model\", \"mistake\", \"price\"}}").format(
+                    n=eval_backend.MODELS_MAX)))
         state = None
         for state in eval_backend.run_evaluation(source or "", cases, contenders, trials, secrets=secrets,
                                                  session_id=session_of(request), request=request,

@@ -169,7 +169,13 @@ def build(settings: SettingsPanel) -> LessonPage:
                    current, before, *settings.components}
 
     def evaluate(values: dict, request: gr.Request):
-        last = values[current] if values[current] is not None and values[current].trials else values[before]
+        now_shown = values[current]
+        if now_shown is not None and now_shown.running:
+            yield {progress: progress_html(now_shown, True) + tr(
+                "<div>上一次评估还在跑：先点「⏹ 停止」，或等它跑完。</div>",
+                "<div>The last evaluation is still running: click «⏹ Stop» first, or wait for it.</div>")}
+            return
+        last = now_shown if now_shown is not None and now_shown.ran else values[before]
         a_settings, key = settings.read(values)
         try:
             contenders = [Contender("A", a_settings, key, price=eval_backend.parse_price(values[price_a]))]
@@ -186,13 +192,18 @@ def build(settings: SettingsPanel) -> LessonPage:
         state, shown_at = None, 0.0
         steps = eval_backend.run_evaluation(values[editor.editor], values[cases], contenders, values[trials],
                                             secrets=settings.secrets, session_id=session_of(request), request=request)
-        with contextlib.closing(steps):
-            for state in steps:
-                if state.stopped:        # «⏹ 停止» marks it; the runs done so far stay and are scored
-                    break
-                if time.monotonic() - shown_at > REDRAW_S:
-                    shown_at = time.monotonic()
-                    yield show(state, last, True)
+        try:
+            with contextlib.closing(steps):
+                for state in steps:
+                    state.running = True
+                    if state.stopped:        # «⏹ 停止» marks it; the runs done so far stay and are scored
+                        break
+                    if time.monotonic() - shown_at > REDRAW_S:
+                        shown_at = time.monotonic()
+                        yield show(state, last, True)
+        finally:
+            if state is not None:
+                state.running = False
         yield show(state, last, False)
 
     run_btn.click(evaluate, eval_inputs, shown, api_visibility=PRIVATE, concurrency_limit=4)
@@ -214,12 +225,13 @@ def build(settings: SettingsPanel) -> LessonPage:
     results.select(open_cell, [current], [opened, opened_run], api_visibility=PRIVATE)
 
     def export(state: Evaluation | None, kind: str):
-        if state is None or not state.trials:
+        if state is None or not state.ran:
             return None, tr("还没有可以导出的评估。", "There is no evaluation to export yet.")
         stamp = time.strftime("%Y%m%d-%H%M%S")
         text = (eval_backend.as_csv(state) if kind == "csv"
                 else json.dumps(eval_backend.report(state), ensure_ascii=False, indent=2))
-        return eval_backend.written(text, f"evaluation-{stamp}.{kind}"), tr(
+        keys = tuple(contender.session_key for contender in state.contenders)
+        return eval_backend.written(text, f"evaluation-{stamp}.{kind}", keys), tr(
             "📦 已导出：点「下载」框里的文件名保存。", "📦 Exported: click the file name in «Download».")
 
     export_csv.click(lambda state: export(state, "csv"), [current], [download, cases_note], api_visibility=PRIVATE)

@@ -49,10 +49,10 @@ def _ms(value: float | None) -> str:
 
 def totals_html(state: Evaluation | None) -> str:
     """Per model: pass rate with counts, each criterion, latency p50 / p95, tokens, cost; then bars."""
-    if state is None or not state.trials:
+    if state is None or not state.ran:
         return ""
     rows, bars = [], []
-    labels = [c.label for c in state.contenders if c.label in state.trials]
+    labels = [c.label for c in state.contenders if state.trials.get(c.label)]
     measured = {label: state.totals(label) for label in labels}
     slowest = max((t.p95_ms or 0 for t in measured.values()), default=0) or 1
     heaviest = max(((t.prompt_tokens + t.completion_tokens) / t.runs if t.runs else 0
@@ -74,6 +74,10 @@ def totals_html(state: Evaluation | None) -> str:
                 else now(tr("无法计算（token 是估算或不全）", "not computable (tokens estimated or incomplete)"))
                 if total.cost is None else f"{total.cost:.4f}")
         rate = "—" if total.rate is None else f"{total.rate:.0%}"
+        if total.unscored:
+            criteria += now(tr("；另有 {n} 次没评分：运行不是因为模型停下的（见表里的原因）",
+                               "; {n} more not scored: the run did not stop because of the model (see the table)")
+                            ).format(n=total.unscored)
         rows.append(f"<tr><th>{esc(contender.label)}</th><td>{esc(contender.name())}</td>"
                     f"<td><b>{rate}</b>（{total.passed}/{total.runs}）</td><td>{esc(criteria)}</td>"
                     f"<td>{_ms(total.p50_ms)} / {_ms(total.p95_ms)}</td><td>{esc(token_text)}</td><td>{esc(cost)}</td></tr>")
@@ -96,18 +100,18 @@ def totals_html(state: Evaluation | None) -> str:
 
 def comparison_html(before: Evaluation | None, after: Evaluation | None) -> str:
     """The last evaluation against this one, per model: pass rate, and each case whose passes moved."""
-    if before is None or after is None or not before.trials or not after.trials:
+    if before is None or after is None or not before.ran or not after.ran:
         return ""
     parts = []
     for label in after.trials:
-        if label not in before.trials:
+        if not before.trials.get(label) or not after.trials.get(label):
             continue
         old, new = before.totals(label), after.totals(label)
         old_rows = {row["case"]: row for row in _rows(before, label)}
         moved = [f"{esc(row['case'])}：{old_rows[row['case']]['passed']}/{old_rows[row['case']]['runs']} → "
                  f"{row['passed']}/{row['runs']}" for row in _rows(after, label)
-                 if row["case"] in old_rows and (old_rows[row["case"]]["passed"] / old_rows[row["case"]]["runs"]
-                                                 != row["passed"] / row["runs"])]
+                 if row["case"] in old_rows and row["runs"] and old_rows[row["case"]]["runs"]
+                 and old_rows[row["case"]]["passed"] / old_rows[row["case"]]["runs"] != row["passed"] / row["runs"]]
         rate = lambda t: "—" if t.rate is None else f"{t.rate:.0%}"   # noqa: E731
         parts.append(f'<div class="tw-eval-moved"><b>{esc(label)}</b> '
                      f"{esc(now(tr('通过率', 'pass rate')))} {rate(old)}（{old.passed}/{old.runs}）→ "
@@ -132,7 +136,7 @@ def columns(state: Evaluation | None) -> list[str]:
 
 
 def cell(trials: list[Trial], name: str) -> str:
-    checked = [t for t in trials if getattr(t.score, name) is not None]
+    checked = [t for t in trials if t.score.scored and getattr(t.score, name) is not None]
     if not checked:
         return "—"
     ok = sum(getattr(t.score, name) is True for t in checked)
@@ -151,8 +155,11 @@ def table_rows(state: Evaluation | None) -> list[list[str]]:
             if not trials:
                 row += ["…" if contender.label not in state.failed else "—"] * (1 + len(CRITERIA))
                 continue
-            passed = sum(t.score.passed for t in trials)
-            row.append(f"{'✓' if passed == len(trials) else '✗'} {passed}/{len(trials)}")
+            scored = [t for t in trials if t.score.scored]
+            passed = sum(t.score.passed for t in scored)
+            unscored = now(tr("{n} 次未评分", "{n} not scored")).format(n=len(trials) - len(scored))
+            said = f"{'✓' if passed == len(scored) else '✗'} {passed}/{len(scored)}" if scored else "⚠️"
+            row.append(said + (f" · {unscored}" if len(scored) < len(trials) else ""))
             row += [cell(trials, name) for name in CRITERIA]
         rows.append(row)
     return rows

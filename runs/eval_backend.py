@@ -20,7 +20,9 @@ from evaluation import CRITERIA, Case, CaseProblem, Trial, category, evaluate, r
 from function_calling_loop import run_function_calling
 from i18n import tr
 
-from access.clients import Settings, make_client
+import sandbox
+
+from access.clients import Settings, make_client, whole
 from runs import backend
 
 TRIALS_MAX = 5
@@ -30,18 +32,18 @@ HOSTED_RUNS_MAX = 60      # on a public Space, where a server key may pay for ev
 LABELS = ("A", "B")
 
 
-def hosted(environ: Mapping[str, str] = os.environ) -> bool:
-    """A Hugging Face Space or a ModelScope 创空间: anyone may open the page."""
-    return bool(environ.get("SPACE_ID")) or environ.get("MODELSCOPE_ENVIRONMENT") == "studio"
+def hosted() -> bool:
+    """Anyone may open the page: a Space, a 创空间 or a non-loopback address (the sandbox's one rule)."""
+    return sandbox.current_settings().serving_publicly()
 
 
-def run_cap(environ: Mapping[str, str] = os.environ) -> int:
-    return HOSTED_RUNS_MAX if hosted(environ) else RUNS_MAX
+def run_cap() -> int:
+    return HOSTED_RUNS_MAX if hosted() else RUNS_MAX
 
 
-def cap_note(environ: Mapping[str, str] = os.environ) -> str:
-    cap = run_cap(environ)
-    if hosted(environ):
+def cap_note() -> str:
+    cap = run_cap()
+    if hosted():
         return tr("这是公开的 Space：每次评估最多跑 {cap} 次（用例数 × 重复次数 × 模型数），用服务器密钥时每次都计入用量。",
                   "This is a public Space: one evaluation runs at most {cap} times (cases × trials × models); on the "
                   "server's key every run counts towards its usage.").format(cap=cap)
@@ -75,7 +77,13 @@ class Evaluation:
     planned: int = 0
     problem: str = ""                                           # why nothing ran
     stopped: bool = False
+    running: bool = False                                       # the page's evaluation under way
     started: float = dataclasses.field(default_factory=time.time)   # tells one evaluation's view from the last one's
+
+    @property
+    def ran(self) -> bool:
+        """Some trial has run (a model that could not start has none)."""
+        return any(self.trials.values())
 
     @property
     def done(self) -> int:
@@ -110,13 +118,13 @@ def parse_price(text: Any) -> dict | None:
     return {"input": numbers[0], "output": numbers[1]}
 
 
-def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], trials: int, *,
-             secrets: Mapping[str, str] | None = None, session_id: str | None = None, request: Any = None,
-             class_code: str = "", environ: Mapping[str, str] = os.environ) -> Iterator[Evaluation]:
+def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], trials: Any, *,
+                   secrets: Mapping[str, str] | None = None, session_id: str | None = None, request: Any = None,
+                   class_code: str = "") -> Iterator[Evaluation]:
     """Yields the evaluation after each trial (and once before the first, and once at the end).
     Closing the generator stops it between two trials: what was done stays."""
     state = Evaluation(contenders=list(contenders[:MODELS_MAX]))
-    trials = min(max(int(trials or 1), 1), TRIALS_MAX)
+    trials = whole(trials, 1, 1, TRIALS_MAX)
     try:
         state.cases = read_cases(cases_text)
     except CaseProblem as problem:
@@ -124,12 +132,12 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
         yield state
         return
     state.planned = len(state.cases) * trials * len(state.contenders)
-    if state.planned > run_cap(environ):
+    if state.planned > run_cap():
         state.problem = tr("这次评估要跑 {n} 次（{cases} 个用例 × {trials} 次 × {models} 个模型），超过了上限 {cap} 次。"
                            "减少用例或重复次数，或者只评一个模型。",
                            "This evaluation would run {n} times ({cases} cases × {trials} trials × {models} models), "
                            "over the limit of {cap}. Use fewer cases or trials, or one model.").format(
-            n=state.planned, cases=len(state.cases), trials=trials, models=len(state.contenders), cap=run_cap(environ))
+            n=state.planned, cases=len(state.cases), trials=trials, models=len(state.contenders), cap=run_cap())
         yield state
         return
     report = backend.extract(source or "", "registry", False, session_id)
@@ -139,6 +147,7 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
         return
     state.tools = report["tools"]
     execute = backend.executor(source or "", session_id)
+    state.trials = {contender.label: [] for contender in state.contenders}   # filled in place: readers never see it grow keys
     yield state
     for contender in state.contenders:
         try:
@@ -149,12 +158,12 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
             continue
         settings = contender.settings
 
+
         def run_once(messages: list[dict]) -> Iterator[dict]:
             loop = run_function_calling(client, messages, state.tools, execute, max_turns=settings.max_turns,
                                         temperature=settings.temperature)
             return (backend.jsonable(event) for event in loop)
 
-        state.trials[contender.label] = []
         for trial in evaluate(run_once, state.cases, trials):
             state.trials[contender.label].append(trial)
             yield state
@@ -166,7 +175,7 @@ def run_record(trial: Trial) -> dict:
     prompt, completion, unreported = trial.usage()
     calls = [{"name": e.get("name"), "arguments": e.get("arguments")} for e in trial.events
              if e.get("type") == "tool_call" and "child" not in e]
-    return {"case": trial.case.name, "trial": trial.number, "passed": trial.score.passed,
+    return {"case": trial.case.name, "trial": trial.number, "passed": trial.score.passed, "scored": trial.score.scored,
             **{name: getattr(trial.score, name) for name in CRITERIA}, "finished": trial.score.finished,
             "problem": trial.score.problem, "ms": round(trial.ms, 1), "prompt_tokens": prompt,
             "completion_tokens": completion, "unreported_usage": unreported, "calls": calls}
@@ -178,7 +187,7 @@ def report(state: Evaluation) -> dict:
     for contender in state.contenders:
         entry = {"label": contender.label, "settings": contender.settings.public(), "mistake": contender.mistake,
                  "price": contender.price, "error": state.failed.get(contender.label)}
-        if contender.label in state.trials:
+        if contender.label in state.trials and contender.label not in state.failed:
             total = state.totals(contender.label)
             entry["totals"] = {**dataclasses.asdict(total), "rate": total.rate,
                                "criteria": {k: list(v) for k, v in total.criteria.items()}}
@@ -217,8 +226,12 @@ def cases_json(cases_text: Any) -> str:
 IMPORT_LIMIT = 512 * 1024      # bytes of an imported case set: 50 cases are a few tens of KB
 
 
-def written(text: str, name: str) -> str:
-    """`text` in a fresh temporary file called `name` (an export to download); returns its path."""
+def written(text: str, name: str, secrets: tuple[str, ...] = ()) -> str:
+    """`text` in a fresh temporary file called `name` (an export to download); returns its path. Any
+    of `secrets` (the keys typed for the models) is blanked, in case an endpoint's error echoed it."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
     folder = tempfile.mkdtemp(prefix="tool-workshop-")
     path = os.path.join(folder, name)
     with open(path, "w", encoding="utf-8") as handle:

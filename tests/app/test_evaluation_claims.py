@@ -109,7 +109,7 @@ def test_a_vague_description_lowers_the_score_and_the_comparison_names_the_cases
 
 def test_a_second_model_side_by_side(lesson):
     """勾选「再比一个模型 B」：B 用离线模型，模拟失误选「调用不存在的工具」，该调用工具的用例，B 的「工具」一栏都是 ✗，
-    它后来改对了也不算。"""
+    它后来改用了对的工具也不算。"""
     lesson.panel.locator(".tw-eval-compare input").check()
     mistake = lesson.panel.locator(".tw-eval-b-mistake input")
     mistake.click()

@@ -187,3 +187,24 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         assert watched.foreign_requests() == []
     finally:
         watched.context.close()
+
+
+def test_an_evaluation_is_capped_and_the_page_says_so_before_it_runs(browser, space, provider):
+    """On a public Space one evaluation runs at most 60 times; the page says so, and a bigger one runs nothing."""
+    provider.reset()
+    watched = open_page(browser, space)
+    try:
+        page = watched.page
+        panel = tab(page, "评估")
+        assert "这是公开的 Space：每次评估最多跑 60 次" in panel.locator(".tw-eval-cap").first.inner_text()
+        trials = panel.locator(".tw-eval-trials input[type=number]")
+        trials.fill("5")
+        trials.press("Enter")
+        panel.locator(".tw-eval-compare input").check()
+        panel.locator(".tw-eval-run").click()
+        refused = panel.locator(".tw-eval-progress").filter(has_text="超过了上限 60 次")
+        refused.first.wait_for(timeout=WAIT)
+        assert "这次评估要跑 80 次（8 个用例 × 5 次 × 2 个模型）" in refused.first.inner_text()
+        assert provider.requests == []
+    finally:
+        watched.context.close()

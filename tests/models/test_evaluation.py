@@ -3,6 +3,7 @@ and the built-in case sets, which the offline model passes with the example tool
 from __future__ import annotations
 
 import importlib
+import json
 import time
 
 import pytest
@@ -70,9 +71,21 @@ def test_each_criterion_fails_on_its_own_and_names_what_was_wrong():
     assert wrong_tool.problem == "应调用 get_weather，调用的却是 get_forecast" and not wrong_tool.passed
     no_answer = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), final("晴")))
     assert no_answer.answer is False and no_answer.problem == '最终回答应包含 "25"'
+    out_of_turns = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}),
+                                              {"type": "error", "turn": 2, "code": "max_turns", "message": "用完了 1 轮"}))
+    assert out_of_turns.scored and not out_of_turns.passed and out_of_turns.problem == "运行没有正常结束：用完了 1 轮"
+
+
+def test_a_run_the_model_did_not_stop_is_not_scored_and_not_counted():
+    """Network, meter, a refused request: not the model answering badly."""
     stopped = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}),
-                                         {"type": "error", "turn": 2, "code": "x", "message": "模型那边超时了"}))
-    assert not stopped.finished and stopped.problem == "运行没有正常结束：模型那边超时了"
+                                         {"type": "error", "turn": 2, "code": "key_limit", "message": "本会话用完了"}))
+    assert not stopped.scored and not stopped.passed and stopped.problem == "没有评分：运行没有正常结束（本会话用完了）"
+    right = Trial(WEATHER_CASE, 1, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), final("25")),
+                  score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), final("25"))), 5)
+    total = totals([right, Trial(WEATHER_CASE, 2, [], stopped, 1)])
+    assert (total.runs, total.passed, total.unscored, total.rate, total.p50_ms) == (1, 1, 1, 1.0, 5)
+    assert table([right, Trial(WEATHER_CASE, 2, [], stopped, 1)])[0]["unscored"] == 1
 
 
 def test_a_corrected_call_counts_its_arguments_but_not_its_first_pick():
@@ -99,8 +112,8 @@ def test_no_call_due():
     gave_up = score(chat, run_of(*call(1, "c1", "get_weather", {"city": "东京"}, ok=False, code="tool_exception"),
                                  {"type": "error", "turn": 3, "code": "too_many_failures", "message": "连续 3 轮都没有成功"}))
     assert gave_up.problem == "不该调用工具，却调用了 get_weather" and not gave_up.finished
-    refused = score(WEATHER_CASE, run_of({"type": "error", "turn": 1, "code": "key_limit", "message": "本会话用完了"}))
-    assert refused.problem == "运行没有正常结束：本会话用完了"
+    refused = score(WEATHER_CASE, run_of({"type": "error", "turn": 1, "code": "max_turns", "message": "用完了"}))
+    assert refused.problem == "运行没有正常结束：用完了"
 
 
 def test_orders():
@@ -180,7 +193,8 @@ def test_trials_and_the_table():
     assert [(t.case.name, t.number) for t in done] == [(c.name, n) for c in cases for n in (1, 2, 3)]
     assert all(t.ms > 0 for t in done)
     rows = table(done)
-    assert rows[0] == {"case": "今天的天气", "runs": 3, "passed": 3, "tool": 3, "arguments": 3, "answer": 3, "problem": ""}
+    assert rows[0] == {"case": "今天的天气", "runs": 3, "passed": 3, "tool": [3, 3], "arguments": [3, 3],
+                       "answer": [3, 3], "unscored": 0, "problem": ""}
 
 
 @pytest.mark.parametrize("example", sorted(CASE_SETS))
@@ -195,13 +209,15 @@ def test_every_built_in_case_set_is_passed_offline_with_clear_descriptions(examp
     assert any(not case.calls for case in cases)                # each set has a case where no call is due
 
 
-def test_the_cap_is_lower_on_a_public_space_and_nothing_runs_past_it():
-    assert eval_backend.run_cap({}) == eval_backend.RUNS_MAX
-    assert eval_backend.run_cap({"SPACE_ID": "teacher/tool-workshop"}) == eval_backend.HOSTED_RUNS_MAX
-    assert "公开的 Space" in str(eval_backend.cap_note({"MODELSCOPE_ENVIRONMENT": "studio"}))
+def test_the_cap_is_lower_on_a_public_space_and_nothing_runs_past_it(monkeypatch):
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    monkeypatch.delenv("MODELSCOPE_ENVIRONMENT", raising=False)
+    assert eval_backend.run_cap() == eval_backend.RUNS_MAX
+    monkeypatch.setenv("MODELSCOPE_ENVIRONMENT", "studio")
+    assert eval_backend.run_cap() == eval_backend.HOSTED_RUNS_MAX and "公开的 Space" in str(eval_backend.cap_note())
     cases = [{"name": f"c{i}", "question": "北京今天天气怎么样？", "calls": []} for i in range(21)]
     models = [eval_backend.Contender("A", eval_backend.Settings())]
-    [state] = list(eval_backend.run_evaluation("", cases, models, 3, environ={"SPACE_ID": "x"}))
+    [state] = list(eval_backend.run_evaluation("", cases, models, 3))
     assert state.done == 0 and state.problem.startswith("这次评估要跑 63 次（21 个用例 × 3 次 × 1 个模型），超过了上限 60 次")
 
 
@@ -215,3 +231,85 @@ def test_a_price_is_two_numbers_or_nothing(text, price):
 def test_anything_else_is_no_price(text):
     with pytest.raises(ValueError):
         eval_backend.parse_price(text)
+
+
+def test_the_csv_has_a_row_per_run_and_the_report_carries_no_key():
+    import csv
+    import io
+
+    from lessons.editor_panel import example_text
+
+    key = "sk-typed-by-a-student-0000"
+    settings = eval_backend.Settings()
+    models = [eval_backend.Contender("A", settings, key), eval_backend.Contender("B", settings, key, "unknown_tool")]
+    cases = CASE_SETS["examples_weather.py"][:2]
+    for state in eval_backend.run_evaluation(example_text("examples_weather.py"), cases, models, 2):
+        pass
+    rows = list(csv.DictReader(io.StringIO(eval_backend.as_csv(state))))
+    assert len(rows) == 8 and [r["label"] for r in rows] == ["A"] * 4 + ["B"] * 4
+    assert rows[0]["case"] == "今天的天气" and rows[0]["category"] == "multiple" and rows[0]["passed"] == "True"
+    assert rows[4]["tool"] == "False" and rows[4]["problem"].startswith("多调用了 get_weather_info")
+    written = json.dumps(eval_backend.report(state), ensure_ascii=False)
+    assert key not in written and key not in eval_backend.as_csv(state)
+
+
+def test_any_order_pairs_many_calls_without_trying_every_order():
+    expected = tuple({"name": "f", "arguments": {"i": i}} for i in range(10))
+    made = [e for i in reversed(range(10)) for e in call(1, f"c{i}", "f", {"i": i})]
+    case = Case("十个", "?", expected, "any")
+    started = time.perf_counter()
+    assert score(case, run_of(*made, final())).passed
+    assert not score(case, run_of(*made[:-2], *call(1, "x", "f", {"i": 99}), final())).passed
+    assert time.perf_counter() - started < 1
+    two = Case("两个", "?", ({"name": "f", "arguments": {"i": {"one_of": [1, 2]}}}, {"name": "f", "arguments": {"i": 1}}), "any")
+    assert score(two, run_of(*call(1, "a", "f", {"i": 1}), *call(1, "b", "f", {"i": 2}), final())).passed
+
+
+def test_a_retry_after_a_timeout_is_the_right_thing_not_an_extra_call():
+    retried = run_of(*call(1, "c1", "get_weather", {"city": "北京"}, ok=False, code="timeout"),
+                     *call(2, "c2", "get_weather", {"city": "北京"}), final("25", 3))
+    assert score(WEATHER_CASE, retried).passed
+
+
+def test_calls_meet_their_results_by_position_when_a_server_repeats_an_id():
+    bad_json = {"type": "tool_call", "turn": 1, "id": "same", "name": "get_weather", "arguments": None}
+    good = {"type": "tool_call", "turn": 1, "id": "same", "name": "get_weather", "arguments": {"city": "北京"}}
+    results = [{"type": "tool_result", "turn": 1, "id": "same", "name": "get_weather", "ok": False,
+                "error_code": "invalid_json"},
+               {"type": "tool_result", "turn": 1, "id": "same", "name": "get_weather", "ok": True, "error_code": None}]
+    assert score(WEATHER_CASE, run_of(bad_json, good, *results, final("25"))).passed
+
+
+@pytest.mark.parametrize("value", [10 ** 400, -10 ** 400, 2 ** 60])
+def test_a_huge_number_is_no_number_and_raises_nothing(value):
+    assert not matches({"near": 5}, value) and not matches(5.0, value) and matches(value, value)
+
+
+def test_usage_counts_only_what_the_server_reported_as_numbers():
+    trial = Trial(WEATHER_CASE, 1, [response(10, 2), {"type": "response", "turn": 2, "usage": {"total_tokens": 500}},
+                                    {"type": "response", "turn": 3, "usage": {"prompt_tokens": "abc",
+                                                                              "completion_tokens": 1}}], None, 1)
+    assert trial.usage() == (10, 2, 2)
+
+
+@pytest.mark.parametrize("written, said", [
+    ("[" * 100_000, "用例集"),
+    ([{"name": "x", "question": "q", "answer": {"absent": True}}], "第 1 个用例 的 answer"),
+    ([{"name": "x", "question": "q", "before": [{"role": "assistant", "content": "长" * 2001}]}],
+     "第 1 个用例 的 before[0].content 最多 2000 个字"),
+    ([{"name": "x", "question": "q", "before": [{"role": "user", "content": "a", "tool_calls": []}]}],
+     "第 1 个用例 的 before[0] 里有不认识的字段"),
+])
+def test_hostile_case_sets_are_refused_with_a_sentence(written, said):
+    with pytest.raises(CaseProblem) as problem:
+        read_cases(written)
+    assert str(problem.value).startswith(said)
+
+
+def test_a_loop_that_raises_is_one_failed_run_and_the_evaluation_goes_on():
+    def broken(messages):
+        yield {"type": "request", "turn": 1}
+        raise RuntimeError("sandbox went away")
+    done = list(evaluate(broken, [WEATHER_CASE], trials=2))
+    assert len(done) == 2 and all(not t.score.scored for t in done)
+    assert done[0].score.problem == "没有评分：运行没有正常结束（RuntimeError: sandbox went away）"
