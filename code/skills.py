@@ -132,7 +132,11 @@ def skill_tools(skills: dict[str, Skill], registry: ToolRegistry | None = None) 
 # ── 记忆：一个人能打开看、改、删的 JSON 文件
 
 class Memory:
-    """每条记忆：{"fact", "source", "at"}。source 是谁说的（用户原话、某个工具的结果），at 是什么时候记的。"""
+    """每条记忆：{"fact", "source", "at"}。source 是谁说的（用户原话、某个工具的结果），at 是什么时候记的。
+    记忆会被模型读回去当真，所以人要看得到、改得了、删得掉：all()、correct()、forget()。"""
+
+    FACT_LIMIT = 300      # 一条记忆最多这么多字：它是一句事实，不是一份文件
+    COUNT_LIMIT = 100     # 最多这么多条：recall 的结果要放进上下文
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -145,7 +149,10 @@ class Memory:
 
     def remember(self, fact: str, source: str) -> int:
         items = self.all()
-        items.append({"fact": fact, "source": source, "at": datetime.datetime.now().isoformat(timespec="seconds")})
+        if len(items) >= self.COUNT_LIMIT:
+            raise ValueError(f"已经记了 {self.COUNT_LIMIT} 条，记不下了：先用 forget 删掉过时的")
+        items.append({"fact": fact[:self.FACT_LIMIT], "source": source[:self.FACT_LIMIT],
+                      "at": datetime.datetime.now().isoformat(timespec="seconds")})
         self._save(items)
         return len(items)
 
@@ -162,6 +169,16 @@ class Memory:
         gone = items.pop(number - 1)
         self._save(items)
         return gone
+
+    def correct(self, number: int, fact: str) -> dict | None:
+        """人改正一条记忆：事实换掉，来源记成"用户改正"，时间是现在。"""
+        items = self.all()
+        if not 1 <= number <= len(items):
+            return None
+        items[number - 1] = {"fact": fact[:self.FACT_LIMIT], "source": "用户改正",
+                             "at": datetime.datetime.now().isoformat(timespec="seconds")}
+        self._save(items)
+        return items[number - 1]
 
 
 def memory_tools(memory: Memory, registry: ToolRegistry | None = None) -> ToolRegistry:

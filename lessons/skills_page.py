@@ -1,6 +1,8 @@
 """8.9 技能: skills in the Agent Skills format, all in one editable box (one SKILL.md after each
 `==> skills/<name>/SKILL.md <==` line). The panel lists what was read and what is wrong, and what
-the system prompt costs either way; ▶ 运行 mounts them (code/skills.py's run_with_skills)."""
+the system prompt costs either way; ▶ 运行 mounts them (code/skills.py's run_with_skills). With the
+memory tools ticked the model may also remember, recall and forget facts: the session's memories are
+listed below, where the student corrects or deletes any of them."""
 from __future__ import annotations
 
 import gradio as gr
@@ -15,11 +17,18 @@ from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from runs import skills_backend
-from serving.page_events import PRIVATE
+from serving.page_events import PRIVATE, session_of
 
 LESSON = LESSONS["skills"]
 STARTERS = skills_backend.text_from_files(skills.EXAMPLES)
-PRESETS = ["帮我把这几个提交写成发布说明", "帮我 review 这段代码", "这个查询怎么写", "帮我写一份发布说明的格式"]
+PRESETS = ["帮我把这几个提交写成发布说明", "帮我 review 这段代码", "这个查询怎么写", "帮我写一份发布说明的格式",
+           "请记住我喜欢用 Python", "你记得我的偏好吗"]
+MEMORY_HEADERS = (tr("第几条", "No."), tr("事实", "fact"), tr("来源", "source"), tr("记下的时间", "saved at"))
+
+
+def memory_rows(session_id: str | None) -> list[list]:
+    return [[number, item["fact"], item["source"], item["at"]]
+            for number, item in enumerate(skills_backend.memory_of(session_id).all(), 1)]
 
 
 def shown_skills(text: str, way: str) -> str:
@@ -44,14 +53,63 @@ def build(settings: SettingsPanel) -> LessonPage:
                                label=tr("怎样交给模型", "How the model gets them"), elem_classes=["tw-skills-way"])
                 panel = gr.HTML(shown_skills(STARTERS, "catalogue"), css_template=context_view.CSS,
                                 elem_classes=["tw-skills-panel"])
-        run = RunPanel(LESSON, settings, None, PRESETS, options={"skills": box, "way": way})
+                memory_on = gr.Checkbox(False, label=tr("再给模型记忆工具（remember / recall / forget）",
+                                                        "Also give the model memory tools (remember / recall / forget)"),
+                                        elem_classes=["tw-skills-memory-on"])
+                with gr.Accordion(tr("🧠 记忆（这个页面的会话里记下的）", "🧠 Memories (kept in this page's session)"),
+                                  open=True):
+                    memories = gr.Dataframe(headers=[str(h) for h in MEMORY_HEADERS], value=[], interactive=False,
+                                            wrap=True, elem_classes=["tw-memories"])
+                    with gr.Row():
+                        number = gr.Number(label=tr("第几条", "No."), precision=0, minimum=1, value=1,
+                                           elem_classes=["tw-memory-number"], min_width=80)
+                        fact = gr.Textbox(label=tr("改成", "Change it to"), elem_classes=["tw-memory-fact"], scale=3)
+                    with gr.Row():
+                        correct_btn = gr.Button(tr("✏️ 改正这一条", "✏️ Correct it"), size="sm",
+                                                elem_classes=["tw-memory-correct"])
+                        delete_btn = gr.Button(tr("🗑 删掉这一条", "🗑 Delete it"), size="sm",
+                                               elem_classes=["tw-memory-delete"])
+                    memory_note = gr.Markdown(elem_classes=["tw-memory-said"])
+        run = RunPanel(LESSON, settings, None, PRESETS, options={"skills": box, "way": way, "memory": memory_on})
         for component in (box, way):
             component.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
                              trigger_mode="always_last")
         reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
 
+        def listed(request: gr.Request):
+            return memory_rows(session_of(request))
+
+        for event in run.changed_files:      # a run may have remembered or forgotten something
+            event.then(listed, None, [memories], api_visibility=PRIVATE, show_progress="hidden")
+
+        def changed(kind: str):
+            def change(which, text, request: gr.Request):
+                memory = skills_backend.memory_of(session_of(request))
+                which = int(which or 0)
+                if kind == "correct" and not (text or "").strip():
+                    return memory_rows(session_of(request)), tr("先在「改成」里写上对的事实。",
+                                                                "Write the right fact in «Change it to» first.")
+                done = memory.correct(which, text.strip()) if kind == "correct" else memory.forget(which)
+                if done is None:
+                    said = tr("没有第 {n} 条记忆。", "There is no memory No. {n}.").format(n=which)
+                elif kind == "correct":
+                    said = tr("✏️ 第 {n} 条改成了「{fact}」，来源记为「用户改正」。",
+                              "✏️ No. {n} now says «{fact}»; its source is «用户改正» (corrected by the user).").format(
+                        n=which, fact=done["fact"])
+                else:
+                    said = tr("🗑 删掉了第 {n} 条「{fact}」。", "🗑 Deleted No. {n}, «{fact}».").format(n=which, fact=done["fact"])
+                return memory_rows(session_of(request)), said
+            return change
+
+        correct_btn.click(changed("correct"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
+        delete_btn.click(changed("delete"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
+
         def shown(values: dict, request: gr.Request) -> dict:
             return {panel: shown_skills(values[box], values[way])}
 
-    return LessonPage(LESSON.id, run, also_on_load=(shown, {box, way}, [panel]))
+        def shown_with_memories(values: dict, request: gr.Request) -> dict:
+            return {**shown(values, request), memories: memory_rows(session_of(request))}
+
+    return LessonPage(LESSON.id, run,
+                      also_on_load=(shown_with_memories, {box, way}, [panel, memories]))

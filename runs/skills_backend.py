@@ -1,10 +1,15 @@
 """A run with skills (code/skills.py) from the named API: the skills arrive as texts, one SKILL.md
 per folder name, and are read as data (YAML front matter and Markdown), never run. load_skill
-only hands back one of those texts, so it runs here, not in the sandbox."""
+only hands back one of those texts, so it runs here, not in the sandbox; so do the memory tools,
+over one file per page session (the student sees, corrects and deletes them on the page)."""
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
+import tempfile
+from pathlib import Path
 from typing import Any, Iterator
 
 import skills
@@ -78,8 +83,31 @@ def skills_from(value: Any) -> tuple[dict[str, skills.Skill], list[str]]:
 
 
 def skills_loop(client: Any, question: str, options: dict, *, max_turns: int, temperature: float | None,
-                stream: bool) -> Iterator:
+                stream: bool, session_id: str | None = None) -> Iterator:
+    """options["memory"]: the loop also gets remember / recall / forget over the session's memories."""
     found, problems = skills_from(options.get("skills"))
     way = options.get("way") if options.get("way") in skills.WAYS else "catalogue"
-    return skills.run_with_skills(client, question, found, way=way, problems=problems, max_turns=max_turns,
+    memory = memory_of(session_id) if options.get("memory") else None
+    return skills.run_with_skills(client, question, found, memory, way=way, problems=problems, max_turns=max_turns,
                                   temperature=temperature, stream=stream)
+
+
+# ------------------------------------------------------------------ memories, one file per session
+
+@functools.lru_cache(maxsize=1)
+def memory_folder() -> Path:
+    return Path(tempfile.mkdtemp(prefix="tool-workshop-memories-"))
+
+
+def memory_of(session_id: str | None) -> skills.Memory:
+    """The memories of one page session (a file on the server; never another session's). Without a
+    session (a script calling the API without one) the memories last for that one run."""
+    if not session_id:
+        return skills.Memory(Path(tempfile.mkdtemp(prefix="tool-workshop-memories-")) / "memory.json")
+    name = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return skills.Memory(memory_folder() / f"{name}.json")
+
+
+def forget_memories(session_id: str) -> None:
+    """A session has gone: so have its memories."""
+    memory_of(session_id).path.unlink(missing_ok=True)

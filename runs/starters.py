@@ -83,9 +83,11 @@ def context(client, question, tools, execute, settings, options):
 
 def skills(client, question, tools, execute, settings, options):
     """技能: options["skills"] ({folder: SKILL.md}) as a catalogue with load_skill, or pasted in
-    whole (options["way"] "pasted"); the tools are the skills' own, not a source's."""
+    whole (options["way"] "pasted"); the tools are the skills' own, not a source's, plus the session's
+    memory tools when options["memory"]."""
     return skills_backend.skills_loop(client, question, options, max_turns=settings.max_turns,
-                                      temperature=settings.temperature, stream=settings.stream)
+                                      temperature=settings.temperature, stream=settings.stream,
+                                      session_id=getattr(execute, "session_id", None))
 
 
 CHILD_TURNS_MAX, CHILD_SECONDS_MAX = 10, 120.0    # what a caller may ask of one sub-agent

@@ -22,13 +22,15 @@ import time
 
 import workspace
 
-from runs import backend
+from runs import backend, skills_backend
 from serving import gradio_patches
 
 DEFAULT_TTL_SECONDS = 2 * 3600
 DEFAULT_MAX_SESSIONS = 500
 EXPORT_PATTERN = os.path.join("tool-workshop-*", "session-*.json")   # what session_io.export_file writes
 ZIP_PATTERN = os.path.join("tool-workshop-*", "workspace-*.zip")     # what workspace_panel.write_zip writes
+EVALUATION_PATTERNS = (os.path.join("tool-workshop-*", "evaluation-*.*"),   # what eval_backend.written writes
+                       os.path.join("tool-workshop-*", "cases.json"))
 EXPORTS_EVERY_SECONDS = 600
 FULL_COLLECTION_SECONDS = 300
 NEVER_BY_ITSELF = 1 << 30          # collections of the middle generation before Python starts a full one
@@ -66,7 +68,8 @@ def remove_old_exports(age_seconds: float, now: float | None = None, folder: str
     now = time.time() if now is None else now
     removed = 0
     base = folder or tempfile.gettempdir()
-    for path in glob.glob(os.path.join(base, EXPORT_PATTERN)) + glob.glob(os.path.join(base, ZIP_PATTERN)):
+    patterns = (EXPORT_PATTERN, ZIP_PATTERN, *EVALUATION_PATTERNS)
+    for path in [found for pattern in patterns for found in glob.glob(os.path.join(base, pattern))]:
         try:
             if now - os.path.getmtime(path) > age_seconds:
                 os.remove(path)
@@ -88,6 +91,7 @@ def forget_idle(holder, ttl: float, now: float | None = None) -> list[str]:
             log.exception("delete callback failed")
         gradio_patches.drop_session_record(holder, sid)
         backend.forget_session(sid)
+        skills_backend.forget_memories(sid)
         forget_workspace(sid)
     # The queue's message box of each tab (kept for up to 2 000 tabs); none of these
     # tabs has an event pending after this long.

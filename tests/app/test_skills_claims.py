@@ -104,3 +104,40 @@ def test_the_courses_way_pastes_every_body_and_sends_no_tool(lesson):
     final = lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
     assert final.startswith("提示词里贴着技能 release-notes 的说明，照它来做")
     assert "请求：messages 发给模型（这次不带 tools）" in lesson.rounds()[1]
+
+
+def memory_table(lesson) -> list[list[str]]:
+    rows = lesson.panel.locator(".tw-memories .virtual-body [role=row]").all()
+    return [[c.strip() for c in row.locator("[role=gridcell]").all_inner_texts()] for row in rows]
+
+
+def memory_said(lesson, text: str):
+    lesson.panel.locator(".tw-memory-said").last.filter(has_text=text).wait_for(timeout=WAIT)
+
+
+def test_a_wrong_memory_is_seen_corrected_and_deleted(lesson):
+    """勾选「再给模型记忆工具」，问「请记住我喜欢用 Python」：模型调用 remember，下面的「记忆」表多了一条，写着事实、来源和记下的
+    时间。离线模型记下的事实是「喜欢」，来源写成了「Python」。「第几条」填 1，「改成」写「用户的偏好：喜欢用 Python」，
+    点「✏️ 改正这一条」，来源变成「用户改正」。再问「你记得我的偏好吗」：模型调用 recall，找回的是改正后的那条。
+    点「🗑 删掉这一条」，它就从表里没了。这些记忆只属于这个页面的会话。"""
+    lesson.panel.locator(".tw-skills-memory-on input").check()
+    assert lesson.run("请记住我喜欢用 Python").startswith("✅")
+    assert '"fact": "喜欢"' in lesson.protocol()
+    lesson.page.wait_for_function("el => el.innerText.includes('Python')",
+                                  arg=lesson.panel.locator(".tw-memories").first.element_handle(), timeout=WAIT)
+    [row] = memory_table(lesson)
+    assert row[:3] == ["1", "喜欢", "Python"] and len(row[3]) == 19        # 2026-12-05T19:41:53
+    lesson.panel.locator(".tw-memory-fact textarea, .tw-memory-fact input").first.fill("用户的偏好：喜欢用 Python")
+    lesson.panel.locator(".tw-memory-correct").click()
+    memory_said(lesson, "第 1 条改成了「用户的偏好：喜欢用 Python」")
+    assert memory_table(lesson)[0][:3] == ["1", "用户的偏好：喜欢用 Python", "用户改正"]
+    lesson.run("你记得我的偏好吗")
+    assert "1. 用户的偏好：喜欢用 Python（用户改正，" in lesson.protocol()
+    other = LessonPage(lesson.page.context.browser, lesson.page.url.split("?")[0].rsplit("/", 1)[0] + "/", "skills")
+    with other:      # another browser: its own session, none of these memories
+        other.panel.locator(".tw-skills-panel").last.filter(has_text="release-notes").first.wait_for(timeout=WAIT)
+        assert other.panel.locator(".tw-memories .virtual-body [role=row]").count() == 0
+    lesson.panel.locator(".tw-memory-delete").click()
+    memory_said(lesson, "删掉了第 1 条「用户的偏好：喜欢用 Python」")
+    assert memory_table(lesson) == []
+    lesson.panel.locator(".tw-skills-memory-on input").uncheck()

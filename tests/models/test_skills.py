@@ -130,3 +130,28 @@ def test_the_pasted_way_gives_the_offline_model_the_bodies_to_follow(tmp_path):
     events = list(skills.run_with_skills(make_client("offline"), "帮我把这几个提交写成发布说明", found, way="pasted"))
     assert events[1]["tools"] is None and not [e for e in events if e["type"] == "tool_call"]
     assert events[-1]["content"].startswith("提示词里贴着技能 release-notes 的说明，照它来做")
+
+
+def test_a_memory_is_corrected_by_a_person_and_bounded(tmp_path):
+    memory = skills.Memory(tmp_path / "memory.json")
+    memory.remember("喜欢", "Python")
+    corrected = memory.correct(1, "用户的偏好：喜欢用 Python")
+    assert corrected["fact"] == "用户的偏好：喜欢用 Python" and corrected["source"] == "用户改正"
+    assert memory.correct(2, "x") is None and memory.forget(0) is None
+    memory.remember("长" * 1000, "用户说的")
+    assert len(memory.all()[1]["fact"]) == skills.Memory.FACT_LIMIT
+    for n in range(skills.Memory.COUNT_LIMIT - 2):
+        memory.remember(f"第 {n} 件事", "用户说的")
+    with pytest.raises(ValueError, match="记不下了"):
+        memory.remember("再一件", "用户说的")
+
+
+def test_each_session_has_its_own_memories_and_loses_them_with_the_session():
+    from runs import skills_backend
+
+    mine, theirs = skills_backend.memory_of("session-a"), skills_backend.memory_of("session-b")
+    mine.remember("我叫小林", "用户说的")
+    assert [m["fact"] for m in skills_backend.memory_of("session-a").all()] == ["我叫小林"] and theirs.all() == []
+    assert skills_backend.memory_of(None).path != skills_backend.memory_of(None).path    # no session: one run only
+    skills_backend.forget_memories("session-a")
+    assert skills_backend.memory_of("session-a").all() == []
