@@ -12,8 +12,12 @@
   - 子循环用完轮数、超了时间、出了错或者交回一段空话，父循环拿到的是一条写明“子代理没做完”的失败结果，
     不是一段看起来像答案的话。时间在两步之间检查，一次模型调用自己的上限由客户端的 round_seconds 管，
     所以子代理最多会超出预算一次模型调用的时间；一轮最多派 MAX_TASKS 个子代理，参数不对的 task 不派；
-  - 没有线程：子循环就是同一个生成器里的一段，父循环被关掉（close），子循环也跟着关掉，不会在后台
-    继续花 token（课程仓库用线程加超时，超时后线程还在跑）。一轮里要了两个 task，就一个接一个地做。
+  - 一轮只派一个子代理时没有线程：子循环就是同一个生成器里的一段，父循环被关掉（close），子循环也跟着
+    关掉，不会在后台继续花 token（课程仓库用线程加超时，超时后线程还在跑）；
+  - 一轮要了几个 task，就同时做（run_children）：每个子代理一个线程，各自的时间预算管着。这一轮等它们
+    全都结束才往下走，所以父循环能被关掉的时候（在两次 yield 之间），没有哪个子代理还在跑。几个子代理的
+    结果带上起止时刻（和 function_calling_loop.run_concurrently 的一样），时间线画出它们重叠着跑。
+    同时跑的子代理各自的调用一个接一个执行：执行端的名额（max_parallel）要留给几个子代理分。
 
     python code/subagents.py
 """
@@ -21,10 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
 import events
-from function_calling_loop import run_function_calling
+from function_calling_loop import MAX_PARALLEL, elapsed_ms, run_function_calling
 from loop_parts import (MAX_FAILURES, ToolCall, ask_model, out_of_turns, run_tool, start_history, too_many_failures,
                         tool_names, tools_and_executor)
 from tool_outcome import ToolOutcome, failure, success
@@ -97,7 +102,7 @@ def child_outcome(steps: Iterator, seconds: float, tag: Callable[[dict], dict]):
 def run_with_subagents(client: Any, messages: str | list[dict], tools: list[dict] | None, execute: Any, *,
                        max_turns: int = 6, child_turns: int = CHILD_TURNS, child_seconds: float = CHILD_SECONDS,
                        temperature: float | None = None):
-    """Function Calling 循环，工具里多一个 task；调用一个接一个地执行（子循环的事件按顺序排好）。"""
+    """Function Calling 循环，工具里多一个 task。别的调用一个接一个地执行；一轮的几个 task 同时做（run_children）。"""
     tools, execute = tools_and_executor(tools, execute)
     child_tools = [t for t in tools if t["function"]["name"] != "task"]
     tools = child_tools + [TASK_SCHEMA]
@@ -113,38 +118,89 @@ def run_with_subagents(client: Any, messages: str | list[dict], tools: list[dict
         if not requested:
             yield events.final(turn, completion.message.get("content") or "", history)
             return
-        results = []
-        started = 0                           # the children this round has started
-        for raw in requested:
+        results: list = [None] * len(requested)        # in the order of the calls, whatever finishes first
+        tasks = []                                     # (position, call) of the children this round starts
+        for position, raw in enumerate(requested):
             call = ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
             if call.name != "task":
-                results.append((yield from run_tool(call, execute, names, wrap=tool_message(call.id))))
+                results[position] = yield from run_tool(call, execute, names, wrap=tool_message(call.id))
                 continue
             yield events.tool_call(turn, call.id, call.name, call.raw_arguments, call.arguments, call.problems)
-            refused = task_refused(call, started + 1)
+            refused = task_refused(call, len(tasks) + 1)
             if refused is not None:
-                result = events.tool_result(turn, call.id, call.name, refused, tool_message(call.id)(refused.content))
-                yield result
-                results.append(result)
+                results[position] = events.tool_result(turn, call.id, call.name, refused,
+                                                       tool_message(call.id)(refused.content))
+                yield results[position]
                 continue
-            started += 1
-            began = time.perf_counter()
-            child = run_function_calling(client, [{"role": "system", "content": CHILD_SYSTEM},
-                                                  {"role": "user", "content": str(call.arguments.get("prompt"))}],
-                                         child_tools, execute, max_turns=child_turns, temperature=temperature)
-            outcome: ToolOutcome = yield from child_outcome(
-                child, child_seconds, lambda event, parent=call.id, at=turn: {**event, "child": parent, "child_turn": at})
-            outcome = dataclasses.replace(outcome, duration_ms=(time.perf_counter() - began) * 1000,
-                                          arguments=call.arguments)
-            result = events.tool_result(turn, call.id, call.name, outcome, tool_message(call.id)(outcome.content))
-            yield result
-            results.append(result)
+            tasks.append((position, call))
+        children = [call for _, call in tasks]
+        finished = yield from run_children(client, children, turn, child_tools, execute, child_turns=child_turns,
+                                           child_seconds=child_seconds, temperature=temperature)
+        for (position, _), result in zip(tasks, finished):
+            results[position] = result
         history.extend(result["message"] for result in results)
         failures = 0 if any(r["ok"] for r in results) else failures + 1
         if failures >= MAX_FAILURES:
             yield too_many_failures(turn, results[-1]["content"])
             return
     yield out_of_turns(max_turns)
+
+
+def run_children(client: Any, calls: list[ToolCall], turn: int, tools: list[dict], execute: Any, *,
+                 child_turns: int, child_seconds: float, temperature: float | None):
+    """这一轮交出去的几件事，每件一个子循环；yield 它们的事件和 tool_result，返回 tool_result 的列表。
+    一件：子循环的事件边跑边交出去。几件：同时跑，全都结束以后按调用的顺序交出每个子代理的事件。"""
+    def child(call: ToolCall, run_tools: Any) -> Iterator:
+        steps = run_function_calling(client, [{"role": "system", "content": CHILD_SYSTEM},
+                                              {"role": "user", "content": str(call.arguments.get("prompt"))}],
+                                     tools, run_tools, max_turns=child_turns, temperature=temperature)
+        return child_outcome(steps, child_seconds, lambda event: {**event, "child": call.id, "child_turn": turn})
+
+    def result_of(call: ToolCall, outcome: ToolOutcome, began: float) -> dict:
+        outcome = dataclasses.replace(outcome, duration_ms=(time.perf_counter() - began) * 1000, arguments=call.arguments)
+        return events.tool_result(turn, call.id, call.name, outcome, tool_message(call.id)(outcome.content))
+
+    if len(calls) <= 1:
+        finished = []
+        for call in calls:
+            began = time.perf_counter()
+            outcome = yield from child(call, execute)
+            finished.append(result_of(call, outcome, began))
+            yield finished[-1]
+        return finished
+
+    limit = min(len(calls), MAX_PARALLEL, getattr(execute, "max_parallel", MAX_PARALLEL))
+    start = time.perf_counter()
+
+    def whole(call: ToolCall) -> tuple[list[dict], dict]:
+        began, produced = time.perf_counter(), []
+        steps = child(call, one_at_a_time(execute))
+        try:
+            while True:
+                produced.append(next(steps))
+        except StopIteration as stop:
+            outcome = stop.value
+        result = result_of(call, outcome, began)
+        started = round((began - start) * 1000, 3)
+        return produced, {**result, "started_ms": started, "finished_ms": round(started + result["duration_ms"], 3)}
+
+    with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="subagent") as pool:
+        done = list(pool.map(whole, calls))
+    round_ms = elapsed_ms(start)
+    finished = []
+    for produced, result in done:
+        yield from produced
+        finished.append({**result, "round_ms": round_ms, "concurrent": limit})
+        yield finished[-1]
+    return finished
+
+
+def one_at_a_time(execute: Any) -> Any:
+    """同时跑的子代理各自的调用一个接一个执行：执行端的名额留给几个子代理分。"""
+    def run(name: str, arguments: Any) -> Any:
+        return execute(name, arguments)
+    run.max_parallel = 1
+    return run
 
 
 def tool_message(call_id: str):

@@ -287,13 +287,20 @@ DELEGATE = re.compile(r"(?:派|让|交给|请)(?:一个|个)?子代理(?:去)?|\
 
 
 def delegated(question):
-    """问题里明说了要子代理去做的那件事（去掉“派一个子代理去”这类话）；没明说就是 None。
-    规则模型只在被明确要求时才派子代理：什么时候值得派，是真模型要判断的事。"""
-    found = DELEGATE.search(question)
+    """问题里明说了要子代理去做的事（去掉“派一个子代理去”这类话），每说一次“派一个子代理”是一件；
+    没明说就是 []。规则模型只在被明确要求时才派子代理：什么时候值得派，是真模型要判断的事。"""
+    found = list(DELEGATE.finditer(question))
     if not found:
-        return None
-    rest = (question[:found.start()] + question[found.end():]).strip(" ，,。：:")
-    return rest or None
+        return []
+    if len(found) == 1:      # 只派一个：这句话的其余部分都是交给它的事（“……，告诉我结论”也在里面）
+        rest = (question[:found[0].start()] + question[found[0].end():]).strip(" ，,。：:")
+        return [rest] if rest else []
+    ends = [match.start() for match in found[1:]] + [len(question)]
+    jobs = [CLAUSE_TAIL.sub("", question[match.end():end]).strip(" ，,。：:；;") for match, end in zip(found, ends)]
+    return [job for job in jobs if job]
+
+
+CLAUSE_TAIL = re.compile(r"[，,；;。]?\s*(?:再|并且|同时|另外|然后)\s*$")
 
 
 def ask_for(gaps, tools):
@@ -472,13 +479,15 @@ class OfflineModel:
         """被明确要求派子代理时：第一轮调用 task，子代理的结论回来后照它回答；没被要求就是 None。"""
         calls = [c.get("function") or {} for m in history for c in m.get("tool_calls") or []]
         if calls and calls[0].get("name") == "task":
-            results = [m for m in history if m.get("role") == "tool"]
-            return self._final(f"子代理交回的结论：\n{text_of(results[-1].get('content'))}", "native"), "stop"
-        job = None if calls else delegated(question)
-        if job is None:
+            results = [text_of(m.get("content")) for m in history if m.get("role") == "tool"]
+            said = results[-1] if len(results) == 1 else "\n".join(f"{n}. {text}" for n, text in enumerate(results, 1))
+            return self._final(f"子代理交回的结论：\n{said}", "native"), "stop"
+        jobs = [] if calls else delegated(question)
+        if not jobs:
             return None
         schemas = {t["function"]["name"]: t["function"].get("parameters") or {} for t in tools}
-        return native_message([("task", {"description": job[:12], "prompt": job})], self.mistake, schemas), "tool_calls"
+        return native_message([("task", {"description": job[:12], "prompt": job}) for job in jobs],
+                              self.mistake, schemas), "tool_calls"
 
     def _skill_step(self, question, system, history, tools):
         """先按描述挑一个技能去读（load_skill），读到正文就照着它回答；挑不出来就是 None。"""

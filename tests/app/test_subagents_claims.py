@@ -82,3 +82,22 @@ def test_without_being_told_the_offline_model_does_the_work_itself(lesson):
     """离线模型只在你明确要求时才派子代理：直接问「北京今天天气怎么样？」，它自己调用 get_weather。"""
     assert lesson.run("北京今天天气怎么样？").startswith("✅")
     assert "调用 get_weather" in top_rounds(lesson)[0] and not child(lesson).count()
+
+
+def test_two_jobs_at_once_overlap_on_one_time_axis(lesson):
+    """问「派一个子代理去查北京今天的天气，再派一个子代理去查上海今天的天气」：主代理一轮里调用两次 task，两个子代理同时跑。
+    两次调用下面各有一条「⏱ 同时执行」的时间条，画在同一根时间轴上，重叠在一起；各自的运行折叠在各自的调用下面。
+    主代理第 2 轮收到两个结论，回答把它们都列出来。"""
+    assert lesson.run("派一个子代理去查北京今天的天气，再派一个子代理去查上海今天的天气").startswith("✅")
+    rounds = top_rounds(lesson)
+    assert len(rounds) == 2 and "调用 task, task" in rounds[0] and rounds[0].count("⏱ 同时执行") == 2
+    bars = lesson.panel.locator(".tw-protocol").first.locator(".tw-lane .tw-bar").evaluate_all(
+        "els => els.map(e => [parseFloat(e.style.left), parseFloat(e.style.left) + parseFloat(e.style.width)])")
+    first, second = bars[:2]
+    assert first[0] < second[1] and second[0] < first[1], bars        # the two bars overlap
+    children = lesson.panel.locator(".tw-protocol details.tw-child")
+    assert children.count() == 2
+    assert "北京今天晴" in children.nth(0).text_content() and "上海今天多云" in children.nth(1).text_content()
+    final = lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
+    assert "北京今天晴" in final and "上海今天多云" in final
+    screenshot(lesson.page, "subagents-two-at-once-1280")

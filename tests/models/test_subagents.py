@@ -149,3 +149,33 @@ def test_a_students_own_tool_named_task_is_not_taken_for_the_sub_agent_tool():
 
     events = list(run_function_calling(make_client("offline"), "北京今天天气怎么样？", own.to_schemas(), own))
     assert [e["arguments"] for e in events if e["type"] == "tool_call"] == [{"city": "北京"}]
+
+
+def test_two_tasks_in_one_round_run_at_once_and_each_child_calls_one_at_a_time():
+    import threading
+    import time
+
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def slow(name, args):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.2)
+        with lock:
+            running[0] -= 1
+        return registry.call(name, args)
+    slow.max_parallel = 2
+
+    question = "派一个子代理去查北京今天的天气，再派一个子代理去查上海今天的天气"
+    run = list(subagents.run_with_subagents(make_client("offline"), question, registry.to_schemas(), slow))
+    tasks = [e for e in run if e["type"] == "tool_result" and "child" not in e]
+    assert [e["name"] for e in tasks] == ["task", "task"] and all(e["ok"] for e in tasks)
+    first, second = tasks
+    assert second["started_ms"] < first["finished_ms"] and first["round_ms"] == second["round_ms"]
+    assert most[0] == 2                  # the two children's tools ran at the same time, one call each
+    children = {e["child"] for e in run if "child" in e}
+    assert children == {first["id"], second["id"]}
+    final = run[-1]
+    assert final["type"] == "final" and "北京今天晴" in final["content"] and "上海今天多云" in final["content"]
