@@ -5,8 +5,8 @@
     或者"这里不该调用工具"；可选：最终回答里该有什么。用例集是 JSON，老师可以发给全班；
   - 匹配器（matches）：写死的值、几个可接受的值之一（one_of）、误差内的数（near + tolerance）、
     包含某段文字（contains）、符合正则（matches）、不该出现的参数（absent）；
-  - 打分（score）：只看循环的事件（events.py）：调了什么、参数是什么、结果成没成功。
-    模型说"已完成"不是证据；
+  - 打分（score）：只看循环的事件（events.py）：调了什么、参数是什么、工具收没收下。三格各管一件事：
+    工具（选对了、次数对），参数（工具选对了才比对），回答。模型说"已完成"不是证据；
   - 评估（evaluate）：每个用例跑 trials 次，每跑完一次交回一条 Trial（事件、得分、用时）；
   - 汇总（totals）：通过率（带次数）、这次量到的用时 p50 / p95、token（服务端 usage 报的数；
     没报的请求单独数出来，估算的标明是估算）、费用（只在配置了价格时才算，绝不编一个价格）。
@@ -16,9 +16,9 @@
 在这里都写得出来（category 给每个用例归类）：simple（一个工具，一次调用）、multiple（几个工具里
 选一个）、parallel（同一个回复里调同一工具几次）、parallel_multiple（同一回复里调不同工具）、
 irrelevance（不该调用：calls 为空）、multi_turn（用例带着前几轮对话 before）。两处不同：
-  1. 这里跑的是整个循环，模型可以看到错误再改：参数只比对工具收下了的调用（写错参数被退回的
-     不算；工具超时、被业务规则拒绝的算，那不是模型的错），而"选对了工具"看所有尝试过的调用
-     （先调了不存在的工具，就算选错过）；
+  1. 这里跑的是整个循环，模型可以看到错误再改，可改对了不等于没错过：先调了不存在的工具，"工具"
+     一格就是错；参数写错被退回过，"参数"一格就是错。工具超时、被业务规则拒绝、重试了一次，调用
+     本身是对的，不算模型的错；执行端太忙没让工具运行、网络断了，这次运行不评分；
   2. 字符串默认原样比较，不去标点、不转小写：要宽松就写 one_of 或 contains；
      用例里没写的参数不检查（BFCL 会判多传的参数为错：要这样就写 {"absent": true}）。
 手写的话，jsonschema 检查用例格式这一步要自己写一个递归；其余就是下面这些 for 循环。
@@ -37,7 +37,7 @@ import jsonschema
 import regex
 
 import events
-from tool_outcome import CALL_MISTAKES
+from tool_outcome import CALL_MISTAKES, NOT_RUN
 
 ORDERS = ("sequence", "any", "parallel")     # 按顺序调用 / 顺序不要紧 / 同一个回复里一起调用
 CRITERIA = ("tool", "arguments", "answer")   # 选对工具、参数都对、最终回答（用例写了才查）
@@ -47,6 +47,7 @@ MAX_TEXT = 2000           # 问题、期望值这些文字的长度上限
 # 循环因为模型的表现而停下：用完轮数、连续失败。别的停法（网络、用量限额、服务端拒收）不是模型答得不好，
 # 这次运行不评分（Score.scored 为 False），也不算进通过率。
 MODEL_STOPS = ("max_turns", "too_many_failures")
+ARGUMENT_MISTAKES = ("invalid_json", "invalid_arguments")   # 工具退回的调用里，错在参数的那些
 
 # 匹配器的写法。不是 {...} 的值（字符串、数字、列表……）就是"必须等于它"。
 MATCHER = {"oneOf": [
@@ -175,6 +176,22 @@ def case_problem(error: jsonschema.ValidationError) -> str:
     return f"{where}：{error.message}"
 
 
+def against_tools(cases: list[Case], tools: list[dict]) -> str:
+    """用例要的工具和参数，工具清单里有没有：没有的话是用例写错了（或者拿错了用例集），不能算到模型头上。
+    返回第一处对不上的地方，一句话；都对得上就是 ""。"""
+    schemas = {t["function"]["name"]: (t["function"].get("parameters") or {}).get("properties") or {} for t in tools}
+    for case in cases:
+        for call in case.calls:
+            if call["name"] not in schemas:
+                return (f"用例「{case.name}」要的工具 {call['name']} 不在工具清单里"
+                        f"（有：{'、'.join(schemas) or '没有工具'}）：先改用例，或者换成对应的工具源码")
+            unknown = [name for name in call.get("arguments") or {} if name not in schemas[call["name"]]]
+            if unknown:
+                return (f"用例「{case.name}」里 {call['name']} 的参数 {unknown[0]} 不在它的 schema 里"
+                        f"（有：{'、'.join(schemas[call['name']]) or '没有参数'}）")
+    return ""
+
+
 def category(case: Case, tool_count: int) -> str:
     """用例属于 BFCL 的哪一类（multi_step：几轮里先后调用，BFCL 没有单列）。"""
     if case.before:
@@ -287,14 +304,19 @@ def score(case: Case, run: list[dict]) -> Score:
             stopped = stopped or event
     if final is None and stopped is not None and stopped.get("code") not in MODEL_STOPS:
         return Score(False, None, None, False, f"没有评分：运行没有正常结束（{stopped['message']}）"[:300], scored=False)
-    done = taken(tried, results)
+    not_run = next((r for r in results if r.get("error_code") in NOT_RUN), None)
+    if not_run is not None:
+        return Score(False, None, None, final is not None,
+                     f"没有评分：执行端这次没让工具运行（{not_run['content']}）"[:300], scored=False)
+    paired = pairs(tried, results)
+    done = taken(paired)
     problems = []
 
-    tool_ok, why = right_tools(case, tried)
+    tool_ok, why = right_tools(case, tried, done)
     problems.append(why)
     arguments_ok = None
-    if case.calls:
-        arguments_ok, why = right_arguments(case, done)
+    if case.calls and tool_ok:          # 工具选错了，参数就无从比对：这一格不查
+        arguments_ok, why = right_arguments(case, done, paired)
         problems.append(why)
     answer_ok = None
     if case.answer is not None:
@@ -308,10 +330,8 @@ def score(case: Case, run: list[dict]) -> Score:
     return Score(tool_ok, arguments_ok, answer_ok, final is not None, problem[:300])
 
 
-def taken(tried: list[dict], results: list[dict]) -> list[dict]:
-    """工具收下的调用：成功了，或者是工具、规则、人让它没成（超时、超限额、被拒绝）——那不是模型的错，
-    参数照样比对。不算的：模型自己写错的调用（CALL_MISTAKES，工具根本没运行），以及没成、后来又原样
-    重试了的那一次（重试是对的做法）。调用和结果在同一轮里按先后一一对应（循环按调用的顺序交回结果）。"""
+def pairs(tried: list[dict], results: list[dict]) -> list[tuple[dict, dict | None]]:
+    """(调用, 它的结果)。同一轮里按先后一一对应：循环按调用的顺序交回结果（有的服务端会重复 id）。"""
     by_turn: dict = {}
     for result in results:
         by_turn.setdefault(result["turn"], []).append(result)
@@ -321,6 +341,13 @@ def taken(tried: list[dict], results: list[dict]) -> list[dict]:
         position = seen[call["turn"]] = seen.get(call["turn"], -1) + 1
         row = by_turn.get(call["turn"], [])
         paired.append((call, row[position] if position < len(row) else None))
+    return paired
+
+
+def taken(paired: list[tuple[dict, dict | None]]) -> list[dict]:
+    """工具收下的调用：成功了，或者是工具、规则、人让它没成（超时、超限额、被拒绝）——那不是模型的错。
+    不算的：模型自己写错、被退回的调用（CALL_MISTAKES，工具根本没运行；参数那一格另外记它），
+    以及没成、后来又原样重试了的那一次（重试是对的做法）。"""
     kept = [(call, result) for call, result in paired
             if result is not None and (result.get("ok") or result.get("error_code") not in CALL_MISTAKES)]
     return [call for i, (call, result) in enumerate(kept)
@@ -331,8 +358,9 @@ def same_call(one: dict, other: dict) -> bool:
     return one["name"] == other["name"] and same(one.get("arguments"), other.get("arguments"))
 
 
-def right_tools(case: Case, tried: list[dict]) -> tuple[bool, str]:
-    """调过的工具（包括失败的尝试）正好是用例要的那几个；不该调用时一个也没调。"""
+def right_tools(case: Case, tried: list[dict], done: list[dict]) -> tuple[bool, str]:
+    """调过的工具（包括被退回的尝试）正好是用例要的那几个，工具收下的调用次数也对，parallel 的要在
+    同一个回复里；不该调用时一个也没调。"""
     wanted = list(dict.fromkeys(call["name"] for call in case.calls))
     used = list(dict.fromkeys(call["name"] for call in tried))
     if not wanted:
@@ -347,17 +375,22 @@ def right_tools(case: Case, tried: list[dict]) -> tuple[bool, str]:
         if extra:
             return False, f"多调用了 {'、'.join(extra)}（用例里没有它）"
         return False, f"没有调用 {'、'.join(lacking)}"
+    if len(done) != len(case.calls):
+        return False, f"应调用 {len(case.calls)} 次，工具收下的调用有 {len(done)} 次"
+    if case.order == "parallel" and len({call["turn"] for call in done}) > 1:
+        return False, "这几个调用应在同一个回复里一起发出（并行），模型分了几轮"
     return True, ""
 
 
-def right_arguments(case: Case, done: list[dict]) -> tuple[bool, str]:
-    """工具收下的调用和用例要的调用一一对上，参数都符合；sequence 按顺序对，any / parallel 不管顺序，
-    parallel 还要求它们在同一个回复里。"""
+def right_arguments(case: Case, done: list[dict], paired: list[tuple[dict, dict | None]]) -> tuple[bool, str]:
+    """参数写错被工具退回过，就算写错过（后来改对了也一样）；工具收下的调用和用例要的调用一一对上，
+    参数都符合：sequence 按顺序对，any / parallel 不管顺序。"""
+    returned = next(((call, result) for call, result in paired
+                     if result is not None and result.get("error_code") in ARGUMENT_MISTAKES), None)
+    if returned is not None:
+        call, result = returned
+        return False, f"{call['name']} 的参数被退回过：{result['content'][:120]}"
     expected = list(case.calls)
-    if len(done) != len(expected):
-        return False, f"应调用 {len(expected)} 次，写对了、工具收下的调用有 {len(done)} 次"
-    if case.order == "parallel" and len({call["turn"] for call in done}) > 1:
-        return False, "这几个调用应在同一个回复里一起发出（并行），模型分了几轮"
     if case.order == "sequence":
         problem = next((p for p in map(call_problem, expected, done) if p), "")
         return not problem, problem
@@ -412,6 +445,11 @@ class Trial:
     score: Score
     ms: float                 # 这次运行从头到尾的用时（本机这次量的）
 
+    def tool_failures(self) -> int:
+        """工具收下了、却自己没成的调用（出错、超时、被规则拒绝）：不算模型的错，可工具可能要修。"""
+        return sum(1 for e in events.own(self.events) if e["type"] == "tool_result" and not e.get("ok")
+                   and e.get("error_code") not in CALL_MISTAKES + NOT_RUN)
+
     def usage(self) -> tuple[int, int, int]:
         """(输入 token, 输出 token, 没报 usage 的请求数)：只加服务端报的数，不估。"""
         answered = [e for e in events.own(self.events) if e["type"] == "response"]
@@ -456,6 +494,7 @@ class Totals:
     estimated: bool            # usage 本身就是估的（离线模型按字数粗估）
     cost: float | None         # 配了价格才有
     unscored: int = 0          # 没评分的运行（网络、用量限额……）：不算进通过率和用时，token 照算（花出去了）
+    tool_failures: int = 0     # 工具自己没成的调用（Trial.tool_failures）
 
     @property
     def rate(self) -> float | None:
@@ -483,7 +522,8 @@ def totals(done: list[Trial], estimated: bool = False, price: dict | None = None
         cost = prompt / 1e6 * float(price["input"]) + completion / 1e6 * float(price["output"])
     times = [t.ms for t in scored]
     return Totals(len(scored), sum(t.score.passed for t in scored), criteria, percentile(times, 0.5),
-                  percentile(times, 0.95), prompt, completion, unreported, estimated, cost, len(done) - len(scored))
+                  percentile(times, 0.95), prompt, completion, unreported, estimated, cost, len(done) - len(scored),
+                  sum(t.tool_failures() for t in scored))
 
 
 def table(done: list[Trial]) -> list[dict]:

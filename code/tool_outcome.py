@@ -63,6 +63,8 @@ LABELS = {
 }
 # 上面第一组：模型写的调用本身不对，工具没有运行。其余的失败，调用是对的，是工具、规则或人没让它成。
 CALL_MISTAKES = ("unknown_tool", "invalid_json", "invalid_arguments", "format_error")
+# 执行端这次没让工具运行（太忙、超了限额、沙箱不可用）：既不是模型的错，也不是工具的错。
+NOT_RUN = ("busy", "rate_limited", "probation", "sandbox", "sandbox_refused", "no_executor")
 
 
 SENTENCE_END = "。. \n\t"      # 句末的句号和空白：拼句子前去掉，免得出现“。。”

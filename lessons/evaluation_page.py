@@ -69,6 +69,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                                             elem_classes=["tw-eval-cases-reset"])
                     cases_export = gr.Button(tr("导出用例集", "Export the case set"), size="sm",
                                              elem_classes=["tw-eval-cases-export"])
+                cases_file = gr.File(label=tr("用例集文件", "Case set file"), interactive=False,
+                                     elem_classes=["tw-eval-cases-file"])
                 cases_import = gr.File(label=tr("导入用例集（.json）", "Import a case set (.json)"), file_types=[".json"],
                                        type="filepath", elem_classes=["tw-eval-cases-import"])
                 cases_note = gr.Markdown(elem_classes=["tw-eval-cases-note"])
@@ -99,6 +101,9 @@ def build(settings: SettingsPanel) -> LessonPage:
                                          elem_classes=["tw-eval-price-a"])
                     price_b = gr.Textbox(label=tr("B 的价格（可不填）", "B's price (optional)"), elem_classes=["tw-eval-price-b"])
                 gr.Markdown(eval_backend.cap_note(), elem_classes=["tw-eval-cap"])
+                gr.Markdown(tr("评估的结果不存进浏览器：刷新页面后要重新运行（想留下，先导出 JSON）。",
+                               "An evaluation's results are not kept in the browser: after a reload, run it again "
+                               "(export the JSON to keep them)."), elem_classes=["tw-eval-not-kept"])
                 with gr.Row():
                     run_btn = gr.Button(tr("▶ 运行评估", "▶ Run the evaluation"), variant="primary",
                                         elem_classes=["tw-eval-run"])
@@ -113,6 +118,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                     export_csv = gr.Button(tr("导出 CSV", "Export CSV"), size="sm", elem_classes=["tw-eval-csv"])
                     export_json = gr.Button(tr("导出 JSON", "Export JSON"), size="sm", elem_classes=["tw-eval-json"])
                 download = gr.File(label=tr("下载", "Download"), interactive=False, elem_classes=["tw-eval-download"])
+                export_note = gr.Markdown(elem_classes=["tw-eval-export-note"])
                 opened = gr.Markdown(elem_classes=["tw-eval-opened-title"])
                 opened_run = gr.HTML(elem_classes=["tw-eval-opened"])
         with gr.Accordion(tr("单独运行一个用例的问题（Function Calling）", "Run one case's question on its own (Function Calling)"),
@@ -141,11 +147,12 @@ def build(settings: SettingsPanel) -> LessonPage:
     def export_cases(text: str):
         try:
             return eval_backend.written(eval_backend.cases_json(text), "cases.json"), tr(
-                "📦 已导出用例集：点「下载」框里的文件名保存。", "📦 Case set exported: click the file name in «Download».")
+                "📦 已导出用例集：点「用例集文件」框里的文件名保存。",
+                "📦 Case set exported: click the file name in «Case set file».")
         except CaseProblem as problem:
             return None, "❌ " + str(problem)
 
-    cases_export.click(export_cases, [cases], [download, cases_note], api_visibility=PRIVATE)
+    cases_export.click(export_cases, [cases], [cases_file, cases_note], api_visibility=PRIVATE)
 
     def import_cases(path: str | None, text: str):
         """The file's case set in the box (the file box is emptied, ready for the next file)."""
@@ -234,6 +241,8 @@ def build(settings: SettingsPanel) -> LessonPage:
         return eval_backend.written(text, f"evaluation-{stamp}.{kind}", keys), tr(
             "📦 已导出：点「下载」框里的文件名保存。", "📦 Exported: click the file name in «Download».")
 
-    export_csv.click(lambda state: export(state, "csv"), [current], [download, cases_note], api_visibility=PRIVATE)
-    export_json.click(lambda state: export(state, "json"), [current], [download, cases_note], api_visibility=PRIVATE)
-    return LessonPage(LESSON.id, run, editor=editor, schema=schema, kept={"cases": cases, "trials": trials})
+    export_csv.click(lambda state: export(state, "csv"), [current], [download, export_note], api_visibility=PRIVATE)
+    export_json.click(lambda state: export(state, "json"), [current], [download, export_note], api_visibility=PRIVATE)
+    kept = {"cases": cases, "trials": trials, "compare": compare, "b_provider": b_provider, "b_model": b_model,
+            "b_base_url": b_base_url, "b_mistake": b_mistake, "price_a": price_a, "price_b": price_b}
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema, kept=kept)

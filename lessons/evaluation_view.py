@@ -7,7 +7,8 @@ from evaluation import CRITERIA, Trial, category, table
 
 from i18n import now, tr
 from lessons.html_bits import esc
-from runs.eval_backend import Evaluation
+from lessons.presets import MISTAKE_TEXTS
+from runs.eval_backend import Contender, Evaluation
 
 CRITERION_TITLES = {"tool": tr("工具", "tool"), "arguments": tr("参数", "arguments"), "answer": tr("回答", "answer")}
 CATEGORY_TITLES = {"simple": tr("单个", "simple"), "multiple": tr("多选一", "multiple"),
@@ -16,9 +17,11 @@ CATEGORY_TITLES = {"simple": tr("单个", "simple"), "multiple": tr("多选一",
                    "multi_turn": tr("多轮", "multi-turn")}
 CSS = """
 .tw-eval-bars { display: grid; grid-template-columns: max-content 1fr; gap: 4px 10px; align-items: center; }
-.tw-eval-bar { height: 1.1em; background: var(--color-accent-soft); border-radius: 3px; min-width: 2px; }
-.tw-eval-bar.b { background: #f6c177; }
+.tw-eval-bar { height: 1.1em; background: var(--color-accent); border-radius: 3px; min-width: 2px; }
+.tw-eval-bar.b { background: #e8912d; }
+.tw-eval-scroll { overflow-x: auto; }
 .tw-eval-totals td, .tw-eval-totals th { padding: 2px 10px; }
+.tw-eval-totals th, .tw-eval-totals td:nth-child(3), .tw-eval-totals td:nth-child(7) { white-space: nowrap; }
 .tw-eval-moved { margin: 0.3em 0; }
 """
 
@@ -41,6 +44,24 @@ def progress_html(state: Evaluation | None, running: bool = False) -> str:
                      f"{esc(why)}</div>" for label, why in state.failed.items())
     return (f'<div class="tw-eval-progress" data-started="{state.started}"><progress max="{state.planned}" value="{state.done}"></progress> '
             f'{esc(now(said).format(done=state.done, planned=state.planned))} ({share:.0%}){failed}</div>')
+
+
+def percent(share: float | None) -> str:
+    """12.5% stays 12.5%: a rate is not rounded into another one."""
+    if share is None:
+        return "—"
+    return f"{share:.0%}" if (share * 100).is_integer() else f"{share:.1%}"
+
+
+def counted(passed: int, runs: int) -> str:
+    return now(tr("（{passed}/{runs}）", " ({passed}/{runs})")).format(passed=passed, runs=runs)
+
+
+def model_name(contender: Contender) -> str:
+    """The model as the page names it: its provider and model, and the offline model's simulated mistake by name."""
+    public = contender.settings.public()
+    mistake = MISTAKE_TEXTS.get(contender.mistake or "")
+    return f"{public['provider']} · {public['model']}" + (f" · {now(mistake[0])}" if mistake else "")
 
 
 def _ms(value: float | None) -> str:
@@ -67,19 +88,23 @@ def totals_html(state: Evaluation | None) -> str:
         token_text = f"{tokens:,}"
         if total.estimated:
             token_text += now(tr("（估算：离线模型按字数粗估）", " (estimated: the offline model counts characters)"))
+        if total.tool_failures:
+            criteria += now(tr("；工具自己失败了 {n} 次（出错、超时、被规则拒绝）：不算模型的错，可能是工具要修",
+                               "; the tool itself failed {n} times (error, timeout, refused by a rule): not the "
+                               "model's fault, but the tool may need fixing")).format(n=total.tool_failures)
         if total.unreported:
             token_text += now(tr("（另有 {n} 次请求服务端没报 usage，没算进去）",
                                  " ({n} more requests had no usage from the server: not counted)")).format(n=total.unreported)
         cost = (now(tr("未配置价格", "no price configured")) if total.cost is None and not contender.price
                 else now(tr("无法计算（token 是估算或不全）", "not computable (tokens estimated or incomplete)"))
                 if total.cost is None else f"{total.cost:.4f}")
-        rate = "—" if total.rate is None else f"{total.rate:.0%}"
+        rate = percent(total.rate)
         if total.unscored:
             criteria += now(tr("；另有 {n} 次没评分：运行不是因为模型停下的（见表里的原因）",
                                "; {n} more not scored: the run did not stop because of the model (see the table)")
                             ).format(n=total.unscored)
-        rows.append(f"<tr><th>{esc(contender.label)}</th><td>{esc(contender.name())}</td>"
-                    f"<td><b>{rate}</b>（{total.passed}/{total.runs}）</td><td>{esc(criteria)}</td>"
+        rows.append(f"<tr><th>{esc(contender.label)}</th><td>{esc(model_name(contender))}</td>"
+                    f"<td><b>{rate}</b>{counted(total.passed, total.runs)}</td><td>{esc(criteria)}</td>"
                     f"<td>{_ms(total.p50_ms)} / {_ms(total.p95_ms)}</td><td>{esc(token_text)}</td><td>{esc(cost)}</td></tr>")
         css = "tw-eval-bar" + (" b" if contender.label == "B" else "")
         per_run = tokens / total.runs if total.runs else 0
@@ -94,7 +119,7 @@ def totals_html(state: Evaluation | None) -> str:
         tr("模型", "model"), "", tr("通过率", "pass rate"), tr("各项", "criteria"), tr("用时 p50 / p95（本次量的）",
                                                                                 "time p50 / p95 (measured now)"),
         "token", tr("费用", "cost")))
-    return (f'<table class="tw-eval-totals"><tr>{head}</tr>{"".join(rows)}</table>'
+    return (f'<div class="tw-eval-scroll"><table class="tw-eval-totals"><tr>{head}</tr>{"".join(rows)}</table></div>'
             f'<div class="tw-eval-bars">{"".join(bars)}</div>')
 
 
@@ -102,6 +127,9 @@ def comparison_html(before: Evaluation | None, after: Evaluation | None) -> str:
     """The last evaluation against this one, per model: pass rate, and each case whose passes moved."""
     if before is None or after is None or not before.ran or not after.ran:
         return ""
+    title = f"<h4>{esc(now(tr('上一次 → 这一次', 'Last time → this time')))}</h4>"
+    if [case.name for case in before.cases] != [case.name for case in after.cases]:
+        return title + esc(now(tr("上一次用的是另一组用例，不比较。", "Last time used another case set: not compared.")))
     parts = []
     for label in after.trials:
         if not before.trials.get(label) or not after.trials.get(label):
@@ -112,15 +140,12 @@ def comparison_html(before: Evaluation | None, after: Evaluation | None) -> str:
                  f"{row['passed']}/{row['runs']}" for row in _rows(after, label)
                  if row["case"] in old_rows and row["runs"] and old_rows[row["case"]]["runs"]
                  and old_rows[row["case"]]["passed"] / old_rows[row["case"]]["runs"] != row["passed"] / row["runs"]]
-        rate = lambda t: "—" if t.rate is None else f"{t.rate:.0%}"   # noqa: E731
         parts.append(f'<div class="tw-eval-moved"><b>{esc(label)}</b> '
-                     f"{esc(now(tr('通过率', 'pass rate')))} {rate(old)}（{old.passed}/{old.runs}）→ "
-                     f"<b>{rate(new)}</b>（{new.passed}/{new.runs}）"
+                     f"{esc(now(tr('通过率', 'pass rate')))} {percent(old.rate)}{counted(old.passed, old.runs)} → "
+                     f"<b>{percent(new.rate)}</b>{counted(new.passed, new.runs)}"
                      + (f"<br>{esc(now(tr('变了的用例：', 'Cases that moved: ')))}{'；'.join(moved)}" if moved else
                         f"<br>{esc(now(tr('没有用例的结果变了。', 'No case moved.')))}") + "</div>")
-    if not parts:
-        return ""
-    return (f"<h4>{esc(now(tr('上一次 → 这一次', 'Last time → this time')))}</h4>" + "".join(parts))
+    return title + "".join(parts) if parts else ""
 
 
 def _rows(state: Evaluation, label: str) -> list[dict]:
@@ -128,6 +153,8 @@ def _rows(state: Evaluation, label: str) -> list[dict]:
 
 
 def columns(state: Evaluation | None) -> list[str]:
+    if state is None:       # the page's first table, built once for both languages
+        return ["用例 / case", "类别 / category"]
     heads = [now(tr("用例", "case")), now(tr("类别", "category"))]
     for contender in (state.contenders if state is not None else []):
         heads += [f"{contender.label} {now(tr('通过', 'passed'))}",
@@ -184,7 +211,7 @@ def chosen_run(state: Evaluation | None, row: int, column: int) -> tuple[str | N
 def opened_title(label: str, trial: Trial, count: int) -> str:
     verdict = (tr("✅ 通过", "✅ passed") if trial.score.passed
                else tr("❌ 没通过：{problem}", "❌ failed: {problem}"))
-    return (now(tr("模型 {label} · 用例「{case}」· 第 {n} 次（共 {count} 次）· {ms:,.0f} ms",
-                   "Model {label} · case «{case}» · trial {n} of {count} · {ms:,.0f} ms")).format(
+    return (now(tr("模型 {label} · 用例「{case}」· 第 {n} 次（这个用例跑了 {count} 次）· {ms:,.0f} ms",
+                   "Model {label} · case «{case}» · trial {n} ({count} run for this case) · {ms:,.0f} ms")).format(
         label=label, case=trial.case.name, n=trial.number, count=count, ms=trial.ms)
         + " — " + now(verdict).format(problem=trial.score.problem))

@@ -16,7 +16,8 @@ import tempfile
 import time
 from typing import Any, Iterator, Mapping
 
-from evaluation import CRITERIA, Case, CaseProblem, Trial, category, evaluate, read_cases, table, totals
+from evaluation import (CRITERIA, Case, CaseProblem, Trial, against_tools, category, evaluate, read_cases, table,
+                        totals)
 from function_calling_loop import run_function_calling
 from i18n import tr
 
@@ -146,6 +147,10 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
         yield state
         return
     state.tools = report["tools"]
+    state.problem = against_tools(state.cases, state.tools)
+    if state.problem:
+        yield state
+        return
     execute = backend.executor(source or "", session_id)
     state.trials = {contender.label: [] for contender in state.contenders}   # filled in place: readers never see it grow keys
     yield state

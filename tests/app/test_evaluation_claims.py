@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.app.harness import LessonPage, code_text, screenshot
+from tests.app.harness import LessonPage, code_text, paste_code, screenshot
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -53,6 +53,16 @@ def summary(lesson) -> str:
     return lesson.panel.locator(".tw-eval-summary").first.inner_text()
 
 
+def choose_mistake(lesson, name: str):
+    mistake = lesson.panel.locator(".tw-eval-b-mistake input")
+    mistake.blur()
+    mistake.click()
+    option = lesson.page.get_by_role("option", name=name).first
+    option.wait_for(timeout=WAIT)
+    option.dispatch_event("mousedown")
+    lesson.page.get_by_role("option").first.wait_for(state="detached", timeout=WAIT)
+
+
 def set_trials(lesson, value: str):
     box = lesson.panel.locator(".tw-eval-trials input[type=number]")
     box.fill(value)
@@ -72,17 +82,33 @@ def test_a_run_scores_every_case_and_a_cell_opens_its_run(lesson):
     cell(lesson, 4, 3).click()
     title = lesson.panel.locator(".tw-eval-opened-title").last
     title.filter(has_text="用例「这几天」").wait_for(timeout=WAIT)
-    assert "模型 A · 用例「这几天」· 第 1 次（共 3 次）" in title.inner_text() and "✅ 通过" in title.inner_text()
+    assert "模型 A · 用例「这几天」· 第 1 次（这个用例跑了 3 次）" in title.inner_text() and "✅ 通过" in title.inner_text()
     assert "调用 get_forecast" in lesson.panel.locator(".tw-eval-opened .tw-protocol").first.inner_text()
     screenshot(lesson.page, "evaluation-table-1280")
 
 
 def test_figures_say_where_they_come_from(lesson):
     """用时 p50 / p95 是这次运行量到的。token 来自服务端报的 usage，离线模型的 usage 是按字数粗估的，标着「估算」。
-    不填价格，费用一栏就写「未配置价格」，不编一个数。"""
+    不填价格，费用一栏就写「未配置价格」，不编一个数；离线模型的 token 是估算的，填了价格也写「无法计算」。"""
     text = summary(lesson)
     assert "用时 p50 / p95（本次量的）" in text and " ms / " in text
     assert "（估算：离线模型按字数粗估）" in text and "未配置价格" in text
+    lesson.panel.locator(".tw-eval-price-a textarea, .tw-eval-price-a input").first.fill("2, 8")
+    evaluate(lesson)
+    assert "无法计算（token 是估算或不全）" in summary(lesson) and "未配置价格" not in summary(lesson)
+    lesson.panel.locator(".tw-eval-price-a textarea, .tw-eval-price-a input").first.fill("")
+
+
+def test_a_case_the_tools_do_not_have_runs_nothing_and_says_where(lesson):
+    """用例要的工具或参数名在工具清单里根本没有，那是用例写错了：评估一次也不跑，先说出哪一处对不上。"""
+    box = lesson.panel.locator(".tw-eval-cases")
+    paste_code(lesson.page, box, json.dumps({"cases": [{"name": "拼错了", "question": "北京今天天气怎么样？",
+                                                        "calls": [{"name": "get_wether"}]}]}, ensure_ascii=False))
+    line = evaluate(lesson)
+    assert line.startswith("❌ 用例「拼错了」要的工具 get_wether 不在工具清单里（有：get_weather、get_forecast）")
+    lesson.panel.locator(".tw-eval-cases-reset").click()
+    lesson.page.wait_for_function("el => el.innerText.includes('五天预报')",
+                                  arg=box.locator(".cm-content").element_handle(), timeout=WAIT)
 
 
 def test_a_vague_description_lowers_the_score_and_the_comparison_names_the_cases(lesson):
@@ -92,10 +118,10 @@ def test_a_vague_description_lowers_the_score_and_the_comparison_names_the_cases
     lesson.panel.locator(".tw-schema-json").filter(has_text='"description": "天气"').first.wait_for(timeout=WAIT)
     evaluate(lesson)
     table = rows(lesson)
-    assert table["这几天"][1:4] == ["✗ 0/3", "✗ 0/3", "✗ 0/3"] and table["周末"][1] == "✗ 0/3"
+    assert table["这几天"][1:4] == ["✗ 0/3", "✗ 0/3", "—"] and table["周末"][1] == "✗ 0/3"      # wrong tool: no arguments
     assert "75%（18/24）" in summary(lesson)
     moved = lesson.panel.locator(".tw-eval-comparison").first.inner_text()
-    assert "通过率 100%（24/24）→ 75%（18/24）" in moved and "这几天：3/3 → 0/3" in moved and "周末：3/3 → 0/3" in moved
+    assert "通过率 100%（24/24） → 75%（18/24）" in moved and "这几天：3/3 → 0/3" in moved and "周末：3/3 → 0/3" in moved
     cell(lesson, 4, 2).click()
     title = lesson.panel.locator(".tw-eval-opened-title").last
     title.filter(has_text="❌ 没通过").wait_for(timeout=WAIT)
@@ -104,18 +130,14 @@ def test_a_vague_description_lowers_the_score_and_the_comparison_names_the_cases
     lesson.choose_example("天气", "get_forecast")
     evaluate(lesson)
     assert "100%（24/24）" in summary(lesson)
-    assert "75%（18/24）→ 100%（24/24）" in lesson.panel.locator(".tw-eval-comparison").first.inner_text()
+    assert "75%（18/24） → 100%（24/24）" in lesson.panel.locator(".tw-eval-comparison").first.inner_text()
 
 
 def test_a_second_model_side_by_side(lesson):
     """勾选「再比一个模型 B」：B 用离线模型，模拟失误选「调用不存在的工具」，该调用工具的用例，B 的「工具」一栏都是 ✗，
-    它后来改用了对的工具也不算。"""
+    它后来改用了对的工具也不算。工具选错了，「参数」一格不查。B 的模拟失误换成「参数类型写错」，就轮到「参数」一栏是 ✗。"""
     lesson.panel.locator(".tw-eval-compare input").check()
-    mistake = lesson.panel.locator(".tw-eval-b-mistake input")
-    mistake.click()
-    option = lesson.page.get_by_role("option", name="【出错】调用不存在的工具").first
-    option.wait_for(timeout=WAIT)
-    option.dispatch_event("mousedown")
+    choose_mistake(lesson, "【出错】调用不存在的工具")
     set_trials(lesson, "1")
     assert evaluate(lesson) == "✅ 评估完成：16 / 16 次 (100%)"
     table = rows(lesson)
@@ -123,18 +145,24 @@ def test_a_second_model_side_by_side(lesson):
     assert all(cells[1:5] == ["✓ 1/1"] * 3 + [cells[4]] for cells in called)      # A
     assert all(cells[6] == "✗ 0/1" for cells in called)                           # B's tool column
     assert table["闲聊：不该调用工具"][6] == "✓ 1/1"
-    one_call = [cells for name, cells in table.items() if cells[0] == "多选一"]
-    assert len(one_call) == 6 and all(cells[7] == "✓ 1/1" for cells in one_call)   # it corrected its arguments
+    assert all(cells[7] == "—" for cells in called)                                # a wrong tool: arguments not checked
     cell(lesson, 0, 7).click()
     lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="模型 B").wait_for(timeout=WAIT)
     assert "多调用了 get_weather_info" in lesson.panel.locator(".tw-eval-opened-title").last.inner_text()
+    choose_mistake(lesson, "【出错】参数类型写错")
+    evaluate(lesson)
+    table = rows(lesson)
+    assert table["今天的天气"][5:8] == ["✗ 0/1", "✓ 1/1", "✗ 0/1"]                  # B: the tool right, arguments sent back
+    cell(lesson, 0, 7).click()
+    lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="get_weather 的参数被退回过").wait_for(timeout=WAIT)
+    choose_mistake(lesson, "不模拟（模型表现正常）")
     lesson.panel.locator(".tw-eval-compare input").uncheck()
 
 
 def test_a_case_set_is_a_file(lesson, tmp_path):
     """可以改，点「导出用例集」存下来发给全班，别人用「导入用例集」载入。"""
     lesson.panel.locator(".tw-eval-cases-export").click()
-    link = lesson.panel.locator(".tw-eval-download a").first
+    link = lesson.panel.locator(".tw-eval-cases-file a").first
     link.wait_for(timeout=WAIT)
     with lesson.page.expect_download() as download:
         link.click()
@@ -201,3 +229,12 @@ def test_the_offline_model_says_the_same_every_trial(lesson):
     set_trials(lesson, "3")
     evaluate(lesson)
     assert all(cells[1] in ("✓ 3/3", "✗ 0/3") for cells in rows(lesson).values())
+
+
+def test_results_are_not_kept_in_the_browser_and_the_page_says_so(lesson):
+    """评估的结果不存进浏览器：刷新页面后要重新运行（想留下，先导出 JSON）。"""
+    assert "评估的结果不存进浏览器" in lesson.panel.locator(".tw-eval-not-kept").first.inner_text()
+    evaluate(lesson)
+    lesson.page.reload()
+    lesson.panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+    assert lesson.panel.locator(".tw-eval-progress").count() == 0 and rows(lesson) == {}

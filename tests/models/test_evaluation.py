@@ -23,7 +23,8 @@ def run_of(*events: dict) -> list[dict]:
 
 def call(turn, id, name, arguments, ok=True, code=None):
     return [{"type": "tool_call", "turn": turn, "id": id, "name": name, "arguments": arguments},
-            {"type": "tool_result", "turn": turn, "id": id, "name": name, "ok": ok, "error_code": code}]
+            {"type": "tool_result", "turn": turn, "id": id, "name": name, "ok": ok, "error_code": code,
+             "content": "好" if ok else f"❌ [{code}] 没成"}]
 
 
 def final(text="好的", turn=2):
@@ -88,14 +89,29 @@ def test_a_run_the_model_did_not_stop_is_not_scored_and_not_counted():
     assert table([right, Trial(WEATHER_CASE, 2, [], stopped, 1)])[0]["unscored"] == 1
 
 
-def test_a_corrected_call_counts_its_arguments_but_not_its_first_pick():
+def test_a_corrected_mistake_is_still_a_mistake_in_its_own_column():
     corrected = run_of(*call(1, "c1", "get_weather_info", {"city": "北京"}, ok=False, code="unknown_tool"),
                        *call(2, "c2", "get_weather", {"city": "北京"}), final("25", 3))
     got = score(WEATHER_CASE, corrected)
-    assert (got.tool, got.arguments) == (False, True) and got.problem == "多调用了 get_weather_info（用例里没有它）"
-    retyped = run_of(*call(1, "c1", "get_weather", {"city": 3}, ok=False, code="invalid_arguments"),
-                     *call(2, "c2", "get_weather", {"city": "北京"}), final("25", 3))
-    assert score(WEATHER_CASE, retyped).passed
+    assert (got.tool, got.arguments, got.answer) == (False, None, True)       # a wrong tool: no arguments to judge
+    assert got.problem == "多调用了 get_weather_info（用例里没有它）"
+    retyped = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": 3}, ok=False, code="invalid_arguments"),
+                                         *call(2, "c2", "get_weather", {"city": "北京"}), final("25", 3)))
+    assert (retyped.tool, retyped.arguments, retyped.passed) == (True, False, False)
+    assert retyped.problem == "get_weather 的参数被退回过：❌ [invalid_arguments] 没成"
+
+
+def test_a_tool_the_executor_did_not_run_leaves_the_run_unscored():
+    busy = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}, ok=False, code="rate_limited"),
+                                      final("没查到", 2)))
+    assert not busy.scored and busy.problem == "没有评分：执行端这次没让工具运行（❌ [rate_limited] 没成）"
+
+
+def test_a_failing_tool_is_counted_apart_from_the_model():
+    broken = run_of(*call(1, "c1", "get_weather", {"city": "北京"}, ok=False, code="tool_exception"), final("没查到", 2))
+    trial = Trial(WEATHER_CASE, 1, broken, score(WEATHER_CASE, broken), 3)
+    assert trial.score.tool and trial.score.arguments and trial.tool_failures() == 1
+    assert totals([trial]).tool_failures == 1
 
 
 def test_a_tool_that_timed_out_or_a_rule_that_refused_is_not_the_models_fault():
@@ -126,7 +142,7 @@ def test_orders():
     assert score(cases["parallel"], together).passed
     assert score(cases["parallel"], apart).problem == "这几个调用应在同一个回复里一起发出（并行），模型分了几轮"
     once = score(cases["any"], run_of(*call(1, "a", "get_weather", {"city": "北京"}), final()))
-    assert once.problem == "应调用 2 次，写对了、工具收下的调用有 1 次"
+    assert once.problem == "应调用 2 次，工具收下的调用有 1 次" and once.tool is False and once.arguments is None
 
 
 def test_a_sub_agents_calls_are_not_the_loops_own():
@@ -275,9 +291,12 @@ def test_calls_meet_their_results_by_position_when_a_server_repeats_an_id():
     bad_json = {"type": "tool_call", "turn": 1, "id": "same", "name": "get_weather", "arguments": None}
     good = {"type": "tool_call", "turn": 1, "id": "same", "name": "get_weather", "arguments": {"city": "北京"}}
     results = [{"type": "tool_result", "turn": 1, "id": "same", "name": "get_weather", "ok": False,
-                "error_code": "invalid_json"},
-               {"type": "tool_result", "turn": 1, "id": "same", "name": "get_weather", "ok": True, "error_code": None}]
-    assert score(WEATHER_CASE, run_of(bad_json, good, *results, final("25"))).passed
+                "error_code": "invalid_json", "content": "❌ [参数格式错误] 不是 JSON"},
+               {"type": "tool_result", "turn": 1, "id": "same", "name": "get_weather", "ok": True, "error_code": None,
+                "content": "北京今天晴"}]
+    got = score(WEATHER_CASE, run_of(bad_json, good, *results, final("25")))
+    # Paired by id, both calls would meet the last result and count as two taken calls.
+    assert got.tool and got.problem == "get_weather 的参数被退回过：❌ [参数格式错误] 不是 JSON"
 
 
 @pytest.mark.parametrize("value", [10 ** 400, -10 ** 400, 2 ** 60])
@@ -313,3 +332,16 @@ def test_a_loop_that_raises_is_one_failed_run_and_the_evaluation_goes_on():
     done = list(evaluate(broken, [WEATHER_CASE], trials=2))
     assert len(done) == 2 and all(not t.score.scored for t in done)
     assert done[0].score.problem == "没有评分：运行没有正常结束（RuntimeError: sandbox went away）"
+
+
+def test_a_case_the_tools_cannot_meet_is_said_before_anything_runs():
+    from lessons.editor_panel import example_text
+
+    weather = example_text("examples_weather.py")
+    models = [eval_backend.Contender("A", eval_backend.Settings())]
+    typo = [{"name": "拼错", "question": "北京天气", "calls": [{"name": "get_wether"}]}]
+    [*_, state] = eval_backend.run_evaluation(weather, typo, models, 1)
+    assert state.done == 0 and state.problem.startswith("用例「拼错」要的工具 get_wether 不在工具清单里（有：get_weather、get_forecast）")
+    town = [{"name": "参数名", "question": "北京天气", "calls": [{"name": "get_weather", "arguments": {"town": "北京"}}]}]
+    [*_, state] = eval_backend.run_evaluation(weather, town, models, 1)
+    assert state.problem == "用例「参数名」里 get_weather 的参数 town 不在它的 schema 里（有：city、unit）"
