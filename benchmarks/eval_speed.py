@@ -88,6 +88,9 @@ def plain_score(case: evaluation.Case, events: list[dict]) -> bool:
             wanted.append(c["name"])
     if sorted(names) != sorted(wanted):
         return False
+    for r in results:
+        if r["error_code"] in evaluation.NOT_RUN or r["error_code"] in evaluation.ARGUMENT_MISTAKES:
+            return False
     if case.calls:
         taken = []
         for c in calls:
