@@ -13,6 +13,7 @@ import io
 import json
 import os
 import tempfile
+import threading
 import time
 from typing import Any, Iterator, Mapping
 
@@ -99,6 +100,33 @@ class Evaluation:
         return next((t for t in self.trials.get(label, []) if t.case.name == case and t.number == number), None)
 
 
+class Patient:
+    """The sandbox's executor for an evaluation. An evaluation makes many calls in a row, and the
+    sandbox turns away a session's calls past its budget (busy, rate_limited: a minute's share); a
+    call turned away waits and tries again, for up to PATIENCE_S, instead of failing the run. The
+    time spent waiting is counted in `waited` and taken off the run's time."""
+
+    THROTTLED = ("busy", "rate_limited")
+    PATIENCE_S = 60.0
+    PAUSE_S = 1.0
+
+    def __init__(self, execute: Any):
+        self.execute, self.waited = execute, 0.0
+        self.max_parallel = getattr(execute, "max_parallel", 1)
+        self.lock = threading.Lock()
+
+    def __call__(self, name: str, arguments: Any) -> Any:
+        deadline = time.monotonic() + self.PATIENCE_S
+        while True:
+            outcome = self.execute(name, arguments)
+            turned_away = isinstance(outcome, dict) and outcome.get("error_code") in self.THROTTLED
+            if not turned_away or time.monotonic() + self.PAUSE_S > deadline:
+                return outcome
+            time.sleep(self.PAUSE_S)
+            with self.lock:
+                self.waited += self.PAUSE_S
+
+
 def parse_price(text: Any) -> dict | None:
     """"2, 8" (per million input, output tokens) -> {"input": 2.0, "output": 8.0}; "" -> None.
     Raises ValueError with a sentence for anything else."""
@@ -151,7 +179,7 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
     if state.problem:
         yield state
         return
-    execute = backend.executor(source or "", session_id)
+    execute = Patient(backend.executor(source or "", session_id))
     state.trials = {contender.label: [] for contender in state.contenders}   # filled in place: readers never see it grow keys
     yield state
     for contender in state.contenders:
@@ -165,11 +193,13 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
 
 
         def run_once(messages: list[dict]) -> Iterator[dict]:
+            execute.waited = 0.0
             loop = run_function_calling(client, messages, state.tools, execute, max_turns=settings.max_turns,
                                         temperature=settings.temperature)
             return (backend.jsonable(event) for event in loop)
 
         for trial in evaluate(run_once, state.cases, trials):
+            trial.ms = max(0.0, trial.ms - execute.waited * 1000)     # the run's own time, not the queue's
             state.trials[contender.label].append(trial)
             yield state
     yield state

@@ -137,26 +137,28 @@ def test_a_second_model_side_by_side(lesson):
     """勾选「再比一个模型 B」：B 用离线模型，模拟失误选「调用不存在的工具」，该调用工具的用例，B 的「工具」一栏都是 ✗，
     它后来改用了对的工具也不算。工具选错了，「参数」一格不查。B 的模拟失误换成「参数类型写错」，就轮到「参数」一栏是 ✗。"""
     lesson.panel.locator(".tw-eval-compare input").check()
-    choose_mistake(lesson, "【出错】调用不存在的工具")
-    set_trials(lesson, "1")
-    assert evaluate(lesson) == "✅ 评估完成：16 / 16 次 (100%)"
-    table = rows(lesson)
-    called = [cells for name, cells in table.items() if name != "闲聊：不该调用工具"]
-    assert all(cells[1:5] == ["✓ 1/1"] * 3 + [cells[4]] for cells in called)      # A
-    assert all(cells[6] == "✗ 0/1" for cells in called)                           # B's tool column
-    assert table["闲聊：不该调用工具"][6] == "✓ 1/1"
-    assert all(cells[7] == "—" for cells in called)                                # a wrong tool: arguments not checked
-    cell(lesson, 0, 7).click()
-    lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="模型 B").wait_for(timeout=WAIT)
-    assert "多调用了 get_weather_info" in lesson.panel.locator(".tw-eval-opened-title").last.inner_text()
-    choose_mistake(lesson, "【出错】参数类型写错")
-    evaluate(lesson)
-    table = rows(lesson)
-    assert table["今天的天气"][5:8] == ["✗ 0/1", "✓ 1/1", "✗ 0/1"]                  # B: the tool right, arguments sent back
-    cell(lesson, 0, 7).click()
-    lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="get_weather 的参数被退回过").wait_for(timeout=WAIT)
-    choose_mistake(lesson, "不模拟（模型表现正常）")
-    lesson.panel.locator(".tw-eval-compare input").uncheck()
+    try:
+        choose_mistake(lesson, "【出错】调用不存在的工具")
+        set_trials(lesson, "1")
+        assert evaluate(lesson) == "✅ 评估完成：16 / 16 次 (100%)"
+        table = rows(lesson)
+        called = [cells for name, cells in table.items() if name != "闲聊：不该调用工具"]
+        assert all(cells[1:5] == ["✓ 1/1"] * 3 + [cells[4]] for cells in called)      # A
+        assert all(cells[6] == "✗ 0/1" for cells in called)                           # B's tool column
+        assert table["闲聊：不该调用工具"][6] == "✓ 1/1"
+        assert all(cells[7] == "—" for cells in called)                                # a wrong tool: arguments not checked
+        cell(lesson, 0, 7).click()
+        lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="模型 B").wait_for(timeout=WAIT)
+        assert "多调用了 get_weather_info" in lesson.panel.locator(".tw-eval-opened-title").last.inner_text()
+        choose_mistake(lesson, "【出错】参数类型写错")
+        evaluate(lesson)
+        table = rows(lesson)
+        assert table["今天的天气"][5:8] == ["✗ 0/1", "✓ 1/1", "✗ 0/1"]                  # B: the tool right, arguments sent back
+        cell(lesson, 0, 7).click()
+        lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="get_weather 的参数被退回过").wait_for(timeout=WAIT)
+    finally:          # the next tests run one model, without a mistake
+        choose_mistake(lesson, "不模拟（模型表现正常）")
+        lesson.panel.locator(".tw-eval-compare input").uncheck()
 
 
 def test_a_case_set_is_a_file(lesson, tmp_path):

@@ -345,3 +345,22 @@ def test_a_case_the_tools_cannot_meet_is_said_before_anything_runs():
     town = [{"name": "参数名", "question": "北京天气", "calls": [{"name": "get_weather", "arguments": {"town": "北京"}}]}]
     [*_, state] = eval_backend.run_evaluation(weather, town, models, 1)
     assert state.problem == "用例「参数名」里 get_weather 的参数 town 不在它的 schema 里（有：city、unit）"
+
+
+def test_an_evaluation_waits_out_the_sandboxs_budget_and_keeps_the_wait_out_of_its_time(monkeypatch):
+    calls = []
+
+    def turned_away_twice(name, arguments):
+        calls.append(name)
+        if len(calls) <= 2:
+            return {"ok": False, "error_code": "rate_limited", "content": "❌ [请稍后再试] 一分钟内运行次数太多。"}
+        return {"ok": True, "content": "北京今天晴，25°C", "error_code": None}
+
+    monkeypatch.setattr(eval_backend.Patient, "PAUSE_S", 0.05)
+    patient = eval_backend.Patient(turned_away_twice)
+    assert patient("get_weather", {"city": "北京"})["ok"] and len(calls) == 3
+    assert patient.waited == pytest.approx(0.1)
+    monkeypatch.setattr(eval_backend.Patient, "PATIENCE_S", 0.12)
+    calls.clear()
+    never = eval_backend.Patient(lambda name, arguments: {"ok": False, "error_code": "busy", "content": "❌ 忙"})
+    assert never("get_weather", {})["error_code"] == "busy"          # past its patience: said, the run unscored
