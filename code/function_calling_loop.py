@@ -17,9 +17,10 @@
 """
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Generator
+from typing import Any, Callable, Generator
 
 import events
 from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, enveloping, out_of_turns, run_tool,
@@ -28,6 +29,7 @@ from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, enve
 # 一轮最多同时执行几个调用。执行端的名额是有限的（页面里的沙箱每个人同时只能跑两个），
 # 执行函数可以用 max_parallel 属性说明自己的上限，循环取两者中小的那个。
 MAX_PARALLEL = 4
+START_TOGETHER_SECONDS = 5.0
 
 
 def run_function_calling(client: Any, messages: str | list[dict], tools: list[dict] | None,
@@ -99,8 +101,7 @@ def run_concurrently(calls: list[ToolCall], execute: Executor | None, names: lis
         return [{**event, "started_ms": started, "finished_ms": round(started + event["duration_ms"], 3)}
                 if event["type"] == "tool_result" else event for event in produced]
 
-    with ThreadPoolExecutor(max_workers=min(limit, len(calls))) as pool:
-        batches = list(pool.map(finish, steps, overrides))
+    batches = side_by_side(lambda pair: finish(*pair), list(zip(steps, overrides)), limit)
     round_ms = elapsed_ms(start)
     results = []
     for produced in batches:
@@ -110,6 +111,26 @@ def run_concurrently(calls: list[ToolCall], execute: Executor | None, names: lis
                 results.append(event)
             yield event
     return results
+
+
+def side_by_side(work: Callable[[Any], Any], items: list, limit: int) -> list:
+    """work(item) for every item in threads, at most `limit` at once; the results in the items' order.
+    The first `limit` items start together: a thread that finished its item quickly must not take
+    the next one while another thread has not started yet (on a busy machine quick items would
+    otherwise run one after another on one thread)."""
+    limit = max(1, min(limit, len(items)))
+    start_line = threading.Barrier(limit)
+
+    def one(position: int, item: Any) -> Any:
+        if position < limit:
+            try:
+                start_line.wait(timeout=START_TOGETHER_SECONDS)
+            except threading.BrokenBarrierError:   # a thread the machine could not start holds no one back
+                pass
+        return work(item)
+
+    with ThreadPoolExecutor(max_workers=limit) as pool:
+        return list(pool.map(one, range(len(items)), items))
 
 
 def elapsed_ms(since: float) -> float:

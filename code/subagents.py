@@ -25,11 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Iterator
 
 import events
-from function_calling_loop import MAX_PARALLEL, elapsed_ms, run_function_calling
+from function_calling_loop import MAX_PARALLEL, elapsed_ms, run_function_calling, side_by_side
 from loop_parts import (MAX_FAILURES, ToolCall, ask_model, out_of_turns, run_tool, start_history, too_many_failures,
                         tool_names, tools_and_executor)
 from tool_outcome import ToolOutcome, failure, success
@@ -184,8 +183,7 @@ def run_children(client: Any, calls: list[ToolCall], turn: int, tools: list[dict
         started = round((began - start) * 1000, 3)
         return produced, {**result, "started_ms": started, "finished_ms": round(started + result["duration_ms"], 3)}
 
-    with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="subagent") as pool:
-        done = list(pool.map(whole, calls))
+    done = side_by_side(whole, calls, limit)
     round_ms = elapsed_ms(start)
     finished = []
     for produced, result in done:

@@ -267,6 +267,29 @@ HEADLINE_DONE = r"""([root, before]) => { const s = root.querySelector('.tw-stat
   return (text !== before || !!fresh) && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️]/u.test(text) && !text.includes('⏳'); }"""
 
 
+def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=None) -> str:
+    """Types `question` into the lesson `panel` (if given), clicks its 运行 (or `button`) and waits for this run's
+    headline, as a student waits for the verdict; returns the headline. A run that shows none in time
+    fails with what the page did show, so a failure on a busy machine says where the run stood."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    if question is not None:
+        panel.locator(".tw-question textarea").fill(question)
+    status = panel.locator(".tw-status").first
+    before = status.inner_text().strip() if status.count() else ""
+    panel.locator(".tw-protocol .tw-round").evaluate_all("els => els.forEach(e => e.dataset.old = '1')")
+    (button or panel.locator(".tw-run")).click()
+    try:
+        panel.page.wait_for_function(HEADLINE_DONE, arg=[panel.element_handle(), before], timeout=timeout)
+    except PlaywrightTimeout:
+        shown = status.inner_text().strip() if status.count() else "(no headline)"
+        protocol = panel.locator(".tw-protocol").first
+        tail = protocol.inner_text()[-600:] if protocol.count() else "(no timeline)"
+        raise AssertionError(f"no headline for this run within {timeout} ms; before it: {before!r}; "
+                             f"the headline now: {shown!r}; the timeline ends with: {tail!r}") from None
+    return status.inner_text().strip()
+
+
 class LessonPage:
     """A lesson's page in a fresh browser context, as a student has it: opened at its address in a
     language, with an example set, a question and a run, and what the page then says (its headline,
@@ -311,14 +334,7 @@ class LessonPage:
 
     def run(self, question: str | None = None) -> str:
         """Types `question` (if given), runs, waits for this run's headline and returns it."""
-        if question is not None:
-            self.panel.locator(".tw-question textarea").fill(question)
-        status = self.panel.locator(".tw-status").first
-        before = status.inner_text().strip() if status.count() else ""
-        self.panel.locator(".tw-protocol .tw-round").evaluate_all("els => els.forEach(e => e.dataset.old = '1')")
-        self.panel.locator(".tw-run").click()
-        self.page.wait_for_function(HEADLINE_DONE, arg=[self.panel.element_handle(), before], timeout=self.WAIT)
-        return self.headline()
+        return run_panel(self.panel, question, timeout=self.WAIT)
 
     def headline(self) -> str:
         return self.panel.locator(".tw-status").first.inner_text().strip()

@@ -9,7 +9,7 @@ import pytest
 
 from catalogue import LESSONS
 
-from tests.app.harness import SCREENSHOTS, code_text, open_page, screenshot, set_code, tab
+from tests.app.harness import SCREENSHOTS, code_text, open_page, run_panel, screenshot, set_code, tab
 
 pytestmark = pytest.mark.browser
 
@@ -52,10 +52,7 @@ def open_run_area(panel, name):
 
 def run_and_wait(panel):
     panel.get_by_role("tab", name="协议时间线").click()
-    # Mark a final answer left from an earlier run, so only this run's answer counts.
-    panel.locator(".tw-protocol .tw-final").evaluate_all("els => els.forEach(el => el.dataset.old = '1')")
-    panel.locator(".tw-run").click()
-    panel.locator(".tw-protocol .tw-final:not([data-old])").first.wait_for(timeout=WAIT)
+    run_panel(panel, timeout=2 * WAIT)
 
 
 @pytest.mark.parametrize("name", TABS)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.harness import open_page, screenshot, tab
+from tests.app.harness import open_page, run_panel, screenshot, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -61,12 +61,7 @@ def unfold(panel):
 
 
 def run(panel):
-    panel.locator(".tw-status").first.evaluate("s => s.dataset.before = s.innerText")
-    panel.locator(".tw-run").click()
-    panel.page.wait_for_function(
-        """root => { const s = root.querySelector('.tw-status');
-                     return s && s.innerText !== s.dataset.before && /^[✅⚠️💬✂️🔁⏹🛑❌⏸]/u.test(s.innerText.trim())
-                            && !s.innerText.includes('⏳'); }""", arg=panel.element_handle(), timeout=WAIT)
+    run_panel(panel, timeout=WAIT)
     panel.page.wait_for_timeout(300)
     unfold(panel)
 

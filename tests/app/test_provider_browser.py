@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from offline.server import OfflineServer
 from provider_presets import PRESETS
 
-from tests.app.harness import open_page, screenshot, start_app, tab
+from tests.app.harness import open_page, run_panel, screenshot, start_app, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -104,12 +104,9 @@ def run(panel) -> str:
 
 
 def click_and_wait(panel, button) -> str:
+    """Clicks `button` on the timeline tab, waits for this run's headline; the timeline's text."""
     panel.get_by_role("tab", name="协议时间线").click()
-    panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").evaluate_all(
-        "els => els.forEach(el => el.dataset.old = '1')")
-    button.click()
-    panel.locator(".tw-protocol .tw-final:not([data-old]), .tw-protocol .tw-error:not([data-old])").first.wait_for(
-        timeout=WAIT)
+    run_panel(panel, button=button, timeout=2 * WAIT)
     return panel.locator(".tw-protocol").text_content()
 
 
@@ -232,6 +229,9 @@ def test_a_preset_never_takes_the_server_key_elsewhere(browser, configured, prov
         page.locator("#key-status").filter(has_text="已使用服务器配置的密钥").wait_for(timeout=WAIT)
         page.locator("#model input").fill("offline-rule-model")
         page.locator("#model input").press("Enter")
+        # The choices list closed and the box kept the name: the click below lands on a page at rest.
+        page.get_by_role("option").first.wait_for(state="detached", timeout=WAIT)
+        expect(page.locator("#model input")).to_have_value("offline-rule-model", timeout=WAIT)
         assert "出错" not in run(panel)
         assert provider.authorizations == [f"Bearer {SERVER_KEY}"] * 2
         assert SERVER_KEY not in str(local_server.authorizations)

@@ -14,7 +14,7 @@ from access import class_code
 from offline.server import OfflineServer
 
 from tests.access.listener import Listener, spellings
-from tests.app.harness import open_page, screenshot, start_app, tab
+from tests.app.harness import open_page, run_panel, screenshot, start_app, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -66,13 +66,9 @@ def set_model(page, name="offline-rule-model"):
 
 
 def run(panel):
-    """Clicks 运行 and waits until this run's answer (or error) is shown."""
+    """Clicks 运行 on the timeline tab and waits for this run's headline; the timeline's text."""
     panel.get_by_role("tab", name="协议时间线").click()
-    panel.locator(".tw-protocol .tw-final, .tw-protocol .tw-error").evaluate_all(
-        "els => els.forEach(el => el.dataset.old = '1')")
-    panel.locator(".tw-run").click()
-    panel.locator(".tw-protocol .tw-final:not([data-old]), .tw-protocol .tw-error:not([data-old])").first.wait_for(
-        timeout=WAIT)
+    run_panel(panel, timeout=2 * WAIT)
     return panel.locator(".tw-protocol").text_content()
 
 

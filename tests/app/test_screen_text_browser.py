@@ -12,7 +12,7 @@ import pytest
 
 from catalogue import LESSONS
 
-from tests.app.harness import code_text, open_in, set_code, tab
+from tests.app.harness import code_text, open_in, run_panel, set_code, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -40,15 +40,7 @@ def status_of(panel) -> str:
 
 
 def run(panel, question: str | None = None) -> str:
-    if question is not None:
-        panel.locator(".tw-question textarea").fill(question)
-    panel.locator(".tw-status").first.evaluate("s => s.dataset.before = s.innerText")
-    panel.locator(".tw-run").click()
-    panel.page.wait_for_function(
-        """root => { const s = root.querySelector('.tw-status');
-                     return s && s.innerText !== s.dataset.before && /^[✅⚠️💬✂️🔁⏹🛑❌]/u.test(s.innerText.trim())
-                            && !s.innerText.includes('⏳'); }""", arg=panel.element_handle(), timeout=WAIT)
-    return status_of(panel)
+    return run_panel(panel, question, timeout=WAIT)
 
 
 def choose(page, dropdown, index: int):

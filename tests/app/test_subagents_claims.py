@@ -94,7 +94,7 @@ def test_two_jobs_at_once_overlap_on_one_time_axis(lesson):
     bars = lesson.panel.locator(".tw-protocol").first.locator(".tw-lane .tw-bar").evaluate_all(
         "els => els.map(e => [parseFloat(e.style.left), parseFloat(e.style.left) + parseFloat(e.style.width)])")
     first, second = bars[:2]
-    assert first[0] < second[1] and second[0] < first[1], bars        # the two bars overlap
+    assert first[0] < second[1] and second[0] < first[1], (bars, rounds[0])     # the two bars overlap
     children = lesson.panel.locator(".tw-protocol details.tw-child")
     assert children.count() == 2
     assert "北京今天晴" in children.nth(0).text_content() and "上海今天多云" in children.nth(1).text_content()

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 import examples_weather
-from function_calling_loop import run_function_calling
+from function_calling_loop import run_function_calling, side_by_side
 from json_loop import run_json_from_text
 from llm_clients import make_client
 from react_loop import run_react
@@ -153,3 +153,26 @@ def test_envelope_reaches_the_model_in_every_loop_and_the_model_reads_it(loop):
 def test_without_envelope_the_text_is_plain():
     events = list(run_function_calling(make_client("offline"), "北京今天天气怎么样", None, examples_weather.registry))
     assert kinds(events, "tool_result")[0]["content"].startswith("北京今天")
+
+
+def test_quick_calls_still_start_on_threads_of_their_own_on_a_busy_machine():
+    """Items that take no time at all, with three threads keeping the interpreter busy: a plain thread
+    pool then runs both on its first thread (the second has not started when the first is free again),
+    and the timeline would show two calls one after the other. Each of the first `limit` gets its own."""
+    stop = threading.Event()
+
+    def busy():
+        while not stop.is_set():
+            sum(range(1000))
+
+    hogs = [threading.Thread(target=busy) for _ in range(3)]
+    for hog in hogs:
+        hog.start()
+    try:
+        runs = [side_by_side(lambda item: threading.get_ident(), ["北京", "上海", "广州"], 2) for _ in range(30)]
+    finally:
+        stop.set()
+        for hog in hogs:
+            hog.join()
+    assert all(first != second for first, second, _ in runs)
+    assert all(len(run) == 3 for run in runs)
