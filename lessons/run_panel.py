@@ -173,8 +173,15 @@ class RunPanel:
                 return show(state, tr("❌ 导入失败：", "❌ Import failed: ") + str(exc))
             state.close()
             # The recorded run's options too (envelope, loop, mistake…): the page then shows how it was run.
+            # A value this page's control cannot hold (the file is anyone's) is left out, and said.
             options = {component: fresh.options[name] for name, component in self.options.items()
-                       if name in fresh.options}
+                       if name in fresh.options and holds(component, fresh.options[name])}
+            refused = [name for name, component in self.options.items()
+                       if name in fresh.options and not holds(component, fresh.options[name])]
+            if refused:
+                note += tr("（文件里这些选项的值这里用不了，保持原样：{names}）",
+                           " (these options' values in the file do not fit here and were left as they were: {names})"
+                           ).format(names=", ".join(refused))
             return {**({self.editor: fresh.source} if self.editor is not None else {}), self.question: fresh.question,
                     **options, views.views_tabs: gr.Tabs(selected="protocol"),
                     **self.show(fresh, note, session_of(request))}
@@ -196,3 +203,19 @@ class RunPanel:
             # The workspace's files may have changed in the other tab, or been replaced here.
             view.wire(extra_outputs=[views.status], on_replace=lambda: {views.status: ""})
             self.changed_files += view.replaced
+
+
+def holds(component: gr.components.Component, value: Any) -> bool:
+    """Whether `component` can show `value` as one of its own: a choice it offers, a number in its
+    range, a checkbox's true or false, a code box's text."""
+    if isinstance(component, gr.Checkbox):
+        return isinstance(value, bool)
+    if isinstance(component, gr.Slider):
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and component.minimum <= value <= component.maximum)
+    if isinstance(component, (gr.Dropdown, gr.Radio)):
+        offered = [choice[1] if isinstance(choice, (tuple, list)) else choice for choice in component.choices or []]
+        return isinstance(value, str) and (value in offered or bool(getattr(component, "allow_custom_value", False)))
+    if isinstance(component, (gr.Code, gr.Textbox)):
+        return isinstance(value, str)
+    return False

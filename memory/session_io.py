@@ -71,7 +71,12 @@ def export_file(document: dict, secret: str = "") -> str:
 
 
 class ImportProblem(ValueError):
-    """The file is not a session this page can replay (message in Chinese)."""
+    """The file is not a session this page can replay (the message in the page's language)."""
+
+
+# The fields a replay hands to the page, and what each must be: a file is untrusted input.
+FIELDS = (("source", str, "文字", "text"), ("question", str, "文字", "text"), ("tools", list, "列表", "a list"),
+          ("settings", dict, "对象", "an object"), ("options", dict, "对象", "an object"))
 
 
 def load_document(path_or_text: Any) -> dict:
@@ -82,24 +87,42 @@ def load_document(path_or_text: Any) -> dict:
         text = str(path_or_text or "")
         if text and not text.lstrip().startswith("{") and os.path.exists(text):
             if os.path.getsize(text) > MAX_IMPORT_BYTES:
-                raise ImportProblem(f"文件太大（超过 {MAX_IMPORT_BYTES // 1024 // 1024} MB），不像是一次运行的记录。")
+                raise ImportProblem(tr("文件太大（超过 {mb} MB），不像是一次运行的记录。",
+                                       "The file is too large (over {mb} MB) to be the record of a run.").format(
+                    mb=MAX_IMPORT_BYTES // 1024 // 1024))
             with open(text, encoding="utf-8") as handle:
                 text = handle.read()
         try:
             document = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ImportProblem(f"不是合法的 JSON：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg}。") from None
+            raise ImportProblem(tr("不是合法的 JSON：第 {line} 行第 {column} 列，{why}。",
+                                   "Not valid JSON: line {line}, column {column}, {why}.").format(
+                line=exc.lineno, column=exc.colno, why=exc.msg)) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise ImportProblem(f"这不是本工坊导出的会话文件（缺少 \"format\": \"{FORMAT}\"）。")
+        raise ImportProblem(tr("这不是本工坊导出的会话文件（缺少 \"format\": \"{format}\"）。",
+                               "This is not a session file of this workshop (\"format\": \"{format}\" is missing)."
+                               ).format(format=FORMAT))
     if document.get("version") != VERSION:
-        raise ImportProblem(f"会话文件版本 {document.get('version')!r} 不受支持（需要 {VERSION}）。")
+        raise ImportProblem(tr("会话文件版本 {got} 不受支持（需要 {version}）。",
+                               "Session file version {got} is not supported (it must be {version})."
+                               ).format(got=repr(document.get("version")), version=VERSION))
     events = document.get("events")
     if not isinstance(events, list) or not all(isinstance(e, dict) and "type" in e for e in events):
-        raise ImportProblem("会话文件里的 events 应是事件列表，每个事件都有 type 字段。")
+        raise ImportProblem(tr("会话文件里的 events 应是事件列表，每个事件都有 type 字段。",
+                               "The session file's events must be a list of events, each with a type."))
+    for field, kind, zh, en in FIELDS:
+        if field in document and not isinstance(document[field], kind):
+            raise ImportProblem(tr("会话文件里的 {field} 应是{zh}，收到的是 {got}。",
+                                   "The session file's {field} must be {en}; it is {got}.").format(
+                field=field, zh=zh, en=en, got=json.dumps(document[field], ensure_ascii=False)[:60]))
+    if not all(isinstance(tool, dict) for tool in document.get("tools", [])):
+        raise ImportProblem(tr("会话文件里的 tools 应是工具 schema（对象）的列表。",
+                               "The session file's tools must be a list of tool schemas (objects)."))
     files = document.get("workspace")
     if files is not None and not (isinstance(files, dict)
                                   and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())):
-        raise ImportProblem("会话文件里的 workspace 应是 {\"相对路径\": \"文件内容\"} 的对象。")
+        raise ImportProblem(tr("会话文件里的 workspace 应是 {\"相对路径\": \"文件内容\"} 的对象。",
+                               "The session file's workspace must be an object {\"relative path\": \"content\"}."))
     return document
 
 

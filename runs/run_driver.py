@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import json
+import re
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
@@ -25,6 +26,9 @@ from memory import session_io
 from runs import backend, mcp_backend, workspace_backend
 from access.clients import Settings
 from runs.backend import error_text
+
+# What a session file may name as its lesson to be quoted on the page (the file is anyone's).
+LESSON_ID = re.compile(r"[a-z0-9_]{1,40}")
 
 if TYPE_CHECKING:   # a lesson is handed in; the catalogue is above this module
     from catalogue import Lesson
@@ -304,8 +308,9 @@ def load(lesson: Lesson, path: str, session_id: str | None = None) -> tuple[RunS
                                            + str(exc)) from None
         restored = tr("工作区已换成导出时的文件；", "the workspace holds the exported files again; ")
     state = replay(lesson, document)
-    other = "" if document.get("lesson") == lesson.id else tr(
-        "（这是「{lesson}」课的记录）", " (a record of the lesson «{lesson}»)").format(lesson=document.get("lesson"))
+    recorded = document.get("lesson")
+    named = isinstance(recorded, str) and LESSON_ID.fullmatch(recorded) and recorded != lesson.id
+    other = tr("（这是「{lesson}」课的记录）", " (a record of the lesson «{lesson}»)").format(lesson=recorded) if named else ""
     return state, tr("已导入录制的运行{other}：{restored}点「下一步」逐步回放，不调用模型。",
                      "Recorded run imported{other}: {restored}click «Next» to replay it step by step, without the "
                      "model.").format(other=other, restored=restored)

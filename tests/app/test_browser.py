@@ -154,6 +154,43 @@ def test_export_then_import_replays_without_a_model(page, tmp_path):
     panel.locator(".tw-status").filter(has_text="✅").first.wait_for(timeout=WAIT)
 
 
+def test_an_imported_file_from_anyone_is_checked_and_the_page_goes_on(browser, app_url, tmp_path):
+    """A session file is anyone's: a control gets only a value it could show itself (the rest is named
+    and left alone), a field of the wrong kind refuses the file with where it went wrong, and the page
+    still runs."""
+    from function_calling_loop import run_function_calling
+    from llm_clients import make_client
+    from memory import session_io
+
+    weather = [{"type": "function", "function": {"name": "get_weather", "description": "查询天气", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    events = list(run_function_calling(make_client("offline"), "北京今天天气怎么样？", weather,
+                                       lambda name, args: "北京今天晴"))
+    from lessons.editor_panel import EXAMPLE_SETS, example_text
+
+    document = session_io.session_document("function_calling", example_text(EXAMPLE_SETS["天气"]), weather, "北京今天天气怎么样？", events, {},
+                                           {"parallel_tool_calls": "yes", "mistake": "<img src=x>", "envelope": True})
+    odd = tmp_path / "odd-options.json"
+    odd.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    watched = open_page(browser, app_url)
+    panel = tab(watched.page, "Function Calling")
+    panel.get_by_role("tab", name="导出/导入").click()
+    panel.locator(".tw-import input[type=file]").set_input_files(str(odd))
+    wait_text(panel.locator(".tw-status"), "文件里这些选项的值这里用不了，保持原样：parallel_tool_calls, mistake")
+    assert "这是「" not in panel.locator(".tw-status").first.inner_text()    # a record of this very lesson
+    assert panel.locator(".tw-envelope input").is_checked()          # a value it could hold is taken
+    assert panel.get_by_label("允许并行调用 parallel_tool_calls").is_checked()   # "yes" is no checkbox value
+    wrong = tmp_path / "wrong-kind.json"
+    wrong.write_text(json.dumps({**document, "options": ["envelope"]}), encoding="utf-8")
+    panel.locator(".tw-import button[aria-label='清除']").dispatch_event("click")    # its ✕, shown on hover
+    panel.locator(".tw-import input[type=file]").set_input_files(str(wrong))
+    wait_text(panel.locator(".tw-status"), "❌ 导入失败：会话文件里的 options 应是对象，收到的是 [\"envelope\"]")
+    panel.locator(".tw-envelope input").uncheck()
+    run_and_wait(panel)
+    assert panel.locator(".tw-status").first.inner_text().startswith("✅")
+    watched.context.close()
+
+
 def test_registry_tab_trap_diff_and_try_call(page):
     panel = tab(page.page, "工具注册")
     panel.locator(".tw-trap").click()

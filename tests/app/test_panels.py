@@ -4,6 +4,7 @@ against the project's own OpenAI-compatible server) and the key rules."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -103,6 +104,39 @@ def test_export_then_import_replays_the_same_events(fc_events, tmp_path):
     bad.write_text('{"format": "something-else"}', encoding="utf-8")
     with pytest.raises(session_io.ImportProblem, match="不是本工坊导出"):
         session_io.load_document(str(bad))
+
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("options", ["envelope"], "options 应是对象，收到的是 [\"envelope\"]"),
+    ("settings", "fast", "settings 应是对象，收到的是 \"fast\""),
+    ("source", {"code": 1}, "source 应是文字"),
+    ("question", 42, "question 应是文字，收到的是 42"),
+    ("tools", {"name": "x"}, "tools 应是列表"),
+    ("tools", ["get_weather"], "tools 应是工具 schema（对象）的列表"),
+])
+def test_an_imported_file_hands_the_page_only_fields_of_the_right_kind(fc_events, field, value, said):
+    document = session_io.session_document("function_calling", WEATHER, [], "北京", fc_events, {}, {})
+    session_io.load_document(json.dumps(document))
+    with pytest.raises(session_io.ImportProblem, match=re.escape(said)):
+        session_io.load_document(json.dumps({**document, field: value}))
+
+
+def test_a_control_holds_only_values_it_could_show_itself():
+    import gradio as gr
+
+    from lessons.run_panel import holds
+
+    with gr.Blocks():
+        checkbox, slider = gr.Checkbox(True), gr.Slider(1, 10, value=4)
+        radio = gr.Radio([("目录 + load_skill", "catalogue"), ("全部贴进去", "pasted")], value="catalogue")
+        free = gr.Dropdown(["auto", "required"], value="auto", allow_custom_value=True)
+        code = gr.Code("", language="markdown")
+    assert holds(checkbox, False) and not holds(checkbox, "false") and not holds(checkbox, 0)
+    assert holds(slider, 10) and holds(slider, 2.5) and not holds(slider, 11) and not holds(slider, True)
+    assert holds(radio, "pasted") and not holds(radio, "全部贴进去") and not holds(radio, ["pasted"])
+    assert holds(free, "get_weather") and not holds(free, {"type": "function"})
+    assert holds(code, "# skill") and not holds(code, {"a": "b"})
 
 
 def test_export_blanks_a_key_an_endpoint_echoed(fc_events):
