@@ -291,7 +291,7 @@ def compact(client: Any, messages: list[dict], keep: int = MIN_KEEP) -> Shrunk:
         shrunk.notes.append("⚠️ 模型写的摘要是空的：早先的对话就这样没了")
     if answer.finish_reason == "length":
         shrunk.notes.append("⚠️ 摘要写到 max_tokens 就被截断了（finish_reason = length）：后面的没写进去")
-    shrunk.model_call = {"messages": asked, "answer": text, "usage": answer.usage,
+    shrunk.model_call = {"messages": asked, "answer": text, "usage": answer.usage, "model": answer.model,
                          "finish_reason": answer.finish_reason,
                          "duration_ms": round((time.perf_counter() - started) * 1000, 1)}
     return shrunk

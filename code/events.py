@@ -167,7 +167,7 @@ class ContextEvent(TypedDict):
     notes: list[str]              # 做了什么，每件事一句话
     orphans: list[str]            # 找不到调用的 tool 结果（按 rows 的编号说）：真的 API 会拒收
     ms: float                     # 这一种做法这次用了多少毫秒（摘要含一次模型调用）
-    model_call: dict | None       # 只有 /compact：交给模型的请求、摘要、用时、usage
+    model_call: dict | None       # 只有 /compact：交给模型的请求、摘要、用时、usage、模型名
     compared: list[dict]          # 不用模型的几种做法并排：messages、tokens、saved、ms、orphans、fits
 
 

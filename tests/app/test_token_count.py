@@ -72,3 +72,34 @@ def test_a_real_providers_usage_is_shown_as_reported(usage, shown):
               {"type": "response", "turn": 1, "usage": usage, "raw": {"model": "gpt-4o-mini"}}]
     page = cost_view.render(events, "openai")
     assert shown in page and "粗估" not in page
+
+
+def test_a_request_has_one_count_wherever_the_page_shows_it():
+    """The tokens tab and the context lesson's table count a message the same way (context.tokens)."""
+    import context
+
+    for events in (events_of(fc_start, {}), events_of(react_start, {"approach": "react"})):
+        for request, row in zip((e for e in events if e["type"] == "request"), token_count.per_turn(events)):
+            tools = token_count.count(token_count.tools_json(request["tools"])) if request.get("tools") else 0
+            assert row["input"] == tools + sum(context.tokens(request["messages"]))
+
+
+def test_the_summary_call_is_a_row_of_its_own_with_its_usage():
+    """/compact spends one more model call before the run's own: the tokens tab lists it, with the
+    usage it reported (the offline model's marked as an estimate), before the rounds."""
+    import json
+
+    import context
+    from runs.starters import context as context_start
+
+    options = {"conversation": json.dumps(context.EXAMPLE[:-1], ensure_ascii=False), "strategy": "compact",
+               "budget": 300}
+    events = events_of(context_start, options)
+    call = next(e for e in events if e["type"] == "context")["model_call"]
+    rows = token_count.per_turn(events)
+    assert [row["turn"] for row in rows] == ["summary", 1]
+    assert rows[0]["input"] == sum(context.tokens(call["messages"]))
+    assert rows[0]["usage"] == {"prompt": call["usage"]["prompt_tokens"],
+                                "completion": call["usage"]["completion_tokens"], "estimate": True}
+    page = cost_view.render(events, "offline")
+    assert "写摘要（多出的一次模型调用）" in page and "第 1 轮请求" in page
