@@ -514,9 +514,8 @@ def totals(done: list[Trial], estimated: bool = False, price: dict | None = None
     scored = [t for t in done if t.score.scored]
     criteria = {name: (sum(getattr(t.score, name) is True for t in scored),
                        sum(getattr(t.score, name) is not None for t in scored)) for name in CRITERIA}
-    prompt = sum(t.usage()[0] for t in done)
-    completion = sum(t.usage()[1] for t in done)
-    unreported = sum(t.usage()[2] for t in done)
+    usages = [t.usage() for t in done]
+    prompt, completion, unreported = (sum(usage[i] for usage in usages) for i in range(3))
     cost = None
     if price and not unreported and not estimated:
         cost = prompt / 1e6 * float(price["input"]) + completion / 1e6 * float(price["output"])

@@ -135,9 +135,9 @@ def comparison_html(before: Evaluation | None, after: Evaluation | None) -> str:
         if not before.trials.get(label) or not after.trials.get(label):
             continue
         old, new = before.totals(label), after.totals(label)
-        old_rows = {row["case"]: row for row in _rows(before, label)}
+        old_rows = {row["case"]: row for row in table(before.trials.get(label, []))}
         moved = [f"{esc(row['case'])}：{old_rows[row['case']]['passed']}/{old_rows[row['case']]['runs']} → "
-                 f"{row['passed']}/{row['runs']}" for row in _rows(after, label)
+                 f"{row['passed']}/{row['runs']}" for row in table(after.trials.get(label, []))
                  if row["case"] in old_rows and row["runs"] and old_rows[row["case"]]["runs"]
                  and old_rows[row["case"]]["passed"] / old_rows[row["case"]]["runs"] != row["passed"] / row["runs"]]
         parts.append(f'<div class="tw-eval-moved"><b>{esc(label)}</b> '
@@ -146,10 +146,6 @@ def comparison_html(before: Evaluation | None, after: Evaluation | None) -> str:
                      + (f"<br>{esc(now(tr('变了的用例：', 'Cases that moved: ')))}{'；'.join(moved)}" if moved else
                         f"<br>{esc(now(tr('没有用例的结果变了。', 'No case moved.')))}") + "</div>")
     return title + "".join(parts) if parts else ""
-
-
-def _rows(state: Evaluation, label: str) -> list[dict]:
-    return table(state.trials.get(label, []))
 
 
 def columns(state: Evaluation | None) -> list[str]:
