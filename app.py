@@ -194,6 +194,8 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     # a workspace lesson's tree the student's files (kept once for the lessons with a workspace).
     if page.run.workspace is not None:
         workspace_memory.keep(memory, [page])
+    elif page.keep_shared is not None:
+        page.keep_shared(memory)
     restored = memory.wire(demo, settings, [page], replaced=lambda request: deep_links.replaced_lesson(request, lesson.id))
     page.wire_refresh(demo, restored=page.name in restored)
     views = page.run.views

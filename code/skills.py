@@ -147,6 +147,12 @@ class Memory:
     def _save(self, items: list[dict]) -> None:
         self.path.write_text(json.dumps(items, ensure_ascii=False, indent=2), encoding="utf-8")
 
+    def put_back(self, items: list[dict]) -> None:
+        """换成一份保存过的记忆（课程仓库下次启动时读回文件；页面从浏览器里取回保存的那份）。
+        每条只留 fact、source、at 三项，超长的截掉，最多 COUNT_LIMIT 条。"""
+        self._save([{key: str(item.get(key, ""))[:self.FACT_LIMIT] for key in ("fact", "source", "at")}
+                    for item in items[:self.COUNT_LIMIT]])
+
     def remember(self, fact: str, source: str) -> int:
         items = self.all()
         if len(items) >= self.COUNT_LIMIT:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import gradio as gr
 
@@ -27,6 +27,9 @@ class LessonPage:
     # More that the page shows once its kept controls are back, as (fn, inputs, outputs) (the hooks
     # lesson's list of hooks); it joins on_load's step.
     also_on_load: tuple | None = None
+    # What the browser keeps once for the lesson beside its controls, put back before them: called
+    # with the page's BrowserMemory before it is wired (the skills lesson's memories).
+    keep_shared: Callable[[Any], None] | None = None
 
     def on_load(self) -> tuple | None:
         """What the tab shows once its kept controls are back, as (fn, inputs, outputs): its schema

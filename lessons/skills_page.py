@@ -2,7 +2,8 @@
 `==> skills/<name>/SKILL.md <==` line). The panel lists what was read and what is wrong, and what
 the system prompt costs either way; ▶ 运行 mounts them (code/skills.py's run_with_skills). With the
 memory tools ticked the model may also remember, recall and forget facts: the session's memories are
-listed below, where the student corrects or deletes any of them."""
+listed below, where the student corrects or deletes any of them, and kept in the browser
+(memory/skill_memories.py)."""
 from __future__ import annotations
 
 import gradio as gr
@@ -16,6 +17,7 @@ from lessons.editor_panel import lesson_text
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
+from memory import skill_memories
 from runs import skills_backend
 from serving.page_events import PRIVATE, session_of
 
@@ -56,8 +58,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 memory_on = gr.Checkbox(False, label=tr("再给模型记忆工具（remember / recall / forget）",
                                                         "Also give the model memory tools (remember / recall / forget)"),
                                         elem_classes=["tw-skills-memory-on"])
-                with gr.Accordion(tr("🧠 记忆（这个页面的会话里记下的）", "🧠 Memories (kept in this page's session)"),
-                                  open=True):
+                with gr.Accordion(tr("🧠 记忆（保存在本浏览器）", "🧠 Memories (kept in this browser)"), open=True):
                     memories = gr.Dataframe(headers=[str(h) for h in MEMORY_HEADERS], value=[], interactive=False,
                                             wrap=True, elem_classes=["tw-memories"])
                     with gr.Row():
@@ -80,8 +81,9 @@ def build(settings: SettingsPanel) -> LessonPage:
         def listed(request: gr.Request):
             return memory_rows(session_of(request))
 
-        for event in run.changed_files:      # a run may have remembered or forgotten something
-            event.then(listed, None, [memories], api_visibility=PRIVATE, show_progress="hidden")
+        # A run may have remembered or forgotten something.
+        ran = [event.then(listed, None, [memories], api_visibility=PRIVATE, show_progress="hidden")
+               for event in run.changed_files]
 
         def changed(kind: str):
             def change(which, text, request: gr.Request):
@@ -102,8 +104,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                 return memory_rows(session_of(request)), said
             return change
 
-        correct_btn.click(changed("correct"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
-        delete_btn.click(changed("delete"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
+        corrected = correct_btn.click(changed("correct"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
+        deleted = delete_btn.click(changed("delete"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
 
         def shown(values: dict, request: gr.Request) -> dict:
             return {panel: shown_skills(values[box], values[way])}
@@ -111,5 +113,9 @@ def build(settings: SettingsPanel) -> LessonPage:
         def shown_with_memories(values: dict, request: gr.Request) -> dict:
             return {**shown(values, request), memories: memory_rows(session_of(request))}
 
-    return LessonPage(LESSON.id, run,
-                      also_on_load=(shown_with_memories, {box, way}, [panel, memories]))
+    def keep_memories(memory) -> None:
+        skill_memories.keep(memory, page, [*ran, corrected, deleted], memory_note)
+
+    page = LessonPage(LESSON.id, run, also_on_load=(shown_with_memories, {box, way}, [panel, memories]),
+                      keep_shared=keep_memories)
+    return page

@@ -119,7 +119,7 @@ def test_a_wrong_memory_is_seen_corrected_and_deleted(lesson):
     """勾选「再给模型记忆工具」，问「请记住我喜欢用 Python」：模型调用 remember，下面的「记忆」表多了一条，写着事实、来源和记下的
     时间。离线模型记下的事实是「喜欢」，来源写成了「Python」。「第几条」填 1，「改成」写「用户的偏好：喜欢用 Python」，
     点「✏️ 改正这一条」，来源变成「用户改正」。再问「你记得我的偏好吗」：模型调用 recall，找回的是改正后的那条。
-    点「🗑 删掉这一条」，它就从表里没了。这些记忆只属于这个页面的会话。"""
+    刷新页面，这条记忆还在；别的浏览器看不到。点「🗑 删掉这一条」，它就从表里没了（再刷新也没有）。"""
     lesson.panel.locator(".tw-skills-memory-on input").check()
     assert lesson.run("请记住我喜欢用 Python").startswith("✅")
     assert '"fact": "喜欢"' in lesson.protocol()
@@ -137,7 +137,16 @@ def test_a_wrong_memory_is_seen_corrected_and_deleted(lesson):
     with other:      # another browser: its own session, none of these memories
         other.panel.locator(".tw-skills-panel").last.filter(has_text="release-notes").first.wait_for(timeout=WAIT)
         assert other.panel.locator(".tw-memories .virtual-body [role=row]").count() == 0
+    lesson.page.reload()
+    memory_said(lesson, "↩ 记忆已恢复：本浏览器保存的 1 条")
+    assert memory_table(lesson)[0][:3] == ["1", "用户的偏好：喜欢用 Python", "用户改正"]
+    assert lesson.panel.locator(".tw-skills-memory-on input").is_checked()
     lesson.panel.locator(".tw-memory-delete").click()
     memory_said(lesson, "删掉了第 1 条「用户的偏好：喜欢用 Python」")
+    assert memory_table(lesson) == []
+    lesson.page.wait_for_function("() => !(localStorage.getItem('tool-workshop:memories') || '').includes('Python')",
+                                  timeout=WAIT)
+    lesson.page.reload()
+    memory_said(lesson, "记下的事实自动保存在本浏览器")
     assert memory_table(lesson) == []
     lesson.panel.locator(".tw-skills-memory-on input").uncheck()

@@ -260,7 +260,9 @@ def test_the_wait_credit_is_capped_and_ends_once_the_job_has_used_its_cpu():
 def start_loop(helpers, configured, slow_lane):
     """One quick slot, one loop in it that has been moved to idle CPU (a slow lane of
     `slow_lane` slots: 0 is a full one); returns its thread."""
-    configured(queue_wait_seconds=0.5, wall_seconds=2.0,
+    # A quick job waits at most 1.5 s for a slot; the loop holds one for 3 s unless it is moved to the
+    # slow lane, which takes 0.1 s of its CPU: on a busy machine that CPU may be a while coming.
+    configured(queue_wait_seconds=1.5, wall_seconds=3.0,
                tool={"demote_after_seconds": 0.1, "concurrent": 1, "slow_concurrent": slow_lane})
     sid, outcome = session(), {}
     loop = threading.Thread(target=lambda: outcome.update(
@@ -278,7 +280,7 @@ def test_a_slow_job_gives_its_slot_to_the_quick_ones_behind_it(helpers, configur
     quick = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
     still_looping = loop.is_alive()
     loop.join()
-    assert quick["ok"] and quick["content"] == "2"
+    assert quick["ok"] and quick["content"] == "2", quick
     assert still_looping and outcome["error_code"] == "timeout"
 
 
@@ -286,7 +288,7 @@ def test_a_slow_job_keeps_its_slot_when_the_slow_lane_is_full(helpers, configure
     loop, outcome = start_loop(helpers, configured, 0)
     waited = sandbox.run_tool(GOOD, "add", {"a": 1}, session_id=session())
     loop.join()
-    assert waited["error_code"] == "busy" and "服务器正忙" in waited["content"]
+    assert waited["error_code"] == "busy" and "服务器正忙" in waited["content"], waited
     assert outcome["error_code"] == "timeout"
 
 
