@@ -125,12 +125,18 @@ def side_by_side(work: Callable[[Any], Any], items: list, limit: int) -> list:
         if position < limit:
             try:
                 start_line.wait(timeout=START_TOGETHER_SECONDS)
-            except threading.BrokenBarrierError:   # a thread the machine could not start holds no one back
+            except threading.BrokenBarrierError:   # the line was given up: start anyway
                 pass
         return work(item)
 
     with ThreadPoolExecutor(max_workers=limit) as pool:
-        return list(pool.map(one, range(len(items)), items))
+        try:
+            started = [pool.submit(one, position, item) for position, item in enumerate(items)]
+        except BaseException:       # a thread the machine could not start: the ones waiting go on, no new ones
+            start_line.abort()
+            pool.shutdown(cancel_futures=True)
+            raise
+        return [future.result() for future in started]
 
 
 def elapsed_ms(since: float) -> float:

@@ -145,7 +145,10 @@ class Memory:
         return json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else []
 
     def _save(self, items: list[dict]) -> None:
-        self.path.write_text(json.dumps(items, ensure_ascii=False, indent=2), encoding="utf-8")
+        # 先写另一个文件再换过去：写到一半出错，原来的记忆还在，不会留下一个读不出来的空文件。
+        draft = self.path.with_name(self.path.name + ".draft")
+        draft.write_text(json.dumps(items, ensure_ascii=False, indent=2), encoding="utf-8")
+        draft.replace(self.path)
 
     def put_back(self, items: list[dict]) -> None:
         """换成一份保存过的记忆（课程仓库下次启动时读回文件；页面从浏览器里取回保存的那份）。

@@ -55,7 +55,9 @@ class RunPanel:
         # Everything show() returns; what browser_memory.py restores a kept run into.
         self.outputs = (self.views.outputs + [self.state] + (workspace.outputs if workspace is not None else [])
                         + (self.ask.outputs if self.ask is not None else []))
-        self.changed_files: list = []   # the events after which the workspace's files may differ
+        # The events after which the workspace's files (or the memories a run keeps) may differ: every
+        # event that may run a tool, and an import.
+        self.changed_files: list = []
 
     # ------------------------------------------------------------ reading and showing
 
@@ -115,7 +117,7 @@ class RunPanel:
             return start
 
         self.changed_files.append(views.run_btn.click(starter(False), run_inputs, outputs, api_visibility=PRIVATE))
-        views.step_btn.click(starter(True), run_inputs, outputs, api_visibility=PRIVATE)
+        self.changed_files.append(views.step_btn.click(starter(True), run_inputs, outputs, api_visibility=PRIVATE))
         if not lesson.workspace:   # the workspace's loops leave no parameter out: nothing to retry without
 
             def retry(values: dict, request: gr.Request):
@@ -123,7 +125,7 @@ class RunPanel:
                                                     session_id=session_of(request), request=request):
                     yield self.show(state, note)
 
-            views.retry_btn.click(retry, run_inputs, outputs, api_visibility=PRIVATE)
+            self.changed_files.append(views.retry_btn.click(retry, run_inputs, outputs, api_visibility=PRIVATE))
         views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility=PRIVATE,
                             show_progress="hidden")
 
@@ -136,8 +138,8 @@ class RunPanel:
             return resume
 
         resume_inputs = {self.state, views.step_args, views.step_result, *tree}
-        views.continue_btn.click(resumer(True), resume_inputs, outputs, api_visibility=PRIVATE)
-        views.finish_btn.click(resumer(False), resume_inputs, outputs, api_visibility=PRIVATE)
+        self.changed_files += [views.continue_btn.click(resumer(True), resume_inputs, outputs, api_visibility=PRIVATE),
+                               views.finish_btn.click(resumer(False), resume_inputs, outputs, api_visibility=PRIVATE)]
 
         if self.ask is not None:
             ask = self.ask

@@ -484,8 +484,10 @@ def render_rpc(event: dict) -> str:
 
 def rpc_by_call(calls: list[dict], rpcs: list[dict]) -> tuple[dict, list[dict]]:
     """Which tools/call messages belong to which tool call ((turn, id) -> [rpc events]): each
-    tools/call request goes to the first call of that name not given one yet, a response to its
-    request's call (same JSON-RPC id). Everything else comes back as the rest, in order."""
+    tools/call request goes to the call of that name and those arguments not given one yet (the calls
+    of one reply run at once, so their requests may go out in any order), else to the first call of
+    that name not given one (arguments edited in step mode); a response goes to its request's call
+    (same JSON-RPC id). Everything else comes back as the rest, in order."""
     owner: dict = {}          # JSON-RPC id -> (turn, call id)
     taken: set = set()
     found: dict = {}
@@ -493,8 +495,9 @@ def rpc_by_call(calls: list[dict], rpcs: list[dict]) -> tuple[dict, list[dict]]:
     for event in rpcs:
         key = None
         if event.get("kind") == "request" and event.get("method") == "tools/call":
-            name = (event.get("params") or {}).get("name")
-            call = next((c for c in calls if c.get("name") == name and (c.get("turn"), c.get("id")) not in taken), None)
+            params = event.get("params") or {}
+            free = [c for c in calls if c.get("name") == params.get("name") and (c.get("turn"), c.get("id")) not in taken]
+            call = next((c for c in free if c.get("arguments") == params.get("arguments")), free[0] if free else None)
             if call is not None:
                 key = (call.get("turn"), call.get("id"))
                 taken.add(key)

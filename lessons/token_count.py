@@ -70,7 +70,8 @@ def request_cost(request: dict, text_protocol: bool = True) -> dict:
     their framing, `input` both, `share` the tools' part of the input (0..1)."""
     kind, text = tools_part(request, text_protocol)
     messages = request.get("messages") or []
-    rest = [m for m in messages if not (kind == "system" and m.get("role") == "system")]
+    tools_at = next((i for i, m in enumerate(messages) if m.get("role") == "system"), None) if kind == "system" else None
+    rest = [m for i, m in enumerate(messages) if i != tools_at]
     tools_tokens = count(text)
     if tools_tokens is None:
         return {"tools_kind": kind, "tools_text": text, "tools": None, "conversation": None, "input": None,

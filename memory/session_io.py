@@ -74,6 +74,10 @@ class ImportProblem(ValueError):
     """The file is not a session this page can replay (the message in the page's language)."""
 
 
+# What a field of the file holds, in words: the value itself is never quoted back (the status line
+# is Markdown, and the file is anyone's).
+JSON_KINDS = {str: ("文字", "text"), list: ("列表", "a list"), dict: ("对象", "an object"), bool: ("true / false", "true / false"),
+              int: ("数字", "a number"), float: ("数字", "a number"), type(None): ("null", "null")}
 # The fields a replay hands to the page, and what each must be: a file is untrusted input.
 FIELDS = (("source", str, "文字", "text"), ("question", str, "文字", "text"), ("tools", list, "列表", "a list"),
           ("settings", dict, "对象", "an object"), ("options", dict, "对象", "an object"))
@@ -103,18 +107,21 @@ def load_document(path_or_text: Any) -> dict:
                                "This is not a session file of this workshop (\"format\": \"{format}\" is missing)."
                                ).format(format=FORMAT))
     if document.get("version") != VERSION:
+        version = document.get("version")
+        shown = str(version) if isinstance(version, int) and not isinstance(version, bool) else "?"
         raise ImportProblem(tr("会话文件版本 {got} 不受支持（需要 {version}）。",
                                "Session file version {got} is not supported (it must be {version})."
-                               ).format(got=repr(document.get("version")), version=VERSION))
+                               ).format(got=shown, version=VERSION))
     events = document.get("events")
     if not isinstance(events, list) or not all(isinstance(e, dict) and "type" in e for e in events):
         raise ImportProblem(tr("会话文件里的 events 应是事件列表，每个事件都有 type 字段。",
                                "The session file's events must be a list of events, each with a type."))
     for field, kind, zh, en in FIELDS:
         if field in document and not isinstance(document[field], kind):
-            raise ImportProblem(tr("会话文件里的 {field} 应是{zh}，收到的是 {got}。",
+            got_zh, got_en = JSON_KINDS.get(type(document[field]), ("别的值", "something else"))
+            raise ImportProblem(tr("会话文件里的 {field} 应是{zh}，收到的是{got}。",
                                    "The session file's {field} must be {en}; it is {got}.").format(
-                field=field, zh=zh, en=en, got=json.dumps(document[field], ensure_ascii=False)[:60]))
+                field=field, zh=zh, en=en, got=tr(got_zh, got_en)))
     if not all(isinstance(tool, dict) for tool in document.get("tools", [])):
         raise ImportProblem(tr("会话文件里的 tools 应是工具 schema（对象）的列表。",
                                "The session file's tools must be a list of tool schemas (objects)."))

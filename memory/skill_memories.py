@@ -30,9 +30,20 @@ def read(session_id: str | None) -> tuple[dict | None, list[str]]:
     return {"facts": skills_backend.memory_of(session_id).all()}, []
 
 
+def text(value: Any) -> bool:
+    """A string that can be written as UTF-8 (JSON may carry a lone surrogate, which cannot)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def usable(item: Any) -> bool:
-    return (isinstance(item, dict) and isinstance(item.get("fact"), str) and bool(item["fact"].strip())
-            and all(isinstance(item.get(key, ""), str) for key in ("source", "at")))
+    return (isinstance(item, dict) and text(item.get("fact")) and bool(item["fact"].strip())
+            and all(text(item.get(key, "")) for key in ("source", "at")))
 
 
 def apply(fields: dict, session_id: str | None) -> list[str]:

@@ -53,3 +53,12 @@ def test_the_check_sees_an_import_inside_a_function(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text("def later():\n    from lessons.settings_panel import model_update\n    import lessons.timeline\n")
     assert {"lessons.settings_panel", "lessons.timeline"} <= imported_modules(sample)
+
+
+def test_no_page_test_module_imports_another():
+    """What the page tests share lives in tests/app/harness.py: a module that imports another's helpers
+    also runs that module's module-level code, and a helper changed for one test breaks the other."""
+    offenders = {str(path.relative_to(ROOT)): sorted(m for m in imported_modules(path)
+                                                     if m.startswith("tests.app.test_"))
+                 for path in sorted((ROOT / "tests" / "app").glob("test_*.py"))}
+    assert {path: names for path, names in offenders.items() if names} == {}

@@ -1,5 +1,7 @@
 """Helpers for the page tests: the app started in-process once per test run, a headless Debian chromium driven by
-Playwright, and helpers to type into CodeMirror and watch every request the page makes.
+Playwright, and helpers to type into CodeMirror and watch every request the page makes. What several test
+modules do alike (run a lesson and wait for its headline, pick from a dropdown, read localStorage, ask a
+workspace lesson) is here too, once: no page test module imports another (tests/test_layers.py).
 
 One app serves every test that uses the default configuration: each page a test opens is a new
 browser context, so a new Gradio session (its own state and workspace) and empty localStorage,
@@ -12,7 +14,7 @@ import os
 import socket
 import weakref
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import quote, urlencode, urlparse
 
 import pytest
 
@@ -324,12 +326,7 @@ class LessonPage:
         shown = self.text(name, EXAMPLE_NAMES_EN.get(name, name))
         dropdown = self.panel.locator(".tw-example-set")
         if dropdown.locator("input").input_value() != shown:
-            dropdown.locator("input").blur()
-            dropdown.locator("input").click()
-            option = self.page.get_by_role("option", name=shown).first
-            option.wait_for(timeout=self.WAIT)
-            option.dispatch_event("mousedown")       # Gradio's dropdown picks on mousedown
-            self.page.get_by_role("option").first.wait_for(state="detached", timeout=self.WAIT)
+            choose(self.page, dropdown, shown)
         self.panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=self.WAIT)
 
     def run(self, question: str | None = None) -> str:
@@ -354,3 +351,170 @@ class LessonPage:
         self.page.locator(f'#lesson-nav a[data-lesson="{lesson}"]').click()
         self.panel = self.page.locator("#" + self.spec.panel)
         self.panel.wait_for(state="visible", timeout=self.WAIT)
+
+
+# ---------------------------------------------------------------- shared by several test modules
+
+WAIT = 60_000
+
+
+class Language:
+    """The language of the page the running class uses (set when its page opens)."""
+    lang = "zh"
+
+
+LANGUAGE = Language()
+
+
+# Each claim is performed in Chinese; its English is checked as text (test_english_claims.py).
+PERFORMED = ["zh"]
+
+
+def T(zh: str, en: str) -> str:
+    """What the page shows: the Chinese text, or its English on an English page."""
+    return en if LANGUAGE.lang == "en" else zh
+
+
+def choose(page, dropdown, name):
+    dropdown.locator("input").blur()
+    dropdown.locator("input").click()
+    option = page.get_by_role("option", name=name).first
+    option.wait_for(timeout=WAIT)
+    option.dispatch_event("mousedown")   # Gradio's dropdown picks on mousedown; the list may still be moving
+    page.get_by_role("option").first.wait_for(state="detached", timeout=WAIT)
+
+
+def storage(page) -> dict:
+    return page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
+
+
+def wait_stored(page, text: str, present: bool = True, key: str = ""):
+    """Waits until some localStorage value (or the one under `key`) does, or does not, contain `text`."""
+    page.wait_for_function(
+        "([t, present, key]) => Object.entries(localStorage).some(([k, v]) => (!key || k === key) && v.includes(t))"
+        " === present", arg=[text, present, key], timeout=WAIT)
+
+
+def choose_openai(page, base_url: str):
+    page.get_by_text("⚙️ 模型设置").click()
+    page.locator("#provider input").click()
+    page.get_by_role("option", name="OpenAI 兼容接口").click()
+    page.locator("#base-url textarea, #base-url input").first.fill(base_url)
+    model = page.locator("#model input")
+    model.fill("offline-rule-model")
+    model.press("Enter")
+    page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+
+
+def type_key(page, key: str):
+    box = page.locator("#api-key input")
+    box.fill(key)
+    box.press("Enter")
+    page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
+
+
+# Records the text of every toast the page shows, however briefly.
+WATCH_TOASTS = """() => {
+  window.__toasts = [];
+  const seen = new WeakSet();
+  const look = () => document.querySelectorAll('[data-testid="toast-body"]').forEach((toast) => {
+    if (!seen.has(toast)) { seen.add(toast); window.__toasts.push(toast.innerText); }
+  });
+  new MutationObserver(look).observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
+def watch_toasts(context) -> None:
+    """Records the toasts of every page the context opens from now on."""
+    context.add_init_script("document.addEventListener('DOMContentLoaded', () => (" + WATCH_TOASTS + ")())")
+
+
+def toasts(page) -> list[str]:
+    return page.evaluate("() => window.__toasts")
+
+
+def link(app_url: str, lesson: str | None = None, **params) -> str:
+    """A lesson's link: its page's address with the scenario's parameters. A lesson that is not in the
+    catalogue is written the older way (`/?lesson=…`), where the first page says it is unknown."""
+    from catalogue import LESSONS
+
+    if lesson in LESSONS:
+        return lesson_address(app_url, lesson, urlencode(params, quote_via=quote))
+    params = {"lesson": lesson, **params} if lesson is not None else params
+    return app_url + "?" + urlencode(params, quote_via=quote)
+
+
+def banner(page):
+    return page.locator("#deep-link-note")
+
+
+def visible_panel(page) -> str:
+    return page.evaluate("""() => ["tab-react", "tab-registry", "tab-function-calling", "tab-workspace",
+        "tab-permissions"].find((id) => { const p = document.getElementById(id); return p && p.offsetParent !== null; })""")
+
+
+def lesson(page, title: str):
+    """Goes to the lesson titled `title` (its Chinese title) as the page writes it."""
+    return tab(page, title_shown(title))
+
+
+def title_shown(title: str) -> str:
+    """The lesson's tab title as the page writes it (`title` is the Chinese one)."""
+    return T(title, lesson_titles()[title])
+
+
+def workspace_lesson(page, title: str):
+    """A workspace lesson's page (`title` is its Chinese title), once its workspace is shown."""
+    panel = tab(page, title_shown(title))
+    panel.locator(".tw-ws-tree").filter(has_text="notes.md").first.wait_for(timeout=WAIT)
+    return panel
+
+
+def ask(panel, question: str):
+    panel.get_by_role("tab", name=T("协议时间线", "Timeline")).click()
+    panel.locator(".tw-question textarea").fill(question)
+    panel.locator(".tw-protocol .tw-final").evaluate_all("els => els.forEach(el => el.dataset.old = '1')")
+    panel.locator(".tw-run").click()
+
+
+def wait_final(panel) -> str:
+    final = panel.locator(".tw-protocol .tw-final:not([data-old])").first
+    final.first.wait_for(timeout=WAIT)
+    return final.inner_text()
+
+
+def show_file(panel, path: str, expected: str) -> None:
+    """Selects a file in the tree and waits for `expected` in the content shown."""
+    panel.locator(".tw-ws-tree label").filter(has_text=path).first.click()
+    panel.locator(".tw-ws-file .cm-content").filter(has_text=expected).first.wait_for(timeout=WAIT)
+
+
+def calls(panel) -> list[str]:
+    """The name of each tool call in the timeline (earlier rounds are folded: text_content)."""
+    return [c.locator("b").first.text_content() for c in panel.locator(".tw-protocol .tw-call").all()]
+
+
+def wait_ask(panel) -> str:
+    box = panel.locator(".tw-ask").first
+    box.wait_for(state="visible", timeout=WAIT)
+    return code_text(panel.locator(".tw-ask-preview"))
+
+
+def rounds(panel) -> list[str]:
+    """Every round's text, folded ones included."""
+    return panel.locator(".tw-protocol details.tw-round").all_text_contents()
+
+
+def example_name(name: str) -> str:
+    """An example set's name as the page writes it (`name` is the Chinese one)."""
+    from lessons.editor_panel import EXAMPLE_NAMES_EN
+
+    return T(name, EXAMPLE_NAMES_EN[name])
+
+
+def use_examples(page, panel, name: str, tool: str):
+    """Picks an example set in the editor and waits for its tools in the schema panel. Picking the set
+    already shown would still reset the question, and that reply may land after the next fill."""
+    if panel.locator(".tw-example-set input").input_value() != example_name(name):
+        choose(page, panel.locator(".tw-example-set"), example_name(name))
+    panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=WAIT)

@@ -50,9 +50,12 @@ def open_run_area(panel, name):
             button.click()
 
 
-def run_and_wait(panel):
+def run_and_wait(panel) -> str:
+    """Runs on the timeline tab and waits for this run's headline: a run that reached a final answer."""
     panel.get_by_role("tab", name="协议时间线").click()
-    run_panel(panel, timeout=2 * WAIT)
+    headline = run_panel(panel, timeout=2 * WAIT)
+    assert panel.locator(".tw-protocol .tw-final").count(), headline
+    return headline
 
 
 @pytest.mark.parametrize("name", TABS)
@@ -169,7 +172,7 @@ def test_an_imported_file_from_anyone_is_checked_and_the_page_goes_on(browser, a
     from lessons.editor_panel import EXAMPLE_SETS, example_text
 
     document = session_io.session_document("function_calling", example_text(EXAMPLE_SETS["天气"]), weather, "北京今天天气怎么样？", events, {},
-                                           {"parallel_tool_calls": "yes", "mistake": "<img src=x>", "envelope": True})
+                                           {"parallel_tool_calls": 0, "mistake": "<img src=x>", "envelope": True})
     odd = tmp_path / "odd-options.json"
     odd.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
     watched = open_page(browser, app_url)
@@ -179,12 +182,12 @@ def test_an_imported_file_from_anyone_is_checked_and_the_page_goes_on(browser, a
     wait_text(panel.locator(".tw-status"), "文件里这些选项的值这里用不了，保持原样：parallel_tool_calls, mistake")
     assert "这是「" not in panel.locator(".tw-status").first.inner_text()    # a record of this very lesson
     assert panel.locator(".tw-envelope input").is_checked()          # a value it could hold is taken
-    assert panel.get_by_label("允许并行调用 parallel_tool_calls").is_checked()   # "yes" is no checkbox value
+    assert panel.get_by_label("允许并行调用 parallel_tool_calls").is_checked()   # 0 is no checkbox value
     wrong = tmp_path / "wrong-kind.json"
     wrong.write_text(json.dumps({**document, "options": ["envelope"]}), encoding="utf-8")
     panel.locator(".tw-import button[aria-label='清除']").dispatch_event("click")    # its ✕, shown on hover
     panel.locator(".tw-import input[type=file]").set_input_files(str(wrong))
-    wait_text(panel.locator(".tw-status"), "❌ 导入失败：会话文件里的 options 应是对象，收到的是 [\"envelope\"]")
+    wait_text(panel.locator(".tw-status"), "❌ 导入失败：会话文件里的 options 应是对象，收到的是列表。")
     panel.locator(".tw-envelope input").uncheck()
     run_and_wait(panel)
     assert panel.locator(".tw-status").first.inner_text().startswith("✅")

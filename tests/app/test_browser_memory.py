@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.app.harness import code_text, free_port, open_page, set_code, tab
+from tests.app.harness import choose_openai, code_text, free_port, open_page, set_code, storage, tab, type_key, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -24,17 +24,6 @@ def student_add(a: int, b: int) -> int:
     return a + b
 '''
 THEIRS = MINE.replace("student_add", "other_student_add")
-
-
-def storage(page) -> dict:
-    return page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
-
-
-def wait_stored(page, text: str, present: bool = True, key: str = ""):
-    """Waits until some localStorage value (or the one under `key`) does, or does not, contain `text`."""
-    page.wait_for_function(
-        "([t, present, key]) => Object.entries(localStorage).some(([k, v]) => (!key || k === key) && v.includes(t))"
-        " === present", arg=[text, present, key], timeout=WAIT)
 
 
 def note(panel):
@@ -191,24 +180,6 @@ def test_two_tabs_of_one_browser_share_one_copy_and_say_so(browser, app_url):
         assert "other_student_add" in code_text(panel.locator(".tw-editor"))
     finally:
         first.context.close()
-
-
-def choose_openai(page, base_url: str):
-    page.get_by_text("⚙️ 模型设置").click()
-    page.locator("#provider input").click()
-    page.get_by_role("option", name="OpenAI 兼容接口").click()
-    page.locator("#base-url textarea, #base-url input").first.fill(base_url)
-    model = page.locator("#model input")
-    model.fill("offline-rule-model")
-    model.press("Enter")
-    page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
-
-
-def type_key(page, key: str):
-    box = page.locator("#api-key input")
-    box.fill(key)
-    box.press("Enter")
-    page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
 
 
 def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):

@@ -5,40 +5,17 @@ browser keeps the link's scenario), and 复制本页链接 writes a link without
 the scenario in a fresh browser."""
 from __future__ import annotations
 
-from urllib.parse import quote, urlencode
 
 import pytest
 
-from catalogue import LESSONS
 from memory.memory_format import storage_key
-from tests.app.harness import code_text, lesson_address, nav_link, open_page, set_code, tab
-from tests.app.test_browser_memory import choose_openai, storage, type_key, wait_stored
-from tests.app.test_dependent_choices_browser import toasts, watch_toasts
-from tests.app.test_lesson_claims import choose
+from tests.app.harness import banner, choose, choose_openai, code_text, link, nav_link, open_page, set_code, storage, tab, toasts, type_key, visible_panel, wait_stored, watch_toasts
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
 KEY = "sk-link-must-not-carry-7e41c0"
 EDITED = ("from tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
           '@registry.tool("加法")\ndef edited_by_me(a: int, b: int) -> int:\n    return a + b\n')
-
-
-def link(app_url: str, lesson: str | None = None, **params) -> str:
-    """A lesson's link: its page's address with the scenario's parameters. A lesson that is not in the
-    catalogue is written the older way (`/?lesson=…`), where the first page says it is unknown."""
-    if lesson in LESSONS:
-        return lesson_address(app_url, lesson, urlencode(params, quote_via=quote))
-    params = {"lesson": lesson, **params} if lesson is not None else params
-    return app_url + "?" + urlencode(params, quote_via=quote)
-
-
-def banner(page):
-    return page.locator("#deep-link-note")
-
-
-def visible_panel(page) -> str:
-    return page.evaluate("""() => ["tab-react", "tab-registry", "tab-function-calling", "tab-workspace",
-        "tab-permissions"].find((id) => { const p = document.getElementById(id); return p && p.offsetParent !== null; })""")
 
 
 def test_a_function_calling_link_runs_on_its_tab(browser, app_url):

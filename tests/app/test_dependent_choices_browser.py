@@ -12,30 +12,10 @@ from lessons.deep_links import LESSONS
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.presets import PRESETS
 from memory.memory_format import storage_key
-from tests.app.harness import open_page, tab
-from tests.app.test_browser_memory import wait_stored
-from tests.app.test_lesson_claims import choose
+from tests.app.harness import choose, open_page, tab, toasts, wait_stored, WATCH_TOASTS
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
-# Records the text of every toast the page shows, however briefly.
-WATCH_TOASTS = """() => {
-  window.__toasts = [];
-  const seen = new WeakSet();
-  const look = () => document.querySelectorAll('[data-testid="toast-body"]').forEach((toast) => {
-    if (!seen.has(toast)) { seen.add(toast); window.__toasts.push(toast.innerText); }
-  });
-  new MutationObserver(look).observe(document.body, {childList: true, subtree: true, characterData: true});
-}"""
-
-
-def watch_toasts(context) -> None:
-    """Records the toasts of every page the context opens from now on."""
-    context.add_init_script("document.addEventListener('DOMContentLoaded', () => (" + WATCH_TOASTS + ")())")
-
-
-def toasts(page) -> list[str]:
-    return page.evaluate("() => window.__toasts")
 
 
 def test_changing_the_example_set_shows_no_error_on_any_lesson(browser, app_url):

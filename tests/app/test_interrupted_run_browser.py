@@ -7,11 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory.memory_format import storage_key
-from tests.app.harness import open_page, tab
-from tests.app.test_browser_memory import choose_openai, type_key, wait_stored
-from tests.app.test_deep_links_browser import visible_panel
-from tests.app.test_workspace_browser import ask, calls, show_file, wait_ask
-from tests.app.test_workspace_memory import FILES_KEY
+from tests.app.harness import ask, calls, choose_openai, open_page, show_file, tab, type_key, visible_panel, wait_ask, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -72,7 +68,7 @@ def test_a_reload_while_a_run_waits_for_approval_keeps_its_steps_and_their_files
         wait_ask(panel)
         wait_stored(page, '"paused":"ask"', key=storage_key("run:permissions"))
         page.wait_for_function("(key) => (localStorage.getItem(key) || '').includes('/ len(numbers)\\\\n')",
-                               arg=FILES_KEY, timeout=WAIT)
+                               arg=storage_key("workspace"), timeout=WAIT)
 
         reloaded(page)
         panel = page.locator("#tab-permissions")

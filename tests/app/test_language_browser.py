@@ -11,8 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.app.harness import open_page, screenshot, nav_link
-from tests.app.test_deep_links_browser import banner, link, visible_panel
+from tests.app.harness import banner, link, nav_link, open_page, screenshot, visible_panel
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000

@@ -14,9 +14,9 @@ import re
 
 import pytest
 
-from lessons.editor_panel import EXAMPLE_NAMES_EN
 from lessons.presets import WALKTHROUGH
-from tests.app.harness import code_text, lesson_titles, open_in, set_code, tab
+from tests.app.harness import (LANGUAGE, PERFORMED, T, choose, code_text, example_name, lesson, lesson_titles, open_in,
+                               rounds, set_code, tab, use_examples)
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -44,24 +44,8 @@ DESCRIPTIONS = (HEADER
 
 # ---------------------------------------------------------------- helpers
 
-class Language:
-    """The language of the page the running class uses (set when its page opens)."""
-    lang = "zh"
 
-
-LANGUAGE = Language()
-# Each claim is performed in Chinese; its English is checked as text (test_english_claims.py).
-PERFORMED = ["zh"]
 TITLES_EN = lesson_titles()
-
-
-def T(zh: str, en: str) -> str:
-    """What the page shows: the Chinese text, or its English on an English page."""
-    return en if LANGUAGE.lang == "en" else zh
-
-
-def example_name(name: str) -> str:
-    return T(name, EXAMPLE_NAMES_EN[name])
 
 
 def run(panel, question: str | None = None):
@@ -82,11 +66,6 @@ def run(panel, question: str | None = None):
     return panel.locator(".tw-status").first.inner_text()
 
 
-def rounds(panel) -> list[str]:
-    """Every round's text, folded ones included."""
-    return panel.locator(".tw-protocol details.tw-round").all_text_contents()
-
-
 def options_of(page, dropdown) -> list[str]:
     dropdown.locator("input").click()
     page.get_by_role("option").first.wait_for(timeout=WAIT)
@@ -94,23 +73,6 @@ def options_of(page, dropdown) -> list[str]:
     page.keyboard.press("Escape")
     dropdown.locator("input").blur()
     return texts
-
-
-def choose(page, dropdown, name):
-    dropdown.locator("input").blur()
-    dropdown.locator("input").click()
-    option = page.get_by_role("option", name=name).first
-    option.wait_for(timeout=WAIT)
-    option.dispatch_event("mousedown")   # Gradio's dropdown picks on mousedown; the list may still be moving
-    page.get_by_role("option").first.wait_for(state="detached", timeout=WAIT)
-
-
-def use_examples(page, panel, name: str, tool: str):
-    """Picks an example set in the editor and waits for its tools in the schema panel. Picking the set
-    already shown would still reset the question, and that reply may land after the next fill."""
-    if panel.locator(".tw-example-set input").input_value() != example_name(name):
-        choose(page, panel.locator(".tw-example-set"), example_name(name))
-    panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=WAIT)
 
 
 def timings(panel) -> list[tuple[int, int]]:
@@ -150,10 +112,6 @@ def page(browser, app_url, lang):
         watched.context.close()
     finally:
         LANGUAGE.lang = "zh"
-
-
-def lesson(page, title: str):
-    return tab(page, T(title, TITLES_EN[title]))
 
 
 # ---------------------------------------------------------------- react.md

@@ -7,8 +7,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from tests.app.harness import code_text, open_page, set_code, tab
-from tests.app.test_browser_memory import wait_stored
+from tests.app.harness import code_text, open_page, set_code, tab, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000

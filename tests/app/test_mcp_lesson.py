@@ -47,6 +47,19 @@ def test_tools_call_messages_go_to_their_calls_in_order_and_responses_by_id():
     assert [e["method"] for e in rest] == ["notifications/cancelled"]
 
 
+def test_the_calls_of_one_reply_find_their_messages_by_arguments_whatever_order_they_went_out_in():
+    calls = [{"type": "tool_call", "turn": 1, "id": "a", "name": "get_weather", "arguments": {"city": "北京"}},
+             {"type": "tool_call", "turn": 1, "id": "b", "name": "get_weather", "arguments": {"city": "上海"}}]
+    wire = [rpc("send", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "get_weather", "arguments": {"city": "上海"}}}),
+            rpc("send", {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                         "params": {"name": "get_weather", "arguments": {"city": "北京"}}}),
+            rpc("receive", {"jsonrpc": "2.0", "id": 2, "result": {"isError": False}}, "tools/call"),
+            rpc("receive", {"jsonrpc": "2.0", "id": 3, "result": {"isError": False}}, "tools/call")]
+    found, rest = timeline.rpc_by_call(calls, wire)
+    assert [e["id"] for e in found[(1, "a")]] == [3, 3] and [e["id"] for e in found[(1, "b")]] == [2, 2] and not rest
+
+
 def test_a_server_that_could_not_be_reached_is_its_own_failure_never_a_success():
     run = [rpc("send", {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}),
            events.error(1, "mcp_connect", "连不上 MCP 服务器：McpError: Connection closed。服务器的输出：源码在导入时出错")]

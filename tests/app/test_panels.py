@@ -108,10 +108,10 @@ def test_export_then_import_replays_the_same_events(fc_events, tmp_path):
 
 
 @pytest.mark.parametrize("field, value, said", [
-    ("options", ["envelope"], "options 应是对象，收到的是 [\"envelope\"]"),
-    ("settings", "fast", "settings 应是对象，收到的是 \"fast\""),
+    ("options", ["envelope"], "options 应是对象，收到的是列表。"),
+    ("settings", "![](https://example.com/x.png)", "settings 应是对象，收到的是文字。"),
     ("source", {"code": 1}, "source 应是文字"),
-    ("question", 42, "question 应是文字，收到的是 42"),
+    ("question", 42, "question 应是文字，收到的是数字。"),
     ("tools", {"name": "x"}, "tools 应是列表"),
     ("tools", ["get_weather"], "tools 应是工具 schema（对象）的列表"),
 ])

@@ -10,8 +10,7 @@ import re
 import pytest
 
 import sandbox
-from tests.app.harness import open_in, set_code
-from tests.app.test_lesson_claims import WAIT, choose, lesson, rounds, run, use_examples
+from tests.app.harness import WAIT, choose, lesson, open_in, rounds, run_panel, set_code, use_examples
 
 pytestmark = pytest.mark.browser
 LOOP = ("from tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n\n\n"
@@ -51,7 +50,7 @@ def test_on_a_local_run_a_loop_in_one_lesson_leaves_the_other_lessons_examples_w
     async_example(page)
     loop_in_the_registry_lesson(page)
     panel = lesson(page, "Function Calling")
-    status = run(panel, QUESTION)
+    status = run_panel(panel, QUESTION)
     assert status.startswith("✅"), status
     assert "北京当前 AQI" in rounds(panel)[0] and "上海当前 AQI" in rounds(panel)[0]
 
@@ -62,7 +61,7 @@ def test_on_a_public_server_the_refusal_says_where_when_and_how_long_and_the_san
     panel = loop_in_the_registry_lesson(page)
     use_examples(page, panel, "异步工具（async def）", "get_air_quality")
     panel.locator(".tw-run-opener").get_by_text("▶ 用这些工具跑一次 Function Calling").click()
-    status = run(panel, QUESTION)
+    status = run_panel(panel, QUESTION)
     assert status.startswith("⚠️") and "✅" not in status
     assert "沙箱拒绝运行 get_air_quality，不是模型或工具出错" in status and "模型放弃" not in status
     refusal = rounds(panel)[0]

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from offline.server import OfflineServer
 from provider_presets import PRESETS
 
-from tests.app.harness import open_page, run_panel, screenshot, start_app, tab
+from tests.app.harness import open_page, run_panel, screenshot, start_app, tab, type_key
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -89,13 +89,6 @@ def set_base_url(page, url: str):
     box = base_url_box(page)
     box.fill(url)
     box.press("Enter")
-
-
-def type_key(page, key: str):
-    box = page.locator("#api-key input")
-    box.fill(key)
-    box.press("Enter")
-    page.locator("#key-status").filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
 
 
 def run(panel) -> str:

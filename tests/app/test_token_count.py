@@ -103,3 +103,14 @@ def test_the_summary_call_is_a_row_of_its_own_with_its_usage():
                                 "completion": call["usage"]["completion_tokens"], "estimate": True}
     page = cost_view.render(events, "offline")
     assert "写摘要（多出的一次模型调用）" in page and "第 1 轮请求" in page
+
+
+def test_a_second_system_message_is_conversation_not_tools():
+    import context
+
+    messages = [{"role": "system", "content": "你是一个会使用工具的助手。工具：get_weather"},
+                {"role": "system", "content": "以下是早先对话的摘要：用户叫小林。"},
+                {"role": "user", "content": "北京今天天气怎么样？"}]
+    cost = token_count.request_cost({"messages": messages, "tools": None}, text_protocol=True)
+    assert cost["tools"] == token_count.count(messages[0]["content"])
+    assert cost["input"] == sum(context.tokens(messages))

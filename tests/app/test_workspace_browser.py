@@ -13,8 +13,7 @@ import zipfile
 
 import pytest
 
-from tests.app.harness import code_text, lesson_titles, open_page, screenshot, set_code, tab
-from tests.app.test_lesson_claims import T
+from tests.app.harness import ask, calls, code_text, lesson_titles, open_page, screenshot, set_code, show_file, wait_ask, wait_final, workspace_lesson
 
 pytestmark = pytest.mark.browser
 
@@ -43,46 +42,10 @@ def reader(browser, app_url):
     yield from own_page(browser, app_url)
 
 
-def title_shown(title: str) -> str:
-    """The lesson's tab title as the page writes it (`title` is the Chinese one)."""
-    return T(title, TITLES_EN[title])
-
-
-def lesson(page, title: str):
-    """The tab, selected, once its workspace is shown."""
-    panel = tab(page, title_shown(title))
-    panel.locator(".tw-ws-tree").filter(has_text="notes.md").first.wait_for(timeout=WAIT)
-    return panel
-
-
-def ask(panel, question: str):
-    panel.get_by_role("tab", name=T("协议时间线", "Timeline")).click()
-    panel.locator(".tw-question textarea").fill(question)
-    panel.locator(".tw-protocol .tw-final").evaluate_all("els => els.forEach(el => el.dataset.old = '1')")
-    panel.locator(".tw-run").click()
-
-
-def wait_final(panel) -> str:
-    final = panel.locator(".tw-protocol .tw-final:not([data-old])").first
-    final.first.wait_for(timeout=WAIT)
-    return final.inner_text()
-
-
-def show_file(panel, path: str, expected: str) -> None:
-    """Selects a file in the tree and waits for `expected` in the content shown."""
-    panel.locator(".tw-ws-tree label").filter(has_text=path).first.click()
-    panel.locator(".tw-ws-file .cm-content").filter(has_text=expected).first.wait_for(timeout=WAIT)
-
-
-def calls(panel) -> list[str]:
-    """The name of each tool call in the timeline (earlier rounds are folded: text_content)."""
-    return [c.locator("b").first.text_content() for c in panel.locator(".tw-protocol .tw-call").all()]
-
-
 # ------------------------------------------------------------------ lesson 4 · 原子工具
 
 def test_reading_a_file(reader):
-    panel = lesson(reader.page, "原子工具")
+    panel = workspace_lesson(reader.page, "原子工具")
     ask(panel, "读一下 notes.md，告诉我练习要做什么")
     answer = wait_final(panel)
     assert "read" in panel.locator(".tw-protocol").text_content()
@@ -91,7 +54,7 @@ def test_reading_a_file(reader):
 
 
 def test_the_fix_cycle_ends_with_passing_tests_and_its_diff(page):
-    panel = lesson(page.page, "原子工具")
+    panel = workspace_lesson(page.page, "原子工具")
     ask(panel, "找到失败的测试并修好它")
     wait_final(panel)
     protocol = panel.locator(".tw-protocol").text_content()
@@ -109,7 +72,7 @@ def test_the_fix_cycle_ends_with_passing_tests_and_its_diff(page):
 
 
 def test_zip_download_and_upload(page, tmp_path):
-    panel = lesson(page.page, "原子工具")
+    panel = workspace_lesson(page.page, "原子工具")
     panel.locator(".tw-ws-zip-btn").click()
     link = panel.locator(".tw-ws-zip a").first
     link.first.wait_for(timeout=WAIT)
@@ -133,7 +96,7 @@ def test_zip_download_and_upload(page, tmp_path):
 
 
 def test_export_and_import_carry_the_workspace(page, tmp_path):
-    panel = lesson(page.page, "原子工具")
+    panel = workspace_lesson(page.page, "原子工具")
     ask(panel, "找到失败的测试并修好它")
     wait_final(panel)
     panel.get_by_role("tab", name="导出/导入").click()
@@ -158,14 +121,9 @@ def test_export_and_import_carry_the_workspace(page, tmp_path):
 
 # ------------------------------------------------------------------ lesson 5 · 权限与确认
 
-def wait_ask(panel) -> str:
-    box = panel.locator(".tw-ask").first
-    box.wait_for(state="visible", timeout=WAIT)
-    return code_text(panel.locator(".tw-ask-preview"))
-
 
 def test_approve_runs_exactly_what_was_shown(reader):
-    panel = lesson(reader.page, "权限与确认")
+    panel = workspace_lesson(reader.page, "权限与确认")
     ask(panel, "运行测试")
     assert "python3 -m unittest" in wait_ask(panel)
     assert "bash" in panel.locator(".tw-ask-title").first.inner_text()
@@ -177,7 +135,7 @@ def test_approve_runs_exactly_what_was_shown(reader):
 
 
 def test_edit_the_arguments_then_approve(reader):
-    panel = lesson(reader.page, "权限与确认")
+    panel = workspace_lesson(reader.page, "权限与确认")
     ask(panel, "运行测试")
     wait_ask(panel)
     set_code(reader.page, panel.locator(".tw-ask-args"), '{"command": "ls src"}')
@@ -188,7 +146,7 @@ def test_edit_the_arguments_then_approve(reader):
 
 
 def test_deny_with_a_reason_the_model_adapts(reader):
-    panel = lesson(reader.page, "权限与确认")
+    panel = workspace_lesson(reader.page, "权限与确认")
     ask(panel, "运行测试")
     wait_ask(panel)
     panel.locator(".tw-ask-reason textarea").fill("现在不要运行测试")
@@ -201,7 +159,7 @@ def test_deny_with_a_reason_the_model_adapts(reader):
 
 
 def test_a_rule_refuses_a_call_that_passes_the_schema(reader):
-    panel = lesson(reader.page, "权限与确认")
+    panel = workspace_lesson(reader.page, "权限与确认")
     ask(panel, "运行 `rm notes.md`")
     wait_final(panel)
     protocol = panel.locator(".tw-protocol").text_content()
@@ -211,7 +169,7 @@ def test_a_rule_refuses_a_call_that_passes_the_schema(reader):
 
 
 def test_presets_and_rule_validation(page):
-    panel = lesson(page.page, "权限与确认")
+    panel = workspace_lesson(page.page, "权限与确认")
     panel.locator(".tw-rules-preset label").filter(has_text="只读").click()
     panel.locator(".tw-rules").filter(has_text="bash:ls*").first.wait_for(timeout=WAIT)
     assert "✅" in panel.locator(".tw-rules-status").first.inner_text()
@@ -231,7 +189,7 @@ def test_two_quick_edits_of_the_rules_send_a_bounded_number_of_events(browser, a
     watched = open_page(browser, app_url)
     try:
         page = watched.page
-        panel = lesson(page, "权限与确认")
+        panel = workspace_lesson(page, "权限与确认")
         page.wait_for_timeout(2000)                      # the page's own events on load are over
         editor = panel.locator(".tw-rules")
         editor.locator(".cm-content").click()

@@ -20,9 +20,7 @@ import atomic_tools
 import workspace
 from lessons.permissions_page import PRESET_NAMES_EN
 from lessons.permissions_page import PRESETS as PERMISSION_PRESETS
-from tests.app.harness import code_text, open_in, paste_code, set_code, tab
-from tests.app.test_lesson_claims import LANGUAGE, PERFORMED, T
-from tests.app.test_workspace_browser import ask, calls, lesson, title_shown, wait_ask, wait_final
+from tests.app.harness import ask, calls, code_text, LANGUAGE, open_in, paste_code, PERFORMED, set_code, T, tab, title_shown, wait_ask, wait_final, workspace_lesson
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -106,7 +104,7 @@ class TestWorkspaceLesson:
     @pytest.fixture(scope="class")
     @classmethod
     def panel(cls, page):
-        return lesson(page, "原子工具")
+        return workspace_lesson(page, "原子工具")
 
     def test_four_tools_only_in_the_workspace_shown_on_the_left(self, panel):
         """这一课的模型只有四个工具，它们都只在工作区里工作：左边的文件树就是工作区。
@@ -245,7 +243,7 @@ class TestPermissionsLesson:
     @pytest.fixture(scope="class")
     @classmethod
     def panel(cls, page):
-        return lesson(page, "权限与确认")
+        return workspace_lesson(page, "权限与确认")
 
     def use_rules(self, page, panel, rules: dict):
         paste_code(page, panel.locator(".tw-rules"), json.dumps(rules, ensure_ascii=False))

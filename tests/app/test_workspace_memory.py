@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.harness import code_text, free_port, open_page
-from tests.app.test_workspace_browser import ask, lesson, show_file, wait_final
+from tests.app.harness import ask, code_text, free_port, open_page, show_file, wait_final, workspace_lesson
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -45,13 +44,13 @@ def tree_text(panel) -> str:
 def reload(page, title: str = "原子工具"):
     page.reload()
     page.wait_for_selector(".tw-lesson", timeout=WAIT)
-    panel = lesson(page, title)
+    panel = workspace_lesson(page, title)
     memory_note(panel).filter(has_text="本浏览器").wait_for(timeout=WAIT)
     return panel
 
 
 def write_hello(page):
-    panel = lesson(page, "原子工具")
+    panel = workspace_lesson(page, "原子工具")
     ask(panel, HELLO)
     answer = wait_final(panel)
     panel.locator(".tw-ws-tree").filter(has_text="hello.py").first.wait_for(timeout=WAIT)
@@ -83,7 +82,7 @@ def test_a_file_written_by_a_run_and_the_run_come_back_after_a_reload(browser, a
         assert panel.locator(".tw-question textarea").input_value() == HELLO
         assert panel.locator(".tw-ws-approach label").filter(has_text="正则 ReAct").locator("input").is_checked()
         # The other workspace tab shows the same restored workspace.
-        other = lesson(page, "权限与确认")
+        other = workspace_lesson(page, "权限与确认")
         other.locator(".tw-ws-tree").filter(has_text="hello.py").first.wait_for(timeout=WAIT)
         assert watched.foreign_requests() == []
     finally:
@@ -101,7 +100,7 @@ def test_the_files_and_the_rules_survive_a_restart_of_the_server(browser):
     page = watched.page
     try:
         write_hello(page)
-        rules = lesson(page, "权限与确认")
+        rules = workspace_lesson(page, "权限与确认")
         rules.locator(".tw-rules-preset label").filter(has_text="只读").click()
         rules.locator(".tw-rules .cm-content").filter(has_text='"bash": "deny"').first.wait_for(timeout=WAIT)
         wait_stored(page, '"rules_preset":"只读"', "tool-workshop:lesson:permissions")
@@ -116,7 +115,7 @@ def test_the_files_and_the_rules_survive_a_restart_of_the_server(browser):
         assert panel.locator(".tw-rules-preset label").filter(has_text="只读").locator("input").is_checked()
         assert '"bash": "deny"' in code_text(panel.locator(".tw-rules"))
         panel.locator(".tw-rules-status").filter(has_text="规则有效").first.wait_for(timeout=WAIT)
-        panel = lesson(page, "原子工具")
+        panel = workspace_lesson(page, "原子工具")
         assert "hello.py" in tree_text(panel)
     finally:
         watched.context.close()
@@ -146,7 +145,7 @@ def test_a_workspace_too_big_to_keep_says_so_and_the_page_works(browser, app_url
     watched = open_page(browser, app_url)
     page = watched.page
     try:
-        panel = lesson(page, "原子工具")
+        panel = workspace_lesson(page, "原子工具")
         upload = tmp_path / "big.zip"
         with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in STARTER.rglob("*"):
@@ -176,7 +175,7 @@ def test_two_browsers_keep_their_own_workspaces(browser, app_url):
     a, b = open_page(browser, app_url), open_page(browser, app_url)
     try:
         write_hello(a.page)
-        panel_b = lesson(b.page, "原子工具")
+        panel_b = workspace_lesson(b.page, "原子工具")
         ask(panel_b, "把 notes.md 里的“修一个 bug”改成“修好一个 bug”")
         wait_final(panel_b)
         wait_stored(b.page, "修好一个 bug", FILES_KEY)
