@@ -357,7 +357,9 @@ def test_run_context_on_a_real_model_the_summary_is_its_own_and_the_verdict_stay
         else:
             summary = shrunk["model_call"]["answer"]
             assert summary.strip() and request["messages"][1]["content"] == f"{context.SUMMARY_HEAD}\n{summary}"
-        ended = of(result, "response")[-1]["finish_reason"]
+        responses = of(result, "response")
+        assert responses, (result["verdict"], of(result, "error"))     # the request was answered at all
+        ended = responses[-1]["finish_reason"]
         state = result["verdict"]["state"]
         # A looping answer (measured: "I'm glad you're here." over and over) is 🔁 first, cut or not.
         assert state in (("truncated", "repetition") if ended == "length" else ("answered", "repetition")), result["verdict"]
