@@ -123,7 +123,10 @@ class Text(str):
 
     # Formatting and joining keep both versions, so a label built from parts still has its English.
     def format(self, *args: Any, **kwargs: Any) -> "Text":
-        return Text(self.zh.format(*args, **kwargs), self.en.format(*args, **kwargs), self.lang)
+        """Each version filled with the same version of the values that are texts themselves."""
+        zh = self.zh.format(*map(_zh, args), **{key: _zh(value) for key, value in kwargs.items()})
+        en = self.en.format(*map(_en, args), **{key: _en(value) for key, value in kwargs.items()})
+        return Text(zh, en, self.lang)
 
     def __add__(self, other: Any) -> "Text":
         if not isinstance(other, str):

@@ -41,8 +41,8 @@ def python_for(events: list[dict], settings: dict | None = None) -> str:
     """Source code reproducing the most recent request in `events`."""
     request = last_request(events)
     if request is None:
-        return tr("# 先运行一次（运行 / 单步），这里会生成复现最近一次请求的 Python 代码。\n",
-                  "# Run once first (Run / Step): the Python that repeats the last request appears here.\n")
+        return tr("# 先运行一次，这里会生成复现最近一次请求的 Python 代码。\n",
+                  "# Run once first: the Python that repeats the last request appears here.\n")
     settings = settings or {}
     provider = settings.get("provider", "offline")
     params = dict(request.get("params") or {})

@@ -90,15 +90,20 @@ def render(events: list[dict], provider: str | None = None) -> str:
         table.append(f"<tr><td>{row_name(row, turn)}</td><td>{_num(row['input'])}</td><td>{_num(row['tools'])}</td>"
                      f"<td>{esc(usage_cell(row['usage']))}</td></tr>")
     table.append("</table>")
-    notes = [tokenizer_note(provider),
-             tr("工具说明每一轮都要重新发送：轮数越多，它占的总成本越多。",
-                "The tool descriptions are sent again in every round: the more rounds, the more of the total cost."),
-             tr("Function Calling 的 tools 在服务端会被转写进提示词，实际计费与 JSON 的计数接近但不完全相同。",
-                "Function Calling's tools are rewritten into the prompt on the server: what is billed is close to the "
-                "JSON's count, not the same.")]
+    notes = [tokenizer_note(provider)]
+    if last["tools_kind"] != "none":     # a run that sends no tools (the context lesson's) has none to repeat
+        notes.append(tr("工具说明每一轮都要重新发送：轮数越多，它占的总成本越多。",
+                        "The tool descriptions are sent again in every round: the more rounds, the more of the total "
+                        "cost."))
+    if last["tools_kind"] == "tools":
+        notes.append(tr("Function Calling 的 tools 在服务端会被转写进提示词，实际计费与 JSON 的计数接近但不完全相同。",
+                        "Function Calling's tools are rewritten into the prompt on the server: what is billed is close "
+                        "to the JSON's count, not the same."))
     body = "".join(f"<div class='tw-cost-note'>{esc(n)}</div>" for n in notes)
-    size = tr("原文（{n} 个字符）", "The text ({n} characters)").format(n=len(last["tools_text"]))
-    text = f"<details open><summary>{size}</summary><pre class='tw-cost-text'>{esc(last['tools_text'])}</pre></details>"
+    text = ""
+    if last["tools_kind"] != "none":
+        size = tr("原文（{n} 个字符）", "The text ({n} characters)").format(n=len(last["tools_text"]))
+        text = f"<details open><summary>{size}</summary><pre class='tw-cost-text'>{esc(last['tools_text'])}</pre></details>"
     return f'<div class="tw-costs">{head}{"".join(table)}{body}{text}</div>'
 
 

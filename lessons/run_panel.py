@@ -181,9 +181,9 @@ class RunPanel:
             refused = [name for name, component in self.options.items()
                        if name in fresh.options and not holds(component, fresh.options[name])]
             if refused:
-                note += tr("（文件里这些选项的值这里用不了，保持原样：{names}）",
-                           " (these options' values in the file do not fit here and were left as they were: {names})"
-                           ).format(names=", ".join(refused))
+                note += tr("（文件里这些选项的值这一页用不了，页面上的这些选项没有改：{names}）",
+                           " (the file's values of these options do not fit this page, so the page's own were kept: "
+                           "{names})").format(names=", ".join(refused))
             return {**({self.editor: fresh.source} if self.editor is not None else {}), self.question: fresh.question,
                     **options, views.views_tabs: gr.Tabs(selected="protocol"),
                     **self.show(fresh, note, session_of(request))}

@@ -104,7 +104,8 @@ class RunViews:
         shown_args = (json.dumps(args, ensure_ascii=False, indent=2) if args is not None
                       else (pending or {}).get("raw_arguments", ""))
         return {
-            self.protocol: timeline.render_protocol(events, self.lesson, note, self.check_arguments),
+            self.protocol: timeline.render_protocol(events, self.lesson, note, self.check_arguments,
+                                                    replaying=state.replay is not None),
             self.chat: timeline.render_chat(events, self.lesson, self.check_arguments),
             self.raw: json.dumps(timeline.without_deltas(events), ensure_ascii=False, indent=2),
             self.code: code_view.python_for(events, state.settings),

@@ -669,13 +669,19 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
 
 
 def render_protocol(events: list[dict], lesson: str = "function_calling", note: str = "",
-                    check_arguments: bool = True) -> str:
-    """The step-by-step protocol view. `note` is shown on top (pause, replay position...).
+                    check_arguments: bool = True, replaying: bool = False) -> str:
+    """The step-by-step protocol view. `note` is shown on top (pause, replay position...);
+    `replaying`: the events are an imported run's, shown step by step.
     check_arguments: say on a call which string arguments nobody said (unsaid_notes). The workspace
     lessons turn it off: their tools take text the model writes itself (a fix, a command), so it
     would fire on good runs there."""
     labels = {"react": TEXT_PROTOCOL, "mcp": MCP}.get(lesson, HANDSHAKE)
-    if not events:
+    if not events and replaying:
+        body = ('<div class="tw-empty">' + tr(
+            "已导入一次录制的运行，还没有显示任何一步：点「下一步 ⏭」逐步回放，或点「全部显示」。",
+            "A recorded run is imported and no step is shown yet: click «Next ⏭» to replay it step by step, or "
+            "«Show all».") + "</div>")
+    elif not events:
         # Concatenated, not formatted: the page's first (empty) view keeps its English (i18n.Text).
         stepped = LESSONS[lesson].step if lesson in LESSONS else True
         body = ('<div class="tw-empty">' + (tr("还没有运行。选一个预设问题，点「运行」或「单步」。",

@@ -278,8 +278,9 @@ def run_shown(views: RunViews, state: RunState, note: str) -> dict:
     protocol, not as the native handshake, and a run not started yet says how to start one."""
     shown = {}
     if state.options.get("approach") == "react":
-        shown = {views.protocol: timeline.render_protocol(state.shown_events, "react", note, check_arguments=False),
+        shown = {views.protocol: timeline.render_protocol(state.shown_events, "react", note, check_arguments=False,
+                                                          replaying=state.replay is not None),
                  views.chat: timeline.render_chat(state.shown_events, "react", check_arguments=False)}
-    if not state.shown_events and not note:
+    if not state.shown_events and not note and state.replay is None:
         shown[views.protocol] = now(NOT_RUN)
     return shown

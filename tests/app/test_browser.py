@@ -145,6 +145,7 @@ def test_export_then_import_replays_without_a_model(page, tmp_path):
     set_code(page.page, panel.locator(".tw-editor"), SMALL)
     panel.locator(".tw-import input[type=file]").set_input_files(str(saved))
     wait_text(panel.locator(".tw-status"), "已导入录制的运行")
+    wait_text(panel.locator(".tw-protocol"), "已导入一次录制的运行，还没有显示任何一步：点「下一步 ⏭」逐步回放")
     assert "get_weather" in code_text(panel.locator(".tw-editor"))
     panel.locator(".tw-next").click()
     wait_text(panel.locator(".tw-status"), "回放：第 1 /")
@@ -179,7 +180,7 @@ def test_an_imported_file_from_anyone_is_checked_and_the_page_goes_on(browser, a
     panel = tab(watched.page, "Function Calling")
     panel.get_by_role("tab", name="导出/导入").click()
     panel.locator(".tw-import input[type=file]").set_input_files(str(odd))
-    wait_text(panel.locator(".tw-status"), "文件里这些选项的值这里用不了，保持原样：parallel_tool_calls, mistake")
+    wait_text(panel.locator(".tw-status"), "文件里这些选项的值这一页用不了，页面上的这些选项没有改：parallel_tool_calls, mistake")
     assert "这是「" not in panel.locator(".tw-status").first.inner_text()    # a record of this very lesson
     assert panel.locator(".tw-envelope input").is_checked()          # a value it could hold is taken
     assert panel.get_by_label("允许并行调用 parallel_tool_calls").is_checked()   # 0 is no checkbox value

@@ -135,3 +135,12 @@ def test_an_english_tab_gets_the_english_of_every_label_built_with_tr():
     assert [("Weather", "天气")] == [c for c in choices[0] if c[1] == "天气"] or any(
         ("Weather", "天气") in c for c in choices)                                   # values stay the same
     demo.close()
+
+
+def test_a_text_filled_with_texts_takes_each_one_in_its_own_language():
+    from i18n import Text
+
+    way = Text("只列目录", "the catalogue only", "zh")
+    line = Text("这次的写法：{way}（{n} 个）", "This run: {way} ({n})", "en").format(way=way, n=3)
+    assert (line.zh, line.en, str(line)) == ("这次的写法：只列目录（3 个）", "This run: the catalogue only (3)",
+                                             "This run: the catalogue only (3)")

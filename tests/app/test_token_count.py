@@ -103,6 +103,10 @@ def test_the_summary_call_is_a_row_of_its_own_with_its_usage():
                                 "completion": call["usage"]["completion_tokens"], "estimate": True}
     page = cost_view.render(events, "offline")
     assert "写摘要（多出的一次模型调用）" in page and "第 1 轮请求" in page
+    # The context lesson sends no tools: nothing about tools sent again, no empty text of them.
+    assert "每一轮都要重新发送" not in page and "原文（" not in page and "转写进提示词" not in page
+    with_tools = cost_view.render(events_of(fc_start, {}), "offline")
+    assert "每一轮都要重新发送" in with_tools and "原文（" in with_tools and "转写进提示词" in with_tools
 
 
 def test_a_second_system_message_is_conversation_not_tools():
