@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from runs.eval_backend import Patient
 from tests.app.harness import LessonPage, code_text, paste_code, screenshot
 
 pytestmark = pytest.mark.browser
@@ -31,7 +32,10 @@ def evaluate(lesson) -> str:
     """Clicks «▶ 运行评估», waits for this evaluation to end, returns its progress line."""
     before = started(lesson)
     lesson.panel.locator(".tw-eval-run").click()
-    lesson.page.wait_for_function(ENDED, arg=[lesson.panel.element_handle(), before], timeout=WAIT)
+    # The module's evaluations share one session, and its minute's budget of sandbox jobs: a call past
+    # it waits (eval_backend.Patient, up to a minute) instead of failing, so an evaluation may take that long.
+    lesson.page.wait_for_function(ENDED, arg=[lesson.panel.element_handle(), before],
+                                  timeout=WAIT + 1000 * Patient.PATIENCE_S)
     return lesson.panel.locator(".tw-eval-progress").first.inner_text().strip()
 
 

@@ -66,7 +66,9 @@ def test_a_reload_while_a_run_waits_for_approval_keeps_its_steps_and_their_files
         # It fixes src/calc.py (src/ is allowed) and asks again before running the tests.
         panel.locator(".tw-protocol .tw-call").filter(has_text="edit").first.wait_for(state="attached", timeout=WAIT)
         wait_ask(panel)
+        # Kept as far as it went: the second pause, after the edit (the first pause was kept before it).
         wait_stored(page, '"paused":"ask"', key=storage_key("run:permissions"))
+        wait_stored(page, '"name":"edit"', key=storage_key("run:permissions"))
         page.wait_for_function("(key) => (localStorage.getItem(key) || '').includes('/ len(numbers)\\\\n')",
                                arg=storage_key("workspace"), timeout=WAIT)
 
