@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.harness import code_text, open_page, set_code, tab
+from tests.app.harness import choose_openai, code_text, open_page, set_code, tab, type_key
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -33,22 +33,11 @@ def llm_server():
     server.stop()
 
 
-def choose_openai(page, base_url: str, key: str | None):
-    page.get_by_text("⚙️ 模型设置").click()
-    page.locator("#provider input").click()
-    page.get_by_role("option", name="OpenAI 兼容接口").click()
-    page.locator("#base-url textarea, #base-url input").first.fill(base_url)
-    model = page.locator("#model input")
-    model.fill("offline-rule-model")
-    model.press("Enter")
-    status = page.locator("#key-status")
-    status.filter(has_text="需要密钥").wait_for(timeout=WAIT)
+def choose_openai_with(page, base_url: str, key: str | None):
+    choose_openai(page, base_url)
     if key:
-        box = page.locator("#api-key input")
-        box.fill(key)
-        box.press("Enter")
-        status.filter(has_text="已保存你输入的密钥").wait_for(timeout=WAIT)
-        assert box.input_value() == ""  # emptied at once: the browser does not keep it either
+        type_key(page, key)
+        assert page.locator("#api-key input").input_value() == ""  # emptied at once: the browser does not keep it either
 
 
 def test_two_students_keys_and_tools_stay_apart(browser, app_url, llm_server):
@@ -57,7 +46,7 @@ def test_two_students_keys_and_tools_stay_apart(browser, app_url, llm_server):
     b = open_page(browser, app_url, keep_bodies=True)
     try:
         for student, key, source, name in ((a, KEY_A, ALPHA, "alpha_add"), (b, KEY_B, BETA, "beta_multiply")):
-            choose_openai(student.page, base_url, key)
+            choose_openai_with(student.page, base_url, key)
             panel = tab(student.page, "Function Calling")
             panel.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
             set_code(student.page, panel.locator(".tw-editor"), source)
@@ -87,7 +76,7 @@ def test_two_students_keys_and_tools_stay_apart(browser, app_url, llm_server):
         # A third student sees no key at all: nothing of the others' keys is shared.
         c = open_page(browser, app_url, keep_bodies=True)
         try:
-            choose_openai(c.page, base_url, None)
+            choose_openai_with(c.page, base_url, None)
             panel = tab(c.page, "Function Calling")
             panel.locator(".tw-run").click()
             c.page.locator("#tab-function-calling .tw-status").filter(has_text="API Key").first.wait_for(timeout=WAIT)
