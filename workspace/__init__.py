@@ -7,8 +7,12 @@
     read_file(session_id, path) -> str
     snapshot(session_id) -> {path: bytes | ("link", target)};  diff(before, after) -> str
     reset(session_id)                                     back to the starter project
+    starter_files() -> {path: text}                       the starter project (the practice project
+                                                          and the skills lesson's skills/)
     export_zip(session_id) -> bytes;  import_zip(session_id, data)
     export_files(session_id) -> {path: text};  import_files(session_id, files)
+    update_files(session_id, written, removed)            writes some files and removes others,
+                                                          the rest of the project as it was
     forget(session_id)                                    when the session expires
     charge_to(session_id, payer)                          whose bash budget the workspace's commands
                                                           use (a private workspace of an API call: the
@@ -26,12 +30,12 @@ import atomic_tools
 
 from . import archive, changes, store
 from .preview import preview
-from .store import WorkspaceError, forget, known_sessions
+from .store import WorkspaceError, forget, known_sessions, starter_files
 from .tools import TOOL_NAMES, run_workspace_tool, tool_schemas
 
 __all__ = ["run_workspace_tool", "tool_schemas", "tree", "read_file", "snapshot", "diff", "reset",
-           "export_zip", "import_zip", "export_files", "import_files", "forget", "shell_status", "charge_to",
-           "WorkspaceError", "TOOL_NAMES", "known_sessions", "preview"]
+           "export_zip", "import_zip", "export_files", "import_files", "update_files", "forget", "shell_status", "charge_to",
+           "WorkspaceError", "TOOL_NAMES", "known_sessions", "preview", "starter_files"]
 
 _SNAPSHOT_LIMIT = 4 * atomic_tools.MAX_WORKSPACE_BYTES
 
@@ -84,6 +88,19 @@ def import_zip(session_id, data):
 def import_files(session_id, files):
     """Replaces the project with {relative path: text} (checked first)."""
     _replace(session_id, archive.files_from_dict(files))
+
+
+def update_files(session_id, written, removed=()):
+    """Writes {relative path: text} and removes the files in `removed`; everything else stays as it
+    was. Checked first, like an import: a refused update changes nothing."""
+    taken = archive.files_from_dict(written)
+    gone = {archive.check_path(path) for path in removed}
+    workspace = store.get(session_id)
+    with workspace.lock:
+        current = changes.snapshot(workspace.project, _SNAPSHOT_LIMIT)
+        kept = {path: content for path, content in current.items() if path not in gone and path not in taken}
+        changes.restore(workspace.project, archive.checked({**kept, **taken}))
+        store.hand_over(workspace)
 
 
 def export_zip(session_id):

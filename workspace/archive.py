@@ -94,6 +94,14 @@ def files_from_zip(data):
     return taken
 
 
+def checked(taken):
+    """A snapshot about to be written back whole, checked the way an import is: no path both a file
+    (or a link) and a folder, and within the counts and size of a workspace."""
+    _check_conflicts(taken)
+    _check_totals(len(taken), sum(len(content) for content in taken.values() if isinstance(content, bytes)))
+    return taken
+
+
 def _check_conflicts(taken):
     """"a" as a file and "a/b" beneath it cannot both exist."""
     files = {path for path in taken if not path.endswith("/")}

@@ -16,6 +16,8 @@ import stat
 import tempfile
 import threading
 
+import skills
+
 STARTER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "starter")
 MAX_SESSIONS = 400          # folders on disk at once (each at most a few MB); expiry frees them
 
@@ -107,10 +109,28 @@ def clear(folder):
                 os.unlink(entry.path)
 
 
+def starter_files():
+    """The starter project as {relative path: text}: the practice project in workspace/starter/, and
+    the skills lesson's examples where the course keeps skills, skills/<name>/SKILL.md (from
+    code/skills.py's EXAMPLES, so the course code and the workspace show the same ones)."""
+    files = {}
+    for base, dirs, names in os.walk(STARTER):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(names):
+            path = os.path.join(base, name)
+            with open(path, encoding="utf-8") as handle:
+                files[os.path.relpath(path, STARTER).replace(os.sep, "/")] = handle.read()
+    files.update({f"skills/{name}/SKILL.md": text + "\n" for name, text in skills.EXAMPLES.items()})
+    return files
+
+
 def fill_from_starter(workspace):
     clear(workspace.project)
-    shutil.copytree(STARTER, workspace.project, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for path, text in starter_files().items():
+        full = os.path.join(workspace.project, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w", encoding="utf-8") as handle:
+            handle.write(text)
     hand_over(workspace)
 
 

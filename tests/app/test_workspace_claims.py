@@ -68,8 +68,7 @@ def wait_tree(panel, present: tuple = (), absent: tuple = ()):
 
 
 def starter_files() -> dict[str, str]:
-    return {str(p.relative_to(STARTER)): p.read_text(encoding="utf-8") for p in STARTER.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts}
+    return workspace.starter_files()
 
 
 def starter_line(path: str, text: str) -> int:

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import json
 import zipfile
-from pathlib import Path
 
 import pytest
 
+import workspace
 from tests.app.harness import ask, code_text, free_port, open_page, show_file, wait_final, workspace_lesson
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
 HELLO = "新建文件 hello.py，内容是 print('你好，工作区')"
 FILES_KEY = "tool-workshop:workspace"
-STARTER = Path(__file__).resolve().parents[2] / "workspace" / "starter"
 
 
 def storage(page) -> dict:
@@ -130,9 +129,7 @@ def test_reset_keeps_the_starter_project(browser, app_url):
         panel.locator(".tw-ws-reset").click()
         panel.locator(".tw-ws-note").filter(has_text="已重置为初始练习项目").first.wait_for(timeout=WAIT)
         wait_stored(page, "hello.py", FILES_KEY, present=False)
-        starter = {str(p.relative_to(STARTER)): p.read_text(encoding="utf-8") for p in STARTER.rglob("*")
-                   if p.is_file() and "__pycache__" not in p.parts}
-        assert kept_files(page) == starter
+        assert kept_files(page) == workspace.starter_files()
         panel = reload(page)
         memory_note(panel).filter(has_text="工作区已恢复").wait_for(timeout=WAIT)
         assert "notes.md" in tree_text(panel) and "hello.py" not in tree_text(panel)
@@ -148,9 +145,8 @@ def test_a_workspace_too_big_to_keep_says_so_and_the_page_works(browser, app_url
         panel = workspace_lesson(page, "原子工具")
         upload = tmp_path / "big.zip"
         with zipfile.ZipFile(upload, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in STARTER.rglob("*"):
-                if path.is_file() and "__pycache__" not in path.parts:
-                    archive.writestr(str(path.relative_to(STARTER)), path.read_bytes())
+            for path, text in workspace.starter_files().items():
+                archive.writestr(path, text)
             archive.writestr("data/big.txt", "x" * 600_000)
             archive.writestr("docs/mine.md", "# 我自己的文件\n")
         panel.locator(".tw-ws-upload").locator("xpath=..").locator("input[type=file]").set_input_files(str(upload))

@@ -6,6 +6,7 @@ import stat
 import zipfile
 
 import pytest
+import skills
 
 import workspace
 from workspace import store
@@ -13,9 +14,46 @@ from workspace import store
 
 def test_the_starter_project(session):
     paths = [entry["path"] for entry in workspace.tree(session)]
-    assert paths == ["notes.md", "src/", "src/__init__.py", "src/calc.py", "tests/", "tests/__init__.py",
-                     "tests/test_calc.py"]
+    skills_files = [f"skills/{name}/SKILL.md" for name in sorted(skills.EXAMPLES)]
+    assert [p for p in paths if not p.startswith("skills/")] == [
+        "notes.md", "src/", "src/__init__.py", "src/calc.py", "tests/", "tests/__init__.py", "tests/test_calc.py"]
+    assert [p for p in paths if p.endswith("SKILL.md")] == skills_files   # the skills lesson's, in the same workspace
     assert "len(numbers) - 1" in workspace.read_file(session, "src/calc.py")
+    assert workspace.read_file(session, "skills/sql-style/SKILL.md") == skills.EXAMPLES["sql-style"] + "\n"
+
+
+def test_update_files_writes_some_removes_others_and_keeps_the_rest(ws, session):
+    ws.bash(session, "printf '\\000\\001' > blob.bin && ln -s notes.md link.md")
+    before = workspace.snapshot(session)
+    workspace.update_files(session, {"skills/new/SKILL.md": "新的", "notes.md": "改过"},
+                           ["skills/sql-style/SKILL.md"])
+    after = workspace.snapshot(session)
+    assert after["skills/new/SKILL.md"] == "新的".encode() and after["notes.md"] == "改过".encode()
+    assert "skills/sql-style/SKILL.md" not in after and "skills/sql-style/" not in after   # no empty folder left
+    assert after["blob.bin"] == b"\0\1" and after["link.md"] == ("link", "notes.md")       # the rest as it was
+    assert {p for p in before if p not in ("notes.md", "skills/sql-style/SKILL.md")} <= set(after)
+
+
+@pytest.mark.parametrize("written, removed, words", [
+    ({"../escape.md": "x"}, [], ".."),
+    ({"notes.md/inside.md": "x"}, [], "既是文件又是文件夹"),
+    ({"a.md": "x" * (2 << 20)}, [], "单个文件上限"),
+    ({}, ["/etc/passwd"], "相对路径"),
+])
+def test_a_refused_update_changes_nothing(session, written, removed, words):
+    before = workspace.snapshot(session)
+    with pytest.raises(workspace.WorkspaceError, match=words):
+        workspace.update_files(session, written, removed)
+    assert workspace.snapshot(session) == before
+
+
+def test_an_update_never_writes_through_a_link(ws, session, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws.bash(session, f"rm -rf skills && ln -s {outside} skills")
+    with pytest.raises(workspace.WorkspaceError, match="既是文件又是文件夹"):
+        workspace.update_files(session, {"skills/x/SKILL.md": "x"})
+    assert list(outside.iterdir()) == []
 
 
 def test_read_edit_test_cycle(ws, session):
@@ -89,7 +127,8 @@ def test_too_many_files_are_undone_too(ws, session):
 
 def test_files_round_trip(session):
     files = workspace.export_files(session)
-    assert set(files) == {"notes.md", "src/__init__.py", "src/calc.py", "tests/__init__.py", "tests/test_calc.py"}
+    assert set(files) == {"notes.md", "src/__init__.py", "src/calc.py", "tests/__init__.py", "tests/test_calc.py",
+                          *(f"skills/{name}/SKILL.md" for name in skills.EXAMPLES)}
     workspace.import_files(session, {"a.py": "print('a')\n", "pkg/b.py": "B = 1\n"})
     assert workspace.export_files(session) == {"a.py": "print('a')\n", "pkg/b.py": "B = 1\n"}
     workspace.import_files(session, files)
