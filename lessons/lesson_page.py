@@ -30,6 +30,9 @@ class LessonPage:
     # What the browser keeps once for the lesson beside its controls, put back before them: called
     # with the page's BrowserMemory before it is wired (the skills lesson's memories).
     keep_shared: Callable[[Any], None] | None = None
+    # Run options whose value the browser keeps elsewhere, not with the lesson (the skills lesson's
+    # box shows the workspace's skills/ files, kept with the workspace).
+    kept_elsewhere: frozenset[str] = frozenset()
 
     def on_load(self) -> tuple | None:
         """What the tab shows once its kept controls are back, as (fn, inputs, outputs): its schema

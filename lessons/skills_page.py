@@ -1,15 +1,19 @@
-"""8.9 技能: skills in the Agent Skills format, all in one editable box (one SKILL.md after each
-`==> skills/<name>/SKILL.md <==` line). The panel lists what was read and what is wrong, and what
-the system prompt costs either way; ▶ 运行 mounts them (code/skills.py's run_with_skills). With the
-memory tools ticked the model may also remember, recall and forget facts: the session's memories are
-listed below, where the student corrects or deletes any of them, and kept in the browser
-(memory/skill_memories.py)."""
+"""8.9 技能: skills in the Agent Skills format. They are files of the session's workspace,
+skills/<name>/SKILL.md (the workspace the atomic-tools and permission lessons work in), shown in
+one editable box (one SKILL.md after each `==> skills/<name>/SKILL.md <==` line) and written back
+as the student edits. The panel lists what was read and what is wrong, and what the system prompt
+costs either way; ▶ 运行 mounts them (code/skills.py's run_with_skills). With the memory tools
+ticked the model may also remember, recall and forget facts: the session's memories are listed
+below, where the student corrects or deletes any of them. The browser keeps the files with the
+workspace's (memory/workspace_memory.py) and the memories (memory/skill_memories.py).
+"""
 from __future__ import annotations
 
 import gradio as gr
 import skills
+import workspace
 
-from i18n import tr
+from i18n import now, tr
 
 from catalogue import LESSONS
 from lessons import context_view, skills_view
@@ -17,14 +21,19 @@ from lessons.editor_panel import lesson_text
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
-from memory import skill_memories
+from memory import skill_memories, workspace_memory
 from runs import skills_backend
 from serving.page_events import PRIVATE, session_of
 
 LESSON = LESSONS["skills"]
-STARTERS = skills_backend.text_from_files(skills.EXAMPLES)
+STARTERS = skills_backend.text_from_files(dict(sorted(skills.EXAMPLES.items())))   # folder order, as read back
 PRESETS = ["帮我把这几个提交写成发布说明", "帮我 review 这段代码", "这个查询怎么写", "帮我写一份发布说明的格式",
            "请记住我喜欢用 Python", "你记得我的偏好吗"]
+FILES_NOTE = tr("📁 这些是你的工作区里 `skills/` 文件夹的文件：和「原子工具」「权限与确认」两课是同一个工作区，在那两课的"
+               "文件树里看得到，模型在那里也能用 `read` 读。改了就写回工作区，和工作区的其他文件一起保存在**本浏览器**。",
+               "📁 These are the files of the `skills/` folder of your workspace, the one the atomic-tools and "
+               "permission lessons work in: their file tree shows them, and a model there can `read` them. An edit "
+               "is written back to the workspace and kept in **this browser** with its other files.")
 MEMORY_HEADERS = (tr("第几条", "No."), tr("事实", "fact"), tr("来源", "source"), tr("记下的时间", "saved at"))
 
 
@@ -38,6 +47,16 @@ def shown_skills(text: str, way: str) -> str:
     return skills_view.render(skills.skills_event(found, problems, way if way in skills.WAYS else "catalogue"))
 
 
+def written(text: str, way: str, request: gr.Request) -> tuple[str, str]:
+    """The box as the student left it, written to the workspace's skills/ folder; the panel, and what
+    the note under the box says."""
+    session_id = session_of(request)
+    problem = (skills_backend.write_to_workspace(session_id, text) if session_id else
+               tr("这个页面没有会话标识，技能没有写进工作区：请刷新页面。",
+                  "This page has no session id, so the skills were not written to the workspace: reload the page."))
+    return shown_skills(text, way), now(FILES_NOTE) + (f"\n\n⚠️ {now(problem)}" if problem else "")
+
+
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
         with gr.Accordion(tr("📖 课文：用到时才读的说明书", "📖 Lesson: instructions read when needed"), open=False):
@@ -45,9 +64,12 @@ def build(settings: SettingsPanel) -> LessonPage:
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 box = gr.Code(STARTERS, language="markdown", interactive=True, lines=18, max_lines=40,
-                              label=tr("技能（可编辑；每个技能以一行 ==> skills/<名字>/SKILL.md <== 开头，可以再加）",
-                                       "Skills (editable; each starts with a line ==> skills/<name>/SKILL.md <==, and "
-                                       "you can add more)"), elem_classes=["tw-skills-box"])
+                              label=tr("技能：工作区的 skills/<名字>/SKILL.md（可编辑；每个技能以一行 "
+                                       "==> skills/<名字>/SKILL.md <== 开头，可以再加）",
+                                       "Skills: the workspace's skills/<name>/SKILL.md (editable; each starts with "
+                                       "a line ==> skills/<name>/SKILL.md <==, and you can add more)"),
+                              elem_classes=["tw-skills-box"])
+                files_note = gr.Markdown(FILES_NOTE, elem_classes=["tw-skills-files"])
                 reset = gr.Button(tr("↺ 恢复示例技能", "↺ Restore the example skills"), size="sm",
                                   elem_classes=["tw-skills-reset"])
             with gr.Column(scale=5, min_width=320):
@@ -72,9 +94,11 @@ def build(settings: SettingsPanel) -> LessonPage:
                                                elem_classes=["tw-memory-delete"])
                     memory_note = gr.Markdown(elem_classes=["tw-memory-said"])
         run = RunPanel(LESSON, settings, None, PRESETS, options={"skills": box, "way": way, "memory": memory_on})
-        for component in (box, way):
-            component.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
-                             trigger_mode="always_last")
+        # Every change of the box (typed, ↺, an imported session, the page's load) is written to the workspace.
+        box_written = box.change(written, [box, way], [panel, files_note], api_visibility=PRIVATE,
+                                 show_progress="hidden", trigger_mode="always_last")
+        way.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
+                   trigger_mode="always_last")
         reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
 
@@ -107,15 +131,28 @@ def build(settings: SettingsPanel) -> LessonPage:
         corrected = correct_btn.click(changed("correct"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
         deleted = delete_btn.click(changed("delete"), [number, fact], [memories, memory_note], api_visibility=PRIVATE)
 
-        def shown(values: dict, request: gr.Request) -> dict:
-            return {panel: shown_skills(values[box], values[way])}
-
         def shown_with_memories(values: dict, request: gr.Request) -> dict:
-            return {**shown(values, request), memories: memory_rows(session_of(request))}
+            """Once the workspace and the memories are back: the workspace's skills in the box."""
+            session_id = session_of(request)
+            text, said = values[box], now(FILES_NOTE)
+            if session_id:
+                try:
+                    text = skills_backend.workspace_text(session_id)
+                except workspace.WorkspaceError:
+                    pass    # the box keeps what it shows, and its next change says what went wrong
+                if not text:    # a workspace kept before it had skills/, or one whose skills were all deleted
+                    text, problem = STARTERS, skills_backend.write_to_workspace(session_id, STARTERS)
+                    said += "\n\n" + now(problem or tr("工作区里没有技能文件，放回了三个示例技能。",
+                                                         "The workspace had no skill files: the three example "
+                                                         "skills are back."))
+            return {box: text, panel: shown_skills(text, values[way]), memories: memory_rows(session_id),
+                    files_note: said}
 
-    def keep_memories(memory) -> None:
-        skill_memories.keep(memory, page, [*ran, corrected, deleted], memory_note)
+    def keep_files_and_memories(memory) -> None:
+        workspace_memory.keep_shared_files(memory, [(box_written, files_note)], base=FILES_NOTE, start_over=tr(
+            "要回示例技能：点「↺ 恢复示例技能」。", "For the example skills again: «↺ Restore the example skills»."))
+        skill_memories.keep(memory, page, [*ran, corrected, deleted], memory_note, after=workspace_memory.PART)
 
-    page = LessonPage(LESSON.id, run, also_on_load=(shown_with_memories, {box, way}, [panel, memories]),
-                      keep_shared=keep_memories)
+    page = LessonPage(LESSON.id, run, also_on_load=(shown_with_memories, {box, way}, [box, panel, memories, files_note]),
+                      keep_shared=keep_files_and_memories, kept_elsewhere=frozenset({"skills"}))
     return page

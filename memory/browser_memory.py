@@ -289,7 +289,9 @@ class BrowserMemory:
             fields.update(question=run.question, preset=run.presets)
             if run.strict is not None:
                 fields["strict"] = run.strict
-            fields.update({f"option.{name}": component for name, component in run.options.items()})
+            elsewhere = getattr(tab, "kept_elsewhere", frozenset())
+            fields.update({f"option.{name}": component for name, component in run.options.items()
+                           if name not in elsewhere})
         for name, component in {**dict(getattr(tab, "kept", None) or {}), **dict(extra or {})}.items():
             if name in fields:
                 raise ValueError(f"kept field {name!r} of {tab.name!r} is registered twice")
@@ -311,14 +313,19 @@ class BrowserMemory:
 
     def keep_shared(self, name: str, label: str, base: str,
                     read: Callable[[str | None], tuple[dict | None, list[str]]],
-                    apply: Callable[[dict, str | None], list[str]], triggers: list[tuple[Any, Any]]) -> None:
+                    apply: Callable[[dict, str | None], list[str]], triggers: list[tuple[Any, Any]],
+                    after: str | None = None) -> None:
         """Registers a part kept once for several tabs, read from and put back into the server's
         state of the session by Python. read(session id) -> (fields to keep or None: nothing, notices);
         apply(kept fields, session id) -> notices. `triggers`: (event, note) pairs: after each event
-        the part is saved, and that note tells what could not be kept. `label` names it in notices."""
+        the part is saved, and that note tells what could not be kept. `label` names it in notices.
+        `after` names a shared part put back before this one."""
         if name in self.shared:
             raise ValueError(f"shared part {name!r} is registered twice")
+        if after is not None and after not in self.shared:
+            raise ValueError(f"shared part {name!r} is kept after {after!r}, which is not registered")
         self.shared[name] = {"part": self.part(name), "label": label, "base": base, "read": read, "apply": apply,
+                             "after": after,
                              "triggers": list(triggers), "said": gr.State(""),
                              # True once this page's session has been given what was kept: a page whose
                              # session the server has since forgotten (expired, restarted) must not save
@@ -355,8 +362,10 @@ class BrowserMemory:
         def first_step(handler: tuple) -> tuple:
             return joined(handler, settings_pending.pop()) if settings_pending else handler
 
-        chains = {name: read.then(*first_step(self._wire_shared(shared)), **self.silent)
-                  for name, shared in self.shared.items()}
+        chains: dict[str, Any] = {}
+        for name, shared in self.shared.items():    # registered in order: a part's `after` is wired before it
+            start = chains[shared["after"]] if shared["after"] else read
+            chains[name] = start.then(*first_step(self._wire_shared(shared)), **self.silent)
         restored = {}
         for name, lesson in self.lessons.items():
             handler = (lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"])
@@ -460,9 +469,17 @@ class BrowserMemory:
 
         return marking, saved, {*inputs, part.mark}
 
+    def _put_back_before(self, name: str | None) -> list[str]:
+        """The shared parts put back before a lesson kept after `name`, first first."""
+        chain = []
+        while name is not None:
+            chain.insert(0, name)
+            name = self.shared[name]["after"]
+        return chain
+
     def _wire_lesson(self, lesson: dict, settings: Any) -> None:
         tab, fields, specs, note, base = lesson["tab"], lesson["fields"], lesson["specs"], lesson["note"], lesson["base"]
-        said = self.shared[lesson["after"]]["said"] if lesson["after"] else None
+        saids = [self.shared[name]["said"] for name in self._put_back_before(lesson["after"])]
         work, run_part, digest = lesson["work"], lesson["run"], lesson["digest"]
         run = getattr(tab, "run", None)
         editor = getattr(tab, "editor", None)
@@ -504,7 +521,7 @@ class BrowserMemory:
             self._writer(work, note, gr.on(triggers, save, save_inputs, save_outputs, preprocess=False,
                                            **self.one_at_a_time))
 
-        restore_inputs = {client, work.inbox, *fields.values(), *([said] if said is not None else [])}
+        restore_inputs = {client, work.inbox, *fields.values(), *saids}
         restore_outputs = [*fields.values(), note, work.outbox, work.written]
         if run is not None:
             restore_inputs |= {run_part.inbox, run.state}
@@ -551,7 +568,7 @@ class BrowserMemory:
 
         def restore(values: dict, request: gr.Request) -> dict:
             who = client_of(values[client])
-            notes, out = [values[said] if said is not None else ""], {}
+            notes, out = [values[said] for said in saids], {}
             if not who["storage"]:
                 return {note: now(base) + "\n\n" + tr(
                     "⚠️ 这个浏览器不允许网页保存数据（隐私模式或设置），刷新后改动会丢失。",

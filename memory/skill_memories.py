@@ -67,8 +67,10 @@ def apply(fields: dict, session_id: str | None) -> list[str]:
     return notes
 
 
-def keep(memory: BrowserMemory, page: Any, triggers: list, note: Any) -> None:
+def keep(memory: BrowserMemory, page: Any, triggers: list, note: Any, after: str | None = None) -> None:
     """Registers the memories, then the skills lesson after them (call before memory.wire). `triggers`:
-    the events after which the memories may have changed; `note`: where the page says what was kept."""
-    memory.keep_shared(PART, tr("记忆", "the memories"), MEMORY_NOTE, read, apply, [(event, note) for event in triggers])
+    the events after which the memories may have changed; `note`: where the page says what was kept;
+    `after`: a shared part put back before the memories (the workspace's files)."""
+    memory.keep_shared(PART, tr("记忆", "the memories"), MEMORY_NOTE, read, apply, [(event, note) for event in triggers],
+                       after=after)
     memory.keep_lesson(page, note=note, base=MEMORY_NOTE, after=PART)

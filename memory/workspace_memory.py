@@ -12,6 +12,8 @@ Restoring, in this order: the kept files are imported into the new session's wor
 rerun), and only then does each tab show its tree (app.py chains it on what `keep` returns)."""
 from __future__ import annotations
 
+import functools
+
 import workspace
 
 from memory.browser_memory import BrowserMemory
@@ -47,8 +49,12 @@ def read(session_id: str | None) -> tuple[dict | None, list[str]]:
     return {"files": kept, "left_out": left_out}, notices
 
 
-def apply(fields: dict, session_id: str | None) -> list[str]:
-    """Puts the kept files into this session's workspace; what to tell the student."""
+START_OVER = tr("想从头开始：点「↺ 重置工作区」。", "To start over: «↺ Reset workspace».")
+
+
+def apply(fields: dict, session_id: str | None, start_over: str = START_OVER) -> list[str]:
+    """Puts the kept files into this session's workspace; what to tell the student (`start_over`: how
+    this page gets back its starting files)."""
     files, left_out, why = restore_files(fields)
     if why:
         return [tr("⚠️ 本浏览器里保存的工作区文件{why}，已忽略：工作区是初始练习项目。",
@@ -63,17 +69,24 @@ def apply(fields: dict, session_id: str | None) -> list[str]:
         return [tr("⚠️ 本浏览器里保存的工作区文件没有恢复（{exc}），工作区是初始练习项目。",
                    "⚠️ The workspace files this browser kept were not restored ({exc}); the workspace is the original "
                    "practice project.").format(exc=exc)]
-    notes = [tr("↩ 工作区已恢复为本浏览器保存的 {n} 个文件。想从头开始：点「↺ 重置工作区」。",
-                "↩ The workspace holds the {n} files this browser kept. To start over: «↺ Reset workspace».").format(
-                    n=len(files))]
+    notes = [tr("↩ 工作区已恢复为本浏览器保存的 {n} 个文件。", "↩ The workspace holds the {n} files this browser kept. "
+                ).format(n=len(files)) + now(start_over)]
     if left_out:
         notes.append("⚠️ " + files_notice(left_out))
     return notes
 
 
+def keep_shared_files(memory: BrowserMemory, triggers: list, base: str = MEMORY_NOTE,
+                      start_over: str = START_OVER) -> None:
+    """Registers the shared files alone: `triggers` are (event, note) pairs after which they may have
+    changed (the skills lesson writes its skills/ folder); `base` is what those notes say of them, and
+    `start_over` how the page gets back its starting files."""
+    memory.keep_shared(PART, tr("工作区文件", "the workspace files"), base, read,
+                       functools.partial(apply, start_over=start_over), triggers)
+
+
 def keep(memory: BrowserMemory, tabs: list) -> None:
     """Registers the shared files and then each workspace tab, in this order (call before memory.wire)."""
-    triggers = [(event, tab.run.workspace.memory_note) for tab in tabs for event in tab.run.changed_files]
-    memory.keep_shared(PART, tr("工作区文件", "the workspace files"), MEMORY_NOTE, read, apply, triggers)
+    keep_shared_files(memory, [(event, tab.run.workspace.memory_note) for tab in tabs for event in tab.run.changed_files])
     for tab in tabs:
         memory.keep_lesson(tab, note=tab.run.workspace.memory_note, base=MEMORY_NOTE, after=PART)

@@ -1,7 +1,12 @@
-"""A run with skills (code/skills.py) from the named API: the skills arrive as texts, one SKILL.md
-per folder name, and are read as data (YAML front matter and Markdown), never run. load_skill
-only hands back one of those texts, so it runs here, not in the sandbox; so do the memory tools,
-over one file per page session (the student sees, corrects and deletes them on the page)."""
+"""A run with skills (code/skills.py): the skills arrive as texts, one SKILL.md per folder name, and
+are read as data (YAML front matter and Markdown), never run. load_skill only hands back one of
+those texts, so it runs here, not in the sandbox; so do the memory tools, over one file per page
+session (the student sees, corrects and deletes them on the page).
+
+On the page the skills are files of the session's workspace, skills/<name>/SKILL.md, the same
+workspace the atomic-tools and permission lessons work in: the page's box shows them
+(workspace_text) and writes them back as the student edits (write_to_workspace). The named API
+takes them as texts and touches no workspace."""
 from __future__ import annotations
 
 import functools
@@ -13,7 +18,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import skills
+import workspace
 
+from i18n import Text, tr
+
+FOLDER = "skills"
 MAX_SKILLS = 20
 MAX_SKILL_CHARS = 20_000
 
@@ -49,6 +58,37 @@ def files_from_text(text: str) -> tuple[dict[str, str], list[str]] | None:
 
 def text_from_files(files: dict[str, str]) -> str:
     return "\n".join(f"==> skills/{folder}/SKILL.md <==\n{text.strip()}\n" for folder, text in files.items())
+
+
+def is_skill_file(path: str) -> bool:
+    """skills/<folder>/SKILL.md, not a file deeper in a skill's folder."""
+    parts = path.split("/")
+    return len(parts) == 3 and parts[0] == FOLDER and parts[2] == "SKILL.md"
+
+
+def workspace_text(session_id: str) -> str:
+    """The box's text of the workspace's skills: every skills/<folder>/SKILL.md, in folder order."""
+    files = workspace.export_files(session_id)
+    found = {path.split("/")[1]: files[path] for path in sorted(files) if is_skill_file(path)}
+    return text_from_files(found)
+
+
+def write_to_workspace(session_id: str, text: str) -> Text | None:
+    """Makes the workspace's skills/<folder>/SKILL.md files those of the box (other files under skills/
+    stay); None when done, or why nothing was written."""
+    boxed = files_from_text(text) if (text or "").strip() else ({}, [])
+    if boxed is None:
+        return tr("框里没有一行 ==> skills/<名字>/SKILL.md <==，工作区里的技能文件没有改。",
+                  "The box has no line ==> skills/<name>/SKILL.md <==, so the workspace's skill files were not "
+                  "changed.")
+    written = {f"{FOLDER}/{folder}/SKILL.md": body for folder, body in boxed[0].items()}
+    try:
+        present = workspace.export_files(session_id)
+        removed = [path for path in present if is_skill_file(path) and path not in written]
+        workspace.update_files(session_id, written, removed)
+    except workspace.WorkspaceError as exc:
+        return tr("技能没有写进工作区：{exc}", "The skills were not written to the workspace: {exc}").format(exc=exc)
+    return None
 
 
 def skills_from(value: Any) -> tuple[dict[str, skills.Skill], list[str]]:

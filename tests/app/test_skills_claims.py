@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.harness import LessonPage, code_text, paste_code, screenshot
+from memory.memory_format import storage_key
+from memory.workspace_memory import PART as WORKSPACE
+from tests.app.harness import LessonPage, ask, code_text, paste_code, screenshot, show_file, wait_final, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
 SQL_SAYS = "团队写 SQL 的规矩。用户要写查询、改 SQL、问数据库怎么查时用。"
 MISLEADING = "写发布说明时的格式规矩。"
+NAMING = "团队写 SQL 的规矩，也管表名和列名。"
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +53,52 @@ def test_the_panel_lists_the_skills_and_the_catalogue_costs_less(lesson):
     写法各多少 token：只列名字和描述，比把正文全贴进来少。"""
     assert code_text(box(lesson)).count("==> skills/") == 3
     names = panel(lesson).locator("tbody tr td code").all_inner_texts()
-    assert names == ["release-notes", "code-review", "sql-style"]
+    assert names == ["code-review", "release-notes", "sql-style"]     # folder order, as the workspace lists them
     said = panel(lesson).locator(".tw-skills-cost").inner_text()
     catalogue = int(said.split("只列目录 ")[1].split(" ")[0])
     pasted = int(said.split("全贴进来 ")[1].split(" ")[0])
     assert catalogue < pasted
+
+
+def box_holds(lesson, text: str):
+    lesson.page.wait_for_function("([el, t]) => el.innerText.includes(t)",
+                                  arg=[box(lesson).locator(".cm-content").first.element_handle(), text], timeout=WAIT)
+
+
+def test_the_skills_are_files_of_the_workspace(lesson):
+    """改了框里的技能，它就写回工作区，刷新页面后还在。「原子工具」课用的是同一个工作区：它的文件树里有
+    skills/sql-style/SKILL.md，打开就是你改过的样子；在那里让模型把 skills/sql-style/SKILL.md 里的“关键字大写”改成
+    “关键字小写”，回到这一课，框里的 sql-style 也就改了。"""
+    stored = storage_key(WORKSPACE)
+    edit(lesson, SQL_SAYS, NAMING, NAMING)
+    wait_stored(lesson.page, NAMING, key=stored)
+    lesson.page.reload()
+    panel(lesson).filter(has_text=NAMING).first.wait_for(timeout=WAIT)
+    box_holds(lesson, NAMING)
+    lesson.go("workspace")
+    show_file(lesson.panel, "skills/sql-style/SKILL.md", NAMING)
+    ask(lesson.panel, "把 skills/sql-style/SKILL.md 里的“关键字大写”改成“关键字小写”")
+    wait_final(lesson.panel)
+    assert "skills/sql-style/SKILL.md" in lesson.panel.locator(".tw-ws-diff").first.inner_text()
+    wait_stored(lesson.page, "关键字小写", key=stored)
+    lesson.go("skills")
+    box_holds(lesson, "关键字小写")
+    assert "关键字大写" not in code_text(box(lesson))
+    restore(lesson)
+    wait_stored(lesson.page, "关键字大写", key=stored)
+
+
+def test_a_workspace_without_skills_gets_the_examples_back_and_says_so(lesson):
+    stored = storage_key(WORKSPACE)
+    lesson.go("workspace")
+    ask(lesson.panel, "运行 `rm -rf skills`")
+    wait_final(lesson.panel)
+    wait_stored(lesson.page, "SKILL.md", present=False, key=stored)
+    lesson.go("skills")
+    lesson.panel.locator(".tw-skills-files").filter(has_text="工作区里没有技能文件，放回了三个示例技能").first.wait_for(
+        timeout=WAIT)
+    assert code_text(box(lesson)).count("==> skills/") == 3
+    assert panel(lesson).locator("tbody tr td code").all_inner_texts() == ["code-review", "release-notes", "sql-style"]
 
 
 def test_the_model_reads_the_skill_it_needs_and_follows_it(lesson):
