@@ -7,8 +7,10 @@ measured in the same run.
    and its example tools, with the offline model's simulated mistakes too, so the recordings hold
    right runs, corrected ones and wrong ones. `--runs` of them (taken in turn) are scored by
    evaluation.score and by `plain_score` below, the scorer a student would write first: the same
-   rules, spelled out with lists and no early exits. Both must agree on every run's pass / fail
-   (checked), then the median of `--repeat` rounds of each is printed, with their ratio.
+   rules, spelled out with lists, answering pass / fail only (it stops at the first failure, while
+   evaluation.score fills every criterion and writes each problem for the page). Both must agree on
+   every run's pass / fail (checked), then the median of `--repeat` rounds of each is printed, with
+   their ratio (above 1: evaluation.score is the slower).
 2. An offline evaluation of 20 cases × 3 trials through runs/eval_backend.run_evaluation (tools in
    the sandbox, as the page does it), against its peer: the same 60 questions run one by one as the
    page's ▶ 运行 runs them (backend.start_run + run_to_end). The ratio is the evaluation's overhead.
@@ -139,11 +141,11 @@ def scoring(runs: int, repeat: int) -> None:
     theirs = [plain_score(case, events) for case, events in batch]
     disagree = [case.name for (case, _), a, b in zip(batch, ours, theirs) if a != b]
     assert not disagree, f"the two scorers disagree on {disagree[:5]}"
-    fast = timed(lambda: [score(case, events) for case, events in batch], repeat)
+    full = timed(lambda: [score(case, events) for case, events in batch], repeat)
     plain = timed(lambda: [plain_score(case, events) for case, events in batch], repeat)
     print(f"scoring {runs} recorded runs ({len(recorded)} distinct, {sum(ours)} passed): "
-          f"evaluation.score {fast * 1000:.1f} ms, plain scorer {plain * 1000:.1f} ms, "
-          f"ratio {fast / plain:.2f}x (median of {repeat})")
+          f"evaluation.score {full * 1000:.1f} ms, plain scorer {plain * 1000:.1f} ms, "
+          f"ratio {full / plain:.2f}x (median of {repeat})")
 
 
 def end_to_end(repeat: int) -> None:

@@ -81,7 +81,7 @@ def test_a_run_scores_every_case_and_a_cell_opens_its_run(lesson):
     assert len(table) == 8
     assert table["今天的天气"] == ["多选一", "✓ 3/3", "✓ 3/3", "✓ 3/3", "✓ 3/3"]
     assert table["冷不冷"][4] == "—" and table["闲聊：不该调用工具"][1:] == ["✓ 3/3", "✓ 3/3", "—", "—"]
-    assert table["两个城市一起查"][0] == "并行"
+    assert table["两个城市一起查"][0] == "并行" and table["闲聊：不该调用工具"][0] == "不该调用"
     assert "100%（24/24）" in summary(lesson)
     cell(lesson, 4, 3).click()
     title = lesson.panel.locator(".tw-eval-opened-title").last
