@@ -91,15 +91,14 @@ def import_files(session_id, files):
 
 
 def update_files(session_id, written, removed=()):
-    """Writes {relative path: text} and removes the files in `removed`; everything else stays as it
-    was. Checked first, like an import: a refused update changes nothing."""
+    """Writes {relative path: text} and removes the files in `removed`; nothing else is touched.
+    Checked first, like an import (paths, sizes, no link or file in the way): a refused update
+    changes nothing."""
     taken = archive.files_from_dict(written)
-    gone = {archive.check_path(path) for path in removed}
+    gone = sorted({archive.check_path(path) for path in removed} - set(taken))
     workspace = store.get(session_id)
-    with workspace.lock:
-        current = changes.snapshot(workspace.project, _SNAPSHOT_LIMIT)
-        kept = {path: content for path, content in current.items() if path not in gone and path not in taken}
-        changes.restore(workspace.project, archive.checked({**kept, **taken}))
+    with workspace.lock:     # bash holds it too: nothing changes between the checks and the writes
+        changes.update(workspace.project, taken, gone)
         store.hand_over(workspace)
 
 

@@ -31,7 +31,7 @@ def check_path(path):
     return posixpath.normpath(path) + ("/" if path.endswith("/") else "")
 
 
-def _check_totals(count, size):
+def check_totals(count, size):
     if count > MAX_FILES:
         raise WorkspaceError(f"文件太多：{count} 个，上限 {MAX_FILES} 个。")
     if size > MAX_WORKSPACE_BYTES:
@@ -55,7 +55,7 @@ def files_from_dict(files):
         size += len(data)
         taken[path] = data
     _check_conflicts(taken)
-    _check_totals(len(taken), size)
+    check_totals(len(taken), size)
     return taken
 
 
@@ -69,7 +69,7 @@ def files_from_zip(data):
         raise WorkspaceError("这不是一个有效的 zip 文件。") from None
     with archive:
         members = archive.infolist()
-        _check_totals(len(members), sum(member.file_size for member in members))
+        check_totals(len(members), sum(member.file_size for member in members))
         taken, size = {}, 0
         for member in members:
             path = check_path(member.filename)
@@ -91,14 +91,6 @@ def files_from_zip(data):
                 raise WorkspaceError(f"解压后内容超过上限（{MAX_WORKSPACE_BYTES >> 20} MB）。")
             taken[path] = content
     _check_conflicts(taken)
-    return taken
-
-
-def checked(taken):
-    """A snapshot about to be written back whole, checked the way an import is: no path both a file
-    (or a link) and a folder, and within the counts and size of a workspace."""
-    _check_conflicts(taken)
-    _check_totals(len(taken), sum(len(content) for content in taken.values() if isinstance(content, bytes)))
     return taken
 
 

@@ -7,7 +7,9 @@ for symbolic links; folders are implied by the paths (empty folders are kept as
 import difflib
 import os
 import stat
+import tempfile
 
+from .archive import check_totals
 from .store import WorkspaceError, clear
 
 _LINK = "link"
@@ -77,6 +79,44 @@ def restore(project, taken):
         else:
             with open(full, "wb") as handle:
                 handle.write(content)
+
+
+def update(project, taken, gone):
+    """Writes `taken` ({path: bytes}) and removes the files `gone`, leaving every other entry as it is
+    (its mode too); a folder a removal leaves empty goes with it. Everything is checked before the
+    first write: each folder on a path is a real folder (never a link), each file to remove or replace
+    a plain file, and the workspace stays within its count and size."""
+    listed = {path: info for path, info in entries(project)}
+    for path in [*taken, *gone]:
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder in listed and not stat.S_ISDIR(listed[folder].st_mode):
+                raise WorkspaceError(f"{folder} 不是文件夹（是文件或符号链接），{path} 写不进去。")
+        if path in listed and not stat.S_ISREG(listed[path].st_mode):
+            raise WorkspaceError(f"{path} 不是普通文件，不能覆盖或删除。")
+    sizes = {path: info.st_size for path, info in listed.items() if stat.S_ISREG(info.st_mode)}
+    sizes.update({path: len(content) for path, content in taken.items()})
+    for path in gone:
+        sizes.pop(path, None)
+    new_entries = {"/".join(path.split("/")[:depth]) for path in taken for depth in range(1, path.count("/") + 2)}
+    check_totals(len(set(listed) | new_entries) - len([p for p in gone if p in listed]), sum(sizes.values()))
+    for path, content in taken.items():
+        full = os.path.join(project, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        # A new file beside it, then renamed over it: a failed write leaves the old file, not half a new one.
+        descriptor, draft = tempfile.mkstemp(dir=os.path.dirname(full), prefix=".draft-")
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(content)
+        os.chmod(draft, stat.S_IMODE(listed[path].st_mode) if path in listed else 0o644)
+        os.replace(draft, full)
+    for path in gone:
+        if path in listed:
+            os.unlink(os.path.join(project, path))
+            folder = os.path.dirname(path)
+            while folder and not os.listdir(os.path.join(project, folder)):
+                os.rmdir(os.path.join(project, folder))
+                folder = os.path.dirname(folder)
 
 
 def changed_paths(before, after):

@@ -8,14 +8,15 @@ from runs import skills_backend
 
 
 def test_the_box_shows_the_workspaces_skills_in_folder_order(session):
-    text = skills_backend.workspace_text(session)
-    assert text == skills_backend.text_from_files(dict(sorted(skills.EXAMPLES.items())))
+    text, hidden = skills_backend.workspace_text(session)
+    assert text == skills_backend.text_from_files(dict(sorted(skills.EXAMPLES.items()))) and hidden == []
     assert [line.split("/")[1] for line in text.splitlines() if line.startswith("==> ")] == sorted(skills.EXAMPLES)
 
 
 def test_an_edit_is_written_and_a_dropped_skill_loses_only_its_skill_md(session):
-    workspace.update_files(session, {"skills/code-review/checklist.md": "- 边界条件\n"})
-    text = skills_backend.workspace_text(session)
+    workspace.update_files(session, {"skills/code-review/checklist.md": "- 边界条件\n",
+                                     "skills/release-notes/SKILL.md": "\n\n" + skills.EXAMPLES["release-notes"] + "  \n"})
+    text, _ = skills_backend.workspace_text(session)
     kept = {folder: body for folder, body in skills_backend.files_from_text(text)[0].items() if folder != "code-review"}
     kept["sql-style"] = kept["sql-style"].replace("关键字大写", "关键字小写")
     kept["new-one"] = "---\nname: new-one\ndescription: 新的。\n---\n正文\n"
@@ -25,11 +26,24 @@ def test_an_edit_is_written_and_a_dropped_skill_loses_only_its_skill_md(session)
     assert "skills/code-review/SKILL.md" not in files
     assert files["skills/code-review/checklist.md"] == "- 边界条件\n"      # not a SKILL.md: left alone
     assert files["notes.md"] and files["src/calc.py"]
+    assert files["skills/release-notes/SKILL.md"].startswith("\n\n---")     # unchanged in the box: not rewritten
     assert skills_backend.write_to_workspace(session, "") is None         # an empty box: no skill left
     assert not [path for path in workspace.export_files(session) if path.endswith("SKILL.md")]
 
 
+def test_skill_files_the_box_cannot_show_are_said_and_left_alone(session):
+    tricky = "---\nname: about-box\ndescription: 框的格式。\n---\n像这样：\n==> skills/sql-style/SKILL.md <==\n然后是正文。\n"
+    workspace.update_files(session, {"skills/about-box/SKILL.md": tricky, "skills/odd\nname/SKILL.md": "x\n"})
+    text, hidden = skills_backend.workspace_text(session)
+    assert hidden == ["skills/about-box/SKILL.md", "skills/odd\nname/SKILL.md"] and "about-box" not in text
+    assert skills_backend.write_to_workspace(session, text.replace("关键字大写", "关键字小写")) is None
+    files = workspace.export_files(session)
+    assert files["skills/about-box/SKILL.md"] == tricky and files["skills/odd\nname/SKILL.md"] == "x\n"
+    assert "关键字小写" in files["skills/sql-style/SKILL.md"]
+
+
 @pytest.mark.parametrize("text, words", [
+    ("==> skills/a/SKILL.md <==\n---\nname: a\n---\n==> skills/a/SKILL.md <==\n---\n", "不止一次"),
     ("==> skills/../SKILL.md <==\n---\nname: x\n---\n", ".."),
     ("==> skills//SKILL.md <==\n---\nname: x\n---\n", "空的部分"),
     ("随便写的几行字，没有文件头", "没有一行 ==> skills/"),

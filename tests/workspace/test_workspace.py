@@ -36,7 +36,10 @@ def test_update_files_writes_some_removes_others_and_keeps_the_rest(ws, session)
 
 @pytest.mark.parametrize("written, removed, words", [
     ({"../escape.md": "x"}, [], ".."),
-    ({"notes.md/inside.md": "x"}, [], "既是文件又是文件夹"),
+    ({"notes.md/inside.md": "x"}, [], "notes.md 不是文件夹"),
+    ({}, ["src"], "src 不是普通文件"),
+    ({"big.md": "x" * 900_000, "big2.md": "x" * 900_000, "big3.md": "x" * 900_000, "big4.md": "x" * 900_000,
+      "big5.md": "x" * 900_000}, [], "内容太大"),
     ({"a.md": "x" * (2 << 20)}, [], "单个文件上限"),
     ({}, ["/etc/passwd"], "相对路径"),
 ])
@@ -51,9 +54,23 @@ def test_an_update_never_writes_through_a_link(ws, session, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     ws.bash(session, f"rm -rf skills && ln -s {outside} skills")
-    with pytest.raises(workspace.WorkspaceError, match="既是文件又是文件夹"):
+    with pytest.raises(workspace.WorkspaceError, match="skills 不是文件夹"):
         workspace.update_files(session, {"skills/x/SKILL.md": "x"})
     assert list(outside.iterdir()) == []
+
+
+def test_an_update_leaves_modes_and_other_kinds_of_entry_alone(session):
+    project = store.get(session).project
+    os.chmod(os.path.join(project, "notes.md"), 0o755)
+    os.chmod(os.path.join(project, "src/calc.py"), 0o750)
+    os.mkfifo(os.path.join(project, "pipe"))
+    workspace.update_files(session, {"src/calc.py": "X = 1\n"}, ["skills/sql-style/SKILL.md"])
+    listing = {entry["path"]: entry for entry in workspace.tree(session)}
+    assert listing["pipe"]["type"] == "other"                    # still there
+    assert os.stat(os.path.join(project, "notes.md")).st_mode & 0o777 == 0o755
+    assert os.stat(os.path.join(project, "src/calc.py")).st_mode & 0o777 == 0o750    # replaced, mode kept
+    assert workspace.read_file(session, "src/calc.py") == "X = 1\n"
+    assert not [p for p in listing if ".draft-" in p]
 
 
 def test_read_edit_test_cycle(ws, session):
