@@ -58,6 +58,7 @@ class RunPanel:
         # The events after which the workspace's files (or the memories a run keeps) may differ: every
         # event that may run a tool, and an import.
         self.changed_files: list = []
+        self.imported = None    # the import of a session file, once wired
 
     # ------------------------------------------------------------ reading and showing
 
@@ -188,10 +189,10 @@ class RunPanel:
                     **options, views.views_tabs: gr.Tabs(selected="protocol"),
                     **self.show(fresh, note, session_of(request))}
 
-        self.changed_files.append(views.import_file.upload(load, {views.import_file, self.state, *tree},
-                                                           editor + [self.question, views.views_tabs]
-                                                           + list(self.options.values()) + outputs,
-                                                           api_visibility=PRIVATE))
+        self.imported = views.import_file.upload(load, {views.import_file, self.state, *tree},
+                                                 editor + [self.question, views.views_tabs]
+                                                 + list(self.options.values()) + outputs, api_visibility=PRIVATE)
+        self.changed_files.append(self.imported)
 
         def walker(to_end: bool):
             def walk(values: dict, request: gr.Request) -> dict[Any, Any]:

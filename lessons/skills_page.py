@@ -47,14 +47,21 @@ def shown_skills(text: str, way: str) -> str:
     return skills_view.render(skills.skills_event(found, problems, way if way in skills.WAYS else "catalogue"))
 
 
-def written(text: str, way: str, request: gr.Request) -> tuple[str, str]:
-    """The box as the student left it, written to the workspace's skills/ folder; the panel, and what
-    the note under the box says."""
+def written(text: str, request: gr.Request) -> str:
+    """The box as the student left it, written to the workspace's skills/ folder; what the note under
+    the box then says."""
     session_id = session_of(request)
     problem = (skills_backend.write_to_workspace(session_id, text) if session_id else
                tr("这个页面没有会话标识，技能没有写进工作区：请刷新页面。",
                   "This page has no session id, so the skills were not written to the workspace: reload the page."))
-    return shown_skills(text, way), now(FILES_NOTE) + (f"\n\n⚠️ {now(problem)}" if problem else "")
+    return now(FILES_NOTE) + (f"\n\n⚠️ {now(problem)}" if problem else "")
+
+
+def hidden_note(hidden: list[str]) -> str:
+    return tr("\n\n⚠️ 这些技能文件框里显示不了（文件夹名里有换行，或正文里有一行 ==> … <==），框里没有它们，改框也不会动它们：{paths}",
+              "\n\n⚠️ The box cannot show these skill files (a line break in the folder name, or a line ==> … <== in "
+              "the body): they are not in the box, and editing the box leaves them alone: {paths}").format(
+        paths="、".join(repr(p) for p in hidden)) if hidden else ""
 
 
 def build(settings: SettingsPanel) -> LessonPage:
@@ -94,13 +101,17 @@ def build(settings: SettingsPanel) -> LessonPage:
                                                elem_classes=["tw-memory-delete"])
                     memory_note = gr.Markdown(elem_classes=["tw-memory-said"])
         run = RunPanel(LESSON, settings, None, PRESETS, options={"skills": box, "way": way, "memory": memory_on})
-        # Every change of the box (typed, ↺, an imported session, the page's load) is written to the workspace.
-        box_written = box.change(written, [box, way], [panel, files_note], api_visibility=PRIVATE,
-                                 show_progress="hidden", trigger_mode="always_last")
-        way.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
-                   trigger_mode="always_last")
-        reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden")
+        for component in (box, way):
+            component.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
+                             trigger_mode="always_last")
+        # What the student puts in the box (typed, ↺, an imported session) is written to the workspace;
+        # what the page's load puts there came from the workspace, and is not written back.
+        typed = box.input(written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden",
+                          trigger_mode="always_last")
+        restored = reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden").then(
+            written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
+        imported = run.imported.then(written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden")
 
         def listed(request: gr.Request):
             return memory_rows(session_of(request))
@@ -137,10 +148,15 @@ def build(settings: SettingsPanel) -> LessonPage:
             text, said = values[box], now(FILES_NOTE)
             if session_id:
                 try:
-                    text = skills_backend.workspace_text(session_id)
-                except workspace.WorkspaceError:
-                    pass    # the box keeps what it shows, and its next change says what went wrong
-                if not text:    # a workspace kept before it had skills/, or one whose skills were all deleted
+                    text, hidden = skills_backend.workspace_text(session_id)
+                except workspace.WorkspaceError as exc:
+                    return {panel: shown_skills(text, values[way]), memories: memory_rows(session_id),
+                            files_note: tr("⚠️ 读不到工作区里的技能（{exc}），框里是示例技能，改了也写不进工作区。",
+                                           "⚠️ The workspace's skills could not be read ({exc}); the box holds the "
+                                           "example skills, and edits cannot be written to the workspace.").format(
+                                exc=exc)}
+                said += hidden_note(hidden)
+                if not text and not hidden:   # kept before the workspace had skills/, or every skill deleted
                     text, problem = STARTERS, skills_backend.write_to_workspace(session_id, STARTERS)
                     said += "\n\n" + now(problem or tr("工作区里没有技能文件，放回了三个示例技能。",
                                                          "The workspace had no skill files: the three example "
@@ -149,7 +165,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                     files_note: said}
 
     def keep_files_and_memories(memory) -> None:
-        workspace_memory.keep_shared_files(memory, [(box_written, files_note)], base=FILES_NOTE, start_over=tr(
+        workspace_memory.keep_shared_files(memory, [(event, files_note) for event in (typed, restored, imported)],
+                                           base=FILES_NOTE, start_over=tr(
             "要回示例技能：点「↺ 恢复示例技能」。", "For the example skills again: «↺ Restore the example skills»."))
         skill_memories.keep(memory, page, [*ran, corrected, deleted], memory_note, after=workspace_memory.PART)
 

@@ -125,9 +125,11 @@ class WorkspaceView:
                 workspace.reset(session_of(request) or "")
             except workspace.WorkspaceError as exc:
                 return {self.note: f"❌ {exc}"}
-            return replaced(tr("已重置为初始练习项目（本浏览器保存的工作区文件随之换成初始项目）。",
+            return replaced(tr("已重置为初始练习项目（本浏览器保存的工作区文件随之换成初始项目；技能课的 skills/ 也回到"
+                               "三个示例技能）。",
                                "Reset to the original practice project (the workspace files this browser keeps are "
-                               "the original project now too)."), request)
+                               "the original project now too; the skills lesson's skills/ holds the three example "
+                               "skills again)."), request)
 
         self.replaced.append(self.reset_btn.click(reset, None, outputs + [self.note], api_visibility=PRIVATE))
 

@@ -32,7 +32,7 @@ SOURCE_LIMIT = 100_000             # characters of a tool source kept
 TEXT_LIMIT = 4_000                 # characters of any other text (a question, a model name...)
 VALUE_LIMIT = 200_000              # characters of JSON of any other value (registered extras)
 RUN_LIMIT = 600_000                # characters of JSON of a kept run
-FILES_LIMIT = 500_000              # characters of JSON of a workspace's kept files (both workspace tabs share them)
+FILES_LIMIT = 500_000              # characters of JSON of a workspace's kept files (the workspace lessons share them, and the skills lesson's skills/ is among them)
 # Versions this code can still read, each turned into the next one. Adding version 2:
 # bump VERSION and add MIGRATIONS[1] = a function from a version-1 record to a version-2 one.
 MIGRATIONS: dict[int, Callable[[dict], dict]] = {}

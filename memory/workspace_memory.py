@@ -1,9 +1,11 @@
 """The workspace lessons kept in the browser, through browser_memory.py: each tab's question,
 loop, rules (权限与确认) and last run as its own lesson parts, and the workspace's files once,
-as the shared part "workspace" (both tabs work on the session's one workspace).
+as the shared part "workspace" (both tabs work on the session's one workspace). The skills
+lesson's page keeps the same part, since its skills are the workspace's skills/ folder
+(keep_shared_files: its edits, ↺ and an imported session are its triggers).
 
 Saving: after every event that may change the files (a run or its pause for a rule's "ask",
-an answer to it, an imported session, 重置, a zip upload) the files are read back with
+an answer to it, an imported session, 重置, a zip upload, an edit of the skills) the files are read back with
 workspace.export_files and kept if they fit memory_format.FILES_LIMIT; the ones that do not
 fit are named, the rest are kept. Text files only: the page says which others were left out.
 
@@ -21,9 +23,9 @@ from i18n import now, tr
 from memory.memory_format import NOT_KEPT_FILES, files_notice, keep_files, listed, restore_files
 
 # What this browser keeps of the workspace lessons (saved and restored here).
-MEMORY_NOTE = tr("💾 工作区的文件（两课共用，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
+MEMORY_NOTE = tr("💾 工作区的文件（两课共用，技能课的 skills/ 也在里面，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
                  "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。",
-                 "💾 The workspace's files (shared by both lessons, kept once), the question, the loop, the permission "
+                 "💾 The workspace's files (shared by both lessons, the skills lesson's skills/ among them, kept once), the question, the loop, the permission "
                  "rules and the last run are saved in **this browser** (localStorage) and come back after a reload, a "
                  "server restart or an expired session; after «↺ Reset workspace» the original practice project is "
                  "what is kept.")

@@ -27,7 +27,7 @@ MAX_SKILLS = 20
 MAX_SKILL_CHARS = 20_000
 
 
-HEADER = re.compile(r"^==> skills/([^/\n]*)/SKILL\.md <==[ \t]*$", re.M)
+HEADER = re.compile(rf"^==> {FOLDER}/([^/\n]*)/SKILL\.md <==[ \t]*$", re.M)
 
 
 def files_from_text(text: str) -> tuple[dict[str, str], list[str]] | None:
@@ -57,7 +57,7 @@ def files_from_text(text: str) -> tuple[dict[str, str], list[str]] | None:
 
 
 def text_from_files(files: dict[str, str]) -> str:
-    return "\n".join(f"==> skills/{folder}/SKILL.md <==\n{text.strip()}\n" for folder, text in files.items())
+    return "\n".join(f"==> {FOLDER}/{folder}/SKILL.md <==\n{text.strip()}\n" for folder, text in files.items())
 
 
 def is_skill_file(path: str) -> bool:
@@ -66,26 +66,47 @@ def is_skill_file(path: str) -> bool:
     return len(parts) == 3 and parts[0] == FOLDER and parts[2] == "SKILL.md"
 
 
-def workspace_text(session_id: str) -> str:
-    """The box's text of the workspace's skills: every skills/<folder>/SKILL.md, in folder order."""
-    files = workspace.export_files(session_id)
-    found = {path.split("/")[1]: files[path] for path in sorted(files) if is_skill_file(path)}
-    return text_from_files(found)
+def shown_files(files: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The workspace's text files -> ({folder: SKILL.md text} the box can show, in folder order; the
+    SKILL.md paths it cannot: a folder name with a line break, or a body holding a header line, which
+    the box would read back as two files)."""
+    shown, hidden = {}, []
+    for path in sorted(files):
+        if is_skill_file(path):
+            folder = path.split("/")[1]
+            if "\n" in folder or HEADER.search(files[path]):
+                hidden.append(path)
+            else:
+                shown[folder] = files[path]
+    return shown, hidden
+
+
+def workspace_text(session_id: str) -> tuple[str, list[str]]:
+    """The box's text of the workspace's skills, and the SKILL.md files it leaves out (shown_files)."""
+    shown, hidden = shown_files(workspace.export_files(session_id))
+    return text_from_files(shown), hidden
 
 
 def write_to_workspace(session_id: str, text: str) -> Text | None:
-    """Makes the workspace's skills/<folder>/SKILL.md files those of the box (other files under skills/
-    stay); None when done, or why nothing was written."""
+    """Makes the workspace's skill files those of the box: a SKILL.md the student changed or added is
+    written, one taken out of the box is removed; nothing else (another file under skills/, a SKILL.md
+    the box could not show) is touched. None when done, or why nothing was written."""
     boxed = files_from_text(text) if (text or "").strip() else ({}, [])
     if boxed is None:
         return tr("框里没有一行 ==> skills/<名字>/SKILL.md <==，工作区里的技能文件没有改。",
                   "The box has no line ==> skills/<name>/SKILL.md <==, so the workspace's skill files were not "
                   "changed.")
-    written = {f"{FOLDER}/{folder}/SKILL.md": body for folder, body in boxed[0].items()}
+    if len(HEADER.findall(text)) != len(boxed[0]):
+        return tr("框里有一个技能出现了不止一次，分不清哪个是对的：工作区里的技能文件没有改。",
+                  "A skill appears more than once in the box, so which one is meant is unclear: the workspace's "
+                  "skill files were not changed.")
     try:
-        present = workspace.export_files(session_id)
-        removed = [path for path in present if is_skill_file(path) and path not in written]
-        workspace.update_files(session_id, written, removed)
+        shown, _ = shown_files(workspace.export_files(session_id))
+        written = {f"{FOLDER}/{folder}/SKILL.md": body for folder, body in boxed[0].items()
+                   if folder not in shown or shown[folder].strip() != body.strip()}
+        removed = [f"{FOLDER}/{folder}/SKILL.md" for folder in shown if folder not in boxed[0]]
+        if written or removed:
+            workspace.update_files(session_id, written, removed)
     except workspace.WorkspaceError as exc:
         return tr("技能没有写进工作区：{exc}", "The skills were not written to the workspace: {exc}").format(exc=exc)
     return None
