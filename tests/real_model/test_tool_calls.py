@@ -3,7 +3,8 @@ chat template (chatml_json_calls.jinja, whose header says what it does and why).
 
 The success path: the model calls get_weather, the tool answers, the model answers from the result;
 ✅ on the page and in the named API, streaming and not, and in the MCP lesson once; in the workspace
-lesson the read is answered by the tool, and the verdict says how the answer ended. And the ways
+lesson once (the title of notes.md, answered from the file it read), and a read whose answer never
+ends, where the verdict says so. And the ways
 the same model fails like real models do, each with what the page says about it: an argument copied from the template's examples (the note on the call), the wrong tool for the
 question, a call when none is due. ✅ only where a tool really answered."""
 from __future__ import annotations
@@ -202,6 +203,23 @@ def test_run_hooks_around_a_real_model_s_call_and_its_verdict_stays_true(client)
         if done["ok"]:      # the model gets the stamped result, never the tool's own
             assert done["content"] == around[1]["payload"]["tool_response"] + " (checked)"
             assert around[1]["answer"] == {"updatedToolOutput": done["content"]}
+
+
+def test_run_workspace_the_model_answers_from_the_file_it_read(client):
+    """The workspace lesson's success path on a real model: asked for the title of notes.md, the 135M
+    model reads it, answers from what the tool returned and stops (measured: «the title of the note is
+    "修一个 bug" …», 8 words of the file's first line): ✅."""
+    result = client.predict("Read the file notes.md and tell me its title.", None, None, "openai", MODEL, "",
+                            MAX_TOKENS, False, api_name="/run_workspace")
+    assert_verdict_tells_the_truth(result)
+    [call] = of(result, "tool_call")
+    assert call["name"] == "read" and call["arguments"] == {"path": "notes.md"}, call
+    [done] = of(result, "tool_result")
+    assert done["ok"] and "修一个 bug" in done["content"]
+    print(f"\nworkspace: {result['final'][:100]!r}")
+    assert of(result, "response")[-1]["finish_reason"] == "stop"
+    assert result["ok"] and result["verdict"]["icon"] == "✅", result["verdict"]
+    assert "修一个 bug" in result["final"]         # from the tool's result: the question never said it
 
 
 def test_run_workspace_a_read_the_tool_answered_and_the_verdict_says_how_it_ended(client):
