@@ -58,9 +58,11 @@ def written(text: str, request: gr.Request) -> str:
 
 
 def hidden_note(hidden: list[str]) -> str:
-    return tr("\n\n⚠️ 这些技能文件框里显示不了（文件夹名里有换行，或正文里有一行 ==> … <==），框里没有它们，改框也不会动它们：{paths}",
+    return tr("\n\n⚠️ 这些技能文件框里显示不了（文件夹名里有换行，或正文里有一行 ==> … <==），框里没有它们；"
+              "框里不写同名的技能，改框就不会动它们：{paths}",
               "\n\n⚠️ The box cannot show these skill files (a line break in the folder name, or a line ==> … <== in "
-              "the body): they are not in the box, and editing the box leaves them alone: {paths}").format(
+              "the body): they are not in the box, and editing the box leaves them alone unless it holds a skill "
+              "of the same name: {paths}").format(
         paths="、".join(repr(p) for p in hidden)) if hidden else ""
 
 

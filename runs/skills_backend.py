@@ -74,11 +74,18 @@ def shown_files(files: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     for path in sorted(files):
         if is_skill_file(path):
             folder = path.split("/")[1]
-            if "\n" in folder or HEADER.search(files[path]):
+            # The box's editor takes a lone \r for a line break too.
+            if "\n" in folder or "\r" in folder or HEADER.search(files[path].replace("\r", "\n")):
                 hidden.append(path)
             else:
                 shown[folder] = files[path]
     return shown, hidden
+
+
+def same_text(kept: str, boxed: str) -> bool:
+    """A file's text and the box's copy of it are the same but for what the box changes on its own:
+    the blank lines around it, and line endings (the editor writes \n)."""
+    return kept.replace("\r\n", "\n").replace("\r", "\n").strip() == boxed.replace("\r\n", "\n").strip()
 
 
 def workspace_text(session_id: str) -> tuple[str, list[str]]:
@@ -103,7 +110,7 @@ def write_to_workspace(session_id: str, text: str) -> Text | None:
     try:
         shown, _ = shown_files(workspace.export_files(session_id))
         written = {f"{FOLDER}/{folder}/SKILL.md": body for folder, body in boxed[0].items()
-                   if folder not in shown or shown[folder].strip() != body.strip()}
+                   if folder not in shown or not same_text(shown[folder], body)}
         removed = [f"{FOLDER}/{folder}/SKILL.md" for folder in shown if folder not in boxed[0]]
         if written or removed:
             workspace.update_files(session_id, written, removed)

@@ -98,8 +98,10 @@ def update_files(session_id, written, removed=()):
     gone = sorted({archive.check_path(path) for path in removed} - set(taken))
     workspace = store.get(session_id)
     with workspace.lock:     # bash holds it too: nothing changes between the checks and the writes
-        changes.update(workspace.project, taken, gone)
-        store.hand_over(workspace)
+        try:
+            changes.update(workspace.project, taken, gone)
+        finally:             # what was written before a failure belongs to the shell's user too
+            store.hand_over(workspace)
 
 
 def export_zip(session_id):

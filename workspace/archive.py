@@ -28,6 +28,12 @@ def check_path(path):
         raise WorkspaceError(f"{path}：路径里不能有 ..、. 或空的部分。")
     if len(path) > 300 or len(parts) > 12:
         raise WorkspaceError(f"{path}：路径太长或层级太深。")
+    try:
+        longest = max(len(part.encode("utf-8")) for part in parts)
+    except UnicodeEncodeError:
+        raise WorkspaceError(f"{path!r}：文件名里有不能写成 UTF-8 的字符。") from None
+    if longest > 255:          # what a folder or file name may be on disk, in bytes
+        raise WorkspaceError(f"{path}：有一段名字超过 255 个字节。")
     return posixpath.normpath(path) + ("/" if path.endswith("/") else "")
 
 

@@ -4,6 +4,7 @@ A snapshot is `{relative path: bytes}` for files and `{relative path: ("link", t
 for symbolic links; folders are implied by the paths (empty folders are kept as
 `{path + "/": b""}`).  Nothing here follows a link.
 """
+import contextlib
 import difflib
 import os
 import stat
@@ -92,31 +93,47 @@ def update(project, taken, gone):
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if folder in listed and not stat.S_ISDIR(listed[folder].st_mode):
-                raise WorkspaceError(f"{folder} 不是文件夹（是文件或符号链接），{path} 写不进去。")
+                raise WorkspaceError(f"{folder} 不是一个真的文件夹（是文件、符号链接或别的），改不了 {path}。")
         if path in listed and not stat.S_ISREG(listed[path].st_mode):
             raise WorkspaceError(f"{path} 不是普通文件，不能覆盖或删除。")
-    sizes = {path: info.st_size for path, info in listed.items() if stat.S_ISREG(info.st_mode)}
+    # Counted as an import counts them (files, not folders), so a workspace an import accepted fits.
+    sizes = {path: info.st_size for path, info in listed.items() if not stat.S_ISDIR(info.st_mode)}
     sizes.update({path: len(content) for path, content in taken.items()})
     for path in gone:
         sizes.pop(path, None)
-    new_entries = {"/".join(path.split("/")[:depth]) for path in taken for depth in range(1, path.count("/") + 2)}
-    check_totals(len(set(listed) | new_entries) - len([p for p in gone if p in listed]), sum(sizes.values()))
+    check_totals(len(sizes), sum(sizes.values()))
     for path, content in taken.items():
         full = os.path.join(project, path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        # A new file beside it, then renamed over it: a failed write leaves the old file, not half a new one.
-        descriptor, draft = tempfile.mkstemp(dir=os.path.dirname(full), prefix=".draft-")
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(content)
-        os.chmod(draft, stat.S_IMODE(listed[path].st_mode) if path in listed else 0o644)
-        os.replace(draft, full)
+        try:
+            os.makedirs(os.path.dirname(full), exist_ok=True)
+            _write_beside(full, content, stat.S_IMODE(listed[path].st_mode) & 0o777 if path in listed else 0o644)
+        except OSError as exc:
+            raise WorkspaceError(f"{path} 没有写成（{exc.strerror or exc}）。") from None
     for path in gone:
         if path in listed:
-            os.unlink(os.path.join(project, path))
-            folder = os.path.dirname(path)
-            while folder and not os.listdir(os.path.join(project, folder)):
-                os.rmdir(os.path.join(project, folder))
-                folder = os.path.dirname(folder)
+            try:
+                os.unlink(os.path.join(project, path))
+                folder = os.path.dirname(path)
+                while folder and not os.listdir(os.path.join(project, folder)):
+                    os.rmdir(os.path.join(project, folder))
+                    folder = os.path.dirname(folder)
+            except OSError as exc:
+                raise WorkspaceError(f"{path} 没有删掉（{exc.strerror or exc}）。") from None
+
+
+def _write_beside(full, content, mode):
+    """A new file beside `full`, renamed over it: a failed write leaves the old file (and no draft),
+    not half a new one."""
+    descriptor, draft = tempfile.mkstemp(dir=os.path.dirname(full), prefix=".draft-")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(content)
+        os.chmod(draft, mode)
+        os.replace(draft, full)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(draft)
+        raise
 
 
 def changed_paths(before, after):

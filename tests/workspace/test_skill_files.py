@@ -33,12 +33,16 @@ def test_an_edit_is_written_and_a_dropped_skill_loses_only_its_skill_md(session)
 
 def test_skill_files_the_box_cannot_show_are_said_and_left_alone(session):
     tricky = "---\nname: about-box\ndescription: 框的格式。\n---\n像这样：\n==> skills/sql-style/SKILL.md <==\n然后是正文。\n"
-    workspace.update_files(session, {"skills/about-box/SKILL.md": tricky, "skills/odd\nname/SKILL.md": "x\n"})
+    crlf = skills.EXAMPLES["code-review"].replace("\n", "\r\n")
+    workspace.update_files(session, {"skills/about-box/SKILL.md": tricky, "skills/odd\nname/SKILL.md": "x\n",
+                                     "skills/odd\rname/SKILL.md": "x\n", "skills/code-review/SKILL.md": crlf})
     text, hidden = skills_backend.workspace_text(session)
-    assert hidden == ["skills/about-box/SKILL.md", "skills/odd\nname/SKILL.md"] and "about-box" not in text
+    assert hidden == ["skills/about-box/SKILL.md", "skills/odd\nname/SKILL.md", "skills/odd\rname/SKILL.md"]
+    assert "about-box" not in text and "odd" not in text
     assert skills_backend.write_to_workspace(session, text.replace("关键字大写", "关键字小写")) is None
     files = workspace.export_files(session)
     assert files["skills/about-box/SKILL.md"] == tricky and files["skills/odd\nname/SKILL.md"] == "x\n"
+    assert files["skills/odd\rname/SKILL.md"] == "x\n" and files["skills/code-review/SKILL.md"] == crlf   # untouched
     assert "关键字小写" in files["skills/sql-style/SKILL.md"]
 
 

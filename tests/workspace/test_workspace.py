@@ -36,8 +36,10 @@ def test_update_files_writes_some_removes_others_and_keeps_the_rest(ws, session)
 
 @pytest.mark.parametrize("written, removed, words", [
     ({"../escape.md": "x"}, [], ".."),
-    ({"notes.md/inside.md": "x"}, [], "notes.md 不是文件夹"),
+    ({"notes.md/inside.md": "x"}, [], "notes.md 不是一个真的文件夹"),
     ({}, ["src"], "src 不是普通文件"),
+    ({"skills/" + "长" * 100 + "/SKILL.md": "x"}, [], "超过 255 个字节"),
+    ({"a\ud800.md": "x"}, [], "UTF-8"),
     ({"big.md": "x" * 900_000, "big2.md": "x" * 900_000, "big3.md": "x" * 900_000, "big4.md": "x" * 900_000,
       "big5.md": "x" * 900_000}, [], "内容太大"),
     ({"a.md": "x" * (2 << 20)}, [], "单个文件上限"),
@@ -54,7 +56,7 @@ def test_an_update_never_writes_through_a_link(ws, session, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     ws.bash(session, f"rm -rf skills && ln -s {outside} skills")
-    with pytest.raises(workspace.WorkspaceError, match="skills 不是文件夹"):
+    with pytest.raises(workspace.WorkspaceError, match="skills 不是一个真的文件夹"):
         workspace.update_files(session, {"skills/x/SKILL.md": "x"})
     assert list(outside.iterdir()) == []
 
@@ -265,3 +267,18 @@ def test_the_number_of_workspaces_is_bounded(session, monkeypatch):
         workspace.tree(session)
     refused = workspace.run_workspace_tool(session, "read", {"path": "notes.md"})
     assert refused["error_code"] == "invalid_request" and "工作区不可用" in refused["content"]
+
+
+def test_a_write_that_fails_says_so_and_leaves_the_old_file_and_no_draft(session, monkeypatch):
+    from workspace import changes
+
+    before = workspace.read_file(session, "notes.md")
+
+    def full_disk(*_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(changes.os, "replace", full_disk)
+    with pytest.raises(workspace.WorkspaceError, match="notes.md 没有写成（No space left on device）"):
+        workspace.update_files(session, {"notes.md": "新的"})
+    assert workspace.read_file(session, "notes.md") == before
+    assert not [e["path"] for e in workspace.tree(session) if ".draft-" in e["path"]]
