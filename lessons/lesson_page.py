@@ -33,6 +33,9 @@ class LessonPage:
     # Run options whose value the browser keeps elsewhere, not with the lesson (the skills lesson's
     # box shows the workspace's skills/ files, kept with the workspace).
     kept_elsewhere: frozenset[str] = frozenset()
+    # Takes what a kept record holds from an older page (fields it no longer keeps): called with the
+    # record's fields and the session id while the lesson is restored; returns notes for the student.
+    adopt_kept: Callable[[dict, str | None], list[str]] | None = None
 
     def on_load(self) -> tuple | None:
         """What the tab shows once its kept controls are back, as (fn, inputs, outputs): its schema

@@ -9,6 +9,8 @@ workspace's (memory/workspace_memory.py) and the memories (memory/skill_memories
 """
 from __future__ import annotations
 
+import hashlib
+
 import gradio as gr
 import skills
 import workspace
@@ -23,7 +25,7 @@ from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from memory import skill_memories, workspace_memory
 from runs import skills_backend
-from serving.page_events import PRIVATE, session_of
+from serving.page_events import PRIVATE, SILENT, session_of
 
 LESSON = LESSONS["skills"]
 STARTERS = skills_backend.text_from_files(dict(sorted(skills.EXAMPLES.items())))   # folder order, as read back
@@ -79,6 +81,9 @@ def build(settings: SettingsPanel) -> LessonPage:
                                        "a line ==> skills/<name>/SKILL.md <==, and you can add more)"),
                               elem_classes=["tw-skills-box"])
                 files_note = gr.Markdown(FILES_NOTE, elem_classes=["tw-skills-files"])
+                # What the box was filled with on load (a digest): kept again once it differs from what the
+                # browser held, as after skills an older page kept with the lesson were written in.
+                loaded = gr.Textbox(visible="hidden", elem_classes=["tw-skills-loaded"])
                 reset = gr.Button(tr("↺ 恢复示例技能", "↺ Restore the example skills"), size="sm",
                                   elem_classes=["tw-skills-reset"])
             with gr.Column(scale=5, min_width=320):
@@ -164,14 +169,20 @@ def build(settings: SettingsPanel) -> LessonPage:
                                                          "The workspace had no skill files: the three example "
                                                          "skills are back."))
             return {box: text, panel: shown_skills(text, values[way]), memories: memory_rows(session_id),
-                    files_note: said}
+                    files_note: said, loaded: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
 
     def keep_files_and_memories(memory) -> None:
-        workspace_memory.keep_shared_files(memory, [(event, files_note) for event in (typed, restored, imported)],
+        filled = loaded.change(None, None, None, **SILENT)
+        workspace_memory.keep_shared_files(memory, [(event, files_note) for event in (typed, restored, imported, filled)],
                                            base=FILES_NOTE, start_over=tr(
             "要回示例技能：点「↺ 恢复示例技能」。", "For the example skills again: «↺ Restore the example skills»."))
         skill_memories.keep(memory, page, [*ran, corrected, deleted], memory_note, after=workspace_memory.PART)
 
-    page = LessonPage(LESSON.id, run, also_on_load=(shown_with_memories, {box, way}, [box, panel, memories, files_note]),
-                      keep_shared=keep_files_and_memories, kept_elsewhere=frozenset({"skills"}))
+    def adopt_kept(fields: dict, session_id: str | None) -> list[str]:
+        old = fields.get("option.skills") if isinstance(fields, dict) else None
+        said = skills_backend.adopt_old_box(session_id, old) if session_id else None
+        return [now(said)] if said else []
+
+    page = LessonPage(LESSON.id, run, also_on_load=(shown_with_memories, {box, way}, [box, panel, memories, files_note, loaded]),
+                      keep_shared=keep_files_and_memories, kept_elsewhere=frozenset({"skills"}), adopt_kept=adopt_kept)
     return page

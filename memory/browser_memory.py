@@ -605,6 +605,8 @@ class BrowserMemory:
                     notes.append(tr("⚠️ 这几项保存的值不能用，保留了默认值：", "⚠️ These saved values could not be used; "
                                     "the defaults stay: ") + tr("、", ", ").join(str(now(b)) for b in bad) + tr("。", "."))
                 notes.append(origin_notice(record, who["tab"], who["utc_offset_minutes"], tr("这份内容", "this content")))
+                if getattr(tab, "adopt_kept", None) is not None:
+                    notes += tab.adopt_kept(record.fields, session_of(request))
             if run is not None:
                 notes.append(restore_run(values, out, request))
             out[note] = now(base) + "".join("\n\n" + n for n in notes if n)

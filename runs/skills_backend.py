@@ -119,6 +119,30 @@ def write_to_workspace(session_id: str, text: str) -> Text | None:
     return None
 
 
+def adopt_old_box(session_id: str, old: Any) -> Text | None:
+    """The box's text an older page kept with the lesson, from before the skills lived in the
+    workspace: written into the workspace if its skills are still the untouched examples (anything
+    else is newer work, which wins). What to tell the student, or None when nothing was taken."""
+    if not isinstance(old, str) or len(old) > MAX_SKILLS * MAX_SKILL_CHARS or files_from_text(old) is None:
+        return None
+    try:
+        shown, hidden = shown_files(workspace.export_files(session_id))
+    except workspace.WorkspaceError:
+        return None
+    untouched = not hidden and shown.keys() == skills.EXAMPLES.keys() and all(
+        same_text(shown[name], text) for name, text in skills.EXAMPLES.items())
+    boxed = files_from_text(old)[0]
+    if not untouched or (boxed.keys() == shown.keys() and all(same_text(shown[n], boxed[n]) for n in boxed)):
+        return None
+    problem = write_to_workspace(session_id, old)
+    return (tr("⚠️ 本浏览器以前和这一课存在一起的技能没能写进工作区：{problem}",
+               "⚠️ The skills this browser kept with the lesson before could not be written to the workspace: "
+               "{problem}").format(problem=problem) if problem else
+            tr("↩ 本浏览器以前把技能和这一课存在一起，现在技能是工作区里的文件：已写进 skills/。",
+               "↩ This browser used to keep the skills with the lesson; skills are files of the workspace now, "
+               "so they were written to skills/."))
+
+
 def skills_from(value: Any) -> tuple[dict[str, skills.Skill], list[str]]:
     """{folder: SKILL.md text}, its JSON, or the page's box of files -> (the skills, the problems, one
     sentence each)."""

@@ -194,3 +194,22 @@ def test_a_wrong_memory_is_seen_corrected_and_deleted(lesson):
     memory_said(lesson, "记下的事实自动保存在本浏览器")
     assert memory_table(lesson) == []
     lesson.panel.locator(".tw-skills-memory-on input").uncheck()
+
+
+def test_skills_an_older_page_kept_with_the_lesson_move_into_the_workspace(browser, app_url):
+    """Before the skills lived in the workspace, the box was kept with the lesson (option.skills): a
+    returning student's edited skills are written to the workspace, and the page says so."""
+    from memory.memory_format import VERSION
+
+    with LessonPage(browser, app_url, "skills") as page:
+        panel(page).filter(has_text="release-notes").first.wait_for(timeout=WAIT)
+        old = code_text(box(page)).replace(SQL_SAYS, NAMING)
+        page.page.evaluate("""([key, record]) => localStorage.setItem(key, JSON.stringify(record))""",
+                           [storage_key("lesson:skills"), {"format": "tool-workshop-browser-memory", "version": VERSION,
+                                                           "part": "lesson:skills", "saved_at": 1,
+                                                           "fields": {"option.skills": old, "question": "你好"}}])
+        page.page.reload()
+        page.panel.locator(".tw-memory-said").filter(has_text="已写进 skills/").first.wait_for(timeout=WAIT)
+        panel(page).filter(has_text=NAMING).first.wait_for(timeout=WAIT)
+        box_holds(page, NAMING)
+        wait_stored(page.page, NAMING, key=storage_key(WORKSPACE))

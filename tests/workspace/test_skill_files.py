@@ -57,3 +57,15 @@ def test_a_box_that_cannot_be_written_changes_nothing_and_says_why(session, text
     said = skills_backend.write_to_workspace(session, text)
     assert said is not None and words in said
     assert workspace.snapshot(session) == before
+
+
+def test_an_older_pages_kept_box_is_taken_only_into_untouched_examples(session):
+    text, _ = skills_backend.workspace_text(session)
+    old = text.replace("关键字大写", "关键字小写")
+    assert skills_backend.adopt_old_box(session, text) is None             # the examples themselves: nothing to take
+    assert skills_backend.adopt_old_box(session, ["not", "text"]) is None
+    assert "已写进 skills/" in skills_backend.adopt_old_box(session, old)
+    assert "关键字小写" in workspace.read_file(session, "skills/sql-style/SKILL.md")
+    newer = old.replace("关键字小写", "关键字随意")
+    assert skills_backend.adopt_old_box(session, newer) is None             # the workspace holds newer work: it wins
+    assert "关键字小写" in workspace.read_file(session, "skills/sql-style/SKILL.md")
