@@ -88,6 +88,11 @@ def same_text(kept: str, boxed: str) -> bool:
     return kept.replace("\r\n", "\n").replace("\r", "\n").strip() == boxed.replace("\r\n", "\n").strip()
 
 
+def same_skills(kept: dict[str, str], boxed: dict[str, str]) -> bool:
+    """The same folders, each with the same_text."""
+    return kept.keys() == boxed.keys() and all(same_text(kept[folder], boxed[folder]) for folder in kept)
+
+
 def workspace_text(session_id: str) -> tuple[str, list[str]]:
     """The box's text of the workspace's skills, and the SKILL.md files it leaves out (shown_files)."""
     shown, hidden = shown_files(workspace.export_files(session_id))
@@ -129,10 +134,7 @@ def adopt_old_box(session_id: str, old: Any) -> Text | None:
         shown, hidden = shown_files(workspace.export_files(session_id))
     except workspace.WorkspaceError:
         return None
-    untouched = not hidden and shown.keys() == skills.EXAMPLES.keys() and all(
-        same_text(shown[name], text) for name, text in skills.EXAMPLES.items())
-    boxed = files_from_text(old)[0]
-    if not untouched or (boxed.keys() == shown.keys() and all(same_text(shown[n], boxed[n]) for n in boxed)):
+    if hidden or not same_skills(shown, skills.EXAMPLES) or same_skills(shown, files_from_text(old)[0]):
         return None
     problem = write_to_workspace(session_id, old)
     return (tr("⚠️ 本浏览器以前和这一课存在一起的技能没能写进工作区：{problem}",
