@@ -197,10 +197,7 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     elif page.keep_shared is not None:
         page.keep_shared(memory)
     restored = memory.wire(demo, settings, [page], replaced=lambda request: deep_links.replaced_lesson(request, lesson.id))
-    page.wire_refresh(demo, restored=page.name in restored)
-    views = page.run.views
-    after = restored.get(page.name)
-    (after.then if after is not None else demo.load)(views.ready, None, [views.run_btn, views.step_btn], **SILENT)
+    page.wire_refresh(demo, restored=page.name in restored)     # its run buttons work from then on
     # A link's scenario is applied after the lesson's restore: the link wins.
     links.wire(demo, page, restored, settings, memory)
     present.wire(demo)

@@ -37,22 +37,23 @@ class LessonPage:
     # record's fields and the session id while the lesson is restored; returns notes for the student.
     adopt_kept: Callable[[dict, str | None], list[str]] | None = None
 
-    def on_load(self) -> tuple | None:
+    def on_load(self) -> tuple:
         """What the tab shows once its kept controls are back, as (fn, inputs, outputs): its schema
-        (a refresh that leaves alone what the page already shows) or its workspace's tree. The
-        browser memory runs it inside the tab's restore: one round trip, not two."""
+        (a refresh that leaves alone what the page already shows) or its workspace's tree, and its
+        run buttons, which work from then on. The browser memory runs it inside the tab's restore:
+        one round trip, not two or three."""
         step = None
         if self.schema is not None:
             step = self.schema.load, self.schema.inputs | {self.schema.json, self.schema.status}, self.schema.outputs
         elif self.run.workspace is not None:
             view = self.run.workspace
             step = self.run.refresh, {view.tree}, view.outputs + [view.shell]
-        steps = [s for s in (step, self.also_on_load) if s is not None]
-        return joined(*steps) if len(steps) > 1 else (steps[0] if steps else None)
+        views = self.run.views
+        ready = lambda values, request: views.ready(), set(), [views.run_btn, views.step_btn]  # noqa: E731
+        return joined(*[s for s in (step, self.also_on_load, ready) if s is not None])
 
     def wire_refresh(self, demo: gr.Blocks, restored: bool = False) -> None:
         """`restored`: the browser memory's restore of this tab already runs `on_load`; otherwise it
         runs on page load."""
-        step = self.on_load()
-        if step is not None and not restored:
-            demo.load(*step, api_visibility=PRIVATE, show_progress="hidden")
+        if not restored:
+            demo.load(*self.on_load(), api_visibility=PRIVATE, show_progress="hidden")

@@ -52,6 +52,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import logging
 import time
 from typing import Any, Callable, Mapping
 
@@ -89,6 +90,9 @@ NAMES = {"source": tr("源码", "the source"), "example_set": tr("示例工具�
 RESTORED = tr("↩ 已恢复本浏览器保存的内容", "↩ Restored what this browser kept")
 LAST_RUN = tr("↩ 这是上次的运行", "↩ This is the last run")
 INTERRUPTED = tr("⚠️ 上次的运行被中断了", "⚠️ The last run was interrupted")
+RESTORE_FAILED = tr("⚠️ 没能恢复本浏览器保存的这一课，页面显示的是示例；请刷新再试一次。继续编辑会重新保存。",
+                    "⚠️ What this browser kept of this lesson could not be put back: the page shows the example. "
+                    "Reload to try again; editing saves again.")
 # A run part's fields besides the run: the question of a run under way (no run yet), or why a kept run paused.
 RUNNING, PAUSED, PAUSED_ASK, PAUSED_STEP = "running", "paused", "ask", "step"
 KEY_LIMIT = 1_000                 # characters of a remembered key
@@ -671,9 +675,15 @@ class BrowserMemory:
             restore_alone = restore
 
             def restore(values: dict, request: gr.Request) -> dict:
-                out = restore_alone(values, request)
-                now = {**values, **{c: v for c, v in out.items() if c in follow_inputs and not isinstance(v, dict)}}
-                return {**out, **follow_fn({c: now[c] for c in follow_inputs}, request)}
+                # What follows still runs after a restore that failed: the tab keeps the page's
+                # defaults, says so, and works (its run buttons come with what follows).
+                try:
+                    out = restore_alone(values, request)
+                except Exception:
+                    logging.getLogger(__name__).exception("restoring a lesson failed")
+                    out = {note: now(base) + "\n\n" + now(RESTORE_FAILED)}
+                current = {**values, **{c: v for c, v in out.items() if c in follow_inputs and not isinstance(v, dict)}}
+                return {**out, **follow_fn({c: current[c] for c in follow_inputs}, request)}
 
         lesson.update(restore=restore, restore_inputs=restore_inputs, restore_outputs=restore_outputs)
 

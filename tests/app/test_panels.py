@@ -236,3 +236,25 @@ def test_an_error_before_the_model_is_asked_is_said_in_words_not_by_its_code():
         assert timeline.render_chat(run)[-1]["metadata"]["title"] == f"⚠️ {words}"
     other = timeline.render_protocol([{"type": "error", "turn": 1, "code": "bad_request", "message": "HTTP 400"}])
     assert "出错（bad_request）" in other
+
+
+def test_a_restore_that_fails_says_so_and_leaves_the_run_buttons_working(monkeypatch):
+    """The page's load event puts a lesson back and turns on its run buttons in one answer: a
+    restore that raises still turns them on, and the lesson's note says what was not put back."""
+    import app
+    from memory import browser_memory
+
+    demo = app.build_demo({})
+    restore = next(fn for fn in demo.fns.values()
+                   if any("tw-run" in (getattr(out, "elem_classes", None) or []) for out in fn.outputs))
+    run_btn = next(out for out in restore.outputs if "tw-run" in (out.elem_classes or []))
+    values = {component: getattr(component, "value", None) for component in restore.inputs}
+    assert restore.fn(values, None)[run_btn] == {"interactive": True, "__type__": "update"}
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug while reading what the browser kept")
+
+    monkeypatch.setattr(browser_memory, "decode", broken)
+    out = restore.fn(values, None)
+    assert out[run_btn] == {"interactive": True, "__type__": "update"}
+    assert any(isinstance(value, str) and str(browser_memory.RESTORE_FAILED) in value for value in out.values())
