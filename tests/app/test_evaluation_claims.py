@@ -16,8 +16,10 @@ ENDED = r"""([root, before]) => { const p = root.querySelector('.tw-eval-progres
   return !!p && p.dataset.started !== before && /^(✅|⏹|❌)/u.test(p.innerText.trim()); }"""
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def lesson(browser, app_url):
+    """A page of its own for each test: a new session, whose minute's budget of sandbox jobs no
+    other test's evaluations have used (past it, a call waits for the budget: see `evaluate`)."""
     with LessonPage(browser, app_url, "evaluation", height=2600) as page:
         page.panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
         yield page
@@ -32,8 +34,8 @@ def evaluate(lesson) -> str:
     """Clicks «▶ 运行评估», waits for this evaluation to end, returns its progress line."""
     before = started(lesson)
     lesson.panel.locator(".tw-eval-run").click()
-    # The module's evaluations share one session, and its minute's budget of sandbox jobs: a call past
-    # it waits (eval_backend.Patient, up to a minute) instead of failing, so an evaluation may take that long.
+    # A test's evaluations share one session, and its minute's budget of sandbox jobs: a call past it
+    # waits (eval_backend.Patient, up to a minute) instead of failing, so an evaluation may take that long.
     lesson.page.wait_for_function(ENDED, arg=[lesson.panel.element_handle(), before],
                                   timeout=WAIT + 1000 * Patient.PATIENCE_S)
     return lesson.panel.locator(".tw-eval-progress").first.inner_text().strip()
@@ -94,6 +96,7 @@ def test_a_run_scores_every_case_and_a_cell_opens_its_run(lesson):
 def test_figures_say_where_they_come_from(lesson):
     """用时 p50 / p95 是这次运行量到的。token 来自服务端报的 usage，离线模型的 usage 是按字数粗估的，标着「估算」。
     不填价格，费用一栏就写「未配置价格」，不编一个数；离线模型的 token 是估算的，填了价格也写「无法计算」。"""
+    evaluate(lesson)
     text = summary(lesson)
     assert "用时 p50 / p95（本次量的）" in text and " ms / " in text
     assert "（估算：离线模型按字数粗估）" in text and "未配置价格" in text
@@ -118,6 +121,10 @@ def test_a_case_the_tools_do_not_have_runs_nothing_and_says_where(lesson):
 def test_a_vague_description_lowers_the_score_and_the_comparison_names_the_cases(lesson):
     """示例工具集换成「天气（描述含糊）」，再运行评估：「这几天」「周末」两个用例选错了工具，通过率从 100% 掉到 75%。
     「上一次 → 这一次」写着哪几个用例变了。换回「天气」再运行，分数就回来。"""
+    lesson.choose_example("天气", "get_forecast")
+    set_trials(lesson, "3")
+    evaluate(lesson)
+    assert "100%（24/24）" in summary(lesson)
     lesson.choose_example("天气（描述含糊）", "get_forecast")
     lesson.panel.locator(".tw-schema-json").filter(has_text='"description": "天气"').first.wait_for(timeout=WAIT)
     evaluate(lesson)
@@ -141,28 +148,24 @@ def test_a_second_model_side_by_side(lesson):
     """勾选「再比一个模型 B」：B 用离线模型，模拟失误选「调用不存在的工具」，该调用工具的用例，B 的「工具」一栏都是 ✗，
     它后来改用了对的工具也不算。工具选错了，「参数」一格不查。B 的模拟失误换成「参数类型写错」，就轮到「参数」一栏是 ✗。"""
     lesson.panel.locator(".tw-eval-compare input").check()
-    try:
-        choose_mistake(lesson, "【出错】调用不存在的工具")
-        set_trials(lesson, "1")
-        assert evaluate(lesson) == "✅ 评估完成：16 / 16 次 (100%)"
-        table = rows(lesson)
-        called = [cells for name, cells in table.items() if name != "闲聊：不该调用工具"]
-        assert all(cells[1:5] == ["✓ 1/1"] * 3 + [cells[4]] for cells in called)      # A
-        assert all(cells[6] == "✗ 0/1" for cells in called)                           # B's tool column
-        assert table["闲聊：不该调用工具"][6] == "✓ 1/1"
-        assert all(cells[7] == "—" for cells in called)                                # a wrong tool: arguments not checked
-        cell(lesson, 0, 7).click()
-        lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="模型 B").wait_for(timeout=WAIT)
-        assert "多调用了 get_weather_info" in lesson.panel.locator(".tw-eval-opened-title").last.inner_text()
-        choose_mistake(lesson, "【出错】参数类型写错")
-        evaluate(lesson)
-        table = rows(lesson)
-        assert table["今天的天气"][5:8] == ["✗ 0/1", "✓ 1/1", "✗ 0/1"]                  # B: the tool right, arguments sent back
-        cell(lesson, 0, 7).click()
-        lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="get_weather 的参数被退回过").wait_for(timeout=WAIT)
-    finally:          # the next tests run one model, without a mistake
-        choose_mistake(lesson, "不模拟（模型表现正常）")
-        lesson.panel.locator(".tw-eval-compare input").uncheck()
+    choose_mistake(lesson, "【出错】调用不存在的工具")
+    set_trials(lesson, "1")
+    assert evaluate(lesson) == "✅ 评估完成：16 / 16 次 (100%)"
+    table = rows(lesson)
+    called = [cells for name, cells in table.items() if name != "闲聊：不该调用工具"]
+    assert all(cells[1:5] == ["✓ 1/1"] * 3 + [cells[4]] for cells in called)      # A
+    assert all(cells[6] == "✗ 0/1" for cells in called)                           # B's tool column
+    assert table["闲聊：不该调用工具"][6] == "✓ 1/1"
+    assert all(cells[7] == "—" for cells in called)                                # a wrong tool: arguments not checked
+    cell(lesson, 0, 7).click()
+    lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="模型 B").wait_for(timeout=WAIT)
+    assert "多调用了 get_weather_info" in lesson.panel.locator(".tw-eval-opened-title").last.inner_text()
+    choose_mistake(lesson, "【出错】参数类型写错")
+    evaluate(lesson)
+    table = rows(lesson)
+    assert table["今天的天气"][5:8] == ["✗ 0/1", "✓ 1/1", "✗ 0/1"]                  # B: the tool right, arguments sent back
+    cell(lesson, 0, 7).click()
+    lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="get_weather 的参数被退回过").wait_for(timeout=WAIT)
 
 
 def test_a_case_set_is_a_file(lesson, tmp_path):
@@ -178,6 +181,7 @@ def test_a_case_set_is_a_file(lesson, tmp_path):
     handed_out.write_text(json.dumps({"cases": exported["cases"][:2]}, ensure_ascii=False), encoding="utf-8")
     lesson.panel.locator(".tw-eval-cases-import input[type=file]").set_input_files(str(handed_out))
     lesson.panel.locator(".tw-eval-cases-note").last.filter(has_text="已导入用例集").wait_for(timeout=WAIT)
+    set_trials(lesson, "1")
     assert evaluate(lesson) == "✅ 评估完成：2 / 2 次 (100%)"
     assert list(rows(lesson)) == ["今天的天气", "冷不冷"]
     broken = tmp_path / "broken.json"
