@@ -198,8 +198,8 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
                                       served=lesson.served, tools=lesson.tools)
     if state.run.error is not None:
         if state.run.source_error:
-            yield state, tr("工具源码有错误，先修好再运行：", "The tool source has an error; fix it, then run: ") + error_text(
-                state.run.error)
+            yield state, error_text(state.run.error) + tr("运行没有开始：先修好工具源码。",
+                                                          " The run did not start: fix the tool source first.")
         else:
             yield state, tr("❌ 无法开始：", "❌ Cannot start: ") + str(state.run.error["message"])
         return

@@ -232,3 +232,13 @@ def test_no_retry_without_a_refused_parameter(provider):
     _, broken = run(function_calling_page.LESSON, provider, "/v1", {"tool_choice": "auto"})
     assert broken.run.events[-1]["code"] == "server" and run_driver.refused_parameter(broken) is None
     assert run_driver.refused_parameter(RunState()) is None
+
+
+def test_a_tool_source_that_does_not_load_is_the_headline_with_its_mark_first():
+    inputs = RunInputs(source="def get_weather(city: str) -> str\n    return city\n", question=QUESTION,
+                       settings=Settings(provider="offline"), options={})
+    states = list(run_driver.begin(function_calling_page.LESSON, inputs, None, secrets={}, session_id="source-error",
+                                   step=False))
+    said = str(states[-1][1])
+    assert said.startswith("❌ [") and said.count("❌") == 1
+    assert said.endswith("运行没有开始：先修好工具源码。") and states[-1][0].run.source_error
