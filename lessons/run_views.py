@@ -93,6 +93,10 @@ class RunViews:
         """The run buttons working: once what the browser kept of the page is back (app.build_page)."""
         return {self.run_btn: gr.update(interactive=True), self.step_btn: gr.update(interactive=True)}
 
+    def verdict(self, state: RunState) -> str:
+        """The headline of the run shown: its verdict, as it was when it ran."""
+        return summary(state.shown_events)
+
     def render(self, state: RunState, note: str = "") -> dict:
         """{component: value} for every view of the run."""
         events = state.shown_events
@@ -109,7 +113,7 @@ class RunViews:
             self.chat: timeline.render_chat(events, self.lesson, self.check_arguments),
             self.raw: json.dumps(timeline.without_deltas(events), ensure_ascii=False, indent=2),
             self.code: code_view.python_for(events, state.settings),
-            self.status: note or summary(events),
+            self.status: note or self.verdict(state),
             self.step_box: gr.update(visible=pending is not None),
             self.step_args: gr.update(value=shown_args) if pending is not None else gr.update(),
             self.step_result: gr.update(value="") if pending is not None else gr.update(),

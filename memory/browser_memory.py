@@ -662,6 +662,9 @@ class BrowserMemory:
                                           " ({saved}), shown again from the events this browser kept, "
                                           "without calling the model.").format(saved=saved)
             out.update(show(state, told))
+            if paused not in (PAUSED_ASK, PAUSED_STEP):
+                # The note stays on top of the steps; the headline is the run's verdict, as it was.
+                out[run.views.status] = run.views.verdict(state)
             out[digest] = events_digest(state.replay)
             return ""
 

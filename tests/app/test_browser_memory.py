@@ -64,11 +64,14 @@ def test_an_edit_and_the_last_run_come_back_after_a_reload(browser, app_url):
     try:
         panel = edit_and_run(page, MINE, "student_add")
         answer = panel.locator(".tw-protocol .tw-final").first.inner_text()
-        assert "7" in answer
+        verdict = panel.locator(".tw-status").first.inner_text().strip()
+        assert "7" in answer and verdict.startswith("✅")
         panel = reload(page)
         expect_restored(panel, "student_add", "把 3 和 4 相加")
-        # The last run is replayed from the stored events, not run again.
-        panel.locator(".tw-status").filter(has_text="没有再调用模型").first.wait_for(timeout=WAIT)
+        # The last run is replayed from the stored events, not run again: said once, over its steps,
+        # while the headline is the run's verdict, as it was.
+        panel.locator(".tw-protocol .tw-pause").filter(has_text="没有再调用模型").first.wait_for(timeout=WAIT)
+        assert panel.locator(".tw-status").first.inner_text().strip() == verdict
         assert panel.locator(".tw-protocol .tw-final").first.inner_text() == answer
         assert "student_add" in panel.locator(".tw-protocol").text_content()
         panel.get_by_role("tab", name="对话视图").click()

@@ -73,8 +73,10 @@ def test_a_file_written_by_a_run_and_the_run_come_back_after_a_reload(browser, a
         memory_note(panel).filter(has_text="工作区已恢复").wait_for(timeout=WAIT)
         assert "hello.py" in tree_text(panel)
         show_file(panel, "hello.py", "你好，工作区")
-        # The last run is replayed from the kept events, not run again.
-        panel.locator(".tw-status").filter(has_text="没有再调用模型").first.wait_for(timeout=WAIT)
+        # The last run is replayed from the kept events, not run again; the headline is its verdict.
+        panel.locator(".tw-protocol .tw-pause").filter(has_text="没有再调用模型").first.wait_for(timeout=WAIT)
+        assert panel.locator(".tw-status").first.inner_text().strip().startswith("✅")
+        assert "上次的运行" not in panel.locator(".tw-status").first.inner_text()
         assert panel.locator(".tw-protocol .tw-final").first.inner_text() == answer
         assert "write" in panel.locator(".tw-protocol").text_content()
         assert "hello.py" in panel.locator(".tw-ws-diff").first.inner_text()
