@@ -292,6 +292,11 @@ def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=
     return status.inner_text().strip()
 
 
+# The lesson's run button works: what the browser kept is back (app.build_page). A run area in a tab
+# not shown (the evaluation lesson's) is not drawn: that page is taken as it is.
+READY = "root => { const b = root.querySelector('button.tw-run, .tw-run button'); return !b || !b.disabled; }"
+
+
 class LessonPage:
     """A lesson's page in a fresh browser context, as a student has it: opened at its address in a
     language, with an example set, a question and a run, and what the page then says (its headline,
@@ -308,7 +313,14 @@ class LessonPage:
                                  locale="en-US" if lang == "en" else "zh-CN", **open_kwargs)
         self.page, self.lang = self.watched.page, lang
         self.panel = self.page.locator("#" + self.spec.panel)
+        self.wait_restored()
+
+    def wait_restored(self) -> None:
+        """Waits until the page has put back what the browser kept (its run button works from then
+        on): a question typed earlier would be replaced by the kept one, and the kept last run's
+        steps would appear after a test had marked the steps on screen as old."""
         self.panel.wait_for(state="visible", timeout=self.WAIT)
+        self.page.wait_for_function(READY, arg=self.panel.element_handle(), timeout=self.WAIT)
 
     def __enter__(self) -> "LessonPage":
         return self
@@ -350,7 +362,7 @@ class LessonPage:
         self.spec = LESSONS[lesson]
         self.page.locator(f'#lesson-nav a[data-lesson="{lesson}"]').click()
         self.panel = self.page.locator("#" + self.spec.panel)
-        self.panel.wait_for(state="visible", timeout=self.WAIT)
+        self.wait_restored()
 
 
 # ---------------------------------------------------------------- shared by several test modules
