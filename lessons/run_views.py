@@ -90,7 +90,7 @@ class RunViews:
                         self.costs]
 
     def ready(self) -> dict:
-        """The run buttons working: once what the browser kept of the page is back (app.build_page)."""
+        """The run buttons working: once what the browser kept of the page is back (LessonPage.on_load)."""
         return {self.run_btn: gr.update(interactive=True), self.step_btn: gr.update(interactive=True)}
 
     def verdict(self, state: RunState) -> str:

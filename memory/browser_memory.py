@@ -657,14 +657,14 @@ class BrowserMemory:
                     ": this run ({saved}) was {waited} when the page was reloaded or closed; a paused run lives only "
                     "in the page it paused in and cannot go on. Below are its steps up to the pause, shown again from "
                     "the events this browser kept. To finish it, click «▶ Run» again.").format(saved=saved, waited=waited)
+                shown = show(state, told)
             else:
                 told = now(LAST_RUN) + tr("（{saved}），按本浏览器保存的事件重新显示，没有再调用模型。",
                                           " ({saved}), shown again from the events this browser kept, "
                                           "without calling the model.").format(saved=saved)
-            out.update(show(state, told))
-            if paused not in (PAUSED_ASK, PAUSED_STEP):
                 # The note stays on top of the steps; the headline is the run's verdict, as it was.
-                out[run.views.status] = run.views.verdict(state)
+                shown = {**show(state, told), run.views.status: run.views.verdict(state)}
+            out.update(shown)
             out[digest] = events_digest(state.replay)
             return ""
 

@@ -292,7 +292,7 @@ def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=
     return status.inner_text().strip()
 
 
-# The lesson's run button works: what the browser kept is back (app.build_page). A run area in a tab
+# The lesson's run button works: what the browser kept is back (LessonPage.on_load). A run area in a tab
 # not shown (the evaluation lesson's) is not drawn: that page is taken as it is.
 READY = "root => { const b = root.querySelector('button.tw-run, .tw-run button'); return !b || !b.disabled; }"
 
