@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.app.harness import banner, link, nav_link, open_page, screenshot, visible_panel
+from tests.app.harness import READY, banner, link, nav_link, open_page, screenshot, visible_panel
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -103,6 +103,8 @@ def test_a_browser_that_refuses_to_store_is_told_in_its_language(browser, app_ur
         page.goto(app_url)
         panel = page.locator("#tab-react")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+        # Typed once the page has restored: the restore's own note would otherwise replace the warning.
+        page.wait_for_function(READY, arg=panel.element_handle(), timeout=WAIT)
         panel.locator(".tw-question textarea").fill("上海今天天气怎么样？")
         panel.locator(".tw-memory-note").filter(has_text=said).first.wait_for(timeout=WAIT)
     finally:
