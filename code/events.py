@@ -83,8 +83,10 @@ class ConcurrentTiming(TypedDict, total=False):
 
 
 class HookChanges(TypedDict, total=False):
-    """只有 hooks.py 的调用才有：执行前改过参数的钩子（执行的不是模型写的参数）。"""
-    changed_by: list[str]
+    """只有 hooks.py 的调用才有。"""
+    changed_by: list[str]         # 执行前改过参数的钩子（执行的不是模型写的参数）
+    hook: str                     # 拦下这次调用的前置钩子（hook_denied、hook_failed）
+    unseen_by: list[str]          # 调用失败了：没看到失败文本的 PostToolUse 钩子（它们只在成功之后运行）
 
 
 class ToolResultEvent(ConcurrentTiming, HookChanges):

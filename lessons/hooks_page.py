@@ -43,7 +43,7 @@ def hooks_status(source: str, session_id: str | None = None) -> str:
                 "✅ {n} hook(s) registered, run in this order around each call (PostToolUseFailure only when the call "
                 "failed, instead of PostToolUse):").format(n=len(ordered))]
     lines += [f"{number}. `{hook['event']}` · `{hook['name']}` · fail {hook['fail']}"
-              + tr("（{said}）", " ({said})").format(said=now(timeline.on_error(hook["event"], hook["fail"])))
+              + tr("（{said}）", " ({said})").format(said=now(timeline.on_error(hook["fail"])))
               for number, hook in enumerate(ordered, 1)]
     return "\n".join(lines)
 
