@@ -6,6 +6,8 @@
   tool_call → hook PreToolUse… → （执行）→ hook PostToolUse… → tool_result
 工具在 MCP 服务器上时（mcp_client_loop.py），协议上往来的每条 JSON-RPC 消息也是一个 rpc 事件：
   rpc initialize → rpc tools/list → request → … → tool_call → rpc tools/call（请求、结果）→ tool_result → …
+在会话的一条分支上跑时（sessions.py），每个事件都带上 branch（分支的 id），写进会话的每一条消息是一个 entry 事件：
+  request → response → …… → tool_result → entry（assistant）→ entry（tool）… → response → entry → final
 事件都是普通的 dict（TypedDict 只是给读代码的人和类型检查器看的），所以能直接 json.dumps。
 每个事件都有 type 和 turn（第几轮，从 1 开始）。
 """
@@ -183,8 +185,16 @@ class SkillsEvent(TypedDict):
     system_tokens: dict           # {"catalogue": n, "pasted": m}：两种写法的 system 提示词各多少 token
 
 
+class EntryEvent(TypedDict):
+    """会话里写下了一条消息（sessions.py）：它成了树上的一个节点。"""
+    type: Literal["entry"]
+    turn: int                     # 0：运行之前写的（问题、改过的那一条）
+    branch: str                   # 它所在分支的 id
+    entry: dict                   # 文件里的那一行：id、parent_id、time、message，改过的还有 edited_from
+
+
 Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
-         | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent | SkillsEvent)
+         | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent | SkillsEvent | EntryEvent)
 
 
 def own(events: list[dict]) -> list[dict]:
@@ -240,6 +250,10 @@ def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:
 
 def error(turn: int, code: str, message: str) -> ErrorEvent:
     return {"type": "error", "turn": turn, "code": code, "message": message}
+
+
+def entry(turn: int, branch: str, written: dict) -> EntryEvent:
+    return {"type": "entry", "turn": turn, "branch": branch, "entry": copy.deepcopy(written)}
 
 
 def rpc(turn: int, direction: str, message: dict, method: str | None = None, at_ms: float = 0.0) -> RpcEvent:
