@@ -160,6 +160,7 @@ def build_demo(secrets=None) -> gr.Blocks:
     projector mode, the link banner, browser memory, model settings)."""
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
+    gradio_patches.install_range_messages()         # a number out of its box's range: the page says so
     lessons = list(LESSONS.values())
     pages = []
     # Its config and app are made once, by launch (gradio_patches.page_blocks).

@@ -22,6 +22,7 @@ CSS = """
 .tw-context-head { font-weight: 600; margin: 4px 0; }
 """
 
+.tw-context-warning { border-left: 4px solid #d97706; padding: 6px 10px; background: rgba(217,119,6,0.08); border-radius: 4px; margin: 4px 0; }
 
 def title(strategy: str) -> str:
     return tr(context.STRATEGIES.get(strategy, strategy), TITLES_EN.get(strategy, strategy))

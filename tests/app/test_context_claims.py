@@ -39,6 +39,24 @@ def final(lesson) -> str:
     return lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
 
 
+def out_of_range(lesson, budget):
+    """A budget typed outside the slider's range (50 to 8000): the page's own warning names the box, the
+    number and the range (no English error of Gradio's, no red 错误 badge), the preview says it too and
+    shows the nearest end, where the slider goes once the box loses focus."""
+    for typed, nearest in (("0", 50), ("-5", 50), ("99999", 8000)):
+        budget.fill(typed)
+        said = f"「token 预算」填的 {typed} 超出范围：应在 50 到 8000 之间；离开输入框时它回到 {nearest}。"
+        preview(lesson).filter(has_text=said + f"下面是按 {nearest} 的预览。").first.wait_for(timeout=WAIT)
+        assert f"预算 {nearest} ·" in preview(lesson).inner_text()
+        lesson.page.locator('[data-testid="toast-body"]').filter(has_text=said).first.wait_for(timeout=WAIT)
+    toast = lesson.page.locator('[data-testid="toast-body"]').first.inner_text()
+    assert toast.startswith("警告") and "Value" not in toast and "minimum" not in toast
+    assert lesson.page.get_by_text("错误", exact=True).count() == 0
+    budget.blur()
+    preview(lesson).filter(has_text="预算 8000 ·").filter(has_not_text="超出范围").first.wait_for(timeout=WAIT)
+    assert budget.input_value() == "8000"
+
+
 def test_each_message_has_its_tokens_its_fate_and_the_strategies_sit_side_by_side(lesson):
     """右边是下一次请求的样子：每条消息原来多少 token、去向如何、发出去多少。左边换一种做法、拉一下预算，右边跟着变；
     最下面的表把几种做法放在一起，用时是这次在这台服务器上量的。"""
@@ -56,6 +74,7 @@ def test_each_message_has_its_tokens_its_fate_and_the_strategies_sit_side_by_sid
     budget.press("Enter")
     preview(lesson).filter(has_text="预算 2000").first.wait_for(timeout=WAIT)
     assert "✅ 装进了预算" in preview(lesson).inner_text() and all(row[4] == "原样留着" for row in rows(lesson))
+    out_of_range(lesson, budget)
     budget.fill("300")
     budget.press("Enter")
     preview(lesson).filter(has_text="预算 300").first.wait_for(timeout=WAIT)

@@ -185,6 +185,16 @@ def test_a_wrong_memory_is_seen_corrected_and_deleted(lesson):
     memory_said(lesson, "↩ 记忆已恢复：本浏览器保存的 1 条")
     assert memory_table(lesson)[0][:3] == ["1", "用户的偏好：喜欢用 Python", "用户改正"]
     assert lesson.panel.locator(".tw-skills-memory-on input").is_checked()
+    # 「第几条」填 0：页面自己说出来（提示框点名这个框、这个数和范围），不是 Gradio 的英文错误，也没有红色的「错误」标记。
+    number = lesson.panel.locator(".tw-memory-number input")
+    number.fill("0")
+    lesson.panel.locator(".tw-memory-delete").click()
+    memory_said(lesson, "没有第 0 条记忆。")
+    toast = lesson.page.locator('[data-testid="toast-body"]').filter(has_text="「第几条」填的 0 太小：应不小于 1。")
+    toast.first.wait_for(timeout=WAIT)
+    assert toast.first.inner_text().startswith("警告") and "Value" not in toast.first.inner_text()
+    assert lesson.page.get_by_text("错误", exact=True).count() == 0 and len(memory_table(lesson)) == 1
+    number.fill("1")
     lesson.panel.locator(".tw-memory-delete").click()
     memory_said(lesson, "删掉了第 1 条「用户的偏好：喜欢用 Python」")
     assert memory_table(lesson) == []
