@@ -36,12 +36,11 @@ FILES_NOTE = tr("📁 这些是你的工作区里 `skills/` 文件夹的文件�
                "📁 These are the files of the `skills/` folder of your workspace, the one the atomic-tools and "
                "permission lessons work in: their file tree shows them, and a model there can `read` them. An edit "
                "is written back to the workspace and kept in **this browser** with its other files.")
-MEMORY_HEADERS = (tr("第几条", "No."), tr("事实", "fact"), tr("来源", "source"), tr("记下的时间", "saved at"))
 
 
-def memory_rows(session_id: str | None) -> list[list]:
-    return [[number, item["fact"], item["source"], item["at"]]
-            for number, item in enumerate(skills_backend.memory_of(session_id).all(), 1)]
+def memory_rows(session_id: str | None) -> dict:
+    return skills_view.memory_table([[number, item["fact"], item["source"], item["at"]]
+                                     for number, item in enumerate(skills_backend.memory_of(session_id).all(), 1)])
 
 
 def shown_skills(text: str, way: str) -> str:
@@ -95,7 +94,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                                                         "Also give the model memory tools (remember / recall / forget)"),
                                         elem_classes=["tw-skills-memory-on"])
                 with gr.Accordion(tr("🧠 记忆（保存在本浏览器）", "🧠 Memories (kept in this browser)"), open=True):
-                    memories = gr.Dataframe(headers=[str(h) for h in MEMORY_HEADERS], value=[], interactive=False,
+                    memories = gr.Dataframe(headers=list(skills_view.MEMORY_HEADERS), value=[], interactive=False,
                                             wrap=True, elem_classes=["tw-memories"])
                     with gr.Row():
                         number = gr.Number(label=tr("第几条", "No."), precision=0, minimum=1, value=1,
