@@ -172,7 +172,7 @@ class ContextEvent(TypedDict):
     orphans: list[str]            # 找不到调用的 tool 结果（按 rows 的编号说）：真的 API 会拒收
     ms: float                     # 这一种做法这次用了多少毫秒（摘要含一次模型调用）
     model_call: dict | None       # 只有 /compact：交给模型的请求、摘要、用时、usage、模型名
-    compared: list[dict]          # 不用模型的几种做法并排：messages、tokens、saved、ms、orphans、fits
+    compared: list[dict]          # 几种做法并排：messages、tokens、saved、ms、orphans、fits；要模型而这次没做的只有 needs_model
 
 
 class SkillsEvent(TypedDict):

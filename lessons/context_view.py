@@ -95,11 +95,19 @@ def messages_table(event: dict) -> str:
                    tr("去向", "what happened"), tr("token（发出）", "tokens (sent)")], rows)
 
 
+def compared_row(row: dict) -> list[str]:
+    """A strategy's numbers; one that needs the model and was not run this time has none (it is not
+    run again just to compare)."""
+    if row.get("needs_model") is True:
+        return ["—", "—", "—", esc(tr("选它运行时才量（要调用一次模型）", "measured only when run (one model call)")),
+                "—", "—"]
+    return [esc(row.get("messages")), esc(row.get("tokens")), esc(row.get("saved")), esc(milliseconds(row.get("ms"))),
+            (f"⛔ {esc(row.get('orphans'))}" if row.get("orphans") else "0"),
+            "✅" if row.get("fits") else tr("⚠️ 超出", "⚠️ over")]
+
+
 def compared_table(rows: Any, chosen: str) -> str:
-    body = [[("👉 " if row.get("strategy") == chosen else "") + esc(title(str(row.get("strategy")))),
-             esc(row.get("messages")), esc(row.get("tokens")), esc(row.get("saved")), esc(milliseconds(row.get("ms"))),
-             (f"⛔ {esc(row.get('orphans'))}" if row.get("orphans") else "0"),
-             "✅" if row.get("fits") else tr("⚠️ 超出", "⚠️ over")]
+    body = [[("👉 " if row.get("strategy") == chosen else "") + esc(title(str(row.get("strategy")))), *compared_row(row)]
             for row in _rows(rows)]
     return _table([tr("做法", "strategy"), tr("条数", "messages"), "token", tr("省下", "saved"),
                    tr("用时（这次量的）", "time (measured now)"), tr("孤儿结果", "orphan results"),
