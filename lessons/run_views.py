@@ -119,7 +119,7 @@ class RunViews:
             self.step_result: gr.update(value="") if pending is not None else gr.update(),
             self.replay_row: gr.update(visible=state.replay is not None),
             self.retry_btn: retry_button(state),
-            self.costs: cost_view.render(events, (state.settings or {}).get("provider")),
+            self.costs: cost_view.render(events, (state.settings or {}).get("provider"), self.lesson),
         }
 
 

@@ -723,7 +723,7 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
             if "child" in event:
                 children.setdefault((event.get("child_turn"), str(event["child"])), []).append(event)
         grouped = rounds(loop_events.own(events))
-        text_protocol = token_count.is_text_protocol(events)
+        text_protocol = token_count.is_text_protocol(events, lesson)
         parsed = any(e.get("type") == "parse" for e in events)
         body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol,
                                     children, parsed)

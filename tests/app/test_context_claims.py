@@ -126,6 +126,12 @@ def test_the_courses_window_leaves_an_orphan_and_the_headline_names_the_strategy
     headline = lesson.run(NAME)
     assert headline.startswith("❌ 服务端拒收了这次请求：「课程仓库的窗口（一条一条地丢）」留下了找不到调用的工具结果，不是模型的错")
     assert "HTTP 400" in headline and "模型放弃" not in headline
+    # The refused request carried no tools: its system message is the conversation's, not a tool description.
+    lesson.panel.get_by_role("tab", name="模型收到什么 · tokens").click()
+    costs = lesson.panel.locator(".tw-costs-view").first
+    costs.filter(has_text="这次请求没有带任何工具说明").wait_for(timeout=WAIT)
+    assert "系统提示词" not in costs.inner_text() and "（工具说明 0）" in lesson.rounds()[-1]
+    lesson.panel.get_by_role("tab", name="协议时间线").click()
 
 
 def test_folding_keeps_the_error_at_the_end_of_the_log(lesson):
