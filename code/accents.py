@@ -381,7 +381,8 @@ class StreamAssembler:
                     piece = json.dumps(piece, ensure_ascii=False)
                 else:
                     call["function"]["arguments"] += piece or ""
-                shown.append({"index": index, "name": fn.get("name"), "arguments": piece or ""})
+                shown.append({"index": index, **({"id": part["id"]} if part.get("id") else {}),
+                              "name": fn.get("name"), "arguments": piece or ""})
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
         return shown
 

@@ -181,6 +181,13 @@ class OfflineClient(BaseClient):
                              or ("bad_request", f"请求被服务端拒绝（HTTP {refused.status}）：{refused}"))) from None
 
 
+def usage_is_estimate(raw):
+    """离线模型的 usage 是按字数粗估的（accents.rough_tokens），不是分词器数出来的。
+    raw 是 Completion.raw（流式时是分片列表）：服务端报的 model 是离线模型的名字，usage 就是估算。"""
+    body = raw[0] if isinstance(raw, list) and raw else raw
+    return isinstance(body, dict) and body.get("model") == OFFLINE_MODEL
+
+
 def load_offline_model():
     """-> offline.model 模块。它在项目根目录（code/ 的上一级），第一次选离线模型时才导入。"""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
