@@ -410,7 +410,8 @@ if __name__ == "__main__":
             elif event["type"] == "tool_result" and event["name"] != WRITE_TODOS:
                 print(f"  {event['name']}：{event['content'][:60]}")
             elif event["type"] in ("final", "error"):
-                print(f"  {event['type']}：{(event.get('content') or event.get('message'))[:160]}")
+                lines = [line[:100] for line in (event.get("content") or event.get("message")).splitlines() if line]
+                print(f"  {event['type']}：" + "\n    ".join(lines[:5]))
     print()
     for title, run in runs.items():
         count = tally(run)
