@@ -59,12 +59,6 @@ def model_box(provider: str, secrets: Mapping[str, str] | None = None, model: st
     return {"choices": model_choices(provider, secrets), "value": model or default_model(provider, secrets)}
 
 
-def preset_models(preset: str, provider: str) -> list[str]:
-    """The chosen preset's suggested models (tool-capable first), if it is for this provider."""
-    chosen = PRESETS.get(preset or "")
-    return list(chosen.models) if chosen and chosen.provider == provider else []
-
-
 def server_has_key(provider: str, secrets: Mapping[str, str]) -> bool:
     return bool(secrets.get(KEY_ENV.get(provider, ""), ""))
 
