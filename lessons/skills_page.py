@@ -36,6 +36,11 @@ FILES_NOTE = tr("📁 这些是你的工作区里 `skills/` 文件夹的文件�
                "📁 These are the files of the `skills/` folder of your workspace, the one the atomic-tools and "
                "permission lessons work in: their file tree shows them, and a model there can `read` them. An edit "
                "is written back to the workspace and kept in **this browser** with its other files.")
+NO_SKILLS = tr("📭 工作区里没有技能文件（skills/ 文件夹是空的，或者被删掉了）：这一课的模型现在没有技能可用。"
+               "要回到三个示例技能，点「↺ 恢复示例技能」；也可以在框里写一个新的。",
+               "📭 The workspace has no skill files (skills/ is empty, or was deleted): the model of this lesson has "
+               "no skills now. For the three example skills again: «↺ Restore the example skills»; or write a new "
+               "one in the box.")
 
 
 def memory_rows(session_id: str | None) -> dict:
@@ -162,11 +167,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                                            "example skills, and edits cannot be written to the workspace.").format(
                                 exc=exc)}
                 said += hidden_note(hidden)
-                if not text and not hidden:   # kept before the workspace had skills/, or every skill deleted
-                    text, problem = STARTERS, skills_backend.write_to_workspace(session_id, STARTERS)
-                    said += "\n\n" + now(problem or tr("工作区里没有技能文件，放回了三个示例技能。",
-                                                         "The workspace had no skill files: the three example "
-                                                         "skills are back."))
+                if not text and not hidden:   # every skill deleted: what the student did stays done
+                    said += "\n\n" + now(NO_SKILLS)
             return {box: text, panel: shown_skills(text, values[way]), memories: memory_rows(session_id),
                     files_note: said, loaded: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
 

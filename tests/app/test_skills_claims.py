@@ -88,17 +88,24 @@ def test_the_skills_are_files_of_the_workspace(lesson):
     wait_stored(lesson.page, "关键字大写", key=stored)
 
 
-def test_a_workspace_without_skills_gets_the_examples_back_and_says_so(lesson):
+def test_a_deleted_skills_folder_stays_deleted_until_the_student_restores_it(lesson):
+    """What a student deleted is not written back behind their back: the page says the folder is empty
+    and how to get the examples again."""
     stored = storage_key(WORKSPACE)
     lesson.go("workspace")
     ask(lesson.panel, "运行 `rm -rf skills`")
     wait_final(lesson.panel)
     wait_stored(lesson.page, "SKILL.md", present=False, key=stored)
     lesson.go("skills")
-    lesson.panel.locator(".tw-skills-files").filter(has_text="工作区里没有技能文件，放回了三个示例技能").first.wait_for(
-        timeout=WAIT)
+    lesson.panel.locator(".tw-skills-files").filter(has_text="工作区里没有技能文件").filter(
+        has_text="恢复示例技能").first.wait_for(timeout=WAIT)
+    assert "==> skills/" not in code_text(box(lesson))
+    assert panel(lesson).locator("tbody tr td code").count() == 0
+    assert "SKILL.md" not in lesson.page.evaluate("(key) => localStorage.getItem(key) || ''", stored)
+    restore(lesson)
     assert code_text(box(lesson)).count("==> skills/") == 3
     assert panel(lesson).locator("tbody tr td code").all_inner_texts() == ["code-review", "release-notes", "sql-style"]
+    wait_stored(lesson.page, "skills/sql-style/SKILL.md", key=stored)
 
 
 def test_the_model_reads_the_skill_it_needs_and_follows_it(lesson):
@@ -211,8 +218,14 @@ def test_skills_an_older_page_kept_with_the_lesson_move_into_the_workspace(brows
     returning student's edited skills are written to the workspace, and the page says so."""
     from memory.memory_format import VERSION
 
+    import workspace
+
+    folders = workspace.known_sessions()
     with LessonPage(browser, app_url, "skills") as page:
         panel(page).filter(has_text="release-notes").first.wait_for(timeout=WAIT)
+        # A page that only shows the skills takes none of the server's workspace folders: a class opening
+        # the lesson at once cannot use them up. The first write takes one, below.
+        assert workspace.known_sessions() == folders
         old = code_text(box(page)).replace(SQL_SAYS, NAMING)
         page.page.evaluate("""([key, record]) => localStorage.setItem(key, JSON.stringify(record))""",
                            [storage_key("lesson:skills"), {"format": "tool-workshop-browser-memory", "version": VERSION,
@@ -223,3 +236,4 @@ def test_skills_an_older_page_kept_with_the_lesson_move_into_the_workspace(brows
         panel(page).filter(has_text=NAMING).first.wait_for(timeout=WAIT)
         box_holds(page, NAMING)
         wait_stored(page.page, NAMING, key=storage_key(WORKSPACE))
+        assert workspace.known_sessions() == folders + 1
