@@ -53,6 +53,10 @@ def shown_skills(text: str, way: str) -> str:
     return skills_view.render(skills.skills_event(found, problems, way if way in skills.WAYS else "catalogue"))
 
 
+def digest(text: str) -> str:
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def written(text: str, request: gr.Request) -> str:
     """The box as the student left it, written to the workspace's skills/ folder; what the note under
     the box then says."""
@@ -115,14 +119,17 @@ def build(settings: SettingsPanel) -> LessonPage:
         for component in (box, way):
             component.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
                              trigger_mode="always_last")
-        # What the student puts in the box (typed, ↺, an imported session) is written to the workspace;
-        # what the page's load puts there came from the workspace, and is not written back.
-        typed = box.input(written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden",
-                          trigger_mode="always_last")
-        restored = reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden").then(
-            written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden")
+        # What the student puts in the box (typed, ↺, an imported session, typed while the page was still
+        # putting back what the browser kept) is written to the workspace; what the page's load puts
+        # there came from the workspace (`loaded` holds its digest), and is not written back.
+        # Once the student has changed it, every change is theirs: an edit back to the loaded text too.
+        def written_unless_loaded(text: str, shown: str, request: gr.Request):
+            return (gr.skip(), gr.skip()) if shown and digest(text) == shown else (written(text, request), "")
+
+        typed = box.change(written_unless_loaded, [box, loaded], [files_note, loaded], api_visibility=PRIVATE,
+                           show_progress="hidden", trigger_mode="always_last")
+        reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
-        imported = run.imported.then(written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden")
 
         def listed(request: gr.Request):
             return memory_rows(session_of(request))
@@ -170,11 +177,11 @@ def build(settings: SettingsPanel) -> LessonPage:
                 if not text and not hidden:   # every skill deleted: what the student did stays done
                     said += "\n\n" + now(NO_SKILLS)
             return {box: text, panel: shown_skills(text, values[way]), memories: memory_rows(session_id),
-                    files_note: said, loaded: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
+                    files_note: said, loaded: digest(text)}
 
     def keep_files_and_memories(memory) -> None:
         filled = loaded.change(None, None, None, **SILENT)
-        workspace_memory.keep_shared_files(memory, [(event, files_note) for event in (typed, restored, imported, filled)],
+        workspace_memory.keep_shared_files(memory, [(event, files_note) for event in (typed, filled)],
                                            base=FILES_NOTE, start_over=tr(
             "要回示例技能：点「↺ 恢复示例技能」。", "For the example skills again: «↺ Restore the example skills»."))
         skill_memories.keep(memory, page, [*ran, corrected, deleted], memory_note, after=workspace_memory.PART)

@@ -237,3 +237,40 @@ def test_skills_an_older_page_kept_with_the_lesson_move_into_the_workspace(brows
         box_holds(page, NAMING)
         wait_stored(page.page, NAMING, key=storage_key(WORKSPACE))
         assert workspace.known_sessions() == folders + 1
+
+
+def test_what_is_typed_while_the_page_puts_back_what_was_kept_stays_and_runs(browser, app_url):
+    """A question pasted, and a skill edited, before the page has put back what this browser kept are
+    not replaced by the kept ones: the run asks the pasted question with the edited skill, and the
+    workspace holds the edit."""
+    from memory.memory_format import VERSION
+
+    with LessonPage(browser, app_url, "skills") as page:
+        panel(page).filter(has_text="release-notes").first.wait_for(timeout=WAIT)
+        page.page.evaluate("""([key, record]) => localStorage.setItem(key, JSON.stringify(record))""",
+                           [storage_key("lesson:skills"), {"format": "tool-workshop-browser-memory", "version": VERSION,
+                                                           "part": "lesson:skills", "saved_at": 1,
+                                                           "fields": {"question": "帮我把这几个提交写成发布说明"}}])
+        held, holding = [], [True]                       # the server is slow to answer the page's restore
+        for events in ("**/queue/join*", "**/run/predict*"):
+            page.page.route(events, lambda route: held.append(route) if holding[0] else route.continue_())
+        page.page.goto(page.page.url)
+        page.panel.locator(".tw-question textarea").wait_for(timeout=WAIT)
+        question = page.panel.locator(".tw-question textarea")
+        question.click()
+        question.fill("帮我写一条查订单的 SQL")
+        paste_code(page.page, box(page), code_text(box(page)).replace(SQL_SAYS, NAMING))
+        assert held
+        holding[0] = False
+        for route in held:
+            route.continue_()
+        page.wait_restored()
+        said = page.panel.locator(".tw-memory-said").filter(has_text="保留了你的改动")
+        said.filter(has_text="问题").filter(has_text="技能").first.wait_for(timeout=WAIT)
+        assert question.input_value() == "帮我写一条查订单的 SQL"
+        box_holds(page, NAMING)
+        panel(page).filter(has_text=NAMING).first.wait_for(timeout=WAIT)
+        wait_stored(page.page, NAMING, key=storage_key(WORKSPACE))
+        assert page.run().startswith("✅")
+        assert "帮我写一条查订单的 SQL" in page.protocol() and "帮我把这几个提交" not in page.protocol()
+        assert loaded(page) == ['{"name": "sql-style"}']
