@@ -15,7 +15,8 @@ How it flows:
 - page load: one script reads every key into hidden textboxes (plus this browser tab's
   id from sessionStorage and its time zone); each part's restore handler checks them and
   fills the controls and, in the same request, what the tab shows from them (its schema
-  panel, its workspace's tree: LessonPage.on_load), so a tab is back in one round trip;
+  panel, its workspace's tree: LessonPage.on_load), so a tab is back in one round trip; what the
+  person changed in those controls while the restore was on its way goes back over it (TRACK_JS);
 - a change of a kept control: the part's save handler builds the record, a second script
   writes it (or removes the key) and reports a full or refused storage.
 
