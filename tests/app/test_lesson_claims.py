@@ -166,7 +166,6 @@ class TestReactLesson:
         panel.locator(".tw-system-prompt").filter(has_text="Action: 工具名[").first.wait_for(timeout=WAIT)
 
     def test_a_tolerated_bold_action_is_a_grey_note_not_a_failure(self, page, panel):
-        page.wait_for_timeout(300)
         choose(page, panel.locator(".tw-mistake"), re.compile(T("粗体", "bold")))
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("✅") and T("改正", "corrected") not in status
