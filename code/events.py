@@ -126,6 +126,7 @@ class FinalEvent(TypedDict):
 
 class ErrorExtras(TypedDict, total=False):
     retry_without: str            # 端点不认的参数（tool_choice / parallel_tool_calls / strict）：去掉它可以重试
+    status: int                   # 服务端答的 HTTP 错误状态码；没得到回答（连不上、超时、流断了）就没有这一项
 
 
 class ErrorEvent(ErrorExtras):
