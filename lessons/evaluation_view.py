@@ -267,7 +267,8 @@ def chosen_run(state: Evaluation | None, row: int, column: int) -> tuple[str | N
 
 def opened_title(label: str, trial: Trial, count: int) -> str:
     verdict = (tr("✅ 通过", "✅ passed") if trial.score.passed
-               else tr("❌ 没通过：{problem}", "❌ failed: {problem}"))
+               else tr("❌ 没通过：{problem}", "❌ failed: {problem}") if trial.score.scored
+               else "⚠️ {problem}")          # its problem says 没有评分 and why: not a failure of the model's
     return (now(tr("模型 {label} · 用例「{case}」· 第 {n} 次（这个用例跑了 {count} 次）· {ms:,.0f} ms",
                    "Model {label} · case «{case}» · trial {n} ({count} run for this case) · {ms:,.0f} ms")).format(
         label=label, case=trial.case.name, n=trial.number, count=count, ms=trial.ms)

@@ -292,7 +292,11 @@ def test_model_b_takes_a_local_preset_and_a_run_the_model_broke_counts(lesson, l
     per_run = lesson.panel.locator(".tw-eval-bars > span").filter(has_text="B · 每次 token").locator("xpath=following-sibling::span[1]")
     assert per_run.first.inner_text().strip() == f"{tokens / 8:,.0f}"          # every run that ran, the broken ones too
     cell(lesson, 0, 6).click()
-    lesson.panel.locator(".tw-eval-opened-title").last.filter(has_text="Failed to parse input").wait_for(timeout=WAIT)
+    opened = lesson.panel.locator(".tw-eval-opened-title").last
+    opened.filter(has_text="❌ 没通过：运行没有正常结束：模型服务端出错（HTTP 500）").filter(
+        has_text="Failed to parse input").wait_for(timeout=WAIT)
+    cell(lesson, 2, 6).click()                 # the busy server's run: not scored, and not called a failure
+    opened.filter(has_text="— ⚠️ 没有评分：运行没有正常结束（模型服务端出错（HTTP 503）").wait_for(timeout=WAIT)
 
     # No preset: the same address needs a key again (the first run above), and B's own key is used.
     choose(page, lesson.panel.locator(".tw-eval-b-preset"), "不用预设（自己选提供方、填地址）")
