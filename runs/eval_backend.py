@@ -227,10 +227,13 @@ def run_record(trial: Trial) -> dict:
     prompt, completion, unreported = trial.usage()
     calls = [{"name": e.get("name"), "arguments": e.get("arguments")} for e in trial.events
              if e.get("type") == "tool_call" and "child" not in e]
+    stop = next((e for e in trial.events if e.get("type") == "error" and "child" not in e), None)
     return {"case": trial.case.name, "trial": trial.number, "passed": trial.score.passed, "scored": trial.score.scored,
             **{name: getattr(trial.score, name) for name in CRITERIA}, "finished": trial.score.finished,
             "problem": trial.score.problem, "ms": round(trial.ms, 1), "prompt_tokens": prompt,
-            "completion_tokens": completion, "unreported_usage": unreported, "calls": calls}
+            "completion_tokens": completion, "unreported_usage": unreported, "calls": calls,
+            # what stopped a run that did not finish: the loop's guard, or the endpoint (its HTTP status, if it answered)
+            "stopped_by": {"code": stop.get("code"), "status": stop.get("status")} if stop else None}
 
 
 def report(state: Evaluation) -> dict:

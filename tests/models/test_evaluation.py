@@ -481,6 +481,7 @@ def test_over_http_who_broke_the_run_decides_whether_it_is_scored(connect, serve
     assert (broke[-1]["code"], broke[-1]["status"]) == ("server", 500)
     got = score(WEATHER_CASE, broke)
     assert got.scored and not got.passed and not got.finished and got.tool is False   # its cut-off call was sent back
+    assert eval_backend.run_record(Trial(WEATHER_CASE, 1, broke, got, 5))["stopped_by"] == {"code": "server", "status": 500}
     at_once = run_with(PARSE_FAILED)
     assert score(WEATHER_CASE, at_once).scored and at_once[-1]["turn"] == 1
     for answer, status in (({"status": 503, "json": {"error": {"message": "The engine is currently overloaded"}}}, 503),
