@@ -41,7 +41,7 @@ import jsonschema
 import regex
 
 import events
-from accents import unsaid_arguments
+from accents import string_values, unsaid_arguments
 from tool_outcome import CALL_MISTAKES, NOT_RUN
 
 ORDERS = ("sequence", "any", "parallel")     # 按顺序调用 / 顺序不要紧 / 同一个回复里一起调用
@@ -460,18 +460,27 @@ class Trial:
 
     def tool_failures(self) -> tuple[int, int]:
         """工具收下了、却没成的调用（出错、超时、被规则拒绝），分两种数：(参数是模型编的, 参数有来处)。
-        参数里有个值在发给模型的内容里从没出现过（accents.unsaid_arguments：问的是北京，它填了 Tokyo），
-        工具在它上面失败，是模型的错；参数都有来处、工具还是没成，才不算模型的错——可能是工具要修。"""
+        模型头一回写出某个值时，它在发给模型的内容里从没出现过（accents.unsaid_arguments：问的是北京，它填了
+        Tokyo），这个值就是编的——之后它再用，历史里虽然有了（它自己的调用、工具的报错），也还是编的。
+        工具在编的值上失败，是模型的错；参数都有来处、工具还是没成，才不算模型的错——可能是工具要修。"""
         own = events.own(self.events)
         sent = {e["turn"]: e for e in own if e["type"] == "request"}
+        tried = [e for e in own if e["type"] == "tool_call"]
+        made_up, first_seen = set(), set()
+        for call in tried:                    # 按先后：每个值只在它第一次出现的那一轮查
+            request = sent.get(call["turn"])  # 这一轮发给模型的内容：没有它就无从判断，不算模型编的
+            if request is None or not isinstance(call.get("arguments"), dict):
+                continue
+            new = {value for _, value in string_values(call["arguments"]) if value not in first_seen}
+            made_up |= {value for _, value in unsaid_arguments(call["arguments"], request.get("messages") or [],
+                                                               request.get("tools")) if value in new}
+            first_seen |= new
         invented = tools_own = 0
-        for call, result in pairs([e for e in own if e["type"] == "tool_call"],
-                                  [e for e in own if e["type"] == "tool_result"]):
+        for call, result in pairs(tried, [e for e in own if e["type"] == "tool_result"]):
             if result is None or result.get("ok") or result.get("error_code") in CALL_MISTAKES + NOT_RUN:
                 continue
-            request = sent.get(call["turn"])      # 这一轮发给模型的内容：没有它就无从判断，不算模型编的
-            if request is not None and isinstance(call.get("arguments"), dict) and unsaid_arguments(
-                    call["arguments"], request.get("messages") or [], request.get("tools")):
+            if isinstance(call.get("arguments"), dict) and any(
+                    value in made_up for _, value in string_values(call["arguments"])):
                 invented += 1
             else:
                 tools_own += 1

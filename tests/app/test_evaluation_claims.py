@@ -219,8 +219,13 @@ CUT_OFF = {"id": "cut", "object": "chat.completion", "created": 0, "model": "off
                "role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
                    "name": "get_weather", "arguments": '{"city": "北'}}]}}],
            "usage": {"prompt_tokens": 120, "completion_tokens": 64, "total_tokens": 184}}
+# llama-server's HTTP 500s: on what the model just wrote (reported for some templates), and on a cut-off call sent
+# back in the history (measured in the real-model lane).
 PARSE_FAILED = {"status": 500, "json": {"error": {"code": 500, "type": "server_error",
                                                   "message": 'Failed to parse input at pos 12: {"city": "北'}}}
+CUT_OFF_SENT_BACK = {"status": 500, "json": {"error": {"code": 500, "type": "server_error", "message": (
+    "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 10: "
+    "syntax error while parsing value - invalid string: missing closing quote")}}}
 LOADING = {"status": 503, "json": {"error": {"code": 503, "type": "unavailable_error", "message": "Loading model"}}}
 TOKYO = {"message": {"content": None, "tool_calls": [{"id": "call_t", "type": "function", "function": {
     "name": "get_weather", "arguments": '{"city": "东京"}'}}]}}
@@ -278,7 +283,7 @@ def test_model_b_takes_a_local_preset_and_a_run_the_model_broke_counts(lesson, l
     b_field(lesson, "model").fill("offline-rule-model")
     # B's runs in order: 今天的天气 (HTTP 500 on its first answer), 冷不冷 (a call cut off by max_tokens, then HTTP
     # 500 on it), 华氏度 (503: the server busy), 五天预报 (a city nobody said); the rest answered as usual.
-    local_server.queue(PARSE_FAILED, {"body": CUT_OFF}, PARSE_FAILED, LOADING, TOKYO)
+    local_server.queue(PARSE_FAILED, {"body": CUT_OFF}, CUT_OFF_SENT_BACK, LOADING, TOKYO)
     assert evaluate(lesson) == "❌ 评估完成，有运行没通过：A 通过 100%（8/8）；B 通过 57.1%（4/7）"
     assert progress(lesson)[1].startswith("⚠️ 模型 B 有 1 次没评分")
     table = rows(lesson)

@@ -133,6 +133,12 @@ def test_a_tool_failing_on_a_value_nobody_said_is_the_models_doing():
     assert (totals([trial]).tool_failures, totals([trial]).invented_failures) == (0, 1)
     unknown = run_of(*call(1, "c1", "get_weather", {"city": "Tokyo"}, ok=False, code="tool_exception"), final())
     assert Trial(WEATHER_CASE, 1, unknown, score(WEATHER_CASE, unknown), 3).tool_failures() == (0, 1)   # nothing sent to compare
+    # Called again, the value is in the history now (its own call, the tool's error): still made up.
+    echoed = {"role": "tool", "tool_call_id": "c1", "content": "❌ no weather for Tokyo"}
+    again = run_of(request(), *call(1, "c1", "get_weather", {"city": "Tokyo"}, ok=False, code="tool_exception"),
+                   {**request(2), "messages": request()["messages"] + [echoed]},
+                   *call(2, "c2", "get_weather", {"city": "Tokyo"}, ok=False, code="tool_exception"), final(turn=3))
+    assert Trial(WEATHER_CASE, 1, again, score(WEATHER_CASE, again), 3).tool_failures() == (2, 0)
 
 
 def error(code, message="出错了", status=None, turn=2):
@@ -459,9 +465,11 @@ TRUNCATED = {"id": "cut", "object": "chat.completion", "created": 0, "model": "o
                  "role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
                      "name": "get_weather", "arguments": '{"city": "北'}}]}}],
              "usage": {"prompt_tokens": 120, "completion_tokens": 64, "total_tokens": 184}}
-# llama-server's answer when it cannot parse what the model wrote (its words and its error shape).
-PARSE_FAILED = {"status": 500, "json": {"error": {"code": 500, "type": "server_error",
-                                                  "message": 'Failed to parse input at pos 12: {"city": "北'}}}
+# llama-server's answer when it cannot parse what the model wrote (its error shape; the words it uses for a cut-off
+# call sent back, measured in the real-model lane).
+PARSE_FAILED = {"status": 500, "json": {"error": {"code": 500, "type": "server_error", "message": (
+    "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 10: "
+    "syntax error while parsing value - invalid string: missing closing quote")}}}
 
 
 @pytest.mark.parametrize("provider", ["openai", "glm"])
