@@ -1,19 +1,26 @@
-"""循环 2/5：原生 function calling 循环——minimal_loop.py 长大以后的样子。
+"""循环 3：原生 function calling 循环，也是后面每一课的循环共用的骨架。
 
 握手还是那三步，重复到模型不再要工具为止：
   1. 请求里带 tools=（JSON Schema）；
   2. 模型回 assistant 消息，里面有 tool_calls（可能一次好几个，即"并行调用"）；
   3. 每个调用都执行，结果用 role "tool" + 对应的 tool_call_id 放回历史，再问一次模型。
 
-比 minimal_loop.py 多了这些，每一条都是真实模型逼出来的：
+比 basic_loop.py 多了这些，每一条都是真实模型逼出来的：
   - 每一步都 yield 一个事件（events.py）：页面逐条显示，测试逐条检查，导出文件原样保存；
-  - 模型写错的地方（未知工具、坏 JSON、参数不对）不抛异常，而是变成一条 tool 结果告诉它，它下一轮可以改；
+  - 错误变成结果的做法不变，只是更细：未知工具、坏 JSON、参数不对都由注册表说清楚（"是不是想用 …"）；
   - 工具结果太长就截断（一处上限：tool_outcome.RESULT_LIMIT）；
   - 连续 MAX_FAILURES 轮全失败、或者用完 max_turns 轮，就停下并说明原因；
-  - 在 tool_call 事件之后可以 send() 改参数或手写结果（单步模式，见 loop_parts.py）；
+  - 请求参数：tool_choice（强制调用只用在第一轮）、parallel_tool_calls、temperature；
   - stream=True 时模型的回复边生成边 yield delta 事件；
+  - 在 tool_call 事件之后可以 send() 改参数、手写结果或拒绝这次调用（人类在环，见 loop_parts.py）；
   - 一次回复里有好几个调用时，同时执行它们（run_concurrently）：三个城市的天气各要 1 秒，一起查只要 1 秒；
   - envelope=True 时，工具结果装进固定形状的 JSON 信封再交给模型（tool_outcome.as_envelope）。
+
+后面每一课的循环都是这一个，只在两个扩展点上换零件（不另写一个循环）：
+  - prepare(history, turn)：每次请求之前，历史先交给它收拾（上下文预算，context.py），它返回的就是之后的历史；
+  - run_call(call, execute, names)：一个调用怎么跑，从 tool_call 到 tool_result（钩子，hooks.py；
+    子代理，subagents.py；MiniAgent 把几样装在一起，mini_agent.py）。它的 max_parallel 属性说一轮最多同时跑几个。
+多出来的工具（task、write_todos、load_skill）不用扩展点：加进 tools、让执行函数认得它们就行。
 """
 from __future__ import annotations
 
@@ -31,19 +38,28 @@ from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, enve
 MAX_PARALLEL = 4
 START_TOGETHER_SECONDS = 5.0
 
+# 两个扩展点的样子
+Prepare = Callable[[list[dict], int], Generator[events.Event, Any, list[dict]]]
+RunCall = Callable[[ToolCall, "Executor | None", list[str]], Generator[events.Event, Any, events.ToolResultEvent]]
+
 
 def run_function_calling(client: Any, messages: str | list[dict], tools: list[dict] | None,
                          execute: Executor | Any | None, *, max_turns: int = 6, tool_choice: Any = None,
                          parallel_tool_calls: bool | None = None, temperature: float | None = None,
-                         stream: bool = False, envelope: bool = False) -> Steps:
+                         stream: bool = False, envelope: bool = False, prepare: Prepare | None = None,
+                         run_call: RunCall | None = None) -> Steps:
     tools, execute = tools_and_executor(tools, execute)     # execute 也可以直接是一个 ToolRegistry
-    limit = min(MAX_PARALLEL, getattr(execute, "max_parallel", MAX_PARALLEL))
+    run_call = run_call or plain_call
+    limit = min(MAX_PARALLEL, getattr(execute, "max_parallel", MAX_PARALLEL),
+                getattr(run_call, "max_parallel", MAX_PARALLEL))
     if envelope:
         execute = enveloping(execute)
     history = start_history(messages)
     names = tool_names(tools)
     failures = 0
     for turn in range(1, max_turns + 1):
+        if prepare is not None:
+            history = yield from prepare(history, turn)
         # 强制调用（"required" 或指定函数）只用在第一轮：每轮都强制，模型就永远没法给出最终回答。
         choice = tool_choice if (turn == 1 or tool_choice in ("auto", "none")) else None
         completion = yield from ask_model(client, history, turn, stream, tools=tools or None, tool_choice=choice,
@@ -58,12 +74,13 @@ def run_function_calling(client: Any, messages: str | list[dict], tools: list[di
             return
         calls = [ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
                  for raw in requested]
-        if len(calls) > 1 and parallel_tool_calls is not False and limit > 1:
-            results = yield from run_concurrently(calls, execute, names, limit)
+        steps = [run_call(call, execute, names) for call in calls]       # 按调用的顺序建好，还没有开始跑
+        if len(steps) > 1 and parallel_tool_calls is not False and limit > 1:
+            results = yield from run_concurrently(steps, limit)
         else:                                                # 一个调用（或不许并行）：一个接一个
             results = []
-            for call in calls:
-                results.append((yield from run_tool(call, execute, names, wrap=tool_message(call.id))))
+            for step in steps:
+                results.append((yield from step))
         history.extend(result["message"] for result in results)   # 按调用的顺序放回历史
         # 这一轮只要有一个调用成功就不算失败：并行调用里错一个很常见，模型下一轮会补
         failures = 0 if any(r["ok"] for r in results) else failures + 1
@@ -73,43 +90,42 @@ def run_function_calling(client: Any, messages: str | list[dict], tools: list[di
     yield out_of_turns(max_turns)
 
 
+def plain_call(call: ToolCall, execute: Executor | None, names: list[str]):
+    """默认的 run_call：loop_parts.run_tool，结果以 role "tool" 回到历史。"""
+    return run_tool(call, execute, names, wrap=tool_message(call.id))
+
+
 def tool_message(call_id: str):
     """工具结果以 role "tool" 回到历史，tool_call_id 对上是哪一个调用。"""
     return lambda content: {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
-def run_concurrently(calls: list[ToolCall], execute: Executor | None, names: list[str],
-                     limit: int) -> Generator[events.Event, Any, list[events.ToolResultEvent]]:
-    """模型一次要了几个调用（"并行调用"），就同时执行它们。分三步：
-      1. 按顺序 yield 每个调用的 tool_call 事件。每个调用都是一个 run_tool，它停在 tool_call 之后，
+def run_concurrently(steps: list[Generator], limit: int) -> Generator[events.Event, Any, list[events.ToolResultEvent]]:
+    """模型一次要了几个调用（"并行调用"），就同时执行它们。steps 是每个调用的 run_call，分三步：
+      1. 按顺序 yield 每个调用的 tool_call 事件。每个 run_call 都停在 tool_call 之后，
          等我们把干预 send 回去（单步模式在这里逐个暂停，可以改参数、手写结果）；
-      2. 全部问完以后，在线程池里同时让这些 run_tool 继续：执行工具，产出 tool_result；
-      3. 按调用的顺序 yield tool_result，每个都带上它在这一批里的起止时刻（started_ms / finished_ms，
-         从这一批开始算），加上整批的耗时 round_ms：时间线据此画出几个调用是不是重叠着跑的。
+      2. 全部问完以后，在线程池里同时让它们继续：执行工具，产出 tool_result；
+      3. 按调用的顺序 yield 每个调用产出的事件，tool_result 带上它在这一批里的起止时刻（started_ms / finished_ms，
+         从这一批开始算），加上整批的耗时 round_ms：几个调用是不是重叠着跑的，看这几个数就知道。
     工具要是慢（查接口、查数据库），几个一起跑，总耗时接近最慢的那一个，而不是全部相加。"""
-    steps, overrides = [], []
-    for call in calls:
-        step = run_tool(call, execute, names, wrap=tool_message(call.id))
+    overrides = []
+    for step in steps:
         overrides.append((yield next(step)))     # tool_call 事件；send 回来的干预先存着
-        steps.append(step)
     start = time.perf_counter()
 
-    def finish(step: Generator, override: Any) -> list[dict]:
+    def finish(step: Generator, override: Any) -> tuple[list[dict], dict]:
         started = elapsed_ms(start)
-        produced = [step.send(override), *step]   # 执行工具；run_tool 之后 yield 的事件一个不落
-        # 结束时刻 = 开始 + 这个调用的用时（execute_call 量的那一个数），条的长短和结果行的用时就不会各说各的
-        return [{**event, "started_ms": started, "finished_ms": round(started + event["duration_ms"], 3)}
-                if event["type"] == "tool_result" else event for event in produced]
+        *produced, result = [step.send(override), *step]    # 执行；最后一个事件是这个调用的 tool_result
+        # 结束时刻 = 开始 + 这个调用的用时（工具结果里量的那一个数），条的长短和结果行的用时就不会各说各的
+        return produced, {**result, "started_ms": started, "finished_ms": round(started + result["duration_ms"], 3)}
 
     batches = side_by_side(lambda pair: finish(*pair), list(zip(steps, overrides)), limit)
     round_ms = elapsed_ms(start)
     results = []
-    for produced in batches:
-        for event in produced:
-            if event["type"] == "tool_result":
-                event = {**event, "round_ms": round_ms, "concurrent": min(limit, len(calls))}
-                results.append(event)
-            yield event
+    for produced, result in batches:
+        yield from produced                       # 这个调用执行途中的事件（钩子、子代理的每一步……）
+        results.append({**result, "round_ms": round_ms, "concurrent": min(limit, len(steps))})
+        yield results[-1]
     return results
 
 

@@ -1,6 +1,6 @@
 """钩子（hooks）：每次工具调用的前后，运行你自己写的几行代码——计时、给结果脱敏、记审计日志、拦下危险的参数。
 
-比 function_calling_loop.py 多了这些（问模型、读参数、执行工具还是 loop_parts.py 里那几个零件）：
+比 function_calling_loop.py 多了这些（循环就是它，只换了 run_call 这一个扩展点：每个调用都经过 hooked_call）：
   - 调用执行之前，PreToolUse 钩子按注册的顺序一个个运行。每个拿到一个 dict：
         {"hook_event_name": "PreToolUse", "tool_name": "get_weather", "tool_input": {"city": "北京"},
          "tool_use_id": "call_1"}
@@ -52,9 +52,8 @@ from typing import Any, Callable, Generator, Literal, Mapping
 
 import events
 import permissions
-from function_calling_loop import tool_message
-from loop_parts import (MAX_FAILURES, Executor, Steps, ToolCall, ask_model, denied, execute_call, out_of_turns,
-                        start_history, tool_names, tools_and_executor, too_many_failures)
+from function_calling_loop import run_function_calling, tool_message
+from loop_parts import CarryOut, Executor, Steps, ToolCall, denied, executing, tool_names, tools_and_executor
 from tool_arguments import build_validator, find_problems
 from tool_outcome import ToolOutcome, clip, failure
 
@@ -241,9 +240,11 @@ def after(call: ToolCall, arguments: Any, outcome: ToolOutcome,
 
 # ── 一次调用：前置钩子 → 执行 → 后置钩子
 
-def hooked_call(call: ToolCall, execute: Executor | None, tools: list[dict],
-                hooks: Hooks) -> Generator[events.Event, Any, events.ToolResultEvent]:
-    """tools 是发给模型的工具清单：执行时认名字，钩子换上的参数按被调用的那个工具的 schema 校验。"""
+def hooked_call(call: ToolCall, execute: Executor | None, tools: list[dict], hooks: Hooks,
+                carry_out: CarryOut | None = None) -> Generator[events.Event, Any, events.ToolResultEvent]:
+    """tools 是发给模型的工具清单：执行时认名字，钩子换上的参数按被调用的那个工具的 schema 校验。
+    carry_out 决定两道钩子之间怎么执行（默认交给 execute；MiniAgent 在这里放权限规则和子代理）。"""
+    carry_out = carry_out or executing(execute, tool_names(tools))
     yield events.tool_call(call.turn, call.id, call.name, call.raw_arguments, call.arguments, call.problems)
     parameters = next((t["function"].get("parameters") for t in tools if t["function"]["name"] == call.name), None)
     gate = yield from before(call, hooks, parameters)
@@ -261,7 +262,7 @@ def hooked_call(call: ToolCall, execute: Executor | None, tools: list[dict],
         outcome = refused
     else:
         executed = dataclasses.replace(call, arguments=gate.arguments)
-        outcome = execute_call(executed, execute, tool_names(tools))
+        outcome = yield from carry_out(executed)
         if not outcome.ok:                   # PostToolUse 钩子只在成功之后运行：这次的失败它们看不到
             on_failure = {hook.name for hook in hooks.of(FAILED)}
             unseen = [hook.name for hook in hooks.of(POST) if hook.name not in on_failure]
@@ -285,32 +286,16 @@ def hooked_call(call: ToolCall, execute: Executor | None, tools: list[dict],
 
 
 def run_with_hooks(client: Any, messages: str | list[dict], tools: list[dict] | None, execute: Executor | Any | None,
-                   hooks: Hooks, *, max_turns: int = 6) -> Steps:
-    """function_calling_loop.run_function_calling 的样子，只是每个调用都经过 hooked_call。
-    调用一个接一个地执行：审计日志、计时这类钩子按调用的顺序运行，读起来才对得上。"""
+                   hooks: Hooks, **options: Any) -> Steps:
+    """function_calling_loop.run_function_calling，每个调用都经过 hooked_call；options 原样交给它
+    （max_turns、tool_choice、temperature、stream……）。调用一个接一个地执行：审计日志、计时这类钩子
+    按调用的顺序运行，读起来才对得上；问人的钩子也只能一次问一个。"""
     tools, execute = tools_and_executor(tools, execute)
-    history = start_history(messages)
-    failures = 0
-    for turn in range(1, max_turns + 1):
-        completion = yield from ask_model(client, history, turn, False, tools=tools or None)
-        if completion is None:
-            return
-        message = completion.message
-        history.append(message)
-        requested = message.get("tool_calls") or []
-        if not requested:
-            yield events.final(turn, message.get("content") or "", history)
-            return
-        results = []
-        for raw in requested:
-            call = ToolCall.read(turn, raw["id"], raw["function"]["name"], raw["function"]["arguments"])
-            results.append((yield from hooked_call(call, execute, tools, hooks)))
-        history.extend(result["message"] for result in results)
-        failures = 0 if any(r["ok"] for r in results) else failures + 1
-        if failures >= MAX_FAILURES:
-            yield too_many_failures(turn, results[-1]["content"])
-            return
-    yield out_of_turns(max_turns)
+
+    def each_call(call: ToolCall, execute: Executor | None, names: list[str]):
+        return hooked_call(call, execute, tools, hooks)
+    each_call.max_parallel = 1
+    return run_function_calling(client, messages, tools, execute, run_call=each_call, **options)
 
 
 # ── 几个常用的钩子

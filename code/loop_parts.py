@@ -135,10 +135,25 @@ def read_arguments(raw: Any) -> tuple[dict | None, list[str]]:
     return (None, [problem, *notes]) if problem else (arguments, notes)
 
 
-def run_tool(call: ToolCall, execute: Executor | None, names: list[str],
-             wrap: Wrap) -> Generator[events.Event, Any, events.ToolResultEvent]:
+# 真正执行一次调用：ToolCall -> ToolOutcome。是一个生成器，执行途中可以先 yield 几个事件
+# （子代理的每一步、权限规则的决定）；默认的 executing 一个也不发。
+CarryOut = Callable[[ToolCall], Generator[events.Event, Any, ToolOutcome]]
+
+
+def executing(execute: Executor | None, names: list[str]) -> CarryOut:
+    """默认的执行：交给执行函数（execute_call）。"""
+    def carry_out(call: ToolCall) -> Generator[events.Event, Any, ToolOutcome]:
+        yield from ()                # 不发事件；这一行只是让它和别的 carry_out 一样是生成器
+        return execute_call(call, execute, names)
+    return carry_out
+
+
+def run_tool(call: ToolCall, execute: Executor | None, names: list[str], wrap: Wrap,
+             carry_out: CarryOut | None = None) -> Generator[events.Event, Any, events.ToolResultEvent]:
     """yield tool_call（可被 send 干预）→ 执行 → yield tool_result，并把 tool_result 事件返回给循环。
-    wrap(content) 决定结果以什么消息回到历史里：原生是 role "tool"，文本协议是 "Observation: ..."。"""
+    wrap(content) 决定结果以什么消息回到历史里：原生是 role "tool"，文本协议是 "Observation: ..."。
+    carry_out 决定怎么执行（默认交给 execute）：干预说“不执行”（拒绝、手写结果）时，它不会被调用。"""
+    carry_out = carry_out or executing(execute, names)
     override = yield events.tool_call(call.turn, call.id, call.name, call.raw_arguments, call.arguments,
                                       call.problems)
     if override and "deny" in override:
@@ -147,9 +162,9 @@ def run_tool(call: ToolCall, execute: Executor | None, names: list[str],
         outcome = success(str(override["result"]), arguments=call.arguments)
     elif override and isinstance(override.get("arguments"), dict):
         edited = dataclasses.replace(call, arguments=override["arguments"], problems=[])
-        outcome = told_edited(execute_call(edited, execute, names), call.arguments, edited.arguments)
+        outcome = told_edited((yield from carry_out(edited)), call.arguments, edited.arguments)
     else:
-        outcome = execute_call(call, execute, names)
+        outcome = yield from carry_out(call)
     result = events.tool_result(call.turn, call.id, call.name, outcome, wrap(outcome.content))
     yield result
     return result

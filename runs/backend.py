@@ -150,6 +150,22 @@ def relayed(steps: Iterator, change: Callable[[dict], dict]) -> Iterator:
         steps.close()
 
 
+def child_turns(steps: Iterator) -> Iterator:
+    """The loop `steps` (relayed), each sub-agent event given "child_turn": the round of the parent's
+    task call it belongs to. code/subagents.py tags a child's events with "child", the id of that call;
+    some servers number call ids from call_0 every round, so the page groups a child's events by the
+    call's round and id together. The round is the page's bookkeeping, kept out of the course code."""
+    rounds: dict = {}
+
+    def numbered(event: dict) -> dict:
+        if "child" in event:
+            return {**event, "child_turn": rounds.get(event["child"])}
+        if event.get("type") == "tool_call":
+            rounds[event.get("id")] = event.get("turn")
+        return event
+    return relayed(steps, numbered)
+
+
 def jsonable(event: Any) -> dict:
     """Events go into files and the page: make sure they are plain JSON data."""
     try:

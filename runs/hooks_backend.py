@@ -67,14 +67,15 @@ class Sandboxed:
         return event
 
 
-def hooked_loop(execute, client, question: str, tools: list, source: str, *, max_turns: int) -> Iterator:
+def hooked_loop(execute, client, question: str, tools: list, source: str, **options: Any) -> Iterator:
     """hooks.run_with_hooks around the tools that `execute` (backend.executor) runs, with the hooks
     of `source` in the sandbox; a source whose hooks cannot be listed ends the run before the model
-    is asked, saying why. A reply sent to the loop (a person's answer to an "ask") goes through."""
+    is asked, saying why. A reply sent to the loop (a person's answer to an "ask") goes through.
+    `options` go to the loop as they are (max_turns, temperature, stream, tool_choice)."""
     registered = Sandboxed(source, execute.session_id)
     if registered.error is not None:
         yield {"type": "error", "turn": None, "code": "hooks_source", "cause": registered.error["code"],
                "message": f"加载钩子源码时：{registered.error['message']}"}
         return None
-    steps = hooks.run_with_hooks(client, question, tools, execute, registered.hooks, max_turns=max_turns)
+    steps = hooks.run_with_hooks(client, question, tools, execute, registered.hooks, **options)
     return (yield from backend.relayed(steps, registered.with_printed))

@@ -14,7 +14,7 @@ from llm_clients import without_parameter
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
-from runs import context_backend, hooks_backend, mcp_backend, skills_backend
+from runs import backend, context_backend, hooks_backend, mcp_backend, skills_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -69,9 +69,11 @@ def mcp(client, question, tools, execute, settings, options):
 
 def hooks(client, question, tools, execute, settings, options):
     """钩子: Function Calling one call at a time, with the hooks source options["hooks"] (run in the
-    sandbox) around every call."""
+    sandbox) around every call; the settings' temperature and streaming, and options["tool_choice"]."""
+    tools, tool_choice, _ = _call_options(tools, options, parallel_default=False)
     return hooks_backend.hooked_loop(execute, client, question, tools, options.get("hooks") or "",
-                                     max_turns=settings.max_turns)
+                                     max_turns=settings.max_turns, temperature=settings.temperature,
+                                     stream=settings.stream, tool_choice=tool_choice)
 
 
 def context(client, question, tools, execute, settings, options):
@@ -103,8 +105,9 @@ def subagent(client, question, tools, execute, settings, options):
     if not math.isfinite(seconds):
         raise ValueError(f"child_seconds 应是 0 到 {CHILD_SECONDS_MAX:g} 之间的秒数，收到 {seconds}")
     seconds = min(max(seconds, 0.0), CHILD_SECONDS_MAX)
-    return run_with_subagents(client, question, tools, execute, max_turns=settings.max_turns, child_turns=turns,
-                              child_seconds=seconds, temperature=settings.temperature)   # no streaming: one step each
+    return backend.child_turns(run_with_subagents(client, question, tools, execute, max_turns=settings.max_turns,
+                                                  child_turns=turns, child_seconds=seconds,
+                                                  temperature=settings.temperature))   # no streaming: one step each
 
 
 def workspace(client, question, tools, execute, settings, options):
