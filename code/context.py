@@ -185,15 +185,21 @@ def groups(messages: list[dict]) -> list[list[int]]:
 
 
 def window(messages: list[dict], budget: int, min_keep: int = MIN_KEEP) -> Shrunk:
-    """装进 budget 个 token：留 system，从最早的组开始丢，丢到装得下为止；再丢就不到 min_keep 条时停下，
-    最后一组（刚问的问题）永远留着。"""
+    """装进 budget 个 token：留 system，从最早的组开始丢，丢到装得下为止；再丢就不到 min_keep 条时停下。
+    最后一组永远留着，最近的一个问题也留着：一轮任务做到一半（问题后面已经有好几次调用）时，
+    丢掉问题，模型就不知道自己在做什么了。"""
     counts = tokens(messages)
     system = [g for g in groups(messages) if messages[g[0]].get("role") == "system"]
     rest = [g for g in groups(messages) if messages[g[0]].get("role") != "system"]
+    question = next((g for g in reversed(rest) if messages[g[0]].get("role") == "user"), None)
     left, total = len(messages), sum(counts)
     dropped: list[list[int]] = []
-    while len(rest) > 1 and total > budget and left - len(rest[0]) >= min_keep:   # 最后一组（新问题）不丢
-        group = rest.pop(0)
+    while total > budget:
+        droppable = [g for g in rest[:-1] if g is not question]
+        if not droppable or left - len(droppable[0]) < min_keep:
+            break
+        group = droppable[0]
+        rest.remove(group)
         dropped.append(group)
         left -= len(group)
         total -= sum(counts[i] for i in group)
@@ -386,7 +392,8 @@ def compared(messages: list[dict], budget: int, done: dict[str, tuple[Shrunk, fl
     return rows
 
 
-def context_event(strategy: str, budget: int, messages: list[dict], shrunk: Shrunk, ms: float) -> dict:
+def context_event(strategy: str, budget: int, messages: list[dict], shrunk: Shrunk, ms: float,
+                  turn: int = 0) -> dict:
     """下一次请求的样子：原来每条消息（多少 token、去向），新写的消息（摘要），做了什么，省下多少，
     会被拒收的孤儿结果，和几种做法并排。"""
     counts, after = tokens(messages), tokens(shrunk.messages)
@@ -400,7 +407,7 @@ def context_event(strategy: str, budget: int, messages: list[dict], shrunk: Shru
             "OpenAI 的接口会拒绝这次请求（400）" for index in sorted(i for i in lost if i is not None)]
     added = [{"role": message.get("role"), "preview": preview(message), "tokens": after[index]}
              for index, (message, origin) in enumerate(zip(shrunk.messages, shrunk.origin)) if origin is None]
-    return {"type": "context", "turn": 0, "strategy": strategy, "title": STRATEGIES.get(strategy, strategy),
+    return {"type": "context", "turn": turn, "strategy": strategy, "title": STRATEGIES.get(strategy, strategy),
             "budget": budget, "rows": rows, "added": added, "before_tokens": sum(counts),
             "after_tokens": sum(after), "notes": shrunk.notes, "orphans": said, "ms": ms,
             "model_call": shrunk.model_call, "compared": compared(messages, budget, {strategy: (shrunk, ms)})}
@@ -420,6 +427,21 @@ def run_within_budget(client: Any, history: list[dict], question: str, strategy:
     yield context_event(strategy, budget, messages, shrunk, ms)
     return (yield from run_function_calling(client, shrunk.messages, None, None, max_turns=max_turns,
                                             temperature=temperature, stream=stream))
+
+
+def within_budget(strategy: str, budget: int, client: Any = None):
+    """骨架的 prepare 扩展点（function_calling_loop.py）：每次请求之前看一眼，历史超过 budget 个 token，
+    就按 strategy 收拾，发一个 context 事件（turn 是这次请求的轮次），收拾过的就是之后的历史；没超就原样发出去。
+    run_within_budget 只在问问题之前收拾一次；一个长任务（MiniAgent）做到一半也会装不下，每一轮之前都要看。
+    摘要（compact）要一个 client：写摘要的那次模型调用出了错，错误照样抛出来，这次运行就停在这里。"""
+    def prepare(history: list[dict], turn: int):
+        if strategy == "none" or sum(tokens(history)) <= budget:
+            return history
+        shrunk, ms = measured(strategy, history, budget, client)
+        if shrunk.notes:                  # 什么也没做（比如没有可以折叠的长结果）就不发事件
+            yield context_event(strategy, budget, history, shrunk, ms, turn=turn)
+        return shrunk.messages
+    return prepare
 
 
 # ── 一段用来试的对话：一份很长的构建日志、一个很长的文件列表，和一个只有最早那句话才答得上来的问题

@@ -10,6 +10,8 @@
   tool_call → hook PreToolUse… → （执行）→ hook PostToolUse… → tool_result
 工具在 MCP 服务器上时（mcp_client_loop.py），协议上往来的每条 JSON-RPC 消息也是一个 rpc 事件：
   rpc initialize → rpc tools/list → request → … → tool_call → rpc tools/call（请求、结果）→ tool_result → …
+有权限规则时（mini_agent.py），执行之前是一个 permission 事件：规则怎么说；要先问人时循环停在这里等 send：
+  tool_call → hook PreToolUse… → permission → （执行）→ hook PostToolUse… → tool_result
 在会话的一条分支上跑时（sessions.py），每个事件都带上 branch（分支的 id），写进会话的每一条消息是一个 entry 事件：
   request → response → …… → tool_result → entry（assistant）→ entry（tool）… → response → entry → final
 事件都是普通的 dict（TypedDict 只是给读代码的人和类型检查器看的），所以能直接 json.dumps。
@@ -166,6 +168,19 @@ class HookEvent(TypedDict):
     asking: str | None            # 只有“先问人”时才有：问人的理由；循环停在这里等 send
 
 
+class PermissionEvent(TypedDict):
+    """一次调用执行之前，权限规则怎么说（mini_agent.py 的 permitted，规则见 permissions.py）。"""
+    type: Literal["permission"]
+    turn: int
+    id: str                       # 那次调用（tool_call 的 id）
+    name: str
+    arguments: Any                # 规则看的参数（钩子改过的话，是改过的）
+    verdict: Literal["allow", "ask", "deny"]
+    rule: str                     # 起作用的规则的键；没有规则匹配时是 ""（默认先问人）
+    reason: str
+    asking: str | None            # 只有 ask 才有：问人的理由；循环停在这里等 send（见 mini_agent.permitted）
+
+
 class ContextEvent(TypedDict):
     """下一次请求发出之前，上下文被收拾成了什么样（context.py 的 run_within_budget）。"""
     type: Literal["context"]
@@ -234,7 +249,7 @@ class PlanEvent(TypedDict):
 
 Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
          | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent | SkillsEvent | EntryEvent | AssembledEvent
-         | PlanEvent)
+         | PlanEvent | PermissionEvent)
 
 
 def own(events: list[dict]) -> list[dict]:
@@ -291,6 +306,12 @@ def hook(turn: int, call_id: str, event: str, name: str, payload: dict, answer: 
     return {"type": "hook", "turn": turn, "id": call_id, "event": event, "name": name,
             "payload": copy.deepcopy(payload), "answer": answer, "problem": problem, "fail": fail,
             "duration_ms": duration_ms, "asking": asking}
+
+
+def permission(turn: int, call_id: str, name: str, arguments: Any, verdict: str, rule: str,
+               reason: str) -> PermissionEvent:
+    return {"type": "permission", "turn": turn, "id": call_id, "name": name, "arguments": copy.deepcopy(arguments),
+            "verdict": verdict, "rule": rule, "reason": reason, "asking": reason if verdict == "ask" else None}
 
 
 def assembled(turn: int, streamed: bool, calls: list[dict], finish_reason: str | None, meaning: str,

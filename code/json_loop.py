@@ -1,4 +1,4 @@
-"""循环 5/5：纯文本里的 JSON——在 text_protocol_loop.py 上只换一份提示词和一个 JSON 解析器。
+"""循环 6：纯文本里的 JSON——在 text_protocol_loop.py 上只换一份提示词和一个 JSON 解析器。
 
 约定模型要调用工具时输出 {"tool": "工具名", "arguments": {...}}，想回答时输出 {"answer": "..."}。
 模型往往不会只输出 JSON：前面来一句"好的"、包在 ```json 里、一次写好几个……

@@ -1,4 +1,4 @@
-"""循环 6：MCP 客户端循环——function_calling_loop.py 一行不改，只是工具从 MCP 服务器来。
+"""循环 7：MCP 客户端循环——function_calling_loop.py 一行不改，只是工具从 MCP 服务器来。
 
     python code/mcp_client_loop.py                       # 离线模型 + code/examples_weather.py，不联网
     python code/mcp_client_loop.py code/examples_calculator.py "算一下 (3+4)*5"

@@ -1,4 +1,4 @@
-"""循环 4/5：ReAct——在 text_protocol_loop.py 上只加一份提示词和一个正则解析器。
+"""循环 5：ReAct——在 text_protocol_loop.py 上只加一份提示词和一个正则解析器。
 
 模型每轮写：
     Thought: 我需要查北京的天气

@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 
+from . import agent as offline_agent
 from . import plans as offline_plans
 from . import workspace as offline_workspace
 from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
@@ -412,6 +413,9 @@ class OfflineModel:
         self.mistake = mistake
 
     def respond(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, stop=None):
+        composed = offline_agent.respond(messages, tools, tool_choice, parallel_tool_calls)   # 8.13：MiniAgent（agent.py）
+        if composed is not None:
+            return composed
         planned = offline_plans.respond(messages, tools, tool_choice, parallel_tool_calls)   # 8.3：计划（plans.py）
         if planned is not None:
             return planned

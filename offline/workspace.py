@@ -417,6 +417,18 @@ def fix_failing_test() -> Script:
             f"它只认得几种常见的写法。真正的大模型会读懂测试和代码再决定怎么改。")
 
 
+# 找出失败的测试并修好它，写成计划的样子（MiniAgent 带着 write_todos 时，offline/agent.py 用）：
+# 每一项 (做什么, 怎样算做完, 哪个工具的调用属于这一项)。第一次运行测试是在写计划之前看清楚情况，不是计划的一项。
+FIX_PLAN = [("读失败的测试和它测的代码", "read 读到了测试文件和被测的源码", "read"),
+            ("改好出错的那一行", "edit 改好了源码，交回了修改的 diff", "edit"),
+            ("再运行一次测试，确认全部通过", "python3 -m unittest 的退出码是 0", "bash")]
+
+
+def plan_for(question: str) -> list[tuple[str, str, str]] | None:
+    """这个问题的剧本要分几步做、值得写计划时，计划的各项；一步就能做完的是 None。"""
+    return FIX_PLAN if getattr(choose(question), "__name__", "") == "fix_failing_test" else None
+
+
 # ── 被拒绝以后
 
 def after_denial(call: Call, result: str) -> str:
