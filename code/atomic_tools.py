@@ -146,7 +146,8 @@ def usage(root: str) -> tuple[int, int]:
 # ═══════════════════════════════════════════════════════════════ 2. 四个工具
 
 def make_tools(root: str, shell: Callable[[str, str, float], dict] | None = None) -> ToolRegistry:
-    """四个工具，都绑定在 root 这个工作区上。shell(command, cwd, timeout) 默认是下面没有隔离的 run_locally。"""
+    """四个工具，都绑定在 root 这个工作区上。shell(command, cwd, timeout) 默认是下面没有隔离的 run_locally。
+    这里只是登记（名字、给模型看的说明、每个参数的说明）；每个工具做什么，在下面同名的函数里。"""
     registry = ToolRegistry()
     run_shell = shell or run_locally
 
@@ -154,75 +155,92 @@ def make_tools(root: str, shell: Callable[[str, str, float], dict] | None = None
     def read(path: Annotated[str, "相对于工作区的路径，如 src/calc.py"],
              offset: Annotated[int, "从第几行开始读（从 1 开始）"] = 1,
              limit: Annotated[int, "最多读多少行"] = 200) -> str:
-        if offset < 1 or not 1 <= limit <= 2000:
-            raise ToolFailure("invalid_arguments",
-                              f"offset 应 ≥ 1、limit 应在 1 到 2000 之间，收到 offset={offset}、limit={limit}", "请修改后重试")
-        lines = read_text(inside(root, path), path).splitlines()
-        if offset > max(len(lines), 1):
-            raise ToolFailure("invalid_arguments", f"{path} 只有 {len(lines)} 行，offset={offset} 超出了范围",
-                              f"请用 1 到 {max(len(lines), 1)} 之间的 offset")
-        shown = lines[offset - 1: offset - 1 + limit]
-        last = offset + len(shown) - 1
-        body = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(shown, offset))
-        more = f"\n…（后面还有 {len(lines) - last} 行，继续读请用 offset={last + 1}）" if last < len(lines) else ""
-        return f"{path}（共 {len(lines)} 行，第 {offset}–{last} 行）\n{body}{more}" if lines else f"{path}（空文件）"
+        return read_file(root, path, offset, limit)
 
     @registry.tool("把内容写入工作区里的文件：文件不存在就新建（包括所在的文件夹），存在就整个覆盖。")
     def write(path: Annotated[str, "相对于工作区的路径，如 src/util.py"],
               content: Annotated[str, "文件的完整新内容"]) -> str:
-        full = inside(root, path)
-        existed = os.path.exists(full)
-        before = read_text(full, path).count("\n") if existed else 0
-        _write_text(root, full, path, content)
-        lines = content.count("\n") + (not content.endswith("\n") and content != "")
-        return f"已写入 {path}：{lines} 行，{len(content.encode('utf-8'))} 字节（{'覆盖了原来的 %d 行' % before if existed else '新文件'}）"
+        return write_file(root, path, content)
 
     @registry.tool("把文件里的一段原文替换成新文本。old 必须与文件内容一字不差（包括缩进），并且在文件里只出现一次。")
     def edit(path: Annotated[str, "相对于工作区的路径"],
              old: Annotated[str, "要替换的原文，一字不差；多带几行上下文让它唯一"],
              new: Annotated[str, "替换成的新文本"]) -> str:
-        full = inside(root, path)
-        text = read_text(full, path)
-        if old == "":
-            raise ToolFailure("invalid_arguments", "old 不能为空", "要新建或整个重写文件，请用 write")
-        if old == new:
-            raise ToolFailure("invalid_arguments", "old 与 new 相同，文件不会有任何变化", "请在 new 里写出修改后的文本")
-        starts = _occurrences(text, old)
-        if not starts:
-            raise ToolFailure("no_match", f"{path} 里找不到 old 的原文{_closest(text, old)}",
-                              "请先用 read 查看确切内容（包括缩进和空格），再把原文一字不差地放进 old")
-        if len(starts) > 1:
-            lines = "、".join(str(text.count("\n", 0, start) + 1) for start in starts)
-            raise ToolFailure("ambiguous_match", f"old 的原文在 {path} 里出现了 {len(starts)} 次（第 {lines} 行）",
-                              "请在 old 里多带上前后几行，让它只出现一次")
-        changed = text.replace(old, new, 1)
-        _write_text(root, full, path, changed)
-        diff = difflib.unified_diff(text.splitlines(keepends=True), changed.splitlines(keepends=True),
-                                    f"a/{path}", f"b/{path}")
-        return f"已修改 {path}：\n" + "".join(diff)
+        return edit_file(root, path, old, new)
 
     @registry.tool("在工作区里用 bash 运行一条命令（如 python3 -m unittest、ls、grep），返回退出码和输出。")
     def bash(command: Annotated[str, "要运行的 bash 命令，当前目录是工作区"],
              timeout: Annotated[int, "最多运行多少秒"] = 10) -> str:
-        if not command.strip():
-            raise ToolFailure("invalid_arguments", "command 不能为空", "请写要运行的命令，如 ls")
-        if not 1 <= timeout <= MAX_TIMEOUT:
-            raise ToolFailure("invalid_arguments", f"timeout 应在 1 到 {MAX_TIMEOUT} 秒之间，收到 {timeout}",
-                              "请修改后重试；更久的任务请拆成几步")
-        result = run_shell(command, root, timeout)
-        output = _format_output(result)
-        problem = result.get("error")
-        if problem:   # 超时、输出太多……：失败，但把已经有的输出也交给模型
-            raise ToolFailure(problem["code"], problem["conclusion"], problem.get("hint", ""),
-                              output if result.get("stdout") or result.get("stderr") else "")
-        if result.get("exit_code") != 0:
-            # 命令运行了，但没有成功（测试没通过、文件读不了……）：这是一个失败的结果，不能当成功交回去，
-            # 否则模型和界面都会把 “Permission denied” 当成答案。输出照样附上，原因往往就在里面。
-            raise ToolFailure("exit_status", f"命令运行了，但退出码是 {result.get('exit_code')}（不是 0），没有成功",
-                              "原因见下面的输出", output)
-        return output
+        return run_bash(root, command, timeout, run_shell)
 
     return registry
+
+
+def read_file(root: str, path: str, offset: int = 1, limit: int = 200) -> str:
+    if offset < 1 or not 1 <= limit <= 2000:
+        raise ToolFailure("invalid_arguments",
+                          f"offset 应 ≥ 1、limit 应在 1 到 2000 之间，收到 offset={offset}、limit={limit}", "请修改后重试")
+    lines = read_text(inside(root, path), path).splitlines()
+    if offset > max(len(lines), 1):
+        raise ToolFailure("invalid_arguments", f"{path} 只有 {len(lines)} 行，offset={offset} 超出了范围",
+                          f"请用 1 到 {max(len(lines), 1)} 之间的 offset")
+    shown = lines[offset - 1: offset - 1 + limit]
+    last = offset + len(shown) - 1
+    body = "\n".join(f"{number:>6}\t{line}" for number, line in enumerate(shown, offset))
+    more = f"\n…（后面还有 {len(lines) - last} 行，继续读请用 offset={last + 1}）" if last < len(lines) else ""
+    return f"{path}（共 {len(lines)} 行，第 {offset}–{last} 行）\n{body}{more}" if lines else f"{path}（空文件）"
+
+
+def write_file(root: str, path: str, content: str) -> str:
+    full = inside(root, path)
+    existed = os.path.exists(full)
+    before = read_text(full, path).count("\n") if existed else 0
+    _write_text(root, full, path, content)
+    lines = content.count("\n") + (not content.endswith("\n") and content != "")
+    return f"已写入 {path}：{lines} 行，{len(content.encode('utf-8'))} 字节（{'覆盖了原来的 %d 行' % before if existed else '新文件'}）"
+
+
+def edit_file(root: str, path: str, old: str, new: str) -> str:
+    full = inside(root, path)
+    text = read_text(full, path)
+    if old == "":
+        raise ToolFailure("invalid_arguments", "old 不能为空", "要新建或整个重写文件，请用 write")
+    if old == new:
+        raise ToolFailure("invalid_arguments", "old 与 new 相同，文件不会有任何变化", "请在 new 里写出修改后的文本")
+    starts = _occurrences(text, old)
+    if not starts:
+        raise ToolFailure("no_match", f"{path} 里找不到 old 的原文{_closest(text, old)}",
+                          "请先用 read 查看确切内容（包括缩进和空格），再把原文一字不差地放进 old")
+    if len(starts) > 1:
+        lines = "、".join(str(text.count("\n", 0, start) + 1) for start in starts)
+        raise ToolFailure("ambiguous_match", f"old 的原文在 {path} 里出现了 {len(starts)} 次（第 {lines} 行）",
+                          "请在 old 里多带上前后几行，让它只出现一次")
+    changed = text.replace(old, new, 1)
+    _write_text(root, full, path, changed)
+    diff = difflib.unified_diff(text.splitlines(keepends=True), changed.splitlines(keepends=True),
+                                f"a/{path}", f"b/{path}")
+    return f"已修改 {path}：\n" + "".join(diff)
+
+
+def run_bash(root: str, command: str, timeout: int = 10,
+             shell: Callable[[str, str, float], dict] | None = None) -> str:
+    if not command.strip():
+        raise ToolFailure("invalid_arguments", "command 不能为空", "请写要运行的命令，如 ls")
+    if not 1 <= timeout <= MAX_TIMEOUT:
+        raise ToolFailure("invalid_arguments", f"timeout 应在 1 到 {MAX_TIMEOUT} 秒之间，收到 {timeout}",
+                          "请修改后重试；更久的任务请拆成几步")
+    result = (shell or run_locally)(command, root, timeout)
+    output = _format_output(result)
+    problem = result.get("error")
+    if problem:   # 超时、输出太多……：失败，但把已经有的输出也交给模型
+        raise ToolFailure(problem["code"], problem["conclusion"], problem.get("hint", ""),
+                          output if result.get("stdout") or result.get("stderr") else "")
+    if result.get("exit_code") != 0:
+        # 命令运行了，但没有成功（测试没通过、文件读不了……）：这是一个失败的结果，不能当成功交回去，
+        # 否则模型和界面都会把 “Permission denied” 当成答案。输出照样附上，原因往往就在里面。
+        raise ToolFailure("exit_status", f"命令运行了，但退出码是 {result.get('exit_code')}（不是 0），没有成功",
+                          "原因见下面的输出", output)
+    return output
 
 
 def _occurrences(text: str, old: str) -> list[int]:

@@ -21,6 +21,9 @@
 
 这些函数都不改传进来的列表，返回新的，并且说出自己做了什么（Shrunk.notes），每件事一句话。
 
+一个长任务做到一半也会装不下：within_budget(strategy, budget) 是骨架的 prepare 扩展点，每次请求之前看一眼，
+超了预算才收拾，并发一个 context 事件（MiniAgent 用它）。
+
 页面的“运行”是 run_within_budget：对话加上新问题，按选的做法收拾进预算，先发一个 context 事件
 （每条消息多少 token、去向如何、省下多少，几种做法并排），再用收拾过的 messages 问模型。
 
@@ -101,9 +104,9 @@ class Shrunk:
 # ── 折叠一个长结果
 
 def fold(text: str, limit: int = FOLD_LINES, keep: int = KEEP_LINES) -> str:
-    """超过 limit 行就只留开头和结尾各 keep 行。"""
+    """超过 limit 行就只留开头和结尾各 keep 行。折过的不再折：它只剩 2 × keep + 1 行。"""
     lines = text.splitlines()
-    if len(lines) <= limit:
+    if len(lines) <= max(limit, 2 * keep + 1):
         return text
     hidden = len(lines) - 2 * keep
     return "\n".join(lines[:keep] + [f"✂️ …… 中间省略了 {hidden} 行 ……"] + lines[-keep:])

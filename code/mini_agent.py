@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import posixpath
 import sys
 from typing import Any, Callable, Generator, Iterator
 
@@ -34,12 +35,14 @@ import events
 import permissions
 from context import within_budget
 from function_calling_loop import run_function_calling, tool_message
-from hooks import Hooks, hooked_call
+from hooks import FAILED, POST, PRE, Hooks, hooked_call, mask_secrets
 from loop_parts import CarryOut, Executor, Steps, ToolCall, denied, executing, run_tool, told_edited, tools_and_executor
 from planning import PLAN_SYSTEM, WRITE_TODOS, WRITE_TODOS_SCHEMA, PlanBoard, with_plan
 from skills import Skill, catalogue_prompt, skill_tools, skills_event
 from subagents import CHILD_SECONDS, CHILD_TURNS, TASK_SCHEMA, delegate, with_tasks
 
+WORKSPACE_TOOLS = ("read", "write", "edit", "bash")
+CONTEXT_CHOICES = ("none", "fold", "forget", "window", "fold_window", "compact")   # 课程仓库那种会留孤儿的窗口不在里面
 SYSTEM = ("你是一个在工作区里干活的助手：用工具读文件、改文件、运行命令，把用户交代的事做完，"
           "最后用几句话说清楚做了什么、结果怎样。做不成的事如实说。")
 OWN_TOOLS = (WRITE_TODOS, "load_skill", "task")      # 代理自己的工具：“怎么做”的安排，不是“做什么”的工作
@@ -59,6 +62,61 @@ class Parts:
     plan: bool = False                       # 有没有 write_todos 工具
     child_turns: int = CHILD_TURNS
     child_seconds: float = CHILD_SECONDS
+
+
+# ── 能选的钩子：名字 -> [(挂在哪种事件上, 钩子)]
+
+def protect_tests(call: dict) -> dict | None:
+    """PreToolUse：不许改 tests/ 里的文件。要让测试通过，该改的是被测的代码，不是测试。"""
+    path = posixpath.normpath(str((call["tool_input"] or {}).get("path", "")))
+    if call["tool_name"] in ("write", "edit") and (path == "tests" or path.startswith("tests/")):
+        return {"permissionDecision": "deny", "permissionDecisionReason": "tests/ 里的测试不能改：要让测试通过，请改被测的代码"}
+    return None
+
+
+HOOK_PRESETS = {"mask_secrets": [(POST, mask_secrets), (FAILED, mask_secrets)],
+                "protect_tests": [(PRE, protect_tests)]}
+
+
+def preset_hooks(names: tuple[str, ...] | list[str]) -> Hooks | None:
+    """按名字挑几个钩子（HOOK_PRESETS），按给的顺序登记；一个都没挑是 None。"""
+    if not names:
+        return None
+    hooks = Hooks()
+    for name in names:
+        for event, hook in HOOK_PRESETS[name]:
+            hooks.add(event, hook)
+    return hooks
+
+
+@dataclasses.dataclass
+class Choices:
+    """学生在页面上选的零件，写成能存、能传的样子（名字、规则、文字）：parts() 拿它在这里跑，
+    mini_agent_file.write_file 拿它写出一个独立的文件。两边是同样的零件、同样的提示词和工具说明。"""
+    tools: tuple[str, ...] = WORKSPACE_TOOLS
+    rules: dict[str, str] | None = None
+    hooks: tuple[str, ...] = ()                  # HOOK_PRESETS 里的名字
+    context: str = "none"                        # none、fold、forget、window、fold_window、compact
+    budget: int = 4000
+    skills: dict[str, Skill] = dataclasses.field(default_factory=dict)
+    subagents: bool = False
+    plan: bool = False
+
+    def problems(self) -> list[str]:
+        """选得不对的地方，每处一句中文；没有问题是 []。"""
+        said = [f"没有叫 {name} 的工具，可选：{'、'.join(WORKSPACE_TOOLS)}" for name in self.tools
+                if name not in WORKSPACE_TOOLS]
+        said += permissions.validate_rules(self.rules) if self.rules is not None else []
+        said += [f"没有叫 {name} 的钩子，可选：{'、'.join(HOOK_PRESETS)}" for name in self.hooks if name not in HOOK_PRESETS]
+        if self.context not in CONTEXT_CHOICES:
+            said.append(f"上下文的做法 {self.context!r} 不认识，可选：{'、'.join(CONTEXT_CHOICES)}")
+        if not isinstance(self.budget, int) or self.budget < 200:
+            said.append(f"上下文预算应是不小于 200 的整数（token），收到 {self.budget!r}")
+        return said
+
+    def parts(self) -> Parts:
+        return Parts(tools=tuple(self.tools), rules=self.rules, hooks=preset_hooks(self.hooks), context=self.context,
+                     budget=self.budget, skills=dict(self.skills) or None, subagents=self.subagents, plan=self.plan)
 
 
 def on_workspace(folder: str) -> tuple[list[dict], Executor]:
@@ -260,17 +318,16 @@ DEMO_RULES = {"read": "allow", "edit:src/*": "allow", "write": "ask", "bash": "a
               "bash:python3 -m unittest*": "allow", "bash:rm *": "deny"}
 
 
+DEMO = Choices(rules=DEMO_RULES, hooks=("protect_tests", "mask_secrets"), context="fold", budget=3000,
+               skills={DEMO_SKILL.name: DEMO_SKILL}, subagents=True, plan=True)
+
+
 if __name__ == "__main__":
     import tempfile
 
-    from hooks import FAILED, POST, mask_secrets
     from llm_clients import make_client
 
-    hooks = Hooks()
-    hooks.add(POST, mask_secrets)
-    hooks.add(FAILED, mask_secrets)
-    parts = Parts(rules=DEMO_RULES, hooks=hooks, context="fold", budget=3000, skills={DEMO_SKILL.name: DEMO_SKILL},
-                  subagents=True, plan=True)
+    parts = DEMO.parts()
     with tempfile.TemporaryDirectory() as folder:
         for path, text in DEMO_FILES.items():
             os.makedirs(os.path.dirname(os.path.join(folder, path)), exist_ok=True)

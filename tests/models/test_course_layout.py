@@ -96,3 +96,27 @@ def test_make_client_loads_the_offline_model_only_when_it_is_chosen(tmp_path):
     before, after, same_name = json.loads(done.stdout.strip().splitlines()[-1])
     assert before == []                               # a real provider: the offline model is never imported
     assert after == ["offline", "offline.arguments", "offline.model", "offline.plans", "offline.workspace"] and same_name
+
+
+# The reading order (docs/course-code.md): each step's header names the file it builds on ("比 X.py 多了…",
+# or "在 X.py 上…" for the text protocols), and that file comes earlier. The lessons' loops all build on
+# the skeleton (function_calling_loop.py); MiniAgent composes them; mini_agent_file.py writes it out.
+STAIRCASE = ["first_call.py", "minimal_loop.py", "basic_loop.py", "function_calling_loop.py", "text_protocol_loop.py",
+             "react_loop.py", "json_loop.py", "mcp_client_loop.py", "planning.py", "hooks.py", "context.py",
+             "skills.py", "subagents.py", "sessions.py", "evaluation.py", "mini_agent.py", "mini_agent_file.py"]
+BUILDS_ON = re.compile(r"比 (\w+\.py)|在 (\w+\.py) 上")
+
+
+def test_each_step_of_the_staircase_says_what_it_builds_on_and_that_comes_first():
+    for position, name in enumerate(STAIRCASE[1:], 1):
+        header = ast.get_docstring(ast.parse((CODE / name).read_text(encoding="utf-8")))
+        found = BUILDS_ON.search(header)
+        assert found, f"{name}: the header does not say which file it builds on"
+        base = found.group(1) or found.group(2)
+        assert base in STAIRCASE[:position], f"{name} builds on {base}, which is not read before it"
+
+
+def test_the_reading_order_in_the_docs_is_the_staircase():
+    text = (ROOT / "docs" / "course-code.md").read_text(encoding="utf-8")
+    first_seen = sorted(STAIRCASE, key=lambda name: text.index(f"`{name}`"))
+    assert first_seen == STAIRCASE
