@@ -64,61 +64,6 @@ class Parts:
     child_seconds: float = CHILD_SECONDS
 
 
-# ── 能选的钩子：名字 -> [(挂在哪种事件上, 钩子)]
-
-def protect_tests(call: dict) -> dict | None:
-    """PreToolUse：不许改 tests/ 里的文件。要让测试通过，该改的是被测的代码，不是测试。"""
-    path = posixpath.normpath(str((call["tool_input"] or {}).get("path", "")))
-    if call["tool_name"] in ("write", "edit") and (path == "tests" or path.startswith("tests/")):
-        return {"permissionDecision": "deny", "permissionDecisionReason": "tests/ 里的测试不能改：要让测试通过，请改被测的代码"}
-    return None
-
-
-HOOK_PRESETS = {"mask_secrets": [(POST, mask_secrets), (FAILED, mask_secrets)],
-                "protect_tests": [(PRE, protect_tests)]}
-
-
-def preset_hooks(names: tuple[str, ...] | list[str]) -> Hooks | None:
-    """按名字挑几个钩子（HOOK_PRESETS），按给的顺序登记；一个都没挑是 None。"""
-    if not names:
-        return None
-    hooks = Hooks()
-    for name in names:
-        for event, hook in HOOK_PRESETS[name]:
-            hooks.add(event, hook)
-    return hooks
-
-
-@dataclasses.dataclass
-class Choices:
-    """学生在页面上选的零件，写成能存、能传的样子（名字、规则、文字）：parts() 拿它在这里跑，
-    mini_agent_file.write_file 拿它写出一个独立的文件。两边是同样的零件、同样的提示词和工具说明。"""
-    tools: tuple[str, ...] = WORKSPACE_TOOLS
-    rules: dict[str, str] | None = None
-    hooks: tuple[str, ...] = ()                  # HOOK_PRESETS 里的名字
-    context: str = "none"                        # none、fold、forget、window、fold_window、compact
-    budget: int = 4000
-    skills: dict[str, Skill] = dataclasses.field(default_factory=dict)
-    subagents: bool = False
-    plan: bool = False
-
-    def problems(self) -> list[str]:
-        """选得不对的地方，每处一句中文；没有问题是 []。"""
-        said = [f"没有叫 {name} 的工具，可选：{'、'.join(WORKSPACE_TOOLS)}" for name in self.tools
-                if name not in WORKSPACE_TOOLS]
-        said += permissions.validate_rules(self.rules) if self.rules is not None else []
-        said += [f"没有叫 {name} 的钩子，可选：{'、'.join(HOOK_PRESETS)}" for name in self.hooks if name not in HOOK_PRESETS]
-        if self.context not in CONTEXT_CHOICES:
-            said.append(f"上下文的做法 {self.context!r} 不认识，可选：{'、'.join(CONTEXT_CHOICES)}")
-        if not isinstance(self.budget, int) or self.budget < 200:
-            said.append(f"上下文预算应是不小于 200 的整数（token），收到 {self.budget!r}")
-        return said
-
-    def parts(self) -> Parts:
-        return Parts(tools=tuple(self.tools), rules=self.rules, hooks=preset_hooks(self.hooks), context=self.context,
-                     budget=self.budget, skills=dict(self.skills) or None, subagents=self.subagents, plan=self.plan)
-
-
 def on_workspace(folder: str) -> tuple[list[dict], Executor]:
     """一个工作区的四个原子工具：(工具清单, 执行函数)。执行用 atomic_tools.run，失败带着工具自己的标签（路径越界、没有匹配）。"""
     registry = atomic_tools.make_tools(folder)
@@ -252,6 +197,61 @@ def for_evaluation(client: Any, tools: list[dict] | None, execute: Any, parts: P
     """evaluation.evaluate 要的 run_once(messages)：跑一次 MiniAgent，交出去打分的是 work_only 之后的事件。
     问人的调用没人回答，按不执行算（和无人值守的接口一样）。"""
     return lambda messages: work_only(run_mini_agent(client, messages, tools, execute, parts, **options))
+
+
+# ── 页面上的选择：能选的钩子（名字 -> [(挂在哪种事件上, 钩子)]），和一组选择
+
+def protect_tests(call: dict) -> dict | None:
+    """PreToolUse：不许改 tests/ 里的文件。要让测试通过，该改的是被测的代码，不是测试。"""
+    path = posixpath.normpath(str((call["tool_input"] or {}).get("path", "")))
+    if call["tool_name"] in ("write", "edit") and (path == "tests" or path.startswith("tests/")):
+        return {"permissionDecision": "deny", "permissionDecisionReason": "tests/ 里的测试不能改：要让测试通过，请改被测的代码"}
+    return None
+
+
+HOOK_PRESETS = {"mask_secrets": [(POST, mask_secrets), (FAILED, mask_secrets)],
+                "protect_tests": [(PRE, protect_tests)]}
+
+
+def preset_hooks(names: tuple[str, ...] | list[str]) -> Hooks | None:
+    """按名字挑几个钩子（HOOK_PRESETS），按给的顺序登记；一个都没挑是 None。"""
+    if not names:
+        return None
+    hooks = Hooks()
+    for name in names:
+        for event, hook in HOOK_PRESETS[name]:
+            hooks.add(event, hook)
+    return hooks
+
+
+@dataclasses.dataclass
+class Choices:
+    """学生在页面上选的零件，写成能存、能传的样子（名字、规则、文字）：parts() 拿它在这里跑，
+    mini_agent_file.write_file 拿它写出一个独立的文件。两边是同样的零件、同样的提示词和工具说明。"""
+    tools: tuple[str, ...] = WORKSPACE_TOOLS
+    rules: dict[str, str] | None = None
+    hooks: tuple[str, ...] = ()                  # HOOK_PRESETS 里的名字
+    context: str = "none"                        # none、fold、forget、window、fold_window、compact
+    budget: int = 4000
+    skills: dict[str, Skill] = dataclasses.field(default_factory=dict)
+    subagents: bool = False
+    plan: bool = False
+
+    def problems(self) -> list[str]:
+        """选得不对的地方，每处一句中文；没有问题是 []。"""
+        said = [f"没有叫 {name} 的工具，可选：{'、'.join(WORKSPACE_TOOLS)}" for name in self.tools
+                if name not in WORKSPACE_TOOLS]
+        said += permissions.validate_rules(self.rules) if self.rules is not None else []
+        said += [f"没有叫 {name} 的钩子，可选：{'、'.join(HOOK_PRESETS)}" for name in self.hooks if name not in HOOK_PRESETS]
+        if self.context not in CONTEXT_CHOICES:
+            said.append(f"上下文的做法 {self.context!r} 不认识，可选：{'、'.join(CONTEXT_CHOICES)}")
+        if not isinstance(self.budget, int) or self.budget < 200:
+            said.append(f"上下文预算应是不小于 200 的整数（token），收到 {self.budget!r}")
+        return said
+
+    def parts(self) -> Parts:
+        return Parts(tools=tuple(self.tools), rules=self.rules, hooks=preset_hooks(self.hooks), context=self.context,
+                     budget=self.budget, skills=dict(self.skills) or None, subagents=self.subagents, plan=self.plan)
 
 
 # ── 在终端里跑

@@ -34,11 +34,12 @@ import planning
 import skills
 import subagents
 import tool_outcome
+from llm_clients import OFFLINE_MODEL
 from mini_agent import Choices
 
 DEFAULT_TASK = "找出失败的测试并修好它"
 LOCAL_URL = "http://127.0.0.1:8765/v1"                 # python code/offline_server.py --port 8765
-LOCAL_MODEL = "offline-rule-model"
+LOCAL_MODEL = OFFLINE_MODEL
 
 
 def source_of(module: ModuleType, *names: str) -> str:

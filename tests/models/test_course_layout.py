@@ -95,7 +95,8 @@ def test_make_client_loads_the_offline_model_only_when_it_is_chosen(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     before, after, same_name = json.loads(done.stdout.strip().splitlines()[-1])
     assert before == []                               # a real provider: the offline model is never imported
-    assert after == ["offline", "offline.arguments", "offline.model", "offline.plans", "offline.workspace"] and same_name
+    assert after == ["offline", "offline.agent", "offline.arguments", "offline.model", "offline.plans",
+                     "offline.workspace"] and same_name
 
 
 # The reading order (docs/course-code.md): each step's header names the file it builds on ("比 X.py 多了…",
