@@ -76,8 +76,8 @@ def text_block(text: str) -> str:
 
 
 def literal(value: object) -> str:
-    """一个值写成 Python 源码（中文原样，不转义），宽度和 code/ 一样。"""
-    return pprint.pformat(value, width=118, sort_dicts=False)
+    """一个值写成 Python 源码（中文原样，不转义）；一个汉字占两格，行宽按英文算得窄一些。"""
+    return pprint.pformat(value, width=96, sort_dicts=False)
 
 
 # ═══════════════════════════════════════════════════════════════ 写出来的文件：一段一段
@@ -352,7 +352,7 @@ def run_task(client: Any, arguments: dict) -> tuple[bool, str]:
 LOOP = '''# ═══ 循环（function_calling_loop.py 的样子）：问模型 → 执行它要的每个调用 → 结果放回对话 → 再问
 
 def one_call(client: Any, name: str, raw: str) -> tuple[bool, str]:
-    """执行一次调用，永远返回一段交给模型的文字：{order}。"""
+    """执行一次调用，永远返回一段交给模型的文字。顺序：{order}。"""
     try:
         arguments = json.loads(raw or "{{}}")
     except json.JSONDecodeError as error:
@@ -366,7 +366,7 @@ def one_call(client: Any, name: str, raw: str) -> tuple[bool, str]:
 def agent_loop(client: Any, messages: list[dict], tools: list[dict], max_turns: int,
                who: str = "") -> tuple[str, bool]:
     """-> (最终回答, 是不是正常答完的)。"""
-    for turn in range(1, max_turns + 1):
+    for _ in range(max_turns):
 {prepare}        reply = client.complete(messages, tools=tools)
         messages.append(reply.message)
         calls = reply.message.get("tool_calls") or []
@@ -519,7 +519,7 @@ def write_file(choices: Choices, task: str = DEFAULT_TASK, max_turns: int = mini
                                                                       ("WRITE_TODOS", choices.plan),
                                                                       ("TASK", choices.subagents)) if chosen])
     sections.append(MAIN.format(local_url=LOCAL_URL, local_model=LOCAL_MODEL, tools=offered))
-    text = "\n\n".join(section.strip("\n") for section in sections) + "\n"
+    text = "\n\n\n".join(section.strip("\n") for section in sections) + "\n"
     return text.replace("{imports}", imports_for(text), 1)
 
 
@@ -560,10 +560,13 @@ def hooks_section(choices: Choices) -> str:
 
 def loop_section(choices: Choices) -> str:
     """one_call 和 agent_loop：选了哪些零件，就在它们起作用的地方多几行。"""
-    order = ["自己的工具（计划、技能、子代理）直接执行"] if (choices.plan or choices.skills or choices.subagents) else []
-    order += ["PreToolUse 钩子"] if choices.hooks else []
-    order += ["权限规则"] if choices.rules is not None else []
-    order += ["执行"] + (["PostToolUse 钩子"] if choices.hooks else [])
+    steps = (["PreToolUse 钩子"] if choices.hooks else []) + (["权限规则"] if choices.rules is not None else [])
+    steps += ["执行"] + (["PostToolUse 钩子"] if choices.hooks else [])
+    order = " → ".join(steps)
+    own_tools = [name for name, chosen in (("写计划", choices.plan), ("读技能", choices.skills),
+                                           ("派子代理", choices.subagents)) if chosen]
+    if own_tools:
+        order = f"{'、'.join(own_tools)}是代理自己的事，直接执行；干活的工具：{order}"
     own = ""
     for name, handler in (("write_todos", "write_todos(arguments)"), ("load_skill", "load_skill(arguments)"),
                           ("task", "run_task(client, arguments)")):
@@ -575,8 +578,9 @@ def loop_section(choices: Choices) -> str:
         gate += ('    payload = {"hook_event_name": PRE, "tool_name": name, "tool_input": arguments}\n'
                  '    said = run_hooks(PRE, payload)\n'
                  '    if "broken" in said:\n'
-                 '        return False, error_text("hook_failed", f"执行之前，钩子 {said[\'broken\']} 自己出错了（{said[\'reason\']}），"\n'
-                 '                                 f"它是 fail closed 的，{name} 没有执行", "这是钩子的问题，不是你写的参数的问题：不要改参数重试，请告诉用户")\n'
+                 '        return False, error_text("hook_failed", f"执行之前，钩子 {said[\'broken\']} 自己出错了"\n'
+                 '                                 f"（{said[\'reason\']}），它是 fail closed 的，{name} 没有执行",\n'
+                 '                                 "这是钩子的问题，不是你写的参数的问题：不要改参数重试，请告诉用户")\n'
                  '    if said.get("permissionDecision") == "ask" and ask_person(said["reason"]):\n'
                  '        said["permissionDecision"] = "allow"\n'
                  '    if said.get("permissionDecision") in ("deny", "ask"):\n'
@@ -600,7 +604,7 @@ def loop_section(choices: Choices) -> str:
     prepare = "        messages[:] = prepare(messages, client)\n" if choices.context != "none" else ""
     record = ('            if name not in ("write_todos", "load_skill", "task"):\n'
               '                results.append((text, ok))         # 计划的证据从这些结果里找\n') if choices.plan else ""
-    return LOOP.format(order=" → ".join(order), own=own, gate=gate, after=after, prepare=prepare, record=record)
+    return LOOP.format(order=order, own=own, gate=gate, after=after, prepare=prepare, record=record)
 
 
 if __name__ == "__main__":
