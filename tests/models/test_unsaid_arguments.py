@@ -102,19 +102,34 @@ def test_the_timeline_and_the_chat_view_say_it_on_the_call_beside_the_question()
     events = invented_run()
     shown = timeline.render_protocol(events)
     assert shown.count('class="tw-unsaid"') == 1
-    assert ('city=&quot;Tokyo&quot; 在发给模型的内容里没有出现过：可能是模型编的' in shown
+    assert ('city=&quot;Tokyo&quot; 在对话里没有出现过（问题、系统提示、之前的消息、工具结果和工具清单里都没有）：'
+            '可能是模型编的，或从服务端加进提示词的文字（比如聊天模板里的例子）里抄来的' in shown
             and "问题是「北京今天天气怎么样？」" in shown)
     call_step = next(m for m in timeline.render_chat(events) if "🛠️" in str(m.get("metadata", {}).get("title")))
-    assert 'city="Tokyo" 在发给模型的内容里没有出现过' in call_step["content"] and '"city": "Tokyo"' in call_step["content"]
+    assert 'city="Tokyo" 在对话里没有出现过' in call_step["content"] and '"city": "Tokyo"' in call_step["content"]
     with using("en"):
         english = timeline.render_protocol(events)
-    assert "city=&quot;Tokyo&quot; appears nowhere in what the model was sent" in english
+    assert "city=&quot;Tokyo&quot; appears nowhere in the conversation (not in the question" in english
     assert "the question was «北京今天天气怎么样？»" in english
 
 
-def test_it_is_a_note_not_a_verdict_and_the_workspace_lessons_leave_it_out():
+def test_where_the_server_says_it_came_from_its_chat_template_the_note_says_so():
     events = invented_run()
-    assert headline.verdict(events)["state"] == "answered"     # a tool answered: the note does not change that
+    response = next(e for e in events if e["type"] == "response")
+    response["accents"] = [{"code": "template_example", "message": "…", "values": ["Tokyo"]}]
+    shown = timeline.render_protocol(events)
+    assert "city=&quot;Tokyo&quot; 在对话里没有出现过，却在服务端的聊天模板里：模型照抄了模板里示范调用的例子" in shown
+    found = headline.verdict(events)
+    assert found["state"] == "doubtful" and "它在服务端聊天模板的示例里：模型照抄了模板的例子" in found["title"]
+
+
+def test_on_the_headline_it_is_a_doubt_not_a_success_and_the_workspace_lessons_leave_the_note_out():
+    events = invented_run()
+    found = headline.verdict(events)      # a tool answered, with a value nobody said: not a plain ✅
+    assert found["state"] == "doubtful" and found["icon"] == "⚠️"
+    assert found["title"].startswith('get_weather 的参数 city="Tokyo" 在对话里没有出现过（问题是「北京今天天气怎么样？」）：'
+                                     "下面的回答用的是它，核对一下")
+    assert not headline.summary(events)["ok"]
     assert "tw-unsaid" not in timeline.render_protocol(events, check_arguments=False)
     assert all("🔎" not in str(m["content"]) for m in timeline.render_chat(events, check_arguments=False))
 
