@@ -17,6 +17,7 @@ from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
 from lessons import context_view, cost_view, skills_view, token_count
+from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
 from tool_outcome import RESULT_LIMIT
@@ -66,6 +67,7 @@ CSS = """
 .tw-final { border-left: 4px solid #16a34a; padding: 6px 10px; background: rgba(22,163,74,0.08); border-radius: 4px; white-space: pre-wrap; }
 .tw-pause { border-left: 4px solid #d97706; padding: 6px 10px; background: rgba(217,119,6,0.10); border-radius: 4px; }
 .tw-edited { color: #b45309; }
+.tw-purpose { color: var(--body-text-color-subdued); font-size: 0.9em; margin: 2px 0 6px; }
 .tw-match { background: rgba(250, 204, 21, 0.35); border-radius: 3px; }
 .tw-g0 { background: rgba(59,130,246,0.30); } .tw-g1 { background: rgba(16,185,129,0.30); }
 .tw-g2 { background: rgba(236,72,153,0.28); } .tw-g3 { background: rgba(168,85,247,0.28); }
@@ -712,14 +714,23 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
         for event in events:
             if "child" in event:
                 children.setdefault((event.get("child_turn"), str(event["child"])), []).append(event)
-        grouped = rounds(loop_events.own(events))
+        grouped = rounds(e for e in loop_events.own(events) if e.get("type") != "purpose")
         text_protocol = token_count.is_text_protocol(events)
         parsed = any(e.get("type") == "parse" for e in events)
-        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol,
-                                    children, parsed)
-                       for i, (turn, evs) in enumerate(grouped))
+        body = render_purpose(events) + "".join(
+            render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol, children, parsed)
+            for i, (turn, evs) in enumerate(grouped))
     top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
     return '<div class="tw-protocol">' + top + body + "</div>"
+
+
+def render_purpose(events: list[dict]) -> str:
+    """What the run's preset question wants (runs/purposes.py), which the headline checks it against."""
+    wanted = headline.purpose_text(headline.recorded_purpose(events))
+    if not wanted:
+        return ""
+    return (f'<div class="tw-purpose">🎯 {esc(tr("这个预设问题要的是：", "What this preset question wants: "))}'
+            f"{esc(wanted)}</div>")
 
 
 # ---------------------------------------------------------------- the chat view

@@ -479,6 +479,20 @@ def recorded_purpose(events: list[dict]) -> evaluation.Case | None:
         return None
 
 
+def purpose_text(purpose: evaluation.Case | None) -> str:
+    """What a purpose wants, in a line: its calls (with their matchers) and what the answer must hold."""
+    if purpose is None:
+        return ""
+    said = []
+    if purpose.calls:
+        said.append(tr("调用 {calls}", "a call of {calls}").format(calls=_calls_text(list(purpose.calls), wanted=True)))
+    else:
+        said.append(tr("不调用工具", "no tool call"))
+    if purpose.answer is not None:
+        said.append(tr("回答里有{want}", "an answer that holds {want}").format(want=_matcher_text(purpose.answer)))
+    return tr("；", "; ").join(said)
+
+
 def fits(purpose: evaluation.Case, events: list[dict]) -> bool:
     """Whether the purpose can be asked of this run: every tool it names was offered (in the request's
     tools, or a text protocol's prompt), with every argument it checks, and every exact text it expects
