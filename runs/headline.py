@@ -439,6 +439,9 @@ def _checked(found: dict, events: list[dict], purpose: evaluation.Case | None) -
     already failed keeps its verdict, with a repeated call said beside it; a success that missed its
     purpose becomes ⚠️ missed, one that repeated a call 🔁, one with a doubt ⚠️ doubtful."""
     repeated = _repeated_calls(events)
+    if found["state"] in ("gave_up", "stopped"):     # answered without a call that went through: and what was wanted
+        missed = _missed(purpose, events) if purpose is not None else ""
+        return _beside(found, tr("；", "; ").join(s for s in (repeated, missed) if s))
     if found["state"] not in SUCCESS + ("no_tool_call",):      # an overflow names its repeated calls itself
         return _beside(found, repeated if found["state"] != "context_overflow" else "")
     missed = _missed(purpose, events) if purpose is not None else ""

@@ -71,6 +71,7 @@ CONTEXT = {case.question: case for case in (
 )}
 
 ASKS_FOR_A_SUBAGENT = re.compile(r"子代理|sub-?agent", re.I)
+DECLINES_A_SUBAGENT = re.compile(r"(?:不|别|无需|不要|不用)[^，。,.]{0,3}子代理|\b(?:without|no|don't use) a sub-?agent", re.I)
 DELEGATION = call("task")
 
 
@@ -80,7 +81,7 @@ def purpose_for(lesson: str, question: str, options: Mapping | None = None) -> C
     if lesson == "context":
         conversation = (options or {}).get("conversation")
         return CONTEXT.get(question) if context_backend.is_example(conversation) else None
-    if lesson == "subagents" and ASKS_FOR_A_SUBAGENT.search(question):
+    if lesson == "subagents" and ASKS_FOR_A_SUBAGENT.search(question) and not DECLINES_A_SUBAGENT.search(question):
         return ask(question, DELEGATION)
     return OWN.get(question) or EVALUATED.get(question)
 

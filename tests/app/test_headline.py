@@ -257,7 +257,7 @@ def test_a_wrong_argument_is_named_with_whoever_wrote_it():
     hooked[2] = {**hooked[2], "arguments": {"city": "Guangzhou"}, "changed_by": ["to_english"]}
     assert headline.judge(hooked, purpose)["title"].startswith(
         '这个问题要的是 get_weather(city="广州")，实际执行的是 get_weather(city="Guangzhou")（钩子 to_english 改过参数）')
-    fixed = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "Tokyo"}), *answered(2)]
+    fixed = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "Tokyo"}), *answered(2, "广州今天 31°C")]
     fixed[2] = {**fixed[2], "arguments": {"city": "广州"}, "edited": ['city："Tokyo" → "广州"']}
     found = headline.judge(fixed, purpose)           # a person put it right before it ran: what ran is what counts
     assert found["state"] == "answered" and "你改过后才执行的" in found["title"]
@@ -266,7 +266,7 @@ def test_a_wrong_argument_is_named_with_whoever_wrote_it():
 def test_a_mistake_the_model_corrected_is_not_held_against_the_purpose():
     purpose = purposes.purpose_for("function_calling", "广州冷不冷？")
     events = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": 3}, ok=False),
-              *called(2, "get_weather", {"city": "广州"}), *answered(3)]
+              *called(2, "get_weather", {"city": "广州"}), *answered(3, "广州今天 31°C")]
     assert headline.judge(events, purpose)["state"] == "recovered"
 
 
@@ -407,3 +407,18 @@ def test_a_sub_agent_out_of_its_time_budget_is_the_run_s_setting_not_the_sandbox
     assert found["state"] == "stopped" and found["title"].startswith(
         "子代理「查北京今天的天气」用完了给它的时间预算就被停下了，没有做完（预算是这次运行的设置「子代理的时间预算」，不是沙箱的限额）")
     assert "限额（时间、内存" not in found["title"] and "被停下了，没有做完" not in found["title"].split("）", 1)[1]
+
+
+def test_a_call_that_failed_on_the_wrong_argument_says_what_was_wanted_too():
+    purpose = purposes.purpose_for("function_calling", "广州冷不冷？")
+    events = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "Tokyo"}),
+              *answered(2, "According to the tool, Tokyo is sunny.")]
+    events[2] = {**events[2], "ok": False, "error_code": "tool_error"}
+    found = headline.judge(events, purpose)
+    assert found["state"] == "gave_up" and found["title"].endswith(
+        '；这个问题要的是 get_weather(city="广州")，实际执行的是 get_weather(city="Tokyo")')
+
+
+def test_a_question_that_declines_a_sub_agent_does_not_want_one():
+    assert purposes.purpose_for("subagents", "不用子代理，直接查北京今天的天气") is None
+    assert purposes.purpose_for("subagents", "Use a subagent to find the weather in Paris.").calls == ({"name": "task"},)
