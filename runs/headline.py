@@ -439,24 +439,24 @@ def _checked(found: dict, events: list[dict], purpose: evaluation.Case | None) -
     already failed keeps its verdict, with a repeated call said beside it; a success that missed its
     purpose becomes ⚠️ missed, one that repeated a call 🔁, one with a doubt ⚠️ doubtful."""
     repeated = _repeated_calls(events)
-    if found["state"] in ("gave_up", "stopped"):     # answered without a call that went through: and what was wanted
-        missed = _missed(purpose, events) if purpose is not None else ""
-        return _beside(found, tr("；", "; ").join(s for s in (repeated, missed) if s))
-    if found["state"] not in SUCCESS + ("no_tool_call",):      # an overflow names its repeated calls itself
-        return _beside(found, repeated if found["state"] != "context_overflow" else "")
-    missed = _missed(purpose, events) if purpose is not None else ""
+    missed = _missed(purpose, events) if purpose is not None and found["state"] in ANSWERED else ""
+    if found["state"] not in SUCCESS + ("no_tool_call",):     # a failure already: said beside it (an overflow
+        beside = [missed, repeated if found["state"] != "context_overflow" else ""]      # names its repeats itself)
+        return _beside(found, tr("；", "; ").join(s for s in beside if s))
     doubts = _unsaid(events) + _over_budget(events) + _no_skills(events)
     if missed:
         return _before(found, "missed", "⚠️", [missed, repeated, *doubts])
-    if found["state"] == "no_tool_call":
-        if purpose is not None and not purpose.calls:     # the question wants no tool: answering directly is right
-            return {**found, "state": "answered", "icon": "✅", "title": tr(
-                "这个问题不需要工具，模型直接回答了：{counts}", "This question needs no tool, and the model answered it "
-                                                     "directly: {counts}").format(counts=_counts(events))}
-        return _before(found, "doubtful", "⚠️", doubts) if doubts else found
+    if found["state"] == "no_tool_call" and purpose is not None:      # the question wants no tool: that is right
+        return {**found, "state": "answered", "icon": "✅", "title": tr(
+            "这个问题不需要工具，模型直接回答了：{counts}", "This question needs no tool, and the model answered it "
+                                                 "directly: {counts}").format(counts=_counts(events))}
     if repeated:
         return _before(found, "repeated_calls", "🔁", [repeated, *doubts])
     return _before(found, "doubtful", "⚠️", doubts) if doubts else found
+
+
+# The verdicts of a run that ended with an answer, whether or not a call went through: the purpose is asked of them.
+ANSWERED = ("answered", "recovered", "no_tool_call", "gave_up", "stopped")
 
 
 def _before(found: dict, state: str, icon: str, sentences: list[str]) -> dict:
