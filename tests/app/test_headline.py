@@ -11,6 +11,7 @@ from lessons import presets
 from runs import headline, purposes
 from runs.backend import executor
 from lessons.editor_panel import EXAMPLE_SETS, example_text
+from examples_weather import registry as weather
 from react_loop import run_react
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
@@ -348,9 +349,9 @@ def test_the_rounds_counted_are_the_rounds_on_the_timeline():
 
 
 def test_a_context_overflow_names_what_grew_the_conversation_not_the_message_format():
-    tools = sandbox.extract_schemas(WEATHER)["tools"]
     client = llm_clients.make_client("offline", mistake="repeat_call", max_tokens=1024)    # the page's default
-    events = list(run_function_calling(client, "北京今天天气怎么样？", tools, executor(WEATHER, "headline-test")))
+    # The course's registry in this process: sixty-odd calls, and the sandbox is not what is tested here.
+    events = list(run_function_calling(client, "北京今天天气怎么样？", weather.to_schemas(), weather))
     ended = events[-1]
     assert ended["type"] == "error" and ended["code"] == "context_exceeded" and ended["turn"] == 3
     found = headline.verdict(events)
@@ -422,3 +423,21 @@ def test_a_call_that_failed_on_the_wrong_argument_says_what_was_wanted_too():
 def test_a_question_that_declines_a_sub_agent_does_not_want_one():
     assert purposes.purpose_for("subagents", "不用子代理，直接查北京今天的天气") is None
     assert purposes.purpose_for("subagents", "Use a subagent to find the weather in Paris.").calls == ({"name": "task"},)
+
+
+def test_a_context_overflow_over_real_http_is_named_the_same():
+    """The same loop through the openai SDK against the project's own server (offline/server.py), which
+    refuses the over-long request with llama-server's words: the verdict reads the same."""
+    from offline.server import OfflineServer
+
+    server = OfflineServer(mistake="repeat_call").start()
+    try:
+        client = llm_clients.make_client("openai", "offline-rule-model", api_key="sk-test", base_url=server.url + "/v1",
+                                         max_tokens=1024)
+        events = list(run_function_calling(client, "北京今天天气怎么样？", weather.to_schemas(), weather))
+    finally:
+        server.stop()
+    found = headline.verdict(events)
+    assert found["state"] == "context_overflow" and "第 3 轮的请求被拒收了" in found["title"]
+    assert "这次请求有" in found["detail"] and "服务端的上下文只有 4096 个" in found["detail"]
+    assert "GLM" not in found["detail"] and "exceeds the available context size" in found["detail"]
