@@ -337,9 +337,13 @@ TEMPLATE_ADVICE = ("llama.cpp：用 --jinja 启动，并用 --chat-template-file
                    "LM Studio：选一个标着支持工具调用（Tool Use）的模型。")
 
 
+EXAMPLE_ARGUMENTS = re.compile(r'"arguments"\s*:\s*(\{[^{}]*\})')
+
+
 def template_examples(message, messages, tools, template):
-    """模型填的参数里，对话里没有、却出现在服务端聊天模板里的值（模板里示范调用的例子，
-    比如 get_weather(city="Tokyo")）：小模型会照抄。template 是 llama-server 的 GET /props 给的 chat_template。"""
+    """照抄了服务端聊天模板里示范调用的例子（比如 get_weather(city="Tokyo")）：小模型常这样。
+    参数里对话中没有、模板里却有的值（values），和回答里提到的、模板示例调用里的参数值（answer_values，
+    比如问北京天气，回答却说 "the weather in Tokyo"）。template 是 llama-server 的 GET /props 给的 chat_template。"""
     if not template:
         return None
     copied = []
@@ -351,13 +355,34 @@ def template_examples(message, messages, tools, template):
             continue
         copied += [value for _, value in unsaid_arguments(arguments, messages, tools)
                    if normalized(value) in normalized(template) and value not in copied]
-    if not copied:
+    said = normalized("\x00".join(strings_in([messages, tools])))
+    answer = normalized(message.get("content") or "")
+    echoed = [value for value in example_values(template) if normalized(value) in answer and normalized(value) not in said]
+    if not copied and not echoed:
         return None
-    shown = "、".join(json.dumps(value, ensure_ascii=False) for value in copied)
-    found = note("template_example", f"参数里的 {shown} 不在对话里，却在服务端的聊天模板里（GET /props 的 chat_template："
-                                     "模板里示范怎样调用的例子）：模型照抄了模板的例子，没有用问题里的值。")
-    found["values"] = copied
+    sentences = []
+    if copied:
+        sentences.append(f"参数里的 {'、'.join(json.dumps(v, ensure_ascii=False) for v in copied)} 不在对话里，"
+                         "却在服务端的聊天模板里（GET /props 的 chat_template：模板里示范怎样调用的例子）：模型照抄了模板的例子，"
+                         "没有用问题里的值。")
+    if echoed:
+        sentences.append(f"回答里的 {'、'.join(json.dumps(v, ensure_ascii=False) for v in echoed)} 不在对话里，"
+                         "却是服务端聊天模板里示范调用的参数：模型照抄了模板的例子，这不是问题要的答案。")
+    found = note("template_example", "".join(sentences))
+    found["values"], found["answer_values"] = copied, echoed
     return found
+
+
+def example_values(template):
+    """聊天模板里示范调用的参数值：'"arguments": {"city": "Tokyo"}' -> ["Tokyo"]（"<value>" 这样的占位不算）。"""
+    found = []
+    for body in EXAMPLE_ARGUMENTS.findall(template or ""):
+        try:
+            arguments = json.loads(body)
+        except json.JSONDecodeError:
+            continue
+        found += [value for _, value in string_values(arguments) if value.strip() and not value.startswith("<")]
+    return list(dict.fromkeys(found))
 
 
 def template_accent(props):

@@ -443,7 +443,7 @@ def _checked(found: dict, events: list[dict], purpose: evaluation.Case | None) -
     if found["state"] not in SUCCESS + ("no_tool_call",):     # a failure already: said beside it (an overflow
         beside = [missed, repeated if found["state"] != "context_overflow" else ""]      # names its repeats itself)
         return _beside(found, tr("；", "; ").join(s for s in beside if s))
-    doubts = _unsaid(events) + _over_budget(events) + _no_skills(events)
+    doubts = _unsaid(events) + _echoed(events) + _over_budget(events) + _no_skills(events)
     if missed:
         return _before(found, "missed", "⚠️", [missed, repeated, *doubts])
     if found["state"] == "no_tool_call" and purpose is not None:      # the question wants no tool: that is right
@@ -726,6 +726,20 @@ def _whence(value: str, events: list[dict], turn: Any) -> str:
             return tr("，它在服务端聊天模板的示例里：模型照抄了模板的例子", ", but it is in the worked example of the server's chat "
                                                         "template: the model copied the template's example")
     return ""
+
+
+def _echoed(events: list[dict]) -> list[str]:
+    """An answer that names the worked example of the server's chat template (a city nobody asked about),
+    as the answer's own accent says (accents.template_examples)."""
+    final = _last_response(events)
+    echoed = [value for accent in final.get("accents") or [] if isinstance(accent, dict)
+              and accent.get("code") == "template_example" for value in accent.get("answer_values") or []]
+    if not echoed:
+        return []
+    return [tr("回答里的 {values} 在对话里没有出现过，却是服务端聊天模板里示范调用的参数：模型照抄了模板的例子",
+               "The answer names {values}, which appears nowhere in the conversation but is the argument of the "
+               "server's chat template's worked example: the model copied the template's example").format(
+                   values=tr("、", ", ").join(json.dumps(v, ensure_ascii=False) for v in echoed))]
 
 
 def _over_budget(events: list[dict]) -> list[str]:

@@ -1,10 +1,12 @@
 """An argument nobody said (accents.unsaid_arguments): a string argument whose value appears nowhere
-in what the model was sent. The timeline shows it on the call, beside the question; it is a note, not
-a verdict. It must stay quiet on the offline model's correct runs of every example set's presets,
-or students learn to ignore it."""
+in what the model was sent. The timeline shows it on the call, beside the question; the headline
+doubts a run built on one (never a plain ✅), and says so when the server's chat template was the
+source. It must stay quiet on the offline model's correct runs of every example set's presets, or
+students learn to ignore it."""
 import importlib
+from pathlib import Path
 
-from accents import unsaid_arguments
+from accents import example_values, template_examples, unsaid_arguments
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from lessons import timeline
@@ -148,3 +150,29 @@ def test_a_tab_draws_it_unless_its_tools_are_the_workspaces():
     state.replay, state.pos = invented_run(), 99
     drawn = {tab.name: tab.run.views.render(state)[tab.run.views.protocol] for tab in tabs}
     assert "tw-unsaid" in drawn["function_calling"] and "tw-unsaid" not in drawn["workspace"]
+
+
+TEMPLATE = (Path(__file__).resolve().parents[1] / "real_model" / "chatml_json_calls.jinja").read_text(encoding="utf-8")
+
+
+def test_the_template_s_worked_examples_are_read_from_it():
+    assert example_values(TEMPLATE) == ["Tokyo", "Anna Schmidt"]      # not the "<value>" placeholder
+
+
+def test_a_value_copied_from_the_chat_template_is_said_in_the_call_and_in_the_answer():
+    asked = [{"role": "user", "content": "北京今天天气怎么样？"}]
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Tokyo"}'}}
+    found = template_examples({"role": "assistant", "content": None, "tool_calls": [call]}, asked, WEATHER_TOOL, TEMPLATE)
+    assert found["code"] == "template_example" and found["values"] == ["Tokyo"] and not found["answer_values"]
+    # Measured on SmolLM2-135M: get_weather(city="北京") ran, and the answer spoke of Tokyo.
+    answer = {"role": "assistant", "content": "the weather in Tokyo is 25°C, 30% of the time"}
+    found = template_examples(answer, asked, WEATHER_TOOL, TEMPLATE)
+    assert found["answer_values"] == ["Tokyo"] and "回答里的 \"Tokyo\" 不在对话里" in found["message"]
+    assert template_examples(answer, [{"role": "user", "content": "Tokyo weather?"}], WEATHER_TOOL, TEMPLATE) is None
+    assert template_examples(answer, asked, WEATHER_TOOL, None) is None          # no template known: nothing said
+    events = [{"type": "request", "turn": 1, "messages": asked, "tools": WEATHER_TOOL},
+              {"type": "response", "turn": 1, "accents": [found]},
+              {"type": "final", "turn": 1, "content": answer["content"]}]
+    verdict = headline.verdict(events)
+    assert verdict["state"] == "doubtful" and verdict["title"].startswith(
+        '回答里的 "Tokyo" 在对话里没有出现过，却是服务端聊天模板里示范调用的参数：模型照抄了模板的例子')
