@@ -552,6 +552,8 @@ def gateway_page(status, text, server):
 
 # OpenAI 的原话（preceeding 的拼写也是原样）：tool 消息前面没有它的调用
 ORPHAN_RESULT = re.compile(r"role 'tool' must be a response to a prece+ding", re.I)
+# llama.cpp 读不了历史里 assistant 调用的参数（一个写到一半被 max_tokens 截断的调用）
+CUT_CALL = re.compile(r"Failed to parse tool call arguments", re.I)
 # 请求比模型的上下文还长：llama.cpp、OpenAI / DeepSeek / vLLM、百炼各自的说法（智谱是错误码 1261）
 CONTEXT_EXCEEDED = re.compile(r"exceeds? the available context|exceed_context_size|context_length_exceeded|"
                               r"maximum context length|context window|prompt is too long|input length should be",
@@ -575,6 +577,10 @@ def explain_error(status, text, sent, server=None):
                                    f"本课的客户端会自动保留它；如果历史是你自己拼的，请把它加回去。{quoted}", None)
         return ("bad_request", "服务端不接受输入消息里的 reasoning_content（思考过程）：把历史发回去之前删掉这个字段。"
                                f"{quoted}", None)
+    if CUT_CALL.search(said):
+        return ("bad_request", "服务端读不了历史里一个调用的参数：它不是合法的 JSON。多半是上一轮的回答写到 max_tokens 被截断，"
+                               "最后一个调用只写了一半（时间线里那一轮的 finish_reason 是 length），循环把它照原样放回了历史。"
+                               "不是服务端坏了，重试也一样：这是小模型原地打转的后果，换一个更大的模型再试。" + quoted, None)
     if CONTEXT_EXCEEDED.search(said) or CONTEXT_EXCEEDED.search(str(code or "")) or code == GLM_TOO_LONG:
         return ("context_exceeded", context_exceeded(text) + quoted, None)
     if ORPHAN_RESULT.search(said):
