@@ -127,6 +127,8 @@ CSS = """
 .tw-status p { margin: 0.2em 0; }
 /* A label over a code box wraps before the box's icons (copy, download) instead of running under them. */
 .block:has(> .icon-button-wrapper.top-panel) > label[data-testid="block-label"] { margin-right: 5.5em; }
+/* A dropdown's arrow is drawn over the right end of its text box: the text stops before it (with …). */
+.secondary-wrap:has(> .icon-wrap) > input { padding-right: calc(var(--size-5) * 2); text-overflow: ellipsis; }
 .tw-ws-tree .wrap { flex-direction: column; align-items: stretch; gap: 2px !important; }
 .tw-ws-tree label { font-family: var(--font-mono); font-size: 0.88em; padding: 3px 8px !important; }
 @media (max-width: 640px) {
@@ -160,6 +162,7 @@ def build_demo(secrets=None) -> gr.Blocks:
     projector mode, the link banner, browser memory, model settings)."""
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
+    gradio_patches.install_range_messages()         # a number out of its box's range: the page says so
     lessons = list(LESSONS.values())
     pages = []
     # Its config and app are made once, by launch (gradio_patches.page_blocks).

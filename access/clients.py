@@ -59,12 +59,6 @@ def model_box(provider: str, secrets: Mapping[str, str] | None = None, model: st
     return {"choices": model_choices(provider, secrets), "value": model or default_model(provider, secrets)}
 
 
-def preset_models(preset: str, provider: str) -> list[str]:
-    """The chosen preset's suggested models (tool-capable first), if it is for this provider."""
-    chosen = PRESETS.get(preset or "")
-    return list(chosen.models) if chosen and chosen.provider == provider else []
-
-
 def server_has_key(provider: str, secrets: Mapping[str, str]) -> bool:
     return bool(secrets.get(KEY_ENV.get(provider, ""), ""))
 
@@ -93,34 +87,37 @@ def local_placeholder(settings: Settings, base_url: str | None) -> str:
     return preset.placeholder_key if (settings.base_url or "").strip() and base_url else ""
 
 
-def missing_key_message(settings: Settings, secrets: Mapping[str, str]) -> str:
+def missing_key_message(settings: Settings, secrets: Mapping[str, str], key_box: str = "") -> str:
     """Why there is no key for this run, and what to do (a server key configured for
-    another address is named as such: it does not follow a preset or a typed URL)."""
+    another address is named as such: it does not follow a preset or a typed URL).
+    key_box: where the page takes this model's key (default: «Model settings»)."""
+    box = key_box or tr("「模型设置」", "«Model settings»")
     preset = PRESETS.get(settings.preset)
     where = (tr("你自己的 {name} API Key（{src}）", "your own {name} API key ({src})").format(
         name=preset.name, src=preset.key_from) if preset else tr("你自己的 API Key", "your own API key"))
     if server_has_key(settings.provider, secrets) and settings.base_url:
         host = urlsplit(settings.base_url).hostname or settings.base_url
         return tr("没有可用的 API Key：服务器配置的密钥只发往服务器为它设定的地址，不会发往 {host}。"
-                  "请在「模型设置」里填写{where}后按回车，或改用「离线演示模型」。",
+                  "请在{box}里填写{where}后按回车，或改用「离线演示模型」。",
                   "No API key to use: the server's key goes only to the address set for it on the server, never to "
-                  "{host}. Enter {where} in «Model settings» and press Enter, or use the «Offline demo model»."
-                  ).format(host=host, where=where)
-    return tr("没有可用的 API Key：请在「模型设置」里填写{where}（服务器没有为这个地址配置密钥）。",
-              "No API key to use: enter {where} in «Model settings» (the server has no key for this address)."
-              ).format(where=where)
+                  "{host}. Enter {where} in {box} and press Enter, or use the «Offline demo model»."
+                  ).format(host=host, where=where, box=box)
+    return tr("没有可用的 API Key：请在{box}里填写{where}（服务器没有为这个地址配置密钥）。",
+              "No API key to use: enter {where} in {box} (the server has no key for this address)."
+              ).format(where=where, box=box)
 
 
 def make_client(settings: Settings, session_key: str, secrets: Mapping[str, str], mistake: str | None = None,
-                request: Any = None, class_code: str | None = None):
+                request: Any = None, class_code: str | None = None, key_box: str = ""):
     """A client for the chosen provider (llm_clients.make_client); raises LLMError /
     ValueError with a Chinese message when something is missing or not allowed
-    (access/: typed base URLs on a public server, the class code and meter on server keys)."""
+    (access/: typed base URLs on a public server, the class code and meter on server keys).
+    key_box: where the page takes this model's key, for the message when there is none."""
     api_key, base_url = resolve_credentials(settings, session_key, secrets)
     placeholder = "" if api_key else local_placeholder(settings, base_url)
     api_key = api_key or placeholder or None
     if settings.provider != "offline" and not api_key:
-        raise ValueError(missing_key_message(settings, secrets))
+        raise ValueError(missing_key_message(settings, secrets, key_box))
     if settings.provider == "openai" and not base_url:
         base_url = None  # the SDK's default endpoint
     on_server_key = settings.provider != "offline" and not session_key and not placeholder

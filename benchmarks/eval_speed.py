@@ -11,7 +11,12 @@ measured in the same run.
    evaluation.score fills every criterion and writes each problem for the page). Both must agree on
    every run's pass / fail (checked), then the median of `--repeat` rounds of each is printed, with
    their ratio (above 1: evaluation.score is the slower).
-2. An offline evaluation of 20 cases × 3 trials through runs/eval_backend.run_evaluation (tools in
+2. Totals. The page redraws the totals of every trial so far a few times a second while an evaluation
+   runs; evaluation.totals now also looks, for each failed tool call, at whether the model made its
+   arguments up (accents.unsaid_arguments over what that round sent). `--runs` recorded runs (as
+   trials) are totalled by evaluation.totals and, as its peer, tabled by evaluation.table (the page's
+   other per-redraw summary): the median of `--repeat` rounds of each and their ratio.
+3. An offline evaluation of 20 cases × 3 trials through runs/eval_backend.run_evaluation (tools in
    the sandbox, as the page does it), against its peer: the same 60 questions run one by one as the
    page's ▶ 运行 runs them (backend.start_run + run_to_end). The ratio is the evaluation's overhead.
 """
@@ -37,7 +42,7 @@ from evaluation_cases import CASE_SETS  # noqa: E402
 from function_calling_loop import run_function_calling  # noqa: E402
 from llm_clients import make_client  # noqa: E402
 
-MISTAKES = (None, "unknown_tool", "wrong_type", "missing_argument")
+MISTAKES = (None, "unknown_tool", "wrong_type", "missing_argument", "stubborn")
 
 
 def recordings() -> list[tuple[evaluation.Case, list[dict]]]:
@@ -148,6 +153,17 @@ def scoring(runs: int, repeat: int) -> None:
           f"ratio {full / plain:.2f}x (median of {repeat})")
 
 
+def summing(runs: int, repeat: int) -> None:
+    recorded = recordings()
+    done = [evaluation.Trial(case, 1, events, score(case, events), 1.0)
+            for case, events in (recorded[i % len(recorded)] for i in range(runs))]
+    failed_calls = sum(sum(t.tool_failures()) for t in done)
+    summed = timed(lambda: evaluation.totals(done), repeat)
+    tabled = timed(lambda: evaluation.table(done), repeat)
+    print(f"totals of {runs} runs ({failed_calls} failed tool calls looked at): evaluation.totals {summed * 1000:.1f} ms, "
+          f"evaluation.table {tabled * 1000:.1f} ms, ratio {summed / tabled:.2f}x (median of {repeat})")
+
+
 def end_to_end(repeat: int) -> None:
     from access.clients import Settings
     from catalogue import LESSONS
@@ -185,6 +201,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     scoring(args.runs, args.repeat)
+    summing(min(args.runs, 300), args.repeat)
     end_to_end(args.repeat)
 
 

@@ -453,7 +453,8 @@ class StreamAssembler:
                     piece = json.dumps(piece, ensure_ascii=False)
                 else:
                     call["function"]["arguments"] += piece or ""
-                shown.append({"index": index, "name": fn.get("name"), "arguments": piece or ""})
+                shown.append({"index": index, **({"id": part["id"]} if part.get("id") else {}),
+                              "name": fn.get("name"), "arguments": piece or ""})
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
         return shown
 
@@ -577,8 +578,8 @@ def explain_error(status, text, sent, server=None):
                                    f"本课的客户端会自动保留它；如果历史是你自己拼的，请把它加回去。{quoted}", None)
         return ("bad_request", "服务端不接受输入消息里的 reasoning_content（思考过程）：把历史发回去之前删掉这个字段。"
                                f"{quoted}", None)
-    if CUT_CALL.search(said):
-        return ("bad_request", "服务端读不了历史里一个调用的参数：它不是合法的 JSON。多半是上一轮的回答写到 max_tokens 被截断，"
+    if CUT_CALL.search(said):         # code "server" still: the server took the request and failed on what the model wrote
+        return ("server", "服务端读不了历史里一个调用的参数：它不是合法的 JSON。多半是上一轮的回答写到 max_tokens 被截断，"
                                "最后一个调用只写了一半（时间线里那一轮的 finish_reason 是 length），循环把它照原样放回了历史。"
                                "不是服务端坏了，重试也一样：这是小模型原地打转的后果，换一个更大的模型再试。" + quoted, None)
     if CONTEXT_EXCEEDED.search(said) or CONTEXT_EXCEEDED.search(str(code or "")) or code == GLM_TOO_LONG:

@@ -366,14 +366,20 @@ def measured(strategy: str, messages: list[dict], budget: int, client: Any = Non
     return shrunk, round((time.perf_counter() - started) * 1000, 2)
 
 
-def compared(messages: list[dict], budget: int) -> list[dict]:
-    """不用模型的几种做法，在同一段对话、同一个预算上各做一次：条数、token、省下多少、用时、留下的孤儿结果。"""
+def compared(messages: list[dict], budget: int, done: dict[str, tuple[Shrunk, float]] | None = None) -> list[dict]:
+    """每种做法在同一段对话、同一个预算上各做一次：条数、token、省下多少、用时、留下的孤儿结果。
+    要模型的做法（摘要）不为了比较再调一次模型：这次做过的（done：做法 -> (Shrunk, 毫秒)）就用那次的结果，
+    没做过的那一行只写 needs_model。"""
     before = sum(tokens(messages))
     rows = []
     for name, title in STRATEGIES.items():
-        if name in NEEDS_MODEL:
+        if name in (done or {}):
+            shrunk, ms = done[name]
+        elif name in NEEDS_MODEL:
+            rows.append({"strategy": name, "title": title, "needs_model": True})
             continue
-        shrunk, ms = measured(name, messages, budget)
+        else:
+            shrunk, ms = measured(name, messages, budget)
         rows.append({"strategy": name, "title": title, "messages": len(shrunk.messages), "tokens": shrunk.total,
                      "saved": before - shrunk.total, "ms": ms, "orphans": len(orphans(shrunk.messages)),
                      "fits": shrunk.total <= budget})
@@ -397,7 +403,7 @@ def context_event(strategy: str, budget: int, messages: list[dict], shrunk: Shru
     return {"type": "context", "turn": 0, "strategy": strategy, "title": STRATEGIES.get(strategy, strategy),
             "budget": budget, "rows": rows, "added": added, "before_tokens": sum(counts),
             "after_tokens": sum(after), "notes": shrunk.notes, "orphans": said, "ms": ms,
-            "model_call": shrunk.model_call, "compared": compared(messages, budget)}
+            "model_call": shrunk.model_call, "compared": compared(messages, budget, {strategy: (shrunk, ms)})}
 
 
 def run_within_budget(client: Any, history: list[dict], question: str, strategy: str, budget: int, *,

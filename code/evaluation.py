@@ -9,7 +9,8 @@
     工具（选对了、次数对），参数（工具选对了才比对），回答。模型说"已完成"不是证据；
   - 评估（evaluate）：每个用例跑 trials 次，每跑完一次交回一条 Trial（事件、得分、用时）；
   - 汇总（totals）：通过率（带次数）、这次量到的用时 p50 / p95、token（服务端 usage 报的数；
-    没报的请求单独数出来，估算的标明是估算）、费用（只在配置了价格时才算，绝不编一个价格）。
+    没报的请求单独数出来，估算的标明是估算）、费用（只在配置了价格时才算，绝不编一个价格）；
+    工具没成的调用分开数：参数是模型编的（模型的错），还是参数有来处、工具自己没成（可能是工具要修）。
 
 和 BFCL（Berkeley Function Calling Leaderboard）的对照：BFCL 只看模型的一次回复，按函数名和
 每个参数的"可接受值列表"比对（字符串先去标点、转小写；列表里有 "" 表示可以不传）。它的类别
@@ -18,7 +19,8 @@
 irrelevance（不该调用：calls 为空）、multi_turn（用例带着前几轮对话 before）。三处不同：
   1. 这里跑的是整个循环，模型可以看到错误再改，可改对了不等于没错过：先调了不存在的工具，"工具"
      一格就是错；参数写错被退回过，"参数"一格就是错。工具超时、被业务规则拒绝、重试了一次，调用
-     本身是对的，不算模型的错；执行端太忙没让工具运行、网络断了，这次运行不评分；
+     本身是对的，不算模型的错。模型把运行弄坏了（用完轮数、连续失败、服务端在它写的东西上出错），是一次
+     没通过的运行，照样算进通过率、用时和 token；执行端太忙没让工具运行、网络断了、用量限额，这次运行不评分；
   2. 字符串默认原样比较，不去标点、不转小写：要宽松就写 one_of 或 contains；
      用例里没写的参数不检查（BFCL 会判多传的参数为错：要这样就写 {"absent": true}）；
   3. multi_turn 简化了：before 是写好的几轮问答（只有文字，没有工具调用），只给最后一个问题打分；
@@ -39,6 +41,7 @@ import jsonschema
 import regex
 
 import events
+from accents import string_values, unsaid_arguments
 from tool_outcome import CALL_MISTAKES, NOT_RUN
 
 ORDERS = ("sequence", "any", "parallel")     # 按顺序调用 / 顺序不要紧 / 同一个回复里一起调用
@@ -46,8 +49,7 @@ CRITERIA = ("tool", "arguments", "answer")   # 选对工具、参数都对、最
 REGEX_SECONDS = 0.05      # 正则来自用例文件（别人写的）：跑不完就算不匹配，不能卡住服务器
 MAX_CASES = 50
 MAX_TEXT = 2000           # 问题、期望值这些文字的长度上限
-# 循环因为模型的表现而停下：用完轮数、连续失败。别的停法（网络、用量限额、服务端拒收）不是模型答得不好，
-# 这次运行不评分（Score.scored 为 False），也不算进通过率。
+# 循环因为模型的表现而停下：用完轮数、连续失败（stopped_by_model 还认一种：服务端在模型写的东西上出错）。
 MODEL_STOPS = ("max_turns", "too_many_failures")
 ARGUMENT_MISTAKES = ("invalid_json", "invalid_arguments")   # 工具退回的调用里，错在参数的那些
 
@@ -304,7 +306,7 @@ def score(case: Case, run: list[dict]) -> Score:
             final = final or event
         elif kind == "error":
             stopped = stopped or event
-    if final is None and stopped is not None and stopped.get("code") not in MODEL_STOPS:
+    if final is None and stopped is not None and not stopped_by_model(stopped):
         return Score(False, None, None, False, f"没有评分：运行没有正常结束（{stopped['message']}）"[:300], scored=False)
     not_run = next((r for r in results if r.get("error_code") in NOT_RUN), None)
     if not_run is not None:
@@ -330,6 +332,15 @@ def score(case: Case, run: list[dict]) -> Score:
         problems.insert(0 if not tried else len(problems), f"运行没有正常结束：{reason}")
     problem = next((p for p in problems if p), "")
     return Score(tool_ok, arguments_ok, answer_ok, final is not None, problem[:300])
+
+
+def stopped_by_model(stopped: dict) -> bool:
+    """运行停在这个错误上，是不是模型弄坏的——是，就是一次没通过的运行，和别的运行一样算进通过率、用时和 token。
+    是：循环因为它停下（MODEL_STOPS：用完轮数、连续失败），或者模型服务端接下了请求、模型也写了，服务端却在
+    处理时出了错（HTTP 500：llama.cpp 解析不了模型写到一半被 max_tokens 截断的工具调用，就这样回答）。
+    不是，这次就不评分：请求没到模型那里，或者没让它到——连不上、超时、流断了、网关或服务端忙（502 / 503 / 504）、
+    用量限额、密钥不对、请求被拒收（参数不被支持、模型名写错）。"""
+    return stopped.get("code") in MODEL_STOPS or (stopped.get("code") == "server" and stopped.get("status") == 500)
 
 
 def pairs(tried: list[dict], results: list[dict]) -> list[tuple[dict, dict | None]]:
@@ -447,10 +458,33 @@ class Trial:
     score: Score
     ms: float                 # 这次运行从头到尾的用时（本机这次量的）
 
-    def tool_failures(self) -> int:
-        """工具收下了、却自己没成的调用（出错、超时、被规则拒绝）：不算模型的错，可工具可能要修。"""
-        return sum(1 for e in events.own(self.events) if e["type"] == "tool_result" and not e.get("ok")
-                   and e.get("error_code") not in CALL_MISTAKES + NOT_RUN)
+    def tool_failures(self) -> tuple[int, int]:
+        """工具收下了、却没成的调用（出错、超时、被规则拒绝），分两种数：(参数是模型编的, 参数有来处)。
+        模型头一回写出某个值时，它在发给模型的内容里从没出现过（accents.unsaid_arguments：问的是北京，它填了
+        Tokyo），这个值就是编的——之后它再用，历史里虽然有了（它自己的调用、工具的报错），也还是编的。
+        工具在编的值上失败，是模型的错；参数都有来处、工具还是没成，才不算模型的错——可能是工具要修。"""
+        own = events.own(self.events)
+        sent = {e["turn"]: e for e in own if e["type"] == "request"}
+        tried = [e for e in own if e["type"] == "tool_call"]
+        made_up, first_seen = set(), set()
+        for call in tried:                    # 按先后：每个值只在它第一次出现的那一轮查
+            request = sent.get(call["turn"])  # 这一轮发给模型的内容：没有它就无从判断，不算模型编的
+            if request is None or not isinstance(call.get("arguments"), dict):
+                continue
+            new = {value for _, value in string_values(call["arguments"]) if value not in first_seen}
+            made_up |= {value for _, value in unsaid_arguments(call["arguments"], request.get("messages") or [],
+                                                               request.get("tools")) if value in new}
+            first_seen |= new
+        invented = tools_own = 0
+        for call, result in pairs(tried, [e for e in own if e["type"] == "tool_result"]):
+            if result is None or result.get("ok") or result.get("error_code") in CALL_MISTAKES + NOT_RUN:
+                continue
+            if isinstance(call.get("arguments"), dict) and any(
+                    value in made_up for _, value in string_values(call["arguments"])):
+                invented += 1
+            else:
+                tools_own += 1
+        return invented, tools_own
 
     def usage(self) -> tuple[int, int, int]:
         """(输入 token, 输出 token, 没报 usage 的请求数)：只加服务端报的数，不估。"""
@@ -485,7 +519,7 @@ def evaluate(run_once: Callable[[list[dict]], Iterable[dict]], cases: list[Case]
 
 @dataclasses.dataclass(frozen=True)
 class Totals:
-    runs: int                  # 评了分的运行
+    runs: int                  # 评了分的运行（模型弄坏的运行也在里面：没通过）
     passed: int
     criteria: dict             # 每一项：(对了几次, 查了几次)
     p50_ms: float | None
@@ -496,11 +530,18 @@ class Totals:
     estimated: bool            # usage 本身就是估的（离线模型按字数粗估）
     cost: float | None         # 配了价格才有
     unscored: int = 0          # 没评分的运行（网络、用量限额……）：不算进通过率和用时，token 照算（花出去了）
-    tool_failures: int = 0     # 工具自己没成的调用（Trial.tool_failures）
+    tool_failures: int = 0     # 参数有来处、工具自己没成的调用（Trial.tool_failures 的第二个数）
+    invented_failures: int = 0  # 工具在模型编的参数上没成的调用：模型的错（Trial.tool_failures 的第一个数）
 
     @property
     def rate(self) -> float | None:
         return self.passed / self.runs if self.runs else None
+
+    @property
+    def tokens_per_run(self) -> float | None:
+        """每次运行平均花了多少 token：没评分的运行也花了，分母是所有跑过的运行。"""
+        spent = self.runs + self.unscored
+        return (self.prompt_tokens + self.completion_tokens) / spent if spent else None
 
 
 def percentile(values: list[float], share: float) -> float | None:
@@ -522,9 +563,10 @@ def totals(done: list[Trial], estimated: bool = False, price: dict | None = None
     if price and not unreported and not estimated:
         cost = prompt / 1e6 * float(price["input"]) + completion / 1e6 * float(price["output"])
     times = [t.ms for t in scored]
+    failures = [t.tool_failures() for t in scored]
     return Totals(len(scored), sum(t.score.passed for t in scored), criteria, percentile(times, 0.5),
                   percentile(times, 0.95), prompt, completion, unreported, estimated, cost, len(done) - len(scored),
-                  sum(t.tool_failures() for t in scored))
+                  sum(own for _, own in failures), sum(invented for invented, _ in failures))
 
 
 def table(done: list[Trial]) -> list[dict]:

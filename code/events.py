@@ -2,10 +2,16 @@
 
 一次运行就是一串事件，界面逐条显示、测试逐条检查、导出文件原样保存：
   request → delta…（流式时）→ response → parse（文本协议）→ tool_call → tool_result → … → final / error
+第一次调用（first_call.py）只有一个来回，收完以后再发一个 assembled：每个工具调用由几片拼成、参数何时完整：
+  request → delta…（带到达时刻）→ response → assembled
+计划（planning.py）：每次 write_todos 之后（或固定流程改了一项的状态之后）是一个 plan 事件，带着改之前和之后的计划板：
+  … → tool_call write_todos → tool_result → plan → …
 有钩子时（hooks.py），tool_call 和 tool_result 之间是每个钩子的 hook 事件：
   tool_call → hook PreToolUse… → （执行）→ hook PostToolUse… → tool_result
 工具在 MCP 服务器上时（mcp_client_loop.py），协议上往来的每条 JSON-RPC 消息也是一个 rpc 事件：
   rpc initialize → rpc tools/list → request → … → tool_call → rpc tools/call（请求、结果）→ tool_result → …
+在会话的一条分支上跑时（sessions.py），每个事件都带上 branch（分支的 id），写进会话的每一条消息是一个 entry 事件：
+  request → response → …… → tool_result → entry（assistant）→ entry（tool）… → response → entry → final
 事件都是普通的 dict（TypedDict 只是给读代码的人和类型检查器看的），所以能直接 json.dumps。
 每个事件都有 type 和 turn（第几轮，从 1 开始）。
 """
@@ -28,10 +34,15 @@ class RequestEvent(TypedDict):
 class DeltaEvent(TypedDict, total=False):
     type: Literal["delta"]
     turn: int
-    content: str                  # 一段文字增量；或者下面三个：一段工具调用的增量
+    content: str                  # 一段文字增量；或者下面几个：一段工具调用的增量
     index: int
+    id: str                       # 调用的 id：只在带着它的那一片上（通常是第一片）
     name: str | None
     arguments: str
+    at_ms: float                  # 以下只有 first_call.py 的才有：从发出请求算起，这一片到的时刻
+    so_far: str                   # 到这一片为止，这个调用的参数拼成了什么
+    closed: bool                  # so_far 能不能被 json.loads 读出来（参数收完了没有）
+    json_error: str | None        # 读不出来时，json.loads 说了什么
 
 
 class ResponseEvent(TypedDict):
@@ -83,8 +94,10 @@ class ConcurrentTiming(TypedDict, total=False):
 
 
 class HookChanges(TypedDict, total=False):
-    """只有 hooks.py 的调用才有：执行前改过参数的钩子（执行的不是模型写的参数）。"""
-    changed_by: list[str]
+    """只有 hooks.py 的调用才有。"""
+    changed_by: list[str]         # 执行前改过参数的钩子（执行的不是模型写的参数）
+    hook: str                     # 拦下这次调用的前置钩子（hook_denied、hook_failed）
+    unseen_by: list[str]          # 调用失败了：没看到失败文本的 PostToolUse 钩子（它们只在成功之后运行）
 
 
 class ToolResultEvent(ConcurrentTiming, HookChanges):
@@ -113,6 +126,7 @@ class FinalEvent(TypedDict):
 
 class ErrorExtras(TypedDict, total=False):
     retry_without: str            # 端点不认的参数（tool_choice / parallel_tool_calls / strict）：去掉它可以重试
+    status: int                   # 服务端答的 HTTP 错误状态码；没得到回答（连不上、超时、流断了）就没有这一项
 
 
 class ErrorEvent(ErrorExtras):
@@ -168,7 +182,7 @@ class ContextEvent(TypedDict):
     orphans: list[str]            # 找不到调用的 tool 结果（按 rows 的编号说）：真的 API 会拒收
     ms: float                     # 这一种做法这次用了多少毫秒（摘要含一次模型调用）
     model_call: dict | None       # 只有 /compact：交给模型的请求、摘要、用时、usage、模型名
-    compared: list[dict]          # 不用模型的几种做法并排：messages、tokens、saved、ms、orphans、fits
+    compared: list[dict]          # 几种做法并排：messages、tokens、saved、ms、orphans、fits；要模型而这次没做的只有 needs_model
 
 
 class SkillsEvent(TypedDict):
@@ -181,8 +195,46 @@ class SkillsEvent(TypedDict):
     system_tokens: dict           # {"catalogue": n, "pasted": m}：两种写法的 system 提示词各多少 token
 
 
+class EntryEvent(TypedDict):
+    """会话里写下了一条消息（sessions.py）：它成了树上的一个节点。"""
+    type: Literal["entry"]
+    turn: int                     # 0：运行之前写的（问题、改过的那一条）
+    branch: str                   # 它所在分支的 id
+    entry: dict                   # 文件里的那一行：id、parent_id、time、message，改过的还有 edited_from
+
+
+class AssembledEvent(TypedDict):
+    """一次回复收完了（first_call.py）：每个工具调用由几片拼成，参数从哪一刻起才是完整的 JSON。"""
+    type: Literal["assembled"]
+    turn: int
+    streamed: bool
+    calls: list[dict]             # index、id、name、arguments（拼好的原文）、parsed（json.loads 的结果，读不出来是 None）、
+                                  # fragments（几片；不流式是 0）、first_ms（第一片到的时刻）、
+                                  # closed_ms / closed_at（参数成为完整 JSON 的时刻、第几片；一直没完整是 None）
+    finish_reason: str | None
+    meaning: str                  # finish_reason 是什么意思（first_call.FINISH_REASONS）
+    done_ms: float                # 整个响应收完的时刻（从发出请求算起）
+
+
+class PlanEvent(TypedDict):
+    """计划板变了一次，或者一次改动被规则拒了（planning.py）。每一项：content、status、done_when，
+    完成的项还有 evidence 和 found_in（证据在哪个工具结果里）；固定流程的项还有 result 和 failed_calls。"""
+    type: Literal["plan"]
+    turn: int
+    id: str | None                # 那次 write_todos 调用的 id；固定流程（循环自己改状态）是 None
+    source: Literal["write_todos", "fixed"]
+    accepted: bool                # 规则都过了没有：没过，计划板不变
+    before: list[dict]            # 这次之前的计划板
+    after: list[dict]             # 这次之后的计划板（没过时和 before 一样）
+    proposed: list[dict] | None   # 模型这次写的清单（不管过没过）；固定流程是 None
+    changes: list[str]            # 每处变化一句话：新增、删掉、改写、状态变了
+    replanned: bool               # 不只是改状态：已经有计划以后，又加了、删了或改写了计划项
+    problems: list[str]           # 违反了哪些规则，每条一句（回给模型的错误就是它们）
+
+
 Event = (RequestEvent | DeltaEvent | ResponseEvent | ParseEvent | ToolCallEvent | ToolResultEvent
-         | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent | SkillsEvent)
+         | FinalEvent | ErrorEvent | RpcEvent | HookEvent | ContextEvent | SkillsEvent | EntryEvent | AssembledEvent
+         | PlanEvent)
 
 
 def own(events: list[dict]) -> list[dict]:
@@ -196,6 +248,15 @@ def request(turn: int, messages: list[dict], tools: list[dict] | None, params: d
 
 def delta(turn: int, piece: dict[str, Any]) -> DeltaEvent:
     return {"type": "delta", "turn": turn, **piece}          # type: ignore[typeddict-item]
+
+
+def timed_delta(turn: int, piece: dict[str, Any], at_ms: float, so_far: str | None = None,
+                json_error: str | None = None) -> DeltaEvent:
+    """一片增量加上它到的时刻；工具调用的碎片再加上拼到这片为止的参数，和 json.loads 读它的结果。"""
+    event = {**delta(turn, piece), "at_ms": round(at_ms, 3)}
+    if so_far is not None:
+        event.update(so_far=so_far, closed=json_error is None, json_error=json_error)
+    return event                                              # type: ignore[return-value]
 
 
 def response(turn: int, completion: Any) -> ResponseEvent:
@@ -232,12 +293,30 @@ def hook(turn: int, call_id: str, event: str, name: str, payload: dict, answer: 
             "duration_ms": duration_ms, "asking": asking}
 
 
+def assembled(turn: int, streamed: bool, calls: list[dict], finish_reason: str | None, meaning: str,
+              done_ms: float) -> AssembledEvent:
+    return {"type": "assembled", "turn": turn, "streamed": streamed, "calls": copy.deepcopy(calls),
+            "finish_reason": finish_reason, "meaning": meaning, "done_ms": round(done_ms, 3)}
+
+
+def plan(turn: int, call_id: str | None, source: str, accepted: bool, before: list[dict], after: list[dict],
+         proposed: list[dict] | None, changes: list[str], replanned: bool, problems: list[str]) -> PlanEvent:
+    """before / after / proposed 都拷贝一份：计划板之后再变，这个事件记下的还是这一刻的样子。"""
+    return {"type": "plan", "turn": turn, "id": call_id, "source": source, "accepted": accepted,
+            "before": copy.deepcopy(before), "after": copy.deepcopy(after), "proposed": copy.deepcopy(proposed),
+            "changes": list(changes), "replanned": replanned, "problems": list(problems)}
+
+
 def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:
     return {"type": "final", "turn": turn, "content": content, "messages": messages}
 
 
 def error(turn: int, code: str, message: str) -> ErrorEvent:
     return {"type": "error", "turn": turn, "code": code, "message": message}
+
+
+def entry(turn: int, branch: str, written: dict) -> EntryEvent:
+    return {"type": "entry", "turn": turn, "branch": branch, "entry": copy.deepcopy(written)}
 
 
 def rpc(turn: int, direction: str, message: dict, method: str | None = None, at_ms: float = 0.0) -> RpcEvent:

@@ -40,13 +40,15 @@ class LLMError(Exception):
     以及 orphan_result：bad_request 里的一种，历史里有一条找不到调用的工具结果），
     str(error) 是给人看的中文，说清楚下一步怎么做。
     retry_without：服务端不支持某个参数时是它的名字（"tool_choice" / "parallel_tool_calls" / "strict"），
-    去掉它再试一次多半能成（见 without_parameter）；其余情况为 None。"""
+    去掉它再试一次多半能成（见 without_parameter）；其余情况为 None。
+    status：服务端答了一个 HTTP 错误时是它的状态码（500、429……）；请求根本没得到回答（连不上、超时、流断了）时为 None。"""
 
-    def __init__(self, code, message, retry_without=None):
+    def __init__(self, code, message, retry_without=None, status=None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.retry_without = retry_without
+        self.status = status
 
 
 @dataclass
@@ -182,7 +184,15 @@ class OfflineClient(BaseClient):
         except load_offline_model().Refused as refused:
             text = json.dumps(refused.body, ensure_ascii=False)
             raise LLMError(*(explain_error(refused.status, text, body)
-                             or ("bad_request", f"请求被服务端拒绝（HTTP {refused.status}）：{refused}"))) from None
+                             or ("bad_request", f"请求被服务端拒绝（HTTP {refused.status}）：{refused}")),
+                           status=refused.status) from None
+
+
+def usage_is_estimate(raw):
+    """离线模型的 usage 是按字数粗估的（accents.rough_tokens），不是分词器数出来的。
+    raw 是 Completion.raw（流式时是分片列表）：服务端报的 model 是离线模型的名字，usage 就是估算。"""
+    body = raw[0] if isinstance(raw, list) and raw else raw
+    return isinstance(body, dict) and body.get("model") == OFFLINE_MODEL
 
 
 def load_offline_model():
@@ -377,17 +387,19 @@ class translate_errors:
             special = explain_error(status, getattr(response, "text", ""), self.sent,
                                     getattr(response, "headers", {}).get("server"))
             if special:
-                return LLMError(*special)
+                return LLMError(*special, status=status)
         if status in (401, 403):
             return LLMError("auth", f"API Key 无效或没有权限（HTTP {status}）。请检查 {self.key_env} 或界面里填的 Key 是否完整、"
-                                    f"是否属于这个平台。{detail}")
+                                    f"是否属于这个平台。{detail}", status=status)
         if status == 429:
-            return LLMError("rate_limit", f"请求太频繁或账户余额不足（HTTP 429）。请等几秒再试，或到平台控制台查看余额和限额。{detail}")
+            return LLMError("rate_limit", f"请求太频繁或账户余额不足（HTTP 429）。请等几秒再试，或到平台控制台查看余额和限额。{detail}",
+                            status=status)
         if status is not None and status >= 500:
-            return LLMError("server", f"模型服务端出错（HTTP {status}），这不是你的代码的问题。请稍后重试，或换一个模型。{detail}")
+            return LLMError("server", f"模型服务端出错（HTTP {status}），这不是你的代码的问题。请稍后重试，或换一个模型。{detail}",
+                            status=status)
         if status is not None:
             hint = "请检查 Base URL 和模型名。" if status == 404 else "请检查模型名和消息格式（例如 GLM 不接受空 content 加 tool_calls）。"
-            return LLMError("bad_request", f"请求被服务端拒绝（HTTP {status}）。{hint}{detail}")
+            return LLMError("bad_request", f"请求被服务端拒绝（HTTP {status}）。{hint}{detail}", status=status)
         if "Timeout" in name:
             return LLMError("timeout", f"等了 {self.timeout:g} 秒模型还没回答，已超时（每轮时限）。"
                                        "请稍后重试，或在模型设置里调大每轮时限、调小 max_tokens。")

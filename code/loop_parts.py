@@ -229,6 +229,8 @@ def observation(content: str) -> dict:
 def model_failed(turn: int, error: Exception) -> events.ErrorEvent:
     if isinstance(error, LLMError):
         event = events.error(turn, error.code, str(error))
+        if error.status is not None:     # 服务端答了一个 HTTP 错误（而不是连不上、超时）：评估据此分辨是谁弄坏了这次运行
+            event = {**event, "status": error.status}
         # 服务端不认某个参数时（retry_without），界面据此给出"去掉它重试"的按钮
         return {**event, "retry_without": error.retry_without} if error.retry_without else event
     return events.error(turn, "bad_response", f"调用模型时出现意外错误：{type(error).__name__}: {error}")

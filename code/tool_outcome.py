@@ -55,11 +55,14 @@ LABELS = {
     # 人类在环（loop_parts.run_tool）：用户在确认框里点了“拒绝”；或者权限规则不允许这次调用
     "denied": "用户拒绝",
     "rule_denied": "权限规则拒绝",
-    # 钩子（hooks.py）：PreToolUse 钩子不允许这次调用；PostToolUse 钩子拦下了结果
+    # 钩子（hooks.py）：PreToolUse 钩子不允许这次调用，或者它自己出错（fail closed）没有放行；执行之后的钩子拦下了结果
     "hook_denied": "钩子拒绝",
+    "hook_failed": "钩子出错",
     "hook_blocked": "钩子拦下结果",
     # 子代理（subagents.py）：交给它的事它没做完（用完轮数、出了错）
     "subagent_failed": "子代理没做完",
+    # 计划（planning.py）：write_todos 交来的清单不合规则（两项同时在做、没有证据就标完成……），计划板没有改
+    "plan_rule": "计划不合规则",
 }
 # 上面第一组：模型写的调用本身不对，工具没有运行。其余的失败，调用是对的，是工具、规则或人没让它成。
 CALL_MISTAKES = ("unknown_tool", "invalid_json", "invalid_arguments", "format_error")

@@ -21,7 +21,9 @@ Why not Gradio's own i18n (gr.I18n with launch(i18n=...)): Gradio 6.31's fronten
 locale from navigator.language alone (no query parameter can force one), and a browser whose
 language it does not find in the table gets English; this page must be Chinese for a French
 browser and Chinese for `lang=zh` in an English one. The server's texts must follow the same
-choice, and the server cannot see what the frontend picked.
+choice, and the server cannot see what the frontend picked. So the choice made here goes the
+other way: the page's config carries it (`page_lang`), and Gradio's own words (its footer, the
+upload box, a toast's heading) follow it (serving/frontend_fixes.py).
 """
 from __future__ import annotations
 

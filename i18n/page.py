@@ -7,6 +7,10 @@ tab loads (its config, per request: gradio_patches.set_page_props), so the tab i
 its first frame and no event on load has to rewrite ~280 labels. A Chinese tab gets the page as
 built.
 
+A table's column headers built with tr() are put in English too, in its first value as well
+(a gr.Dataframe's value carries its headers); a handler that updates the table gives its headers
+in the tab's language with the rows.
+
 Choices keep their values and change only the words shown: a value is what the handlers, the
 browser's memory and the links read, in either language. A handler that sets a dropdown's choices
 later (the forced tools of tool_choice) writes them in the tab's language too.
@@ -40,6 +44,12 @@ def _choices(choices: Any) -> list | None:
     return shown if changed else None
 
 
+def _rows(value: Any) -> list:
+    """A table's first rows as it was built with them (a list of rows, or a value with "data")."""
+    rows = value.get("data") if isinstance(value, dict) else value
+    return list(rows) if isinstance(rows, (list, tuple)) else []
+
+
 def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
     """{block: {prop: English}} for every block with a text built by tr()."""
     updates: dict[Any, dict] = {}
@@ -51,6 +61,10 @@ def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
         choices = _choices(props.get("choices"))
         if choices is not None:
             found["choices"] = choices
+        headers = props.get("headers")
+        if isinstance(headers, (list, tuple)) and any(isinstance(header, i18n.Text) for header in headers):
+            found["headers"] = [header.en if isinstance(header, i18n.Text) else header for header in headers]
+            found.setdefault("value", {"headers": found["headers"], "data": _rows(props.get("value"))})
         if found:
             updates[block] = found
     return updates
@@ -60,7 +74,9 @@ def _as_built(block: Any, props: dict) -> dict:
     """The props as the page's config carries them: a value as the component's postprocess gives it."""
     if "value" in props and hasattr(block, "postprocess"):
         shown = block.postprocess(props["value"])
-        if isinstance(shown, str):
+        if hasattr(shown, "model_dump"):      # a table: Gradio's data model, as its config carries it
+            shown = shown.model_dump()
+        if isinstance(shown, (str, dict)):
             props = {**props, "value": shown}
     return props
 

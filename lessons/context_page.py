@@ -19,6 +19,7 @@ from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
 from runs import context_backend
+from serving.gradio_patches import OutOfRange
 from serving.page_events import PRIVATE
 
 LESSON = LESSONS["context"]
@@ -29,13 +30,20 @@ FIRST_STRATEGY, FIRST_BUDGET = "window", 300
 
 
 def shown_preview(conversation: str, question: str, strategy: str, budget) -> str:
-    """The next request as the chosen strategy would send it, or why the conversation cannot be sent."""
+    """The next request as the chosen strategy would send it, or why the conversation cannot be sent.
+    A budget typed outside the slider's range is said first; the preview is then of the nearest end
+    of the range, where the slider goes when the box loses focus."""
+    typed = budget
     try:
         messages = context_backend.conversation_from(conversation)
         strategy, budget = context_backend.strategy_from(strategy), context_backend.budget_from(budget)
     except context_backend.Unusable as problem:
         return f'<div class="tw-error">❌ {esc(tr("对话用不了：", "The conversation cannot be used: "))}{esc(problem)}</div>'
-    return context_view.preview(messages, question, strategy, budget)
+    shown = context_view.preview(messages, question, strategy, budget)
+    if isinstance(typed, OutOfRange):
+        said = typed.message + tr("下面是按 {n} 的预览。", " The preview below is for {n}.").format(n=budget)
+        shown = f'<div class="tw-context-warning">⚠️ {esc(said)}</div>' + shown
+    return shown
 
 
 def build(settings: SettingsPanel) -> LessonPage:

@@ -4,10 +4,12 @@ and the strategies side by side. The timeline shows it as the step before round 
 preview shows the same picture while the student moves the budget."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import context
 
+import i18n
 from i18n import now, tr
 from lessons.html_bits import esc, fold, milliseconds, pre
 from runs.context_backend import FATES_EN, TITLES_EN
@@ -20,7 +22,48 @@ CSS = """
 .tw-context-table th, .tw-context-table td { border: 1px solid var(--border-color-primary); padding: 3px 6px; vertical-align: top; }
 .tw-context-table code { white-space: pre-wrap; word-break: break-all; }
 .tw-context-head { font-weight: 600; margin: 4px 0; }
+.tw-context-warning { border-left: 4px solid #d97706; padding: 6px 10px; background: rgba(217,119,6,0.08); border-radius: 4px; margin: 4px 0; }
 """
+
+
+# What code/context.py says it did (Shrunk.notes, the orphans of context_event), in English: each
+# sentence it writes, with the parts it fills in named. A sentence not here is shown as written.
+NOTES_EN = [(re.compile(pattern), english) for pattern, english in (
+    (r"折叠了 (?P<id>.+?) 的结果：(?P<n>\d+) 行只留头尾各 (?P<k>\d+) 行",
+     "Folded the result of {id}: of its {n} lines, the first and the last {k} are kept"),
+    (r"第 (?P<i>\d+) 条（(?P<name>.+?) 的结果）换成了一行说明", "Message {i} (the result of {name}) became one line"),
+    (r"(?P<id>.+?) 的结果（(?P<t>\d+) 个 token）写进了 (?P<file>.+?)，对话里只留指针",
+     "The result of {id} ({t} tokens) went into {file}: the conversation keeps a pointer to it"),
+    (r"丢掉了最早的 (?P<n>\d+) 条消息（(?P<g>\d+) 组，调用和它的结果算一组），省下 (?P<t>\d+) 个 token",
+     "Dropped the earliest {n} messages ({g} groups: a call and its results are one group), saving {t} tokens"),
+    (r"还剩 (?P<n>\d+) 条、(?P<t>\d+) 个 token，超出预算 (?P<b>\d+)：再丢就不到 (?P<m>\d+) 条，或者要丢掉刚问的问题了",
+     "{n} messages and {t} tokens are left, over the budget of {b}: dropping more would leave fewer than {m} "
+     "messages, or drop the question just asked"),
+    (r"一条一条地丢掉了最早的 (?P<n>\d+) 条消息", "Dropped the earliest {n} messages, one at a time"),
+    (r"第 (?P<i>\d+) 条是 (?P<id>.+?) 的结果，可它前面没有这个调用：OpenAI 的接口会拒绝这次请求（400）",
+     "Message {i} is the result of {id}, but no call of it comes before: OpenAI's API would refuse this request (400)"),
+    (r"第 (?P<i>\d+) 条（(?P<id>.+?) 的结果）留下了，它的调用却丢了：OpenAI 的接口会拒绝这次请求（400）",
+     "Message {i} (the result of {id}) was kept, but its call was dropped: OpenAI's API would refuse this request (400)"),
+    (r"最早的 (?P<n>\d+) 条消息（(?P<t>\d+) 个 token）交给模型写成了摘要（(?P<s>\d+) 个 token），多了一次模型调用；"
+     r"工具结果交给它的只有前 (?P<limit>\d+) 字",
+     "The earliest {n} messages ({t} tokens) went to the model, which wrote a summary of them ({s} tokens): one more "
+     "model call; of each tool result it got the first {limit} characters only"),
+    (r"⚠️ 模型写的摘要是空的：早先的对话就这样没了", "⚠️ The summary the model wrote is empty: the earlier conversation is gone"),
+    (r"⚠️ 摘要写到 max_tokens 就被截断了（finish_reason = length）：后面的没写进去",
+     "⚠️ The summary was cut at max_tokens (finish_reason = length): the rest of it was never written"),
+    (r"对话还很短，没有可以压缩的部分", "The conversation is still short: there is nothing to compact"),
+)]
+
+
+def note(text: Any) -> str:
+    """A sentence of code/context.py in the tab's language."""
+    text = str(text)
+    if i18n.english():
+        for pattern, english in NOTES_EN:
+            found = pattern.fullmatch(text)
+            if found:
+                return english.format(**found.groupdict())
+    return text
 
 
 def title(strategy: str) -> str:
@@ -52,11 +95,19 @@ def messages_table(event: dict) -> str:
                    tr("去向", "what happened"), tr("token（发出）", "tokens (sent)")], rows)
 
 
+def compared_row(row: dict) -> list[str]:
+    """A strategy's numbers; one that needs the model and was not run this time has none (it is not
+    run again just to compare)."""
+    if row.get("needs_model") is True:
+        return ["—", "—", "—", esc(tr("选它运行时才量（要调用一次模型）", "measured only when run (one model call)")),
+                "—", "—"]
+    return [esc(row.get("messages")), esc(row.get("tokens")), esc(row.get("saved")), esc(milliseconds(row.get("ms"))),
+            (f"⛔ {esc(row.get('orphans'))}" if row.get("orphans") else "0"),
+            "✅" if row.get("fits") else tr("⚠️ 超出", "⚠️ over")]
+
+
 def compared_table(rows: Any, chosen: str) -> str:
-    body = [[("👉 " if row.get("strategy") == chosen else "") + esc(title(str(row.get("strategy")))),
-             esc(row.get("messages")), esc(row.get("tokens")), esc(row.get("saved")), esc(milliseconds(row.get("ms"))),
-             (f"⛔ {esc(row.get('orphans'))}" if row.get("orphans") else "0"),
-             "✅" if row.get("fits") else tr("⚠️ 超出", "⚠️ over")]
+    body = [[("👉 " if row.get("strategy") == chosen else "") + esc(title(str(row.get("strategy")))), *compared_row(row)]
             for row in _rows(rows)]
     return _table([tr("做法", "strategy"), tr("条数", "messages"), "token", tr("省下", "saved"),
                    tr("用时（这次量的）", "time (measured now)"), tr("孤儿结果", "orphan results"),
@@ -79,9 +130,9 @@ def render(event: dict) -> str:
     parts = [f'<div class="tw-context-head">{esc(summary_line(event))}</div>', messages_table(event)]
     notes = event.get("notes") if isinstance(event.get("notes"), list) else []
     if notes:
-        parts.append("<ul class='tw-context-notes'>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+        parts.append("<ul class='tw-context-notes'>" + "".join(f"<li>{esc(note(n))}</li>" for n in notes) + "</ul>")
     for orphan in event.get("orphans") if isinstance(event.get("orphans"), list) else []:
-        parts.append(f'<div class="tw-error">⛔ {esc(orphan)}</div>')
+        parts.append(f'<div class="tw-error">⛔ {esc(note(orphan))}</div>')
     call = event.get("model_call")
     if isinstance(call, dict):
         parts.append(fold(tr("摘要是一次模型调用（{ms}）：交给它的请求和它写的摘要",
@@ -98,10 +149,10 @@ def preview(messages: list[dict], question: str, strategy: str, budget: int) -> 
     starts, and the preview says so instead of guessing it."""
     asked = [*messages, {"role": "user", "content": question or ""}]
     if strategy in context.NEEDS_MODEL:
-        note = tr("「{title}」要模型来写摘要：点 ▶ 运行，时间线的第一步会显示这次模型调用、它写的摘要和每条消息的去向。",
+        said = tr("「{title}」要模型来写摘要：点 ▶ 运行，时间线的第一步会显示这次模型调用、它写的摘要和每条消息的去向。",
                   "«{title}» needs the model to write the summary: click ▶ Run, and the timeline's first step shows "
                   "that model call, the summary it wrote and what happened to each message.").format(title=title(strategy))
-        return (f'<div class="tw-context"><div class="tw-context-head">{esc(note)}</div>'
+        return (f'<div class="tw-context"><div class="tw-context-head">{esc(said)}</div>'
                 + compared_table(context.compared(asked, budget), strategy) + "</div>")
     shrunk, ms = context.measured(strategy, asked, budget)
     return render(context.context_event(strategy, budget, asked, shrunk, ms))

@@ -63,8 +63,9 @@ def row_name(row: dict, turn: str) -> str:
     return turn.format(n=esc(row["turn"]))
 
 
-def render(events: list[dict], provider: str | None = None) -> str:
-    rows = token_count.per_turn(events)
+def render(events: list[dict], provider: str | None = None, lesson: str | None = None) -> str:
+    """The view of a run of `lesson` (its loops tell what its system prompt is, token_count.is_text_protocol)."""
+    rows = token_count.per_turn(events, lesson)
     if not rows:
         return ('<div class="tw-costs"><div class="tw-cost-note">'
                 + tr("还没有运行。运行后这里显示模型实际收到的工具说明和 token 数。",

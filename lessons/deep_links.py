@@ -231,11 +231,11 @@ def _check(name: str, value: str, spec: Lesson) -> str:
             "The link's approach={value} is unknown: ignored; «{title}» has: {known}.").format(
                 value=shown(value), title=title, known=_choices(spec.approaches))
     if name == "mistake":
-        known = _mistakes(None)
+        known = _mistakes(spec.id)
         return "" if value in (NO_MISTAKE, "") or value in known else tr(
-            "链接里的 mistake={value}不是离线模型会犯的失误，已忽略；可选：{none}、{known}。",
-            "The link's mistake={value} is not a mistake the offline model makes: ignored; the mistakes are: "
-            "{none}, {known}.").format(value=shown(value), none=NO_MISTAKE, known=_choices(known))
+            "链接里的 mistake={value}不是「{title}」能选的失误，已忽略；可选：{none}、{known}。",
+            "The link's mistake={value} is not one of the mistakes «{title}» offers: ignored; they are: "
+            "{none}, {known}.").format(value=shown(value), title=title, none=NO_MISTAKE, known=_choices(known))
     if name == "tool_choice":
         return "" if value in TOOL_CHOICE_KEYWORDS or TOOL_NAME.fullmatch(value) else tr(
             "链接里的 tool_choice={value}不认识，已忽略；可选：auto、none、required，或源码里一个工具的名字。",
@@ -314,12 +314,16 @@ def page_value(name: str, value: str) -> Any:
     return value
 
 
-def _mistakes(mode: str | None) -> list[str]:
+def _mistakes(lesson: str, approach: str | None = None) -> list[str]:
+    """The mistakes the lesson's selector offers (presets.mistake_choices): those of its loop, the
+    `approach` given, or of any of its loops when the approach is not known yet. A lesson with one
+    loop runs Function Calling."""
     from offline import model as offline_model
-    try:
-        return list(offline_model.mistakes_for(mode) if mode else offline_model.MISTAKES)
-    except ValueError:
-        return []
+    modes = [mode for mode in LESSONS[lesson].approaches if mode in offline_model.EVERY_MODE] or ["function_calling"]
+    if approach in modes:
+        modes = [approach]
+    offered = {name for mode in modes for name in offline_model.mistakes_for(mode)}
+    return [name for name in offline_model.MISTAKES if name in offered]
 
 
 def for_page(plan: Plan, source: str, approach: str | None) -> tuple[dict[str, str], list[str]]:
@@ -331,19 +335,18 @@ def for_page(plan: Plan, source: str, approach: str | None) -> tuple[dict[str, s
     if mistake is not None:
         if mistake in (NO_MISTAKE, ""):
             values["mistake"] = ""
-        elif plan.lesson == "react":
-            mode = "json" if (values.get("approach") or approach) == "json" else "react"
-            if mistake not in _mistakes(mode):
-                notes.append(tr("链接里的 mistake={value}在「{where}」里不会出现，已忽略。",
-                                "The link's mistake={value} cannot happen in «{where}»: ignored.").format(
-                                    value=shown(mistake), where=tr("从文本中解析 JSON", "Parse JSON from text")
-                                    if mode == "json" else now(LESSONS["react"].title)))
+        else:
+            mode = None     # ReAct's selector offers the mistakes of the loop the tab will run
+            if plan.lesson == "react":
+                mode = "json" if (values.get("approach") or approach) == "json" else "react"
+            known = _mistakes(plan.lesson, mode)
+            if mistake not in known:
+                where = tr("从文本中解析 JSON", "Parse JSON from text") if mode == "json" else now(LESSONS[plan.lesson].title)
+                notes.append(tr("链接里的 mistake={value}在「{where}」里不会出现，已忽略；可选：{none}、{known}。",
+                                "The link's mistake={value} cannot happen in «{where}»: ignored; the mistakes there "
+                                "are: {none}, {known}.").format(value=shown(mistake), where=where, none=NO_MISTAKE,
+                                                                known=_choices(known)))
                 del values["mistake"]
-        elif mistake not in _mistakes(plan.lesson):
-            notes.append(tr("链接里的 mistake={value}在「{where}」里不会出现，已忽略。",
-                            "The link's mistake={value} cannot happen in «{where}»: ignored.").format(
-                                value=shown(mistake), where=now(LESSONS[plan.lesson].title)))
-            del values["mistake"]
     choice = values.get("tool_choice")
     if choice is not None and choice not in TOOL_CHOICE_KEYWORDS:
         if not re.search(rf"(?<![A-Za-z0-9_]){re.escape(choice)}(?![A-Za-z0-9_])", source or ""):

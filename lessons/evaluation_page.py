@@ -12,21 +12,23 @@ import gradio as gr
 
 from evaluation_cases import CASE_SETS
 from i18n import tr
+from provider_presets import PRESETS, settings_for
 
 from catalogue import LESSONS
 from lessons.editor_panel import EXAMPLE_SETS, VAGUE_WEATHER, EditorPanel, lesson_text
 from lessons import evaluation_view
 from lessons.evaluation_view import (chosen_run, columns, comparison_html, opened_title, progress_html, table_rows,
-                                     totals_html)
+                                     totals_html, widths)
 from lessons.html_bits import esc
 from lessons.lesson_page import LessonPage
 from lessons.presets import mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
-from lessons.settings_panel import PROVIDERS, SettingsPanel
+from lessons.settings_panel import NO_KEY_HINT, NO_PRESET, PROVIDERS, SettingsPanel, key_status, preset_choices
 from lessons.timeline import render_protocol
 from memory.memory_format import storage_key
 from runs import eval_backend
+from access.clients import Settings
 from runs.eval_backend import CaseProblem, Contender, Evaluation
 from serving import expiry
 from serving.page_events import PRIVATE, SILENT, session_of
@@ -49,6 +51,64 @@ REGISTRY_SOURCE_JS = """(kept, current) => {
 
 def cases_text(example: str) -> str:
     return json.dumps({"cases": CASE_SETS.get(SETS.get(example, ""), [])}, ensure_ascii=False, indent=2)
+
+
+def model_b(a_settings: Settings, provider: str | None, model: str | None, base_url: str | None,
+            preset: str | None) -> Settings:
+    """B's settings: its own provider, model, address and preset (a local preset's placeholder key comes
+    with it, as for A); the loop's settings (temperature, rounds, per-round limits) are A's."""
+    return dataclasses.replace(a_settings, provider=provider or "offline", model=(model or "").strip(),
+                               base_url=(base_url or "").strip(), preset=preset or NO_PRESET)
+
+
+def same_endpoint(one: Settings, other: Settings) -> bool:
+    return one.provider == other.provider and one.base_url.rstrip("/") == other.base_url.rstrip("/")
+
+
+def b_session_key(b_settings: Settings, b_typed: str, a_settings: Settings, a_key: str) -> str:
+    """The key typed for B; else A's typed key when B asks the same endpoint (never A's key to another
+    address); else none, and access/clients.py decides (a server key, a local preset's placeholder)."""
+    if b_typed:
+        return b_typed
+    return a_key if a_key and same_endpoint(b_settings, a_settings) else ""
+
+
+def b_key_line(provider: str, base_url: str, b_typed: str, preset: str, a_provider: str, a_base_url: str,
+               a_key: str, secrets=None) -> str:
+    """The line beside B's key box: which key B's runs would use."""
+    b_settings = Settings(provider=provider or "offline", base_url=(base_url or "").strip(), preset=preset or "")
+    a_settings = Settings(provider=a_provider or "offline", base_url=(a_base_url or "").strip())
+    if provider != "offline" and not b_typed and b_session_key(b_settings, "", a_settings, a_key):
+        return tr("🔑 用 A 的密钥：B 和 A 是同一个提供方、同一个地址。", "🔑 A's key: B has A's provider and address.")
+    return key_status(b_settings.provider, b_typed, secrets or {}, b_settings.base_url, b_settings.preset)
+
+
+def wire_model_b(settings: SettingsPanel, preset, provider, model, base_url, key, key_state, status) -> None:
+    """B's preset fills its provider, address and model (no key moves, as for A); a provider picked by hand
+    leaves the preset; a typed key goes to the session's state and the box is emptied."""
+    secrets = settings.secrets
+    status_inputs = [provider, base_url, key_state, preset, settings.provider, settings.base_url, settings.key_state]
+
+    def line(b_provider, b_base_url, b_typed, b_preset, a_provider, a_base_url, a_key):
+        return b_key_line(b_provider, b_base_url, b_typed, b_preset, a_provider, a_base_url, a_key, secrets)
+
+    def on_preset(chosen: str):
+        if chosen not in PRESETS:
+            return gr.update(), gr.update(), gr.update()
+        values = settings_for(chosen)
+        return values["provider"], values["model"], values["base_url"]
+
+    chosen = preset.input(on_preset, [preset], [provider, model, base_url], **SILENT)
+    chosen.then(line, status_inputs, [status], **SILENT)
+    provider.input(lambda _: NO_PRESET, [provider], [preset], **SILENT)
+
+    def store(typed: str, kept: str):
+        return "", (typed or "").strip() or kept
+
+    for event in (key.submit, key.blur):
+        event(store, [key, key_state], [key, key_state], **SILENT).then(line, status_inputs, [status], **SILENT)
+    gr.on([provider.change, base_url.submit, base_url.blur, settings.provider.change, settings.base_url.submit,
+           settings.key_state.change], line, status_inputs, [status], **SILENT)
 
 
 def build(settings: SettingsPanel) -> LessonPage:
@@ -74,25 +134,39 @@ def build(settings: SettingsPanel) -> LessonPage:
                 cases_import = gr.File(label=tr("导入用例集（.json）", "Import a case set (.json)"), file_types=[".json"],
                                        type="filepath", elem_classes=["tw-eval-cases-import"])
                 cases_note = gr.Markdown(elem_classes=["tw-eval-cases-note"])
-            with gr.Column(scale=6, min_width=320):
+            with gr.Column(scale=7, min_width=320):
                 gr.Markdown(tr("**模型 A** 是页面上方「模型设置」里选的模型。",
                                "**Model A** is the one chosen in «Model settings» above."))
                 compare = gr.Checkbox(False, label=tr("再比一个模型 B（并排）", "Compare with a model B (side by side)"),
                                       elem_classes=["tw-eval-compare"])
                 with gr.Group(visible=False) as second:
+                    b_preset = gr.Dropdown(preset_choices(), value=NO_PRESET,
+                                           label=tr("B 的预设（常用平台：填好提供方、地址和模型）",
+                                                    "B's preset (common platforms: fills in provider, address and model)"),
+                                           elem_classes=["tw-eval-b-preset"])
                     with gr.Row():
                         b_provider = gr.Dropdown(PROVIDERS, value="offline", label=tr("B 的提供方", "B's provider"),
                                                  elem_classes=["tw-eval-b-provider"])
                         b_model = gr.Textbox(label=tr("B 的模型（空着 = 默认）", "B's model (empty = default)"),
                                              elem_classes=["tw-eval-b-model"])
                     b_base_url = gr.Textbox(label=tr("B 的 Base URL（OpenAI 兼容接口，可不填）",
-                                                     "B's base URL (OpenAI-compatible API, optional)"))
+                                                     "B's base URL (OpenAI-compatible API, optional)"),
+                                            elem_classes=["tw-eval-b-base-url"])
+                    with gr.Row():
+                        b_key = gr.Textbox(label=tr("B 的 API Key（可不填）", "B's API key (optional)"), type="password",
+                                           placeholder=NO_KEY_HINT, elem_classes=["tw-eval-b-key"])
+                        b_key_status = gr.Markdown(b_key_line("offline", "", "", NO_PRESET, "offline", "", ""),
+                                                   elem_classes=["tw-eval-b-key-status"])
                     b_mistake = gr.Dropdown(mistake_choices("function_calling"), value="",
                                             label=tr("B 模拟的失误（只对离线模型）", "B's simulated mistake (offline model only)"),
                                             elem_classes=["tw-eval-b-mistake"])
-                    gr.Markdown(tr("B 和 A 是同一个提供方时用同一个密钥；否则用服务器为它配置的密钥（如有）。",
-                                   "B uses A's key when both have the same provider; otherwise the key the server "
-                                   "has for it, if any."))
+                    gr.Markdown(tr("B 的密钥：B 填了就用 B 自己的；没填时，B 和 A 是同一个提供方、同一个地址就用 A 的，"
+                                   "否则用服务器为它配置的密钥（如有）；本机的预设（llama.cpp、Ollama……）不需要密钥。"
+                                   "temperature、轮数和每轮上限，B 和 A 一样（「模型设置」里的）。",
+                                   "B's key: B's own when one is entered; otherwise A's when B has A's provider and "
+                                   "address, else the key the server has for it, if any; a local preset (llama.cpp, "
+                                   "Ollama…) needs none. Temperature, rounds and per-round limits are A's, from «Model "
+                                   "settings»."))
                 with gr.Row():
                     trials = gr.Slider(1, eval_backend.TRIALS_MAX, value=3, step=1,
                                        label=tr("每个用例跑几次", "Trials per case"), elem_classes=["tw-eval-trials"])
@@ -112,6 +186,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 totals = gr.HTML(css_template=evaluation_view.CSS, elem_classes=["tw-eval-summary"])
                 moved = gr.HTML(elem_classes=["tw-eval-comparison"])
                 results = gr.Dataframe(headers=columns(None), value=[], interactive=False, wrap=True,
+                                       column_widths=widths(None),
                                        label=tr("每个用例一行：点一格，下面打开那次运行", "A row per case: click a cell to open "
                                                 "that run below"), elem_classes=["tw-eval-table"])
                 with gr.Row():
@@ -126,6 +201,7 @@ def build(settings: SettingsPanel) -> LessonPage:
             run = RunPanel(LESSON, settings, editor.editor, EXAMPLE_PRESETS[FIRST_SET])
         current = gr.State(None, time_to_live=expiry.session_ttl())
         before = gr.State(None, time_to_live=expiry.session_ttl())
+        b_key_state = gr.State("")          # B's typed key: on the server, for this session only, never sent back
         schema.wire(editor.editor)
         editor.wire(run.presets, run.question)
         run.wire()
@@ -133,6 +209,7 @@ def build(settings: SettingsPanel) -> LessonPage:
     editor.example_set.input(cases_text, [editor.example_set], [cases], api_visibility=PRIVATE)
     cases_reset.click(cases_text, [editor.example_set], [cases], **SILENT)
     compare.change(lambda on: gr.update(visible=bool(on)), [compare], [second], **SILENT)
+    wire_model_b(settings, b_preset, b_provider, b_model, b_base_url, b_key, b_key_state, b_key_status)
 
     def registry_source(kept: str, current_source: str):
         if not kept:
@@ -170,10 +247,11 @@ def build(settings: SettingsPanel) -> LessonPage:
     def show(state: Evaluation | None, last: Evaluation | None, running: bool) -> dict:
         return {progress: progress_html(state, running), totals: totals_html(state),
                 moved: comparison_html(last, state) if not running else "",
-                results: gr.update(value=table_rows(state), headers=columns(state)), current: state, before: last}
+                results: gr.update(value=table_rows(state), headers=columns(state), column_widths=widths(state)),
+                current: state, before: last}
 
-    eval_inputs = {editor.editor, cases, trials, compare, b_provider, b_model, b_base_url, b_mistake, price_a, price_b,
-                   current, before, *settings.components}
+    eval_inputs = {editor.editor, cases, trials, compare, b_preset, b_provider, b_model, b_base_url, b_key_state,
+                   b_mistake, price_a, price_b, current, before, *settings.components}
 
     def evaluate(values: dict, request: gr.Request):
         now_shown = values[current]
@@ -187,12 +265,14 @@ def build(settings: SettingsPanel) -> LessonPage:
         try:
             contenders = [Contender("A", a_settings, key, price=eval_backend.parse_price(values[price_a]))]
             if values[compare]:
-                provider = values[b_provider] or "offline"
-                b_settings = dataclasses.replace(a_settings, provider=provider, model=(values[b_model] or "").strip(),
-                                                 base_url=(values[b_base_url] or "").strip(), preset="")
-                contenders.append(Contender("B", b_settings, key if provider == a_settings.provider else "",
-                                            mistake=(values[b_mistake] or None) if provider == "offline" else None,
-                                            price=eval_backend.parse_price(values[price_b])))
+                b_settings = model_b(a_settings, values[b_provider], values[b_model], values[b_base_url],
+                                     values[b_preset])
+                contenders.append(Contender("B", b_settings, b_session_key(b_settings, values[b_key_state],
+                                                                           a_settings, key),
+                                            mistake=(values[b_mistake] or None) if b_settings.provider == "offline"
+                                            else None,
+                                            price=eval_backend.parse_price(values[price_b]),
+                                            key_box=tr("「B 的 API Key」", "«B's API key»")))
         except ValueError as problem:
             yield show(Evaluation(problem=str(problem)), last, False)
             return
@@ -243,6 +323,7 @@ def build(settings: SettingsPanel) -> LessonPage:
 
     export_csv.click(lambda state: export(state, "csv"), [current], [download, export_note], api_visibility=PRIVATE)
     export_json.click(lambda state: export(state, "json"), [current], [download, export_note], api_visibility=PRIVATE)
-    kept = {"cases": cases, "trials": trials, "compare": compare, "b_provider": b_provider, "b_model": b_model,
-            "b_base_url": b_base_url, "b_mistake": b_mistake, "price_a": price_a, "price_b": price_b}
+    kept = {"cases": cases, "trials": trials, "compare": compare, "b_preset": b_preset, "b_provider": b_provider,
+            "b_model": b_model, "b_base_url": b_base_url, "b_mistake": b_mistake, "price_a": price_a,
+            "price_b": price_b}
     return LessonPage(LESSON.id, run, editor=editor, schema=schema, kept=kept)

@@ -19,31 +19,68 @@ CSS = """
 .tw-eval-bars { display: grid; grid-template-columns: max-content 1fr; gap: 4px 10px; align-items: center; }
 .tw-eval-bar { height: 1.1em; background: var(--color-accent); border-radius: 3px; min-width: 2px; }
 .tw-eval-bar.b { background: #e8912d; }
-.tw-eval-scroll { overflow-x: auto; }
-.tw-eval-totals td, .tw-eval-totals th { padding: 2px 10px; }
-.tw-eval-totals th, .tw-eval-totals td:nth-child(3), .tw-eval-totals td:nth-child(7) { white-space: nowrap; }
+.tw-eval-totals { width: 100%; border-collapse: collapse; }
+.tw-eval-totals td, .tw-eval-totals th { padding: 3px 10px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+.tw-eval-totals tr > th:first-child { white-space: nowrap; width: 1%; font-weight: normal; opacity: 0.8; }
+.tw-eval-totals .tw-eval-notes td { font-size: 0.92em; }
 .tw-eval-moved { margin: 0.3em 0; }
 """
 
 
 def progress_html(state: Evaluation | None, running: bool = False) -> str:
+    """The evaluation's headline: while it runs, how far; once it ends, each model's pass rate and what did
+    not run. ✅ only when every model ran every run and every run passed."""
     if state is None:
         return ""
     if state.problem:
         return (f'<div class="tw-eval-progress tw-eval-problem" data-started="{state.started}">'
                 f'❌ {esc(state.problem)}</div>')
-    share = state.done / state.planned if state.planned else 0
+    bar = f'<progress max="{state.planned}" value="{state.done}"></progress> '
     if running:
-        said = tr("⏳ 已跑 {done} / {planned} 次", "⏳ {done} / {planned} runs done")
-    elif state.stopped:
+        share = state.done / state.planned if state.planned else 0
+        said = now(tr("⏳ 已跑 {done} / {planned} 次", "⏳ {done} / {planned} runs done")).format(
+            done=state.done, planned=state.planned) + f" ({share:.0%})"
+        return f'<div class="tw-eval-progress" data-started="{state.started}">{bar}{esc(said)}</div>'
+    notes = [state.why_not_run(c.label) for c in state.contenders]
+    notes += [now(tr("模型 {label} 有 {n} 次没评分：运行不是因为模型停下的（网络、用量限额、沙箱没让工具运行……），"
+                     "不算进它的通过率（原因见表里）",
+                     "Model {label}: {n} runs not scored: they did not stop because of the model (the network, a "
+                     "usage limit, the sandbox not running a tool…) and are left out of its pass rate (the table "
+                     "says why)")).format(label=label, n=total.unscored)
+              for label, total in measured(state).items() if total.unscored]
+    details = "".join(f"<div>⚠️ {esc(note)}</div>" for note in notes if note)
+    return (f'<div class="tw-eval-progress" data-started="{state.started}">{bar}{esc(headline(state))}'
+            f"{details}</div>")
+
+
+def measured(state: Evaluation) -> dict:
+    """Each model that has run something -> its totals."""
+    return {c.label: state.totals(c.label) for c in state.contenders if state.trials.get(c.label)}
+
+
+def headline(state: Evaluation) -> str:
+    """The line over an evaluation that has ended: its mark, what it means, and each model's pass rate."""
+    totals = measured(state)
+    rates = now(tr("；", "; ")).join(
+        now(tr("{label} 通过 {rate}{counted}", "{label} passed {rate}{counted}")).format(
+            label=label, rate=percent(total.rate), counted=counted(total.passed, total.runs))
+        for label, total in totals.items())
+    failed = any(total.passed < total.runs for total in totals.values())
+    if state.stopped:
         said = tr("⏹ 已停止：跑了 {done} / {planned} 次，下面只算跑完的", "⏹ Stopped: {done} / {planned} runs done; "
                   "below counts only those")
+    elif not any(total.runs for total in totals.values()):
+        said = (tr("❌ 没有模型运行起来", "❌ No model ran") if not totals else
+                tr("⚠️ 评估结束了，可没有一次运行评了分", "⚠️ The evaluation ended, but no run was scored"))
+    elif failed:
+        said = tr("❌ 评估完成，有运行没通过", "❌ Evaluation done, some runs failed")
+    elif any(state.why_not_run(c.label) for c in state.contenders) or any(t.unscored for t in totals.values()):
+        said = tr("⚠️ 评估完成，评了分的都通过了，可不是每次都跑了、评了分",
+                  "⚠️ Evaluation done, every scored run passed, but not every run ran and was scored")
     else:
-        said = tr("✅ 评估完成：{done} / {planned} 次", "✅ Evaluation done: {done} / {planned} runs")
-    failed = "".join(f"<div>⚠️ {esc(tr('模型 {label} 没有运行：', 'Model {label} did not run: ').format(label=label))}"
-                     f"{esc(why)}</div>" for label, why in state.failed.items())
-    return (f'<div class="tw-eval-progress" data-started="{state.started}"><progress max="{state.planned}" value="{state.done}"></progress> '
-            f'{esc(now(said).format(done=state.done, planned=state.planned))} ({share:.0%}){failed}</div>')
+        said = tr("✅ 评估完成，每次运行都通过了", "✅ Evaluation done, every run passed")
+    said = now(said).format(done=state.done, planned=state.planned)
+    return said + (now(tr("：", ": ")) + rates if rates else "")
 
 
 def percent(share: float | None) -> str:
@@ -69,45 +106,54 @@ def _ms(value: float | None) -> str:
 
 
 def totals_html(state: Evaluation | None) -> str:
-    """Per model: pass rate with counts, each criterion, latency p50 / p95, tokens, cost; then bars."""
+    """A column per model, a row per figure (pass rate with counts, each criterion, latency p50 / p95, tokens,
+    cost, what else to know): narrow enough for the page's column with two models. Then bars."""
     if state is None or not state.ran:
         return ""
-    rows, bars = [], []
-    labels = [c.label for c in state.contenders if state.trials.get(c.label)]
-    measured = {label: state.totals(label) for label in labels}
-    slowest = max((t.p95_ms or 0 for t in measured.values()), default=0) or 1
-    heaviest = max(((t.prompt_tokens + t.completion_tokens) / t.runs if t.runs else 0
-                    for t in measured.values()), default=0) or 1
-    for contender in state.contenders:
-        if contender.label not in measured:
-            continue
-        total = measured[contender.label]
-        criteria = " · ".join(f"{now(CRITERION_TITLES[name])} {ok}/{checked}"
-                              for name, (ok, checked) in total.criteria.items() if checked)
+    totals = measured(state)
+    contenders = [c for c in state.contenders if c.label in totals]
+    slowest = max((t.p95_ms or 0 for t in totals.values()), default=0) or 1
+    heaviest = max((t.tokens_per_run or 0 for t in totals.values()), default=0) or 1
+    figures: dict[str, list[str]] = {name: [] for name in ("model", "rate", "criteria", "time", "token", "cost",
+                                                            "notes")}
+    bars = []
+    for contender in contenders:
+        total = totals[contender.label]
         tokens = total.prompt_tokens + total.completion_tokens
         token_text = f"{tokens:,}"
         if total.estimated:
             token_text += now(tr("（估算：离线模型按字数粗估）", " (estimated: the offline model counts characters)"))
-        if total.tool_failures:
-            criteria += now(tr("；工具自己失败了 {n} 次（出错、超时、被规则拒绝）：不算模型的错，可能是工具要修",
-                               "; the tool itself failed {n} times (error, timeout, refused by a rule): not the "
-                               "model's fault, but the tool may need fixing")).format(n=total.tool_failures)
         if total.unreported:
             token_text += now(tr("（另有 {n} 次请求服务端没报 usage，没算进去）",
                                  " ({n} more requests had no usage from the server: not counted)")).format(n=total.unreported)
         cost = (now(tr("未配置价格", "no price configured")) if total.cost is None and not contender.price
                 else now(tr("无法计算（token 是估算或不全）", "not computable (tokens estimated or incomplete)"))
                 if total.cost is None else f"{total.cost:.4f}")
-        rate = percent(total.rate)
+        notes = []
+        if total.invented_failures:
+            notes.append(now(tr("工具在模型编的参数上失败了 {n} 次（参数值在发给它的内容里没出现过）：是模型的错",
+                                "the tool failed {n} times on arguments the model made up (values found nowhere in "
+                                "what it was sent): the model's fault")).format(n=total.invented_failures))
+        if total.tool_failures:
+            notes.append(now(tr("工具自己失败了 {n} 次（出错、超时、被规则拒绝），参数有来处：不算模型的错，可能是工具要修",
+                                "the tool itself failed {n} times (error, timeout, refused by a rule) on arguments "
+                                "that came from the conversation: not the model's fault; the tool may need fixing")
+                             ).format(n=total.tool_failures))
         if total.unscored:
-            criteria += now(tr("；另有 {n} 次没评分：运行不是因为模型停下的（见表里的原因）",
-                               "; {n} more not scored: the run did not stop because of the model (see the table)")
-                            ).format(n=total.unscored)
-        rows.append(f"<tr><th>{esc(contender.label)}</th><td>{esc(model_name(contender))}</td>"
-                    f"<td><b>{rate}</b>{counted(total.passed, total.runs)}</td><td>{esc(criteria)}</td>"
-                    f"<td>{_ms(total.p50_ms)} / {_ms(total.p95_ms)}</td><td>{esc(token_text)}</td><td>{esc(cost)}</td></tr>")
+            notes.append(now(tr("另有 {n} 次没评分：运行不是因为模型停下的（见表里的原因）",
+                                "{n} more not scored: the run did not stop because of the model (see the table)")
+                             ).format(n=total.unscored))
+        rate = percent(total.rate)
+        figures["model"].append(esc(model_name(contender)))
+        figures["rate"].append(f"<b>{rate}</b>{esc(counted(total.passed, total.runs))}")
+        figures["criteria"].append(esc(" · ".join(f"{now(CRITERION_TITLES[name])} {ok}/{checked}"
+                                                  for name, (ok, checked) in total.criteria.items() if checked)))
+        figures["time"].append(f"{_ms(total.p50_ms)} / {_ms(total.p95_ms)}")
+        figures["token"].append(esc(token_text))
+        figures["cost"].append(esc(cost))
+        figures["notes"].append("<br>".join(map(esc, notes)))
         css = "tw-eval-bar" + (" b" if contender.label == "B" else "")
-        per_run = tokens / total.runs if total.runs else 0
+        per_run = total.tokens_per_run or 0
         for title, value, top, shown in (
                 (tr("通过率", "pass rate"), total.rate or 0, 1, rate),
                 (tr("用时 p95", "time p95"), total.p95_ms or 0, slowest, _ms(total.p95_ms)),
@@ -115,11 +161,14 @@ def totals_html(state: Evaluation | None) -> str:
             bars.append(f"<span>{esc(contender.label)} · {esc(now(title))}</span>"
                         f'<span><span class="{css}" style="display:inline-block;width:{80 * value / top:.1f}%">'
                         f"</span> {esc(shown)}</span>")
-    head = "".join(f"<th>{esc(now(t))}</th>" for t in (
-        tr("模型", "model"), "", tr("通过率", "pass rate"), tr("各项", "criteria"), tr("用时 p50 / p95（本次量的）",
-                                                                                "time p50 / p95 (measured now)"),
-        "token", tr("费用", "cost")))
-    return (f'<div class="tw-eval-scroll"><table class="tw-eval-totals"><tr>{head}</tr>{"".join(rows)}</table></div>'
+    titles = {"model": tr("模型", "model"), "rate": tr("通过率", "pass rate"), "criteria": tr("各项", "criteria"),
+              "time": tr("用时 p50 / p95（本次量的）", "time p50 / p95 (measured now)"), "token": "token",
+              "cost": tr("费用", "cost"), "notes": tr("说明", "notes")}
+    head = "<tr><th></th>" + "".join(f"<th>{esc(c.label)}</th>" for c in contenders) + "</tr>"
+    rows = "".join(f'<tr class="tw-eval-{name}"><th>{esc(now(titles[name]))}</th>'
+                   + "".join(f"<td>{cell}</td>" for cell in cells) + "</tr>"
+                   for name, cells in figures.items() if name != "notes" or any(cells))
+    return (f'<table class="tw-eval-totals">{head}{rows}</table>'
             f'<div class="tw-eval-bars">{"".join(bars)}</div>')
 
 
@@ -156,6 +205,18 @@ def columns(state: Evaluation | None) -> list[str]:
         heads += [f"{contender.label} {now(tr('通过', 'passed'))}",
                   *(f"{contender.label} {now(CRITERION_TITLES[name])}" for name in CRITERIA)]
     return heads
+
+
+def widths(state: Evaluation | None) -> list[str]:
+    """Column widths as shares of the table's width, so that a case's row fits the page's column with two
+    models side by side (at 1280 px the column is about 650 px wide): the case name gets the most room
+    and wraps, the cells of counts ("✓ 3/3") share the rest."""
+    models = len(state.contenders) if state is not None else 0
+    if not models:
+        return ["70%", "30%"]
+    case, kind = (18, 10) if models > 1 else (30, 14)
+    each = (100 - case - kind) / (models * (1 + len(CRITERIA)))
+    return [f"{case}%", f"{kind}%", *[f"{each:.2f}%"] * (models * (1 + len(CRITERIA)))]
 
 
 def cell(trials: list[Trial], name: str) -> str:
@@ -206,7 +267,8 @@ def chosen_run(state: Evaluation | None, row: int, column: int) -> tuple[str | N
 
 def opened_title(label: str, trial: Trial, count: int) -> str:
     verdict = (tr("✅ 通过", "✅ passed") if trial.score.passed
-               else tr("❌ 没通过：{problem}", "❌ failed: {problem}"))
+               else tr("❌ 没通过：{problem}", "❌ failed: {problem}") if trial.score.scored
+               else "⚠️ {problem}")          # its problem says 没有评分 and why: not a failure of the model's
     return (now(tr("模型 {label} · 用例「{case}」· 第 {n} 次（这个用例跑了 {count} 次）· {ms:,.0f} ms",
                    "Model {label} · case «{case}» · trial {n} ({count} run for this case) · {ms:,.0f} ms")).format(
         label=label, case=trial.case.name, n=trial.number, count=count, ms=trial.ms)

@@ -43,7 +43,7 @@ def hooks_status(source: str, session_id: str | None = None) -> str:
                 "✅ {n} hook(s) registered, run in this order around each call (PostToolUseFailure only when the call "
                 "failed, instead of PostToolUse):").format(n=len(ordered))]
     lines += [f"{number}. `{hook['event']}` · `{hook['name']}` · fail {hook['fail']}"
-              + tr("（{said}）", " ({said})").format(said=now(timeline.on_error(hook["event"], hook["fail"])))
+              + tr("（{said}）", " ({said})").format(said=now(timeline.on_error(hook["fail"])))
               for number, hook in enumerate(ordered, 1)]
     return "\n".join(lines)
 
@@ -67,7 +67,10 @@ def build(settings: SettingsPanel) -> LessonPage:
                                 label=tr("钩子源码（可编辑，也在沙箱里运行）", "Hooks source (editable; it runs in the sandbox too)"),
                                 elem_classes=["tw-hooks"])
                 status = gr.Markdown(elem_classes=["tw-hooks-status"])
-        run = RunPanel(LESSON, settings, editor.editor, PRESETS[TOOLS], options={"hooks": hooks}, ask=True)
+        # The example set is recorded with the run (its loop reads only the hooks), so an imported
+        # session file puts it back with the hooks it names.
+        run = RunPanel(LESSON, settings, editor.editor, PRESETS[TOOLS], options={"hooks": hooks, "hook_set": hook_set},
+                       ask=True)
 
         def shown_status(values: dict, request: gr.Request) -> dict:
             return {status: hooks_status(values[hooks], session_of(request))}
@@ -81,5 +84,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         schema.wire(editor.editor)
         editor.wire(run.presets, run.question)
         run.wire()
+    # The browser keeps the example set under the name it has always had there, not as a run option.
     return LessonPage(LESSON.id, run, editor=editor, schema=schema, kept={"hook_set": hook_set},
+                      kept_elsewhere=frozenset({"hook_set"}),
                       also_on_load=(shown_status, {hooks}, [status]))

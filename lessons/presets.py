@@ -27,6 +27,7 @@ PRESETS = {
     "会超时的工具（timeout）": ["北京现在的路况怎么样？", "上海现在堵不堵？", "上海和北京的路况"],
     "超长结果（截断）": ["列出上海的全部门店", "上海的前 5 家门店"],
     "运维：配置、SQL、命令": ["读一下 payments 服务的配置", "读一下 Payments 服务的配置", "读一下 payments 和 search 服务的配置",
+                     "读一下 billing 服务的配置",
                      "执行 SQL `SELECT * FROM orders`", "执行 SQL `DROP TABLE orders`",
                      "执行 SQL `UPDATE orders SET paid = 1`", "运行 `rm notes.md`"],
 }

@@ -72,9 +72,9 @@ def build(settings: SettingsPanel) -> LessonPage:
             return {prompt: system_prompt(values[approach], report["tools"]) if report["ok"] else gr.update()}
 
         schema.wire(editor.editor, extra=prompt_for, extra_inputs=[approach], extra_outputs=[prompt])
-        approach.change(lambda tools, a: system_prompt(a, tools or []), [schema.tools_state, approach], [prompt],
-                        api_visibility=PRIVATE, show_progress="hidden")
-        approach.change(mistakes_for_approach, [approach, mistake], [mistake], api_visibility=PRIVATE,
+        # One update for both: the prompt and the mistakes that fit it are on screen together.
+        approach.change(lambda tools, a, m: (system_prompt(a, tools or []), mistakes_for_approach(a, m)),
+                        [schema.tools_state, approach, mistake], [prompt, mistake], api_visibility=PRIVATE,
                         show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()

@@ -117,9 +117,10 @@ class RunViews:
             self.step_box: gr.update(visible=pending is not None),
             self.step_args: gr.update(value=shown_args) if pending is not None else gr.update(),
             self.step_result: gr.update(value="") if pending is not None else gr.update(),
-            self.replay_row: gr.update(visible=state.replay is not None),
+            # 下一步 / 全部显示 only while a replay has steps left to show.
+            self.replay_row: gr.update(visible=state.replay is not None and state.pos < len(state.replay)),
             self.retry_btn: retry_button(state),
-            self.costs: cost_view.render(events, (state.settings or {}).get("provider")),
+            self.costs: cost_view.render(events, (state.settings or {}).get("provider"), self.lesson),
         }
 
 

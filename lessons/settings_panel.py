@@ -31,7 +31,6 @@ from lessons.server_key_panel import ServerKeyPanel
 from provider_presets import PRESETS, Preset, settings_for
 
 from access.clients import (BASE_URL_ENV, Settings, default_model, local_placeholder, model_box, model_choices,
-                            preset_models,
                             resolve_credentials, server_has_key, settings_from)
 
 PROVIDERS = [(tr("离线演示模型", "Offline demo model"), "offline"), (tr("智谱 GLM", "Zhipu GLM"), "glm"),
@@ -106,18 +105,18 @@ class SettingsPanel:
         gr.on([self.api_key.submit, self.api_key.blur, self.clear_key.click], None, None, None, js=MARK_HANDLE_JS,
               **SILENT)
 
-        # The model's value is not touched here: whatever changed the provider sets it (a
-        # provider picked by hand: the default, below; a preset: its model; a page restored
-        # from the browser: the saved one). A reset here would race with those. Nor is the
-        # key box's: it is emptied whenever a key is stored (Enter, or leaving the box, as
-        # picking a provider does), and an update arriving late would wipe what a student
-        # had begun to type.
+        # The model box is not touched here, neither its value nor its choices: whatever changed
+        # the provider sets both in the same update (a provider picked by hand: its suggestions,
+        # below; a preset: its models; a page restored from the browser: the saved model). An
+        # update from here arrives later, computed from the preset of its moment: after a second
+        # preset of the same provider it put the first one's models back under the second's
+        # model. Nor is the key box's value: it is emptied whenever a key is stored (Enter, or
+        # leaving the box, as picking a provider does), and an update arriving late would wipe
+        # what a student had begun to type.
         def on_provider(provider, session_key, preset, base_url):
-            models = preset_models(preset, provider) or model_choices(provider, secrets)
             offline = provider == "offline"
             hint = SERVER_KEY_HINT if server_has_key(provider, secrets) else NO_KEY_HINT
-            return (gr.update(choices=models),
-                    gr.update(visible=provider == "openai",
+            return (gr.update(visible=provider == "openai",
                               placeholder=tr("使用服务器配置的地址", "Using the address configured on the server")
                               if secrets.get(BASE_URL_ENV.get(provider, "")) else "https://api.openai.com/v1"),
                     gr.update(interactive=not offline,
@@ -127,7 +126,7 @@ class SettingsPanel:
 
         provider_changed = self.provider.change(
             on_provider, [self.provider, self.key_state, self.preset, self.base_url],
-            [self.model, self.base_url, self.api_key, self.key_status, self.clear_key],
+            [self.base_url, self.api_key, self.key_status, self.clear_key],
             api_visibility=PRIVATE, show_progress="hidden")
         self._settle_status(provider_changed)
         self._wire_presets()

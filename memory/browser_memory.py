@@ -15,7 +15,8 @@ How it flows:
 - page load: one script reads every key into hidden textboxes (plus this browser tab's
   id from sessionStorage and its time zone); each part's restore handler checks them and
   fills the controls and, in the same request, what the tab shows from them (its schema
-  panel, its workspace's tree: LessonPage.on_load), so a tab is back in one round trip;
+  panel, its workspace's tree: LessonPage.on_load), so a tab is back in one round trip; what the
+  person changed in those controls while the restore was on its way goes back over it (TRACK_JS);
 - a change of a kept control: the part's save handler builds the record, a second script
   writes it (or removes the key) and reports a full or refused storage.
 
@@ -53,6 +54,7 @@ import functools
 import hashlib
 import json
 import logging
+import re
 import time
 from typing import Any, Callable, Mapping
 
@@ -85,7 +87,8 @@ CLEAR_LABEL = tr("清除本页保存的内容", "Clear what this page saved")
 NAMES = {"source": tr("源码", "the source"), "example_set": tr("示例工具集", "the example set"),
          "question": tr("问题", "the question"), "preset": tr("预设问题", "the preset question"),
          "strict": tr("strict 模式", "strict mode"), "option.approach": tr("循环", "the loop"),
-         "rules": tr("权限规则", "the permission rules"), "rules_preset": tr("规则预设", "the rule preset")}
+         "rules": tr("权限规则", "the permission rules"), "rules_preset": tr("规则预设", "the rule preset"),
+         "option.conversation": tr("对话", "the conversation")}
 # The first words of the notes that say a tab shows what this browser kept.
 RESTORED = tr("↩ 已恢复本浏览器保存的内容", "↩ Restored what this browser kept")
 LAST_RUN = tr("↩ 这是上次的运行", "↩ This is the last run")
@@ -104,6 +107,11 @@ FORGOTTEN = tr("服务器已清理了这个页面的会话（闲置太久，或�
 
 READ_JS = """(...ignored) => {
   const keys = %s;
+  if (!window.twTouchWatch) {       // the person's own input from now on (TRACK_JS)
+    window.twTouchWatch = true;
+    for (const kind of ["keydown", "pointerdown", "input", "paste", "drop"])
+      document.addEventListener(kind, (e) => { if (e.isTrusted) window.twTouched = true; }, true);
+  }
   let tab = "", storage = true;
   try {
     tab = sessionStorage.getItem(%s) || "";
@@ -125,6 +133,36 @@ READ_JS = """(...ignored) => {
 # the next page. A change draws a new mark, which its part's save carries back to the write script:
 # the write unmarks the part only if no change came after the one it stored.
 UNSAVED = "window.twUnsaved"
+
+
+# A restore never replaces what the person changed after the page loaded. Until the restore that writes a
+# control has landed (its hidden `landed` box holds "1"), each change of that control the person made (once
+# they have typed, clicked or pasted anything) is noted in the browser; once it has landed, what they changed
+# goes back over what it wrote, and its note says so. The person's text wins, as a browser's autofill never
+# overwrites a field typed into: a page kept read-only until its restore is back (seconds on a busy server)
+# would hold back every student's first keystrokes.
+TYPED = "window.twTyped"
+TRACK_JS = """(value, landed) => {
+  const active = window.twTouched || (navigator.userActivation && navigator.userActivation.hasBeenActive);
+  if (!landed && active) (%s = %s || {})[%%s] = value;
+  return [];
+}""" % (TYPED, TYPED)
+KEEP_TYPED_JS = """(note) => {
+  const typed = %s || {}, keys = %%s, labels = %%s;
+  const en = (document.documentElement.lang || "").startsWith("en"), kept = [];
+  const out = keys.map((key, i) => {
+    if (!(key in typed)) return undefined;          // undefined: the control keeps what the restore wrote
+    const value = typed[key];
+    delete typed[key];
+    kept.push(labels[en ? "en" : "zh"][i]);
+    return value;
+  });
+  if (!kept.length) return [...out, undefined];
+  const said = en ? "✋ What you changed while the page was putting back what this browser kept stays as you left it: "
+                    + kept.join(", ") + "."
+                  : "✋ 页面恢复保存内容期间你改过的这几项保留了你的改动：" + kept.join("、") + "。";
+  return [...out, (note || "") + "\\n\\n" + said];
+}""" % TYPED
 
 
 def mark_js(name: str, returned: bool = True) -> str:
@@ -271,6 +309,8 @@ class BrowserMemory:
         self.lessons: dict[str, dict] = {}
         self.shared: dict[str, dict] = {}
         self.replaced: Callable[[gr.Request | None], str | None] | None = None
+        self.names: dict[Any, Any] = {}      # control -> how a note names it, where its label says more
+        self.demo: gr.Blocks | None = None
 
     def part(self, name: str) -> Part:
         part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
@@ -301,6 +341,7 @@ class BrowserMemory:
                 raise ValueError(f"kept field {name!r} of {tab.name!r} is registered twice")
             fields[name] = component
         specs = {name: spec_for(component, NAMES.get(name, "")) for name, component in fields.items()}
+        self.names.update({component: specs[name].label or name.removeprefix("option.") for name, component in fields.items()})
         if "preset" in specs and editor is not None:  # its choices follow the example set
             every = tuple(q for questions in editor.presets.values() for q in questions)
             specs["preset"] = FieldSpec("choice", TEXT_LIMIT, choices=every or None, label=NAMES["preset"])
@@ -313,7 +354,7 @@ class BrowserMemory:
                                   "after": after,
                                   "work": self.part(f"lesson:{tab.name}"),
                                   "run": self.part(f"run:{tab.name}") if run is not None else None,
-                                  "digest": gr.State(None)}
+                                  "digest": gr.State(None), "edited_on_load": []}
 
     def keep_shared(self, name: str, label: str, base: str,
                     read: Callable[[str | None], tuple[dict | None, list[str]]],
@@ -346,7 +387,7 @@ class BrowserMemory:
         `replaced(request)` names the lesson whose scenario a link in the page's address sets up
         (deep_links.py), or None: that lesson is not restored, and what this browser kept of it is
         forgotten (a link that only opens a lesson replaces nothing)."""
-        self.replaced = replaced
+        self.replaced, self.demo = replaced, demo
         for tab in tabs:
             self.keep_lesson(tab)
         settings_part, key_part = self.part("settings"), self.part("key")
@@ -362,29 +403,62 @@ class BrowserMemory:
         # lessons kept after it, which follow one by one in the order they were registered, so what they
         # show (a workspace's tree) is always the restored one.
         settings_pending = [restore_settings]
+        settings_fields = list(settings.fields.values())
 
-        def first_step(handler: tuple) -> tuple:
-            return joined(handler, settings_pending.pop()) if settings_pending else handler
+        def first_step(handler: tuple) -> tuple[tuple, list]:
+            """The handler, with the settings' restore if none has taken it yet; the controls it writes
+            that way (settings_fields)."""
+            return (joined(handler, settings_pending.pop()), settings_fields) if settings_pending else (handler, [])
 
         chains: dict[str, Any] = {}
         for name, shared in self.shared.items():    # registered in order: a part's `after` is wired before it
             start = chains[shared["after"]] if shared["after"] else read
-            chains[name] = start.then(*first_step(self._wire_shared(shared)), **self.silent)
+            handler, guarded = first_step(self._wire_shared(shared))
+            chains[name], _ = self._restoring(start, handler, guarded, settings.memory.note)
         restored = {}
         for name, lesson in self.lessons.items():
-            handler = (lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"])
-            if lesson["after"]:
-                restored[name] = chains[lesson["after"]].then(*handler, **self.silent)
-            else:
-                restored[name] = read.then(*first_step(handler), **self.silent)
+            handler, guarded = (lesson["restore"], lesson["restore_inputs"], lesson["restore_outputs"]), []
+            if not lesson["after"]:
+                handler, guarded = first_step(handler)
+            # The lesson's kept controls, and what a person edits among what its page shows once they are back.
+            guarded = [*lesson["fields"].values(), *lesson["edited_on_load"], *guarded]
+            event, restored[name] = self._restoring(chains[lesson["after"]] if lesson["after"] else read, handler,
+                                                    guarded, lesson["note"])
             for part in (lesson["work"], lesson["run"]):   # a lesson a link opens forgets what was kept
-                if part is not None:
+                if part is not None:   # after the note says what was typed meanwhile: the write gives it back
                     self._writer(part, lesson["note"], restored[name])
             if lesson["after"]:
-                chains[lesson["after"]] = restored[name]
+                chains[lesson["after"]] = event
         if settings_pending:                      # nothing else is kept: the settings on their own
-            read.then(*settings_pending.pop(), **self.silent)
+            self._restoring(read, settings_pending.pop(), settings_fields, settings.memory.note)
         return restored
+
+    def _restoring(self, start: Any, handler: tuple, guarded: list, note: Any) -> tuple[Any, Any]:
+        """Runs `handler` (fn, inputs, outputs) after `start`, and then puts back over the controls in
+        `guarded` it writes what the person changed in them while it was on its way (TRACK_JS), said in
+        `note`. Returns (the restore's event, the event after which the controls hold what they keep)."""
+        fn, inputs, outputs = handler
+        guarded = [c for c in dict.fromkeys(guarded) if c in outputs]
+        if not guarded:
+            return (event := start.then(fn, inputs, outputs, **self.silent)), event
+        landed = gr.Textbox(visible="hidden")
+
+        def restore(values: dict, request: gr.Request) -> dict:
+            return {**fn(values, request), landed: "1"}
+
+        # `landed` first: it holds "1" before the changes of what the restore writes are handled.
+        event = start.then(restore, inputs, [landed, *outputs], **self.silent)
+        keys = [str(c._id) for c in guarded]
+        tracking = [component.change(None, [component, landed], None, js=TRACK_JS % json.dumps(key), **SILENT)
+                    for component, key in zip(guarded, keys)]
+        self._first_of_their_triggers(tracking)
+        # A control's name without what its label adds after a colon or in brackets ("技能：…（可编辑；…）").
+        full = [self.names.get(c) or getattr(c, "label", None) or "" for c in guarded]
+        names = {"zh": [re.split(r"（| \(|：|: ", getattr(label, "zh", str(label)))[0] for label in full],
+                 "en": [re.split(r"（| \(|：|: ", getattr(label, "en", str(label)))[0] for label in full]}
+        kept = event.then(None, [note], [*guarded, note], js=KEEP_TYPED_JS % (json.dumps(keys), json.dumps(
+            names, ensure_ascii=False)), **SILENT)
+        return event, kept
 
     def kept_inputs(self, name: str) -> set:
         """What `kept_on_load` reads of lesson `name`: the stored texts the page found on load."""
@@ -451,6 +525,16 @@ class BrowserMemory:
                     part.written: fields_digest(fields) if fields is not None else None}
 
         return restore, {client, part.inbox}, [said, held, part.written]
+
+    def _first_of_their_triggers(self, events: list) -> None:
+        """Makes these handlers the first the page runs when their trigger fires. The page runs a
+        trigger's handlers one after the other, each to its end (a save's round trip, however slow the
+        server): a change noted after them could be noted only once the restore had already replaced it."""
+        first = {event["id"] for event in events}
+        fns = self.demo.fns                       # the page's handlers in the order the page gets them
+        assert first <= set(fns), "handlers registered on another Blocks"
+        for i in [i for i in fns if i not in first]:
+            fns[i] = fns.pop(i)
 
     def _writer(self, part: Part, note: Any, trigger_event) -> None:
         trigger_event.then(None, [part.outbox, note], [part.outbox, note], js=WRITE_JS % unmark(part.name, "o.mark"),
@@ -673,6 +757,7 @@ class BrowserMemory:
         follow = tab.on_load() if callable(getattr(tab, "on_load", None)) else None
         if follow is not None:
             follow_fn, follow_inputs, follow_outputs = follow
+            lesson["edited_on_load"] = [c for c in follow_outputs if getattr(c, "interactive", None) is True]
             restore_inputs |= set(follow_inputs)
             restore_outputs += [c for c in follow_outputs if c not in restore_outputs]
             restore_alone = restore

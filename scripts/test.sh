@@ -56,7 +56,7 @@ else part -m "serial and not unprivileged and not real_model" "${sandbox_tests[@
 echo "== real model: SmolLM2-135M-Instruct on llama.cpp's llama-server, one slot, on its own"
 # A selection without real-model tests skips this step (and never starts the one-time build).
 if [ -z "$extra" ] || "$PY" -m pytest -q --collect-only -m real_model "$@" >/dev/null 2>&1; then
-  # Builds llama-server (about 25 minutes, once per machine) and fetches the model if missing.
+  # Builds llama-server (5 to 10 minutes on 2 cores, once per machine) and fetches the model if missing.
   paths=$(bash scripts/real_model.sh)
   LLAMA_SERVER=$(sed -n 's/^LLAMA_SERVER=//p' <<<"$paths")
   MODEL=$(sed -n 's/^MODEL=//p' <<<"$paths")

@@ -40,6 +40,13 @@ trigger again, every handler of it: two such handlers on one trigger then restar
 for as long as the page stayed open (after two quick edits of 权限与确认's rules, about four
 events a second). The fix runs again only the handler that waited.
 
+And the page's language. Gradio's own words (its footer, 加载中, the upload box, a status badge)
+follow the browser's navigator.language, whatever language the page speaks: an English link opened
+in a Chinese browser had a Chinese footer. They now follow the page's language (`page_lang` in its
+config, which i18n decides from the link and the browser: gradio_patches.set_page_language), and
+the heading of a toast, which Gradio writes in English whatever the locale ("Warning", "Error"),
+is Chinese on a Chinese page.
+
 Measured by benchmarks/frontend_fixes.py (stock and fixed pages alternating in one run, Chrome's
 main-thread task time), in two runs: opening the page took the stock files 1.24-1.46x the time,
 one Function Calling run 1.66-1.80x.
@@ -53,6 +60,7 @@ is asked for; tests/app/test_frontend_fixes.py fails then, so an upgrade shows a
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +88,12 @@ EVENTS_BY_COMPONENT = ("(deps)=>{let m=new Map;for(let d of deps){let seen=new S
                        "if(seen.has(id))continue;seen.add(id);if(name){let l=m.get(id);l?l.push(name):m.set(id,[name])}}}"
                        "return m}")
 
+
+
+# The page's language as its config says it (gradio_patches.set_page_language), read by the fixes below.
+PAGE_LANG = "window.gradio_config?.page_lang"
+# A toast's heading on a Chinese page (Gradio shows its type, capitalised, in English).
+TOAST_HEADINGS_ZH = {"error": "错误", "warning": "警告", "info": "提示", "success": "成功"}
 
 
 def forget(component: str) -> str:
@@ -151,6 +165,17 @@ FIXES = (
         old="le(()=>{v(),oe(()=>{O.reload(r.components,",
         new="let built=!0;le(()=>{if(v(),built){built=!1;return}oe(()=>{O.reload(r.components,",
         why="the tree is built once per load: the rebuild waits for a new reload_count"),
+    # Gradio picks its locale from the browser alone (`M()` is navigator.language): the page's own
+    # language comes first; a language Gradio has no words for falls back as before.
+    Fix("core-Bdx9080F.js",
+        old="let r=null,i=M();",
+        new="let r=null,i=" + PAGE_LANG + "||M();",
+        why="Gradio's own words (footer, loading, upload box) in the page's language, not only the browser's"),
+    Fix("statustracker-DQF-KcRT.js",
+        old="S=n(()=>t.type.charAt(0).toUpperCase()+t.type.slice(1))",
+        new="S=n(()=>(/^zh/.test(" + PAGE_LANG + "||``)&&" + json.dumps(TOAST_HEADINGS_ZH, ensure_ascii=False)
+            + "[t.type])||t.type.charAt(0).toUpperCase()+t.type.slice(1))",
+        why="a toast's heading in Chinese on a Chinese page"),
     Fix("statustracker-DQF-KcRT.js",
         old="W&&=!1}O(()=>{o.status===`pending`?Ve()",
         new="W&&=!1}O(()=>()=>{W=!1}),O(()=>{o.status===`pending`?Ve()",

@@ -58,6 +58,16 @@ What is here, what it is for, and what breaks without it:
   event, updates the loading status of every component any event has touched so far (its
   inputs, and its outputs or show_progress_on), each by a search of the whole component tree.
   One event that touches 280 components made every later event of the tab slower, for good.
+- `install_range_messages()`: a number typed into a gr.Number or a slider's box outside its
+  range made Gradio raise its own English error ("Value 0 is less than minimum value 50.") while
+  preparing the event's inputs: a red toast, a red 错误 badge on the event's outputs, and the
+  handler never ran, so a preview kept showing the previous value without a word. Now the handler
+  runs with an `OutOfRange` number (the value the box shows once it loses focus: a slider's nearest
+  end, a gr.Number's own value), and a warning toast names the box, the value and the range in
+  the tab's language; a handler that wants to say more (the context lesson's preview) checks for
+  it. For the toast and the language, Gradio's event context (LocalContext's request and event id,
+  which Gradio sets only around the handler) is set for the whole event, its inputs' preparation
+  included. Without it: Gradio's English error over a mistake the page could have explained.
 - `page_blocks()` and `queue_without_app()`: Gradio builds a whole FastAPI app (about 80 routes)
   when a gr.Blocks is made (it queues itself), the page's whole config and an app again when the
   `with gr.Blocks()` block ends, again in `queue()`, and again in `launch()`, which is the one that
@@ -85,6 +95,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.metadata
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -299,6 +310,124 @@ def drop_queue_mailboxes(holder, session_ids: list[str]) -> None:
         if not waiting.get(sid):
             waiting.pop(sid, None)
             queue.pending_messages_per_session.pop(sid, None)
+
+
+# --- a number outside its box's range (gr.Number, gr.Slider) ------------------------------
+
+class OutOfRange(float):
+    """A number given to a box outside the box's range, as the event's handler gets it (instead of
+    Gradio's English error). Its value is what the box shows once it loses focus: a slider moves to
+    the nearest end of its range, a gr.Number keeps what was typed. `typed` is the number given,
+    `low` / `high` the range (None: open on that side), `box` the box's label, `slider` which of
+    the two it is; `message` says it all in the tab's language."""
+
+    typed: float
+    low: float | None
+    high: float | None
+    box: Any
+    slider: bool
+
+    def __new__(cls, value: float, typed: float, low: float | None, high: float | None, box: Any, slider: bool):
+        number = super().__new__(cls, value)
+        number.typed, number.low, number.high, number.box, number.slider = typed, low, high, box, slider
+        return number
+
+    def __reduce__(self):   # copied or pickled (Gradio deep-copies a gr.State's value)
+        return (OutOfRange, (float(self), self.typed, self.low, self.high, self.box, self.slider))
+
+    @property
+    def message(self) -> str:
+        from i18n import now, tr
+
+        shown = {"box": box_name(self.box), "typed": plain_number(self.typed), "value": plain_number(self),
+                 "low": plain_number(self.low), "high": plain_number(self.high)}
+        if self.low is not None and self.high is not None:
+            said = tr("「{box}」填的 {typed} 超出范围：应在 {low} 到 {high} 之间",
+                      "«{box}»: {typed} is out of range: it must be from {low} to {high}")
+        elif self.low is not None:
+            said = tr("「{box}」填的 {typed} 太小：应不小于 {low}", "«{box}»: {typed} is too small: it must be at least {low}")
+        else:
+            said = tr("「{box}」填的 {typed} 太大：应不大于 {high}", "«{box}»: {typed} is too large: it must be at most {high}")
+        if self.slider:
+            said += tr("；离开输入框时它回到 {value}", "; leaving the box sets it to {value}")
+        return now(said + tr("。", ".")).format(**shown)
+
+
+def plain_number(value: Any) -> str:
+    """50.0 as "50", 0.5 as "0.5"."""
+    if value is None:
+        return ""
+    number = float(value)
+    return str(int(number)) if number.is_integer() else repr(number)
+
+
+def box_name(label: Any) -> str:
+    """A box's label up to its first bracket or colon: 「每轮时限（秒）：超过就停止等待」 is 「每轮时限」."""
+    from i18n import now, tr
+
+    text = str(now(label)) if label else str(tr("这个数", "this number"))
+    return re.split(r"[（(：:]", text, maxsplit=1)[0].strip() or text
+
+
+def _range_checked(preprocess: Callable, slider: bool) -> Callable:
+    @functools.wraps(preprocess)
+    def checked(self, payload):
+        low, high = self.minimum, self.maximum
+        if (not isinstance(payload, (int, float)) or isinstance(payload, bool)
+                or ((low is None or payload >= low) and (high is None or payload <= high))):
+            return preprocess(self, payload)
+        if slider:
+            nearest = low if low is not None and payload < low else high
+            shown = preprocess(self, nearest)
+        else:
+            shown = self.round_to_precision(payload, self.precision)
+        number = OutOfRange(shown, payload, low, high, self.label, slider)
+        import gradio as gr
+
+        gr.Warning(number.message)
+        return number
+    checked.tw_range_checked = True
+    return checked
+
+
+def install_range_messages() -> bool:
+    """Numbers out of their box's range reach the handler as OutOfRange, with a warning toast in
+    the tab's language (see the module docstring); False (nothing changed) if this Gradio's
+    Number, Slider or Blocks.process_api do not look as expected. Idempotent."""
+    import gradio.blocks as blocks_module
+    from gradio.components import Number, Slider
+    from gradio.context import LocalContext
+
+    without = ("数字框超出范围时，页面显示 Gradio 自己的英文错误", "a number out of its box's range shows Gradio's own English error")
+    process_api = blocks_module.Blocks.process_api
+    try:
+        checks = [inspect.getsource(Number.preprocess), inspect.getsource(Slider.preprocess)]
+        parameters = inspect.signature(process_api).parameters
+    except (OSError, TypeError, ValueError):
+        return not_installed("install_range_messages", without)
+    done = [getattr(cls.preprocess, "tw_range_checked", False) for cls in (Number, Slider)]
+    if not all(done) and (not all("raise_if_out_of_bounds" in source for source in checks)
+                          or "request" not in parameters or "event_id" not in parameters
+                          or not hasattr(LocalContext, "event_id") or not hasattr(LocalContext, "request")):
+        return not_installed("install_range_messages", without)
+    if all(done):
+        return True
+    signature = inspect.signature(process_api)
+
+    @functools.wraps(process_api)
+    async def with_event_context(*args, **kwargs):
+        arguments = signature.bind(*args, **kwargs).arguments
+        tokens = (LocalContext.request.set(arguments.get("request")), LocalContext.event_id.set(arguments.get("event_id")))
+        try:
+            return await process_api(*args, **kwargs)
+        finally:
+            LocalContext.event_id.reset(tokens[1])
+            LocalContext.request.reset(tokens[0])
+
+    blocks_module.Blocks.process_api = with_event_context
+    Number.preprocess = _range_checked(Number.preprocess, slider=False)
+    Slider.preprocess = _range_checked(Slider.preprocess, slider=True)
+    return True
 
 
 # --- the page's inlined config (the HTML of `/`) -----------------------------------------

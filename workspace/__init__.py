@@ -11,6 +11,9 @@
                                                           and the skills lesson's skills/)
     export_zip(session_id) -> bytes;  import_zip(session_id, data)
     export_files(session_id) -> {path: text};  import_files(session_id, files)
+    put_back(session_id, files)                           import_files for files kept elsewhere (the
+                                                          browser): a session whose folder is not made
+                                                          yet gets it from them when first needed
     update_files(session_id, written, removed)            writes some files and removes others,
                                                           the rest of the project as it was
     forget(session_id)                                    when the session expires
@@ -21,6 +24,9 @@
     preview(session_id, name, args) -> str               what a call would do, before it runs:
                                                           the diff of a write / edit, a bash command
 
+A session's folder is made when something first needs it (a tool, a write, the tree, a snapshot):
+export_files of a session without one reads what it would be made from, and makes none.
+
 Requests that cannot be done raise WorkspaceError with a Chinese message (run_workspace_tool
 and preview never raise).  Layout: store.py (folders and locks), changes.py (tree, snapshot, diff,
 restore), archive.py (zip and dict, validated), tools.py (the tools on a session), preview.py
@@ -30,11 +36,11 @@ import atomic_tools
 
 from . import archive, changes, store
 from .preview import preview
-from .store import WorkspaceError, forget, known_sessions, starter_files
+from .store import WorkspaceError, forget, known_sessions, made, starter_files
 from .tools import TOOL_NAMES, run_workspace_tool, tool_schemas
 
 __all__ = ["run_workspace_tool", "tool_schemas", "tree", "read_file", "snapshot", "diff", "reset",
-           "export_zip", "import_zip", "export_files", "import_files", "update_files", "forget", "shell_status", "charge_to",
+           "export_zip", "import_zip", "export_files", "import_files", "put_back", "made", "update_files", "forget", "shell_status", "charge_to",
            "WorkspaceError", "TOOL_NAMES", "known_sessions", "preview", "starter_files"]
 
 _SNAPSHOT_LIMIT = 4 * atomic_tools.MAX_WORKSPACE_BYTES
@@ -90,6 +96,14 @@ def import_files(session_id, files):
     _replace(session_id, archive.files_from_dict(files))
 
 
+def put_back(session_id, files):
+    """import_files for files kept elsewhere: a session whose folder is not made yet keeps them
+    waiting, and its folder is made from them when something first needs it."""
+    taken = archive.files_from_dict(files)
+    if not store.wait_with(session_id, taken):
+        _replace(session_id, taken)
+
+
 def update_files(session_id, written, removed=()):
     """Writes {relative path: text} and removes the files in `removed`; nothing else is touched.
     Checked first, like an import (paths, sizes, no link or file in the way): a refused update
@@ -110,7 +124,8 @@ def export_zip(session_id):
 
 def export_files(session_id):
     """{relative path: text} of the text files (binary files and links are left out)."""
-    return archive.to_dict(snapshot(session_id))
+    unmade = store.unmade(session_id)
+    return archive.to_dict(unmade if unmade is not None else snapshot(session_id))
 
 
 def charge_to(session_id, payer):

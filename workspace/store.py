@@ -43,6 +43,9 @@ class Workspace:
 _lock = threading.Lock()
 _root = [None]
 _sessions = {}
+# Files a session's folder is to be made from, put back (from the browser) before anything needed the
+# folder: a page that only shows them takes no folder. Checked {relative path: bytes}.
+_waiting = {}
 
 
 def owner():
@@ -65,12 +68,13 @@ def _remove_all():
 
 
 def get(session_id):
-    """The session's workspace, made from the starter project the first time."""
+    """The session's workspace, made the first time from the files waiting for it (wait_with), or
+    else from the starter project."""
     if not isinstance(session_id, str) or not session_id:
         raise WorkspaceError("会话标识无效。")
     with _lock:
         found = _sessions.get(session_id)
-        if found is not None and os.path.isdir(found.project):
+        if _made(session_id):
             return found
         if found is None and len(_sessions) >= MAX_SESSIONS:
             raise WorkspaceError("服务器上的工作区已经太多了，请过几分钟再试。")
@@ -80,14 +84,55 @@ def get(session_id):
         os.mkdir(home, 0o700)
         os.mkdir(workspace.project, 0o700)
         os.mkdir(workspace.tmp, 0o700)
-        fill_from_starter(workspace)
+        waiting = _waiting.pop(session_id, None)
+        if waiting is None:
+            fill_from_starter(workspace)
+        else:
+            fill(workspace, waiting)
         _sessions[session_id] = workspace
         return workspace
 
 
-def forget(session_id):
-    """Removes the session's folder; called when the session expires."""
+def _made(session_id):
+    found = _sessions.get(session_id)
+    return found is not None and os.path.isdir(found.project)
+
+
+def made(session_id):
+    """Whether the session's folder has been made (it takes one of the MAX_SESSIONS)."""
     with _lock:
+        return _made(session_id)
+
+
+def wait_with(session_id, taken):
+    """Keeps `taken` ({relative path: bytes}, checked) as what the session's folder is made from when
+    something first needs it. False when the folder is already made, or when as many sessions wait as
+    there may be folders: the caller then puts the files in place now."""
+    if not isinstance(session_id, str) or not session_id:
+        raise WorkspaceError("会话标识无效。")
+    with _lock:
+        if _made(session_id) or (session_id not in _waiting and len(_waiting) >= MAX_SESSIONS):
+            return False
+        _waiting[session_id] = dict(taken)
+        return True
+
+
+def unmade(session_id):
+    """While the session's folder is not made: what it will be made from ({relative path: bytes}).
+    None once it is made."""
+    if not isinstance(session_id, str) or not session_id:
+        raise WorkspaceError("会话标识无效。")
+    with _lock:
+        if _made(session_id):
+            return None
+        waiting = _waiting.get(session_id)
+    return waiting if waiting is not None else {path: text.encode("utf-8") for path, text in starter_files().items()}
+
+
+def forget(session_id):
+    """Removes the session's folder (and the files waiting for it); called when the session expires."""
+    with _lock:
+        _waiting.pop(session_id, None)
         workspace = _sessions.pop(session_id, None)
     if workspace is not None:
         with workspace.lock:
@@ -125,12 +170,17 @@ def starter_files():
 
 
 def fill_from_starter(workspace):
+    fill(workspace, {path: text.encode("utf-8") for path, text in starter_files().items()})
+
+
+def fill(workspace, files):
+    """Makes the project hold exactly `files` ({relative path: bytes}, checked)."""
     clear(workspace.project)
-    for path, text in starter_files().items():
+    for path, data in files.items():
         full = os.path.join(workspace.project, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(full, "wb") as handle:
+            handle.write(data)
     hand_over(workspace)
 
 

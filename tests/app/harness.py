@@ -407,10 +407,24 @@ def wait_stored(page, text: str, present: bool = True, key: str = ""):
         " === present", arg=[text, present, key], timeout=WAIT)
 
 
+PROVIDER_LABELS = {"offline": "离线演示模型", "glm": "智谱 GLM", "openai": "OpenAI 兼容接口"}
+
+
+def pick_provider(page, provider: str, secrets: dict | None = None):
+    """Picks a provider by hand in the open 模型设置 and waits, as a student does, until the model box
+    shows that provider's default: a model typed before would be replaced by it."""
+    from playwright.sync_api import expect
+
+    from access.clients import default_model
+
+    page.locator("#provider input").click()
+    page.get_by_role("option", name=PROVIDER_LABELS[provider]).click()
+    expect(page.locator("#model input")).to_have_value(default_model(provider, secrets), timeout=WAIT)
+
+
 def choose_openai(page, base_url: str):
     page.get_by_text("⚙️ 模型设置").click()
-    page.locator("#provider input").click()
-    page.get_by_role("option", name="OpenAI 兼容接口").click()
+    pick_provider(page, "openai")
     page.locator("#base-url textarea, #base-url input").first.fill(base_url)
     model = page.locator("#model input")
     model.fill("offline-rule-model")

@@ -86,9 +86,10 @@ def test_an_edit_and_the_last_run_come_back_after_a_reload(browser, app_url):
         watched.context.close()
 
 
-def test_the_run_buttons_wait_for_what_the_browser_kept(browser, app_url):
+def test_the_run_buttons_wait_for_what_the_browser_kept_and_what_is_typed_meanwhile_stays(browser, app_url):
     """运行 and 单步 work once the kept settings and lesson are back: clicked while the page is still
-    restoring, a run would ask the example's question on the default model."""
+    restoring, a run would ask the example's question on the default model. A question typed while the
+    page restores is not replaced by the kept one: it is what the run asks, and the note says so."""
     watched = open_page(browser, app_url)
     page = watched.page
     held = []
@@ -108,14 +109,21 @@ def test_the_run_buttons_wait_for_what_the_browser_kept(browser, app_url):
             page.wait_for_timeout(50)
         buttons = [panel.locator(f"button.{name}, .{name} button").first for name in ("tw-run", "tw-step-btn")]
         assert held and all(button.is_disabled() for button in buttons)
-        assert panel.locator(".tw-question textarea").input_value() != "上海今天天气怎么样？"   # not back yet
+        question = panel.locator(".tw-question textarea")
+        assert question.input_value() != "上海今天天气怎么样？"   # not back yet
+        question.click()
+        question.fill("广州今天天气怎么样？")             # typed before the kept question is back
         holding[0] = False
         for route in held:
             route.continue_()
+        note(panel).filter(has_text="保留了你的改动").filter(has_text="问题").wait_for(timeout=WAIT)
+        assert question.input_value() == "广州今天天气怎么样？"
         buttons[0].click()                             # waits until it works
         panel.locator(".tw-protocol .tw-final").first.wait_for(timeout=WAIT)
-        assert "上海" in panel.locator(".tw-protocol .tw-final").first.inner_text()
+        assert "广州" in panel.locator(".tw-protocol .tw-final").first.inner_text()
+        assert "上海今天" not in panel.locator(".tw-protocol").text_content()
         assert all(button.is_enabled() for button in buttons)
+        wait_stored(page, "广州今天天气怎么样？")          # and it is what the browser keeps from now on
     finally:
         watched.context.close()
 

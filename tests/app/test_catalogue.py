@@ -42,6 +42,30 @@ def test_the_readme_table_lists_the_catalogue_in_order():
                     for lesson in LESSONS.values()]
 
 
+CHINESE_NUMBERS = "一二三四五六七八九十"
+ENGLISH_NUMBERS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                   "sixteen seventeen eighteen nineteen twenty").split()
+
+
+def in_chinese(number: int) -> str:
+    """1-99 as written in Chinese prose: 七, 十一, 二十三."""
+    tens, ones = divmod(number, 10)
+    return (("" if tens < 2 else CHINESE_NUMBERS[tens - 1]) + ("十" if tens else "")
+            + (CHINESE_NUMBERS[ones - 1] if ones else ""))
+
+
+def test_the_readme_counts_and_names_the_catalogue_s_lessons():
+    """The README says how many lessons there are, in Chinese and in its English summary, and its map of
+    lessons/ names each lesson's page module, in the catalogue's order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert in_chinese(7) == "七" and in_chinese(11) == "十一" and in_chinese(23) == "二十三"
+    assert f"\n{in_chinese(len(LESSONS))}课，每课一页" in readme
+    summary = readme.split("## English summary", 1)[1]
+    assert f"{ENGLISH_NUMBERS[len(LESSONS) - 1].capitalize()} lessons," in summary
+    lessons_map = next(p for p in readme.split("\n\n") if p.startswith("**`lessons/` 页面。**"))
+    assert re.findall(r"`(\w+_page)`", lessons_map) == [lesson.page.split(".")[-1] for lesson in LESSONS.values()]
+
+
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
     assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks", "context", "skills",

@@ -2,6 +2,7 @@
 The English page makes the same claims in context.en.md."""
 from __future__ import annotations
 
+import context
 import pytest
 
 from tests.app.harness import LessonPage, screenshot
@@ -39,6 +40,24 @@ def final(lesson) -> str:
     return lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
 
 
+def out_of_range(lesson, budget):
+    """A budget typed outside the slider's range (50 to 8000): the page's own warning names the box, the
+    number and the range (no English error of Gradio's, no red 错误 badge), the preview says it too and
+    shows the nearest end, where the slider goes once the box loses focus."""
+    for typed, nearest in (("0", 50), ("-5", 50), ("99999", 8000)):
+        budget.fill(typed)
+        said = f"「token 预算」填的 {typed} 超出范围：应在 50 到 8000 之间；离开输入框时它回到 {nearest}。"
+        preview(lesson).filter(has_text=said + f"下面是按 {nearest} 的预览。").first.wait_for(timeout=WAIT)
+        assert f"预算 {nearest} ·" in preview(lesson).inner_text()
+        lesson.page.locator('[data-testid="toast-body"]').filter(has_text=said).first.wait_for(timeout=WAIT)
+    toast = lesson.page.locator('[data-testid="toast-body"]').first.inner_text()
+    assert toast.startswith("警告") and "Value" not in toast and "minimum" not in toast
+    assert lesson.page.get_by_text("错误", exact=True).count() == 0
+    budget.blur()
+    preview(lesson).filter(has_text="预算 8000 ·").filter(has_not_text="超出范围").first.wait_for(timeout=WAIT)
+    assert budget.input_value() == "8000"
+
+
 def test_each_message_has_its_tokens_its_fate_and_the_strategies_sit_side_by_side(lesson):
     """右边是下一次请求的样子：每条消息原来多少 token、去向如何、发出去多少。左边换一种做法、拉一下预算，右边跟着变；
     最下面的表把几种做法放在一起，用时是这次在这台服务器上量的。"""
@@ -49,13 +68,16 @@ def test_each_message_has_its_tokens_its_fate_and_the_strategies_sit_side_by_sid
     assert all(int(row[3]) > 4 for row in table) and table[0][4] == "原样留着" and table[3][4] == "丢掉了"
     assert table[3][5] == "0" and int(table[7][5]) == int(table[7][3])
     sides = preview(lesson).locator("table").nth(1).locator("tbody tr").all_inner_texts()
-    assert len(sides) == 6 and all(" ms" in row for row in sides)
+    # Every strategy has its row; /compact, which needs the model, is measured when it is the one run.
+    assert len(sides) == len(context.STRATEGIES) and all(" ms" in row for row in sides[:-1])
+    assert sides[-1].startswith("/compact 摘要") and "选它运行时才量（要调用一次模型）" in sides[-1]
     assert "用时（这次量的）" in preview(lesson).inner_text()
     budget = lesson.panel.locator(".tw-budget input[type=number]")
     budget.fill("2000")
     budget.press("Enter")
     preview(lesson).filter(has_text="预算 2000").first.wait_for(timeout=WAIT)
     assert "✅ 装进了预算" in preview(lesson).inner_text() and all(row[4] == "原样留着" for row in rows(lesson))
+    out_of_range(lesson, budget)
     budget.fill("300")
     budget.press("Enter")
     preview(lesson).filter(has_text="预算 300").first.wait_for(timeout=WAIT)
@@ -97,6 +119,9 @@ def test_the_summary_is_one_more_model_call_and_keeps_the_name(lesson):
     assert "我叫小林" in call.inner_text() and "不是真正的大模型" in call.inner_text()
     assert "交给模型写摘要" in first.inner_text()
     assert "你叫小林" in final(lesson)
+    # Run, the summary has its numbers beside the other strategies' (its time includes the model call).
+    compact = first.locator(".tw-context-table").last.locator("tbody tr").filter(has_text="/compact 摘要").inner_text()
+    assert compact.startswith("👉 /compact 摘要") and " ms" in compact and "选它运行时才量" not in compact
 
 
 def test_the_courses_window_leaves_an_orphan_and_the_headline_names_the_strategy(lesson):
@@ -108,6 +133,12 @@ def test_the_courses_window_leaves_an_orphan_and_the_headline_names_the_strategy
     headline = lesson.run(NAME)
     assert headline.startswith("❌ 服务端拒收了这次请求：「课程仓库的窗口（一条一条地丢）」留下了找不到调用的工具结果，不是模型的错")
     assert "HTTP 400" in headline and "模型放弃" not in headline
+    # The refused request carried no tools: its system message is the conversation's, not a tool description.
+    lesson.panel.get_by_role("tab", name="模型收到什么 · tokens").click()
+    costs = lesson.panel.locator(".tw-costs-view").first
+    costs.filter(has_text="这次请求没有带任何工具说明").wait_for(timeout=WAIT)
+    assert "系统提示词" not in costs.inner_text() and "（工具说明 0）" in lesson.rounds()[-1]
+    lesson.panel.get_by_role("tab", name="协议时间线").click()
 
 
 def test_folding_keeps_the_error_at_the_end_of_the_log(lesson):

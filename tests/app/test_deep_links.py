@@ -12,6 +12,7 @@ from lessons import deep_links
 from catalogue import FIRST
 from lessons.deep_links import EXAMPLE_SETS, LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
 from lessons.editor_panel import example_text
+from lessons.presets import mistake_choices
 
 
 def plan_of(query: str, page: str = FIRST):
@@ -91,7 +92,28 @@ def test_a_mistake_must_fit_the_loop():
     plan = plan_of("lesson=function_calling&mistake=paren_call")
     assert for_page(plan, "", None)[0] == {}
     assert for_page(plan_of("lesson=function_calling&mistake=none"), "", None)[0] == {"mistake": ""}
-    assert "不是离线模型会犯的失误" in plan_of("lesson=function_calling&mistake=nope").notes[0]
+
+
+def listed(note: str) -> set[str]:
+    """The mistakes a note offers instead ("…；可选：none、wrong_type、…。")."""
+    return set(note.rsplit("可选：", 1)[1].rstrip("。").split("、")) - {NO_MISTAKE}
+
+
+def offered(mode: str) -> set[str]:
+    """What the lesson's selector offers in that loop."""
+    return {code for _, code in mistake_choices(mode)} - {""}
+
+
+def test_a_refused_mistake_is_named_with_what_the_lesson_offers():
+    """A note lists only the mistakes the lesson's selector offers, never one it would refuse."""
+    for link in ("lesson=function_calling&mistake=nope", "lesson=function_calling&mistake=bold_action"):
+        (note,) = plan_of(link).notes
+        assert "不是「Function Calling」能选的失误" in note and listed(note) == offered("function_calling")
+    assert "bold_action" not in plan_of("lesson=function_calling&mistake=nope").notes[0]
+    (note,) = for_page(plan_of("lesson=react&mistake=no_action_line"), "", "json")[1]
+    assert "从文本中解析 JSON" in note and listed(note) == offered("json")
+    (note,) = plan_of("lesson=react&mistake=nope").notes     # the loop is not known yet: either of ReAct's
+    assert listed(note) == offered("react") | offered("json")
 
 
 def test_a_forced_tool_must_be_in_the_source():

@@ -1,10 +1,11 @@
 """Links that open a scenario (lessons/deep_links.py), in real chromium: a Function Calling link
-runs and shows its headline on that tab, an unknown lesson gives a note and the default tab, a
-link beats what the browser kept (its lesson shows the link alone, the banner says so once, the
+runs and shows its headline on that tab, an unknown lesson gives a note and the default tab (a
+mistake the lesson does not offer, a note listing those it does), a link beats what the browser kept (its lesson shows the link alone, the banner says so once, the
 browser keeps the link's scenario), and 复制本页链接 writes a link without the key that reproduces
 the scenario in a fresh browser."""
 from __future__ import annotations
 
+import re
 
 import pytest
 
@@ -48,6 +49,14 @@ def test_an_unknown_lesson_gives_a_note_and_the_default_tab(browser, app_url):
         assert react.locator(".tw-example-set input").input_value() == "天气"
         page.wait_for_timeout(500)
         assert react.locator(".tw-status").first.inner_text().strip() == ""   # no run
+
+        # A mistake of another loop: the note offers only what this lesson's selector offers.
+        page.goto(link(app_url, lesson="function_calling", mistake="bold_action"))
+        banner(page).filter(has_text="bold_action").wait_for(timeout=WAIT)
+        text = banner(page).inner_text()
+        assert "不是「Function Calling」能选的失误" in text and "wrong_type" in text and "endless" in text
+        assert not {"no_action_line", "multi_step", "paren_call", "invented_observation"} & set(re.findall(r"\w+", text))
+        assert page.locator("#tab-function-calling .tw-mistake input").input_value() == "不模拟（模型表现正常）"
     finally:
         watched.context.close()
 

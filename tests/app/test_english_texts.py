@@ -63,3 +63,38 @@ def test_every_permission_reason_has_its_english(name, args):
     english = reason_in_english(decision.reason)
     assert english != decision.reason and not CJK.search(english), decision.reason
     assert name in english or str(next(iter(args.values()))) in english
+
+
+def test_every_sentence_of_the_context_strategies_has_its_english(tmp_path):
+    """What code/context.py says each strategy did (its notes, the orphans it leaves) comes out in English on an
+    English page: every sentence it can write, the summary's empty and cut-short ones included."""
+    import context
+    from llm_clients import Completion
+    from lessons import context_view
+
+    class Summariser:
+        """A model whose summary is empty, or cut at max_tokens."""
+        model = "stand-in"
+
+        def __init__(self, text: str, finish_reason: str):
+            self.text, self.finish_reason = text, finish_reason
+
+        def complete(self, messages, **params):
+            return Completion({"role": "assistant", "content": self.text}, None, self.text, None,
+                              finish_reason=self.finish_reason, model=self.model)
+
+    said = []
+    for strategy in context.STRATEGIES:
+        shrunk = context.shrink(strategy, context.EXAMPLE, 300, make_client("offline"))
+        said += shrunk.notes + context.orphans(shrunk.messages)
+        said += context.context_event(strategy, 300, context.EXAMPLE, shrunk, 1.0)["orphans"]
+    said += context.spill(context.EXAMPLE, tmp_path, limit=500).notes
+    said += context.compact(Summariser("", "stop"), context.EXAMPLE).notes
+    said += context.compact(Summariser("目标", "length"), context.EXAMPLE).notes
+    said += context.compact(make_client("offline"), context.EXAMPLE[:2]).notes
+    kinds = {pattern.pattern for pattern, _ in context_view.NOTES_EN for text in said if pattern.fullmatch(text)}
+    assert kinds == {pattern.pattern for pattern, _ in context_view.NOTES_EN}      # each sentence was written
+    with i18n.using("en"):
+        assert [text for text in said if CJK.search(context_view.note(text))] == []
+    with i18n.using("zh"):
+        assert [context_view.note(text) for text in said] == said

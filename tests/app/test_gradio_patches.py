@@ -142,6 +142,37 @@ def test_a_patch_that_no_longer_fits_warns_and_changes_nothing(monkeypatch):
         gradio_patches.install_page_config()
 
 
+def test_a_number_out_of_its_range_reaches_the_handler_with_the_page_s_own_words():
+    """Gradio's Number and Slider raised their own English error for a number out of range, before the
+    handler ran. Now the handler gets an OutOfRange: a slider's nearest end (where Gradio's slider goes
+    when its box loses focus), a gr.Number's own value, with a message naming the box, the number and the
+    range, in the tab's language (shown as a warning toast; outside an event Gradio only warns)."""
+    import copy
+
+    import gradio as gr
+
+    import i18n
+    from i18n import tr
+
+    assert gradio_patches.install_range_messages() is True
+    budget = gr.Slider(50, 8000, step=10, label=tr("token 预算（滑动窗口按它丢消息）", "Token budget (the windows drop by it)"))
+    number = gr.Number(label=tr("第几条", "No."), precision=0, minimum=1)
+    assert type(budget.preprocess(300)) is not gradio_patches.OutOfRange and number.preprocess(2) == 2
+    with pytest.warns(UserWarning, match="超出范围"):
+        low = budget.preprocess(0)
+    assert isinstance(low, gradio_patches.OutOfRange) and low == 50 and low.typed == 0
+    assert low.message == "「token 预算」填的 0 超出范围：应在 50 到 8000 之间；离开输入框时它回到 50。"
+    with pytest.warns(UserWarning):
+        high, typed = budget.preprocess(99999), number.preprocess(-5)
+    assert high == 8000 and typed == -5 and int(typed) == -5          # a gr.Number keeps what was typed
+    assert typed.message == "「第几条」填的 -5 太小：应不小于 1。"
+    with i18n.using("en"):
+        assert high.message == "«Token budget»: 99999 is out of range: it must be from 50 to 8000; leaving the box sets it to 8000."
+        assert typed.message == "«No.»: -5 is too small: it must be at least 1."
+    kept = copy.deepcopy(typed)                                        # as a gr.State keeps it
+    assert isinstance(kept, gradio_patches.OutOfRange) and kept.message == typed.message
+
+
 def test_the_queue_keeps_a_short_history_of_events(served):
     """Gradio records every event for a monitoring page the app does not serve; a long
     history is memory that outlives the class (records scattered among the tabs' freed pages)."""

@@ -111,6 +111,30 @@ def refused(code, name="bash", turn=1):
     return {**result(turn, name, False), "error_code": code}
 
 
+OPS = example_text(EXAMPLE_SETS["运维：配置、SQL、命令"])
+
+
+@pytest.mark.parametrize("question, error", [("读一下 orders 服务的配置", "ValueError: 没有服务 orders"),
+                                             ("读一下 billing 服务的配置", "ConnectionError: 配置中心")])
+def test_a_tool_that_raised_on_the_question_s_own_words_is_named_not_the_model(question, error):
+    events = run(OPS, question)
+    assert any(e["type"] == "tool_result" and error in e["content"] for e in events)
+    found = headline.verdict(events)
+    assert found["state"] == "stopped" and found["icon"] == "⚠️" and "模型放弃" not in found["title"]
+    assert found["title"].startswith("fetch_config 对问题里原样给出的参数报了错")
+
+
+def test_a_text_the_question_does_not_hold_is_still_the_model_s():
+    asked = {"type": "request", "turn": 1, "messages": [{"role": "user", "content": "读一下 orders 服务的配置"}]}
+    failed = {**refused("tool_exception", "fetch_config"), "arguments": {"service": "order"}}
+    events = [asked, {**failed, "arguments": {"service": "ordres"}}, {"type": "final", "turn": 2, "content": "x"}]
+    assert headline.verdict(events)["state"] == "gave_up"
+    events[1] = {**failed, "arguments": {"service": "orders", "limit": 5}}      # a number is no word of the question
+    assert headline.verdict(events)["state"] == "gave_up"
+    events[1] = {**failed, "arguments": {"service": " Orders"}}                 # written as the question writes it
+    assert headline.verdict(events)["state"] == "stopped"
+
+
 @pytest.mark.parametrize("code, said", [
     ("rule_denied", "权限规则拒绝了 bash 的调用"),
     ("denied", "你拒绝了 bash 的调用"),
@@ -172,6 +196,14 @@ def test_a_call_that_failed_on_a_hook_s_arguments_is_the_hook_s_not_the_model_s(
     assert headline.verdict(events)["title"].startswith("工具 get_weather 按自己的业务规则拒绝了调用")
 
 
+def test_a_hook_that_failed_closed_before_the_call_is_named():
+    events = [{**refused("hook_failed", "fetch_config"), "hook": "lowercase_service"},
+              {"type": "final", "turn": 2, "content": "没做成"}]
+    found = headline.verdict(events)
+    assert found["state"] == "stopped" and "模型放弃" not in found["title"]
+    assert found["title"].startswith("钩子 lowercase_service 自己出错了（fail closed：出错就不放行），fetch_config 没有执行")
+
+
 @pytest.mark.parametrize("cause, title", [
     ("syntax_error", "钩子源码没有加载，模型还没被问到"),
     ("busy", "沙箱这次没有运行钩子源码（不是源码的错，原因见下），模型还没被问到"),
@@ -187,8 +219,10 @@ def test_a_hook_that_failed_open_is_said_over_a_success():
     events = [result(1, "get_weather", True), failed, {"type": "final", "turn": 2, "content": "晴"}]
     found = headline.verdict(events)
     assert found["state"] == "answered" and found["icon"] == "✅"
-    assert "钩子 audit 出错了，它们出错不拦调用，调用照常" in found["title"]
-    events[1] = {**failed, "fail": "closed", "name": "region_check"}      # a closed one stopped its call: said elsewhere
+    assert "钩子 audit 出错了，它是 fail open 的，出错不拦下什么，运行照常" in found["title"]
+    events.insert(2, {**failed, "name": "timing"})
+    assert "钩子 audit、timing 出错了，它们是 fail open 的" in headline.verdict(events)["title"]
+    events[1:3] = [{**failed, "fail": "closed", "name": "region_check"}]   # a closed one stopped its call: said elsewhere
     assert "出错了" not in headline.verdict(events)["title"]
 
 

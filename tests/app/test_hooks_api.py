@@ -106,8 +106,8 @@ def test_a_hook_that_raises_stops_the_call_only_when_it_fails_closed(client):
     [hook] = of(closed, "hook")
     assert hook["problem"] == "ZeroDivisionError: division by zero（钩子源码第 8 行）"
     [outcome] = of(closed, "tool_result")
-    assert outcome["error_code"] == "hook_denied" and "fail closed" in outcome["content"]
-    assert not closed["ok"]
+    assert outcome["error_code"] == "hook_failed" and "fail closed" in outcome["content"]
+    assert not closed["ok"] and closed["verdict"]["title"].startswith("钩子 timing 自己出错了")
     opened = client.predict(TOOLS, RAISES.format(fail="open"), QUESTION, api_name="/run_hooks")
     assert of(opened, "hook")[0]["problem"] == hook["problem"]
     assert opened["ok"] and of(opened, "tool_result")[0]["ok"]

@@ -11,6 +11,9 @@ WAIT = 60_000
 CONFIG = "读一下 payments 服务的配置"
 SELECT = "执行 SQL `SELECT * FROM orders`"
 KEY = "sk-live9f3b2c7d1e8a4b6c"
+BILLING = "读一下 billing 服务的配置"
+BILLING_KEY = "sk-cfg0a1b2c3d4e5f6"
+FROM_QUESTION = "fetch_config 对问题里原样给出的参数报了错"
 REASON = "模式规则 bash:rm * 匹配命令 rm notes.md：拒绝"
 
 
@@ -73,6 +76,37 @@ def test_masking_covers_the_key_and_the_password_and_the_diff_shows_it(lesson):
     screenshot(lesson.page, "hooks-masking-1280")
 
 
+def test_a_failed_call_is_masked_too_and_the_question_s_words_not_the_model_are_named(lesson):
+    """还是「脱敏」，问「读一下 billing 服务的配置」：工具报错，报错里带着密钥；mask_secrets 也登记在 PostToolUseFailure 上，
+    时间线里它在调用失败之后运行，diff 显示它遮住了什么，模型收到 sk-cfg0****。顶上写明 fetch_config 对问题里原样给出的
+    参数报了错，不说模型放弃了；问不存在的 orders 也是这样。删掉 @hooks.on(FAILED) 再问 billing：时间线提醒 mask_secrets
+    没有看到失败的文本，报错原样交给了模型。"""
+    use_hooks(lesson, "脱敏", "mask_secrets")
+    headline = lesson.run(BILLING)
+    assert headline.startswith("⚠️") and FROM_QUESTION in headline and "模型放弃" not in headline
+    (mask,) = hook_runs(lesson)
+    assert mask.startswith("🪝 PostToolUseFailure · mask_secrets") and "调用失败了，之后运行的钩子（PostToolUseFailure）" \
+        in lesson.protocol()
+    assert "它换掉的失败文本（diff）" in mask
+    removed = lesson.panel.locator(".tw-hook .tw-diff .tw-del").all_text_contents()
+    added = lesson.panel.locator(".tw-hook .tw-diff .tw-add").all_text_contents()
+    assert any(BILLING_KEY in line for line in removed) and any("api_key=sk-cfg0**** 已过期" in line for line in added)
+    assert "sk-cfg0****" in sent_back(lesson) and BILLING_KEY not in sent_back(lesson)
+    assert "钩子之后的结果 失败 tool_exception" in lesson.protocol()         # masked, and still a failure
+    assert not lesson.panel.locator(".tw-hook-unseen").count()
+    headline = lesson.run("读一下 orders 服务的配置")
+    assert headline.startswith("⚠️") and FROM_QUESTION in headline and "模型放弃" not in headline
+    assert "没有服务 orders" in sent_back(lesson)
+    source = code_text(lesson.panel.locator(".tw-hooks"))
+    paste_code(lesson.page, lesson.panel.locator(".tw-hooks"),
+               "".join(line for line in source.splitlines(keepends=True) if not line.startswith("@hooks.on(FAILED)")))
+    status(lesson).filter(has_text="登记了 1 个钩子").first.wait_for(timeout=WAIT)
+    lesson.run(BILLING)
+    assert hook_runs(lesson) == [] and BILLING_KEY in sent_back(lesson)
+    note = lesson.panel.locator(".tw-hook-unseen").first.inner_text()
+    assert "mask_secrets 没有看到失败的文本" in note and "原样交给了模型" in note
+
+
 def test_a_dangerous_sql_is_denied_the_tool_does_not_run_and_the_model_is_not_blamed(lesson):
     """用「拦下危险的 SQL」问「执行 SQL `DROP TABLE orders`」：工具没有运行，模型收到钩子拒绝的理由；
     顶上的结论写明是钩子拒绝的，不怪模型。"""
@@ -109,7 +143,8 @@ def test_a_hook_s_ask_waits_for_you_and_your_answer_decides(lesson, answer):
 
 
 def test_a_rewritten_argument_runs_and_the_model_is_told(lesson):
-    """用「改写参数」问「读一下 Payments 服务的配置」：钩子把服务名改成小写，工具照常返回；回填的结果开头写明钩子改了参数。"""
+    """用「改写参数」问「读一下 Payments 服务的配置」：钩子把服务名改成小写，工具照常返回；回填的结果开头写明钩子改了参数。
+    钩子换上的参数先按 schema 校验：改成一个数组再问，lowercase_service 出错，工具没有运行，模型不被要求改参数，顶上点名它。"""
     use_hooks(lesson, "改写参数", "lowercase_service")
     assert lesson.run("读一下 Payments 服务的配置").startswith("✅")
     (call,) = lesson.panel.locator(".tw-protocol .tw-call").all_text_contents()
@@ -117,6 +152,17 @@ def test_a_rewritten_argument_runs_and_the_model_is_told(lesson):
     assert '"content": "（执行前，钩子 lowercase_service 改了你写的参数，实际执行的是 {\\"service\\": \\"payments\\"}' \
         in sent_back(lesson)                                  # the first words of what the model gets back
     assert "服务 payments 的配置" in sent_back(lesson)
+    edit_hooks(lesson, '"service": service.strip().lower()', '"service": [service.strip().lower()]',
+               "lowercase_service · fail closed")
+    headline = lesson.run("读一下 Payments 服务的配置")
+    assert headline.startswith("⚠️") and "钩子 lowercase_service 自己出错了" in headline and "模型放弃" not in headline
+    (hook,) = hook_runs(lesson)
+    assert '出错：updatedInput 不合 fetch_config 的参数：参数 service 应为字符串，收到数组 ["payments"]' in hook
+    assert "它是 fail closed 的：这次调用被拦下，工具没有运行" in hook
+    (call,) = lesson.panel.locator(".tw-protocol .tw-call").all_text_contents()
+    assert "这次调用没有执行；它的参数" in call and '"service": "Payments"' in call and "实际执行的参数" not in call
+    back = sent_back(lesson)
+    assert "不要改参数重试" in back and "请改为字符串后重试" not in back and "服务 payments 的配置" not in back
 
 
 def test_a_hook_keeps_no_state_and_its_print_is_under_it(lesson):
@@ -158,13 +204,13 @@ def test_a_hook_that_raises_stops_the_call_when_closed_and_not_when_open(lesson)
     """「钩子出错」：fail="closed" 时调用被拦下；改成 fail="open" 再运行：调用照常执行，时间线里记着它的错。"""
     use_hooks(lesson, "钩子出错", "region_check")
     headline = lesson.run(CONFIG)
-    assert headline.startswith("⚠️") and "钩子拒绝了 fetch_config 的调用" in headline
+    assert headline.startswith("⚠️") and "钩子 region_check 自己出错了" in headline
     (closed,) = hook_runs(lesson)
     assert "出错：KeyError: 'region'" in closed and "它是 fail closed 的：这次调用被拦下，工具没有运行" in closed
     assert "服务 payments 的配置" not in lesson.protocol()
     edit_hooks(lesson, 'fail="closed"', 'fail="open"', "region_check · fail open")
     headline = lesson.run(CONFIG)
-    assert headline.startswith("✅") and "钩子 region_check 出错了，它们出错不拦调用，调用照常" in headline
+    assert headline.startswith("✅") and "钩子 region_check 出错了，它是 fail open 的，出错不拦下什么，运行照常" in headline
     (opened,) = hook_runs(lesson)
     assert "出错：KeyError: 'region'" in opened and "它是 fail open 的：记下这个错，调用照常" in opened
     assert "服务 payments 的配置" in sent_back(lesson)

@@ -79,6 +79,8 @@ def test_a_reload_while_a_run_waits_for_approval_keeps_its_steps_and_their_files
         assert visible_panel(page) == "tab-permissions"
         assert "等你确认一个调用" in status.inner_text() and "不能接着做" in status.inner_text()
         assert not panel.locator(".tw-ask").first.is_visible()
+        # Shown as far as it went: no 下一步 / 全部显示 that would only take the notice away.
+        assert not panel.locator(".tw-replay").first.is_visible()
         # Its steps up to the pause, and the workspace as those steps left it.
         assert "edit" in calls(panel)
         show_file(panel, "src/calc.py", "/ len(numbers)")

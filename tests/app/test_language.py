@@ -126,11 +126,14 @@ def test_an_english_tab_gets_the_english_of_every_label_built_with_tr():
 
     demo = app.build_demo({})
     updates = page.english_updates(demo)
-    shown = [value for props in updates.values() for key, value in props.items() if key != "choices"]
+    shown = [value for props in updates.values() for key, value in props.items() if isinstance(value, str)]
     assert "▶ Run" in shown and "Timeline" in shown and "📖 Lesson: calling tools by a text convention" in shown
     assert any(v.startswith("### This lesson: the three steps") for v in shown)       # function_calling.en.md
     lessons = [v for v in shown if v.startswith("###")]
     assert len(lessons) == len(LESSONS) and not any("这一课" in v or "要记住的" in v for v in lessons)   # the English texts
+    headers = [props for props in updates.values() if "headers" in props]      # the skills lesson's memory table
+    assert [props["headers"] for props in headers] == [["No.", "fact", "source", "saved at"]]
+    assert headers[0]["value"] == {"headers": ["No.", "fact", "source", "saved at"], "data": []}
     choices = [props["choices"] for props in updates.values() if "choices" in props]
     assert [("Weather", "天气")] == [c for c in choices[0] if c[1] == "天气"] or any(
         ("Weather", "天气") in c for c in choices)                                   # values stay the same

@@ -151,8 +151,8 @@ class TestReactLesson:
         react = options_of(page, panel.locator(".tw-mistake"))
         assert any(T("粗体", "bold") in o for o in react) and any(T("方括号写成圆括号", "parentheses") in o for o in react)
         panel.get_by_text(T("从文本中解析 JSON", "Parse JSON from text")).click()
+        # The mistakes that fit come in the same update as the prompt.
         panel.locator(".tw-system-prompt").filter(has_text='"tool": "工具名"').first.wait_for(timeout=WAIT)
-        page.wait_for_timeout(300)  # the choices update right after the prompt
         json_mode = options_of(page, panel.locator(".tw-mistake"))
         assert not any(T("粗体", "bold") in o or T("方括号", "parentheses") in o for o in json_mode)
         assert any(T("编造 Observation", "invented Observation") in o for o in json_mode)
@@ -166,7 +166,6 @@ class TestReactLesson:
         panel.locator(".tw-system-prompt").filter(has_text="Action: 工具名[").first.wait_for(timeout=WAIT)
 
     def test_a_tolerated_bold_action_is_a_grey_note_not_a_failure(self, page, panel):
-        page.wait_for_timeout(300)
         choose(page, panel.locator(".tw-mistake"), re.compile(T("粗体", "bold")))
         status = run(panel, "北京今天天气怎么样？")
         assert status.startswith("✅") and T("改正", "corrected") not in status

@@ -100,6 +100,9 @@ def test_export_then_import_replays_the_same_events(fc_events, tmp_path):
         position = session_io.next_position(loaded["events"], position)
         shown.append(loaded["events"][position - 1]["type"])
     assert shown == [e["type"] for e in fc_events if e["type"] in session_io.STEP_TYPES]
+    # Past the last step a replay shows what follows it too: nothing is left for 下一步.
+    trailing = [*fc_events, {"type": "note"}]
+    assert session_io.next_position(trailing, len(fc_events) - 1) == len(trailing)
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": "something-else"}', encoding="utf-8")
     with pytest.raises(session_io.ImportProblem, match="不是本工坊导出"):

@@ -1,5 +1,6 @@
 """投影模式 in headless chromium: ?present=1 or the toggle makes the type larger, folds the model
-settings away and keeps the newest round of the timeline in view; off again, all comes back."""
+settings away and keeps the newest round of the timeline in view; off again, all comes back. At
+1280×720 every text is large and dark enough, and no dropdown's text runs under its arrow."""
 from __future__ import annotations
 
 import pytest
@@ -98,6 +99,14 @@ TEXTS_ON_SCREEN = r"""() => {
 }"""
 # From the back of a classroom at 1280×720: no text under 18 px, none under WCAG's enhanced contrast (7:1).
 SMALLEST_PX, LEAST_CONTRAST = 18, 7
+# Each dropdown shown whose text box reaches under its arrow (the arrow is drawn over the box's right end):
+# its label, and how far the box's text area runs past the arrow's left edge.
+UNDER_THE_ARROW = r"""() => [...document.querySelectorAll('.secondary-wrap')]
+  .filter(wrap => wrap.offsetParent && wrap.querySelector(':scope > .icon-wrap') && wrap.querySelector(':scope > input'))
+  .map(wrap => { const input = wrap.querySelector(':scope > input'), style = getComputedStyle(input);
+    const textRight = input.getBoundingClientRect().right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+    return [input.getAttribute('aria-label'), textRight - wrap.querySelector(':scope > .icon-wrap').getBoundingClientRect().left]; })
+  .filter(([, over]) => over > 0.5)"""
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -109,10 +118,11 @@ def test_projector_mode_at_1280x720_is_large_and_dark_enough(browser, app_url, l
         page.wait_for_function("document.body.classList.contains('tw-present')", timeout=WAIT)
         titles = (["正则 ReAct", "工具注册", "Function Calling", "MCP", "原子工具", "权限与确认"] if lang == "zh"
                   else ["Regex ReAct", "Tool registry", "Function Calling", "MCP", "Atomic tools", "Permissions"])
-        texts = []
+        texts, under_the_arrow = [], {}
         for title in titles:
             panel = tab(page, title)
             page.wait_for_timeout(800)
+            under_the_arrow.update(page.evaluate(UNDER_THE_ARROW))
             if panel.locator(".tw-run").count():    # the timeline, the verdict, a rule's question too
                 panel.locator(".tw-run").click()
                 page.wait_for_function("root => /[✅⚠️💬⏸]/u.test(root.querySelector('.tw-status')?.innerText || '')",
@@ -129,5 +139,6 @@ def test_projector_mode_at_1280x720_is_large_and_dark_enough(browser, app_url, l
         small = {t["text"]: t["px"] for t in texts if t["px"] < SMALLEST_PX}
         faint = {t["text"]: round(t["contrast"], 2) for t in texts if t["contrast"] < LEAST_CONTRAST}
         assert not small and not faint, (small, faint)
+        assert under_the_arrow == {}
     finally:
         watched.context.close()

@@ -14,7 +14,7 @@ from access import class_code
 from offline.server import OfflineServer
 
 from tests.access.listener import Listener, spellings
-from tests.app.harness import open_page, run_panel, screenshot, start_app, tab
+from tests.app.harness import open_page, pick_provider, run_panel, screenshot, start_app, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -54,11 +54,6 @@ def open_settings(page):
     page.locator("#provider").wait_for(state="visible")
 
 
-def choose(page, provider_label: str):
-    page.locator("#provider input").click()
-    page.get_by_role("option", name=provider_label).click()
-
-
 def set_model(page, name="offline-rule-model"):
     model = page.locator("#model input")
     model.fill(name)
@@ -87,7 +82,7 @@ def test_typed_base_urls_pointing_at_this_machine_are_refused(browser, space, li
         page = watched.page
         panel = tab(page, "Function Calling")
         open_settings(page)
-        choose(page, "OpenAI 兼容接口")
+        pick_provider(page, "openai")
         set_model(page)
         key = page.locator("#api-key input")
         key.fill("sk-student-own-1234")
@@ -121,7 +116,7 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         page = watched.page
         panel = tab(page, "Function Calling")
         open_settings(page)
-        choose(page, "OpenAI 兼容接口")
+        pick_provider(page, "openai")
         set_model(page)
         assert shows_usage(page, "这个浏览器标签页已用 0/3 次服务器密钥请求")
         assert "需要先输入课堂口令" in page.locator("#key-usage").first.inner_text()
@@ -156,11 +151,11 @@ def test_the_server_key_needs_the_class_code_and_is_metered(browser, space, prov
         assert shows_usage(page, "这个浏览器标签页已用 3/3")
 
         # The offline model still works ...
-        choose(page, "离线演示模型")
+        pick_provider(page, "offline")
         assert "出错" not in run(panel)
         assert len(provider.requests) == 3
         # ... and so does the student's own key, towards the operator's address, unmetered.
-        choose(page, "OpenAI 兼容接口")
+        pick_provider(page, "openai")
         set_model(page)
         key = page.locator("#api-key input")
         key.fill("sk-student-own-5678")

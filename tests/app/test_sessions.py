@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.harness import choose_openai, code_text, open_page, set_code, tab, type_key
+from tests.app.harness import choose_openai, code_text, open_page, pick_provider, set_code, tab, type_key
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -103,8 +103,7 @@ def test_a_server_key_is_used_but_never_shown(browser, llm_server):
     try:
         page = watched.page
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#provider input").click()
-        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        pick_provider(page, "openai")
         page.locator("#key-status").filter(has_text="已使用服务器配置的密钥").wait_for(timeout=WAIT)
         assert page.locator("#api-key input").get_attribute("placeholder") == "已使用服务器配置的密钥"
         assert page.locator("#api-key input").input_value() == ""

@@ -88,17 +88,24 @@ def test_the_skills_are_files_of_the_workspace(lesson):
     wait_stored(lesson.page, "关键字大写", key=stored)
 
 
-def test_a_workspace_without_skills_gets_the_examples_back_and_says_so(lesson):
+def test_a_deleted_skills_folder_stays_deleted_until_the_student_restores_it(lesson):
+    """What a student deleted is not written back behind their back: the page says the folder is empty
+    and how to get the examples again."""
     stored = storage_key(WORKSPACE)
     lesson.go("workspace")
     ask(lesson.panel, "运行 `rm -rf skills`")
     wait_final(lesson.panel)
     wait_stored(lesson.page, "SKILL.md", present=False, key=stored)
     lesson.go("skills")
-    lesson.panel.locator(".tw-skills-files").filter(has_text="工作区里没有技能文件，放回了三个示例技能").first.wait_for(
-        timeout=WAIT)
+    lesson.panel.locator(".tw-skills-files").filter(has_text="工作区里没有技能文件").filter(
+        has_text="恢复示例技能").first.wait_for(timeout=WAIT)
+    assert "==> skills/" not in code_text(box(lesson))
+    assert panel(lesson).locator("tbody tr td code").count() == 0
+    assert "SKILL.md" not in lesson.page.evaluate("(key) => localStorage.getItem(key) || ''", stored)
+    restore(lesson)
     assert code_text(box(lesson)).count("==> skills/") == 3
     assert panel(lesson).locator("tbody tr td code").all_inner_texts() == ["code-review", "release-notes", "sql-style"]
+    wait_stored(lesson.page, "skills/sql-style/SKILL.md", key=stored)
 
 
 def test_the_model_reads_the_skill_it_needs_and_follows_it(lesson):
@@ -195,6 +202,16 @@ def test_a_wrong_memory_is_seen_corrected_and_deleted(lesson):
     memory_said(lesson, "↩ 记忆已恢复：本浏览器保存的 1 条")
     assert memory_table(lesson)[0][:3] == ["1", "用户的偏好：喜欢用 Python", "用户改正"]
     assert lesson.panel.locator(".tw-skills-memory-on input").is_checked()
+    # 「第几条」填 0：页面自己说出来（提示框点名这个框、这个数和范围），不是 Gradio 的英文错误，也没有红色的「错误」标记。
+    number = lesson.panel.locator(".tw-memory-number input")
+    number.fill("0")
+    lesson.panel.locator(".tw-memory-delete").click()
+    memory_said(lesson, "没有第 0 条记忆。")
+    toast = lesson.page.locator('[data-testid="toast-body"]').filter(has_text="「第几条」填的 0 太小：应不小于 1。")
+    toast.first.wait_for(timeout=WAIT)
+    assert toast.first.inner_text().startswith("警告") and "Value" not in toast.first.inner_text()
+    assert lesson.page.get_by_text("错误", exact=True).count() == 0 and len(memory_table(lesson)) == 1
+    number.fill("1")
     lesson.panel.locator(".tw-memory-delete").click()
     memory_said(lesson, "删掉了第 1 条「用户的偏好：喜欢用 Python」")
     assert memory_table(lesson) == []
@@ -211,8 +228,14 @@ def test_skills_an_older_page_kept_with_the_lesson_move_into_the_workspace(brows
     returning student's edited skills are written to the workspace, and the page says so."""
     from memory.memory_format import VERSION
 
+    import workspace
+
+    folders = workspace.known_sessions()
     with LessonPage(browser, app_url, "skills") as page:
         panel(page).filter(has_text="release-notes").first.wait_for(timeout=WAIT)
+        # A page that only shows the skills takes none of the server's workspace folders: a class opening
+        # the lesson at once cannot use them up. The first write takes one, below.
+        assert workspace.known_sessions() == folders
         old = code_text(box(page)).replace(SQL_SAYS, NAMING)
         page.page.evaluate("""([key, record]) => localStorage.setItem(key, JSON.stringify(record))""",
                            [storage_key("lesson:skills"), {"format": "tool-workshop-browser-memory", "version": VERSION,
@@ -223,3 +246,41 @@ def test_skills_an_older_page_kept_with_the_lesson_move_into_the_workspace(brows
         panel(page).filter(has_text=NAMING).first.wait_for(timeout=WAIT)
         box_holds(page, NAMING)
         wait_stored(page.page, NAMING, key=storage_key(WORKSPACE))
+        assert workspace.known_sessions() == folders + 1
+
+
+def test_what_is_typed_while_the_page_puts_back_what_was_kept_stays_and_runs(browser, app_url):
+    """A question pasted, and a skill edited, before the page has put back what this browser kept are
+    not replaced by the kept ones: the run asks the pasted question with the edited skill, and the
+    workspace holds the edit."""
+    from memory.memory_format import VERSION
+
+    with LessonPage(browser, app_url, "skills") as page:
+        panel(page).filter(has_text="release-notes").first.wait_for(timeout=WAIT)
+        page.page.evaluate("""([key, record]) => localStorage.setItem(key, JSON.stringify(record))""",
+                           [storage_key("lesson:skills"), {"format": "tool-workshop-browser-memory", "version": VERSION,
+                                                           "part": "lesson:skills", "saved_at": 1,
+                                                           "fields": {"question": "帮我把这几个提交写成发布说明"}}])
+        held, holding = [], [True]                       # the server is slow to answer the page's restore
+        for events in ("**/queue/join*", "**/run/predict*"):
+            page.page.route(events, lambda route: held.append(route) if holding[0] else route.continue_())
+        page.page.goto(page.page.url)
+        page.panel.locator(".tw-question textarea").wait_for(timeout=WAIT)
+        question = page.panel.locator(".tw-question textarea")
+        question.click()
+        question.fill("帮我写一条查订单的 SQL")
+        paste_code(page.page, box(page), code_text(box(page)).replace(SQL_SAYS, NAMING))
+        assert held
+        holding[0] = False
+        for route in held:
+            route.continue_()
+        page.wait_restored()
+        said = page.panel.locator(".tw-memory-said").filter(has_text="保留了你的改动")
+        said.filter(has_text="问题").filter(has_text="技能").first.wait_for(timeout=WAIT)
+        assert question.input_value() == "帮我写一条查订单的 SQL"
+        box_holds(page, NAMING)
+        panel(page).filter(has_text=NAMING).first.wait_for(timeout=WAIT)
+        wait_stored(page.page, NAMING, key=storage_key(WORKSPACE))
+        assert page.run().startswith("✅")
+        assert "帮我写一条查订单的 SQL" in page.protocol() and "帮我把这几个提交" not in page.protocol()
+        assert loaded(page) == ['{"name": "sql-style"}']

@@ -306,7 +306,7 @@ ERROR_SHAPES = [
     ("glm_1113", "rate_limit", ["智谱返回错误码 1113", "欠费"]),
     ("dashscope_key", "auth", ["阿里云百炼返回 InvalidApiKey", "request_id 8d5e8b1c"]),
     ("dashscope_parameter", "context_exceeded", ["上下文长度", "InvalidParameter", "Range of input length"]),
-    ("llamacpp_cut_call", "bad_request", ["读不了历史里一个调用的参数", "finish_reason 是 length",
+    ("llamacpp_cut_call", "server", ["读不了历史里一个调用的参数", "finish_reason 是 length",
                                            "Failed to parse tool call arguments"]),
     ("llamacpp_context", "context_exceeded", ["上下文长度", "这次请求有 4133 个 token，服务端的上下文只有 4096 个",
                                               "exceeds the available context size"]),

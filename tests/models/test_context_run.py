@@ -4,10 +4,12 @@ process and over HTTP through the openai SDK), and the headline over each ending
 from __future__ import annotations
 
 import json
+import re
 
 import context
 import pytest
 
+import i18n
 import llm_clients
 from offline.server import OfflineServer
 from runs import context_backend, headline, purposes
@@ -45,6 +47,9 @@ def test_a_conversation_the_api_would_not_take_is_said_where(value, said):
     with pytest.raises(context_backend.Unusable) as problem:
         context_backend.conversation_from(value)
     assert said in str(problem.value)
+    with i18n.using("en"), pytest.raises(context_backend.Unusable) as problem:     # an English page says it in English
+        context_backend.conversation_from(value)
+    assert not re.search(r"[\u4e00-\u9fff]", str(problem.value)), str(problem.value)
 
 
 def test_the_example_conversation_is_taken_as_it_is():
@@ -58,6 +63,8 @@ def test_budget_and_strategy_are_checked():
         context_backend.budget_from("lots")
     with pytest.raises(context_backend.Unusable, match="做法应是 none / fold"):
         context_backend.strategy_from("magic")
+    with i18n.using("en"), pytest.raises(context_backend.Unusable, match="The budget must be a whole number"):
+        context_backend.budget_from("lots")
 
 
 def test_without_tools_the_offline_model_answers_only_from_what_it_was_sent():

@@ -62,7 +62,7 @@ def test_code_holds_no_offline_model_files():
     assert [p.name for p in CODE.glob("offline*")] == ["offline_server.py"]       # the server's entry point only
     assert len((CODE / "offline_server.py").read_text(encoding="utf-8").splitlines()) < 30
     assert {p.name for p in (ROOT / "offline").glob("*.py")} >= {
-        "__init__.py", "model.py", "arguments.py", "workspace.py", "accents.py", "server.py"}
+        "__init__.py", "model.py", "arguments.py", "workspace.py", "plans.py", "accents.py", "server.py"}
     importers = [p.name for p in CODE.glob("*.py") if "offline" in _top_level_imports(p)]
     assert importers == ["offline_server.py"]
 
@@ -95,4 +95,4 @@ def test_make_client_loads_the_offline_model_only_when_it_is_chosen(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     before, after, same_name = json.loads(done.stdout.strip().splitlines()[-1])
     assert before == []                               # a real provider: the offline model is never imported
-    assert after == ["offline", "offline.arguments", "offline.model", "offline.workspace"] and same_name
+    assert after == ["offline", "offline.arguments", "offline.model", "offline.plans", "offline.workspace"] and same_name

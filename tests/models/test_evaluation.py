@@ -107,11 +107,81 @@ def test_a_tool_the_executor_did_not_run_leaves_the_run_unscored():
     assert not busy.scored and busy.problem == "没有评分：执行端这次没让工具运行（❌ [rate_limited] 没成）"
 
 
+def request(turn=1, question="北京今天天气怎么样？"):
+    return {"type": "request", "turn": turn, "messages": [{"role": "user", "content": question}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "description": "查询城市天气",
+                                                        "parameters": {"type": "object", "properties": {
+                                                            "city": {"type": "string"}}}}}]}
+
+
 def test_a_failing_tool_is_counted_apart_from_the_model():
-    broken = run_of(*call(1, "c1", "get_weather", {"city": "北京"}, ok=False, code="tool_exception"), final("没查到", 2))
+    """The city came from the question: the tool's own failure, not the model's."""
+    broken = run_of(request(), *call(1, "c1", "get_weather", {"city": "北京"}, ok=False, code="tool_exception"),
+                    final("没查到", 2))
     trial = Trial(WEATHER_CASE, 1, broken, score(WEATHER_CASE, broken), 3)
-    assert trial.score.tool and trial.score.arguments and trial.tool_failures() == 1
-    assert totals([trial]).tool_failures == 1
+    assert trial.score.tool and trial.score.arguments and trial.tool_failures() == (0, 1)
+    assert (totals([trial]).tool_failures, totals([trial]).invented_failures) == (1, 0)
+
+
+def test_a_tool_failing_on_a_value_nobody_said_is_the_models_doing():
+    """The model called with a city found nowhere in what it was sent (a small model copies the template's
+    example): the tool failing on it is the model's, not a tool to fix."""
+    made_up = run_of(request(), *call(1, "c1", "get_weather", {"city": "Tokyo"}, ok=False, code="tool_exception"),
+                     final("没查到", 2))
+    trial = Trial(WEATHER_CASE, 1, made_up, score(WEATHER_CASE, made_up), 3)
+    assert trial.tool_failures() == (1, 0) and not trial.score.arguments
+    assert (totals([trial]).tool_failures, totals([trial]).invented_failures) == (0, 1)
+    unknown = run_of(*call(1, "c1", "get_weather", {"city": "Tokyo"}, ok=False, code="tool_exception"), final())
+    assert Trial(WEATHER_CASE, 1, unknown, score(WEATHER_CASE, unknown), 3).tool_failures() == (0, 1)   # nothing sent to compare
+    # Called again, the value is in the history now (its own call, the tool's error): still made up.
+    echoed = {"role": "tool", "tool_call_id": "c1", "content": "❌ no weather for Tokyo"}
+    again = run_of(request(), *call(1, "c1", "get_weather", {"city": "Tokyo"}, ok=False, code="tool_exception"),
+                   {**request(2), "messages": request()["messages"] + [echoed]},
+                   *call(2, "c2", "get_weather", {"city": "Tokyo"}, ok=False, code="tool_exception"), final(turn=3))
+    assert Trial(WEATHER_CASE, 1, again, score(WEATHER_CASE, again), 3).tool_failures() == (2, 0)
+
+
+def error(code, message="出错了", status=None, turn=2):
+    event = {"type": "error", "turn": turn, "code": code, "message": message}
+    return {**event, "status": status} if status is not None else event
+
+
+def test_a_run_the_model_broke_is_a_failed_run_and_counts_everywhere():
+    """The server failing on what the model wrote (HTTP 500: llama.cpp on a tool call cut off by max_tokens), out
+    of rounds, failing round after round: failed runs, in the pass rate, the latency and the tokens per run."""
+    broke = [run_of(response(300, 64), error("server", "模型服务端出错（HTTP 500）", 500, turn=1)),
+             run_of(response(100, 10), *call(1, "c1", "get_weather", {"city": "北京"}), response(200, 64, turn=2),
+                    error("server", "模型服务端出错（HTTP 500）", 500)),
+             run_of(*call(1, "c1", "get_weather", {"city": "北京"}), error("max_turns", "用完了 1 轮")),
+             run_of(*call(1, "c1", "get_weather", {"city": "北", }, ok=False, code="invalid_arguments"),
+                    error("too_many_failures", "连续 3 轮都没有成功"))]
+    scores = [score(WEATHER_CASE, run) for run in broke]
+    assert all(s.scored and not s.passed for s in scores)
+    assert scores[0].problem == "运行没有正常结束：模型服务端出错（HTTP 500）"
+    right = run_of(response(50, 10), *call(1, "c1", "get_weather", {"city": "北京"}), final("25"))
+    done = [Trial(WEATHER_CASE, n, run, s, ms) for n, (run, s, ms) in
+            enumerate(zip([*broke, right], [*scores, score(WEATHER_CASE, right)], [30_000, 20_000, 25_000, 22_000, 10]), 1)]
+    total = totals(done)
+    assert (total.runs, total.passed, total.unscored, total.rate) == (5, 1, 0, 0.2)
+    assert (total.p50_ms, total.p95_ms) == (22_000, 30_000)
+    assert total.tokens_per_run == (300 + 64 + 100 + 10 + 200 + 64 + 50 + 10) / 5
+
+
+def test_the_request_not_reaching_the_model_is_not_the_models_doing():
+    """Unreachable, cut, slow, busy, limited, refused: not scored, and not in the pass rate or the latency; its
+    tokens were spent, so they count, and per run over every run."""
+    for stop in (error("connection", "连不上"), error("timeout", "超时了"), error("stream_cut", "断了"),
+                 error("server", "网关返回了 HTML 错误页（HTTP 502）", 502), error("server", "忙（HTTP 503）", 503),
+                 error("rate_limit", "请求太频繁（HTTP 429）", 429), error("auth", "Key 无效（HTTP 401）", 401),
+                 error("bad_request", "不支持 tool_choice（HTTP 400）", 400), error("key_limit", "本会话用完了"),
+                 error("exception", "RuntimeError: sandbox went away")):
+        got = score(WEATHER_CASE, run_of(*call(1, "c1", "get_weather", {"city": "北京"}), stop))
+        assert not got.scored and got.problem.startswith("没有评分：运行没有正常结束（"), stop
+    unreached = run_of(response(40, 0), error("server", "忙（HTTP 503）", 503))
+    right = run_of(response(50, 10), *call(1, "c1", "get_weather", {"city": "北京"}), final("25"))
+    total = totals([Trial(WEATHER_CASE, 1, unreached, score(WEATHER_CASE, unreached), 60_000),
+                    Trial(WEATHER_CASE, 2, right, score(WEATHER_CASE, right), 10)])
+    assert (total.runs, total.unscored, total.rate, total.p95_ms, total.tokens_per_run) == (1, 1, 1.0, 10, 50)
 
 
 def test_a_tool_that_timed_out_or_a_rule_that_refused_is_not_the_models_fault():
@@ -264,6 +334,7 @@ def test_the_csv_has_a_row_per_run_and_the_report_carries_no_key():
     rows = list(csv.DictReader(io.StringIO(eval_backend.as_csv(state))))
     assert len(rows) == 8 and [r["label"] for r in rows] == ["A"] * 4 + ["B"] * 4
     assert rows[0]["case"] == "今天的天气" and rows[0]["category"] == "multiple" and rows[0]["passed"] == "True"
+    assert all(r["scored"] == "True" and r["not_run"] == "0" for r in rows)
     assert rows[4]["tool"] == "False" and rows[4]["problem"].startswith("多调用了 get_weather_info")
     written = json.dumps(eval_backend.report(state), ensure_ascii=False)
     assert key not in written and key not in eval_backend.as_csv(state)
@@ -364,3 +435,64 @@ def test_an_evaluation_waits_out_the_sandboxs_budget_and_keeps_the_wait_out_of_i
     calls.clear()
     never = eval_backend.Patient(lambda name, arguments: {"ok": False, "error_code": "busy", "content": "❌ 忙"})
     assert never("get_weather", {})["error_code"] == "busy"          # past its patience: said, the run unscored
+
+
+def test_the_exports_say_which_model_did_not_run_and_why(monkeypatch):
+    """B on an OpenAI-compatible endpoint with no key: A's runs are there, and both files say B's did not run."""
+    import csv
+    import io
+
+    from lessons.editor_panel import example_text
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    models = [eval_backend.Contender("A", eval_backend.Settings()),
+              eval_backend.Contender("B", eval_backend.Settings(provider="openai", base_url="http://127.0.0.1:9/v1"))]
+    for state in eval_backend.run_evaluation(example_text("examples_weather.py"), CASE_SETS["examples_weather.py"][:2],
+                                             models, 2):
+        pass
+    rows = list(csv.DictReader(io.StringIO(eval_backend.as_csv(state))))
+    assert [r["label"] for r in rows] == ["A"] * 4 + ["B"]
+    assert rows[-1]["not_run"] == "4" and rows[-1]["scored"] == "" and rows[-1]["case"] == ""
+    assert rows[-1]["problem"].startswith("模型 B 没有运行：没有可用的 API Key")
+    b = eval_backend.report(state)["models"][1]
+    assert b["not_run"] == 4 and b["why_not_run"].startswith("模型 B 没有运行：没有可用的 API Key") and "runs" not in b
+    stopped = eval_backend.Evaluation(contenders=models[:1], trials={"A": state.trials["A"][:1]}, each=4, stopped=True)
+    assert stopped.why_not_run("A") == "模型 A 有 3 次没有运行：评估被停止了"
+
+
+TRUNCATED = {"id": "cut", "object": "chat.completion", "created": 0, "model": "offline-rule-model",
+             "choices": [{"index": 0, "finish_reason": "length", "message": {
+                 "role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+                     "name": "get_weather", "arguments": '{"city": "北'}}]}}],
+             "usage": {"prompt_tokens": 120, "completion_tokens": 64, "total_tokens": 184}}
+# llama-server's answer when it cannot parse what the model wrote (its error shape; the words it uses for a cut-off
+# call sent back, measured in the real-model lane).
+PARSE_FAILED = {"status": 500, "json": {"error": {"code": 500, "type": "server_error", "message": (
+    "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 10: "
+    "syntax error while parsing value - invalid string: missing closing quote")}}}
+
+
+@pytest.mark.parametrize("provider", ["openai", "glm"])
+def test_over_http_who_broke_the_run_decides_whether_it_is_scored(connect, server, provider):
+    """Through the real SDKs: a call cut off by max_tokens goes back, and the server answers HTTP 500 on it (as
+    llama-server does): a failed run. The server busy (503) or a gateway's page (502): the request never reached
+    the model, the run is not scored."""
+    weather = importlib.import_module("examples_weather").registry
+
+    def run_with(*answers):
+        server.reset()
+        server.queue(*answers)
+        return list(run_function_calling(connect(provider), WEATHER_CASE.messages(), weather.to_schemas(), weather))
+
+    broke = run_with({"body": TRUNCATED}, PARSE_FAILED)
+    assert [e["type"] for e in broke if e["type"] in ("tool_result", "error")] == ["tool_result", "error"]
+    assert (broke[-1]["code"], broke[-1]["status"]) == ("server", 500)
+    got = score(WEATHER_CASE, broke)
+    assert got.scored and not got.passed and not got.finished and got.tool is False   # its cut-off call was sent back
+    assert eval_backend.run_record(Trial(WEATHER_CASE, 1, broke, got, 5))["stopped_by"] == {"code": "server", "status": 500}
+    at_once = run_with(PARSE_FAILED)
+    assert score(WEATHER_CASE, at_once).scored and at_once[-1]["turn"] == 1
+    for answer, status in (({"status": 503, "json": {"error": {"message": "The engine is currently overloaded"}}}, 503),
+                           ({"fault": "gateway_html"}, 502)):
+        unreached = run_with(answer)
+        assert unreached[-1]["status"] == status and not score(WEATHER_CASE, unreached).scored

@@ -121,7 +121,7 @@ def test_a_pre_hook_that_raises_stops_the_call_only_when_it_fails_closed(connect
     assert hook["problem"] == "KeyError: 'region'" and hook["fail"] == fail and hook["answer"] is None
     result = of(seen, "tool_result")[0]
     if fail == "closed":
-        assert tool.ran == [] and result["error_code"] == "hook_denied"
+        assert tool.ran == [] and result["error_code"] == "hook_failed" and result["hook"] == "needs_region"
         assert "KeyError: 'region'" in result["content"] and "fail closed" in result["content"]
     else:
         assert tool.ran == [("get_weather", {"city": "北京"})] and result["ok"]
@@ -162,13 +162,40 @@ def test_a_failure_hook_adds_context_but_cannot_turn_a_failure_into_a_success(co
     assert result["content"].endswith("\n提示：这个工具只认中文城市名")
 
 
-def test_a_failure_hook_that_tries_to_replace_the_error_is_a_broken_hook(connect):
+def unreachable(args):
+    raise ConnectionError(f"配置中心拒绝了请求：api_key={SECRET} password=hunter2")
+
+
+def test_a_failure_hook_masks_the_error_s_text_and_the_call_stays_failed(connect):
     hooks = Hooks()
-    hooks.add(FAILED, lambda call: {"updatedToolOutput": "一切正常"}, fail="open")
-    seen = weather(connect, hooks, Tool(lambda args: 1 / 0))
+    hooks.add(POST, mask_secrets)
+    hooks.add(FAILED, mask_secrets)
+    seen = weather(connect, hooks, Tool(unreachable))
     (hook,) = of(seen, "hook")
-    assert "PostToolUseFailure 钩子不能返回 updatedToolOutput" in hook["problem"]
-    assert "一切正常" not in of(seen, "tool_result")[0]["content"]
+    assert hook["event"] == FAILED and SECRET in hook["payload"]["error"]
+    result = of(seen, "tool_result")[0]
+    assert not result["ok"] and result["error_code"] == "tool_exception"
+    assert "api_key=sk-abcd**** password=******" in result["content"] and "unseen_by" not in result
+    assert SECRET not in json.dumps(of(seen, "request"), ensure_ascii=False)
+
+
+def test_post_tool_use_hooks_do_not_see_a_failure_and_the_result_says_which(connect):
+    hooks = Hooks()
+    hooks.add(POST, mask_secrets)
+    hooks.add(POST, lambda call: None)
+    seen = weather(connect, hooks, Tool(unreachable))
+    assert of(seen, "hook") == []
+    result = of(seen, "tool_result")[0]
+    assert result["unseen_by"] == ["mask_secrets", "<lambda>"] and SECRET in result["content"]
+
+
+def test_a_broken_failure_hook_that_fails_closed_keeps_the_failure_s_text_from_the_model(connect):
+    hooks = Hooks()
+    hooks.add(FAILED, lambda call: {"updatedToolOutput": call["missing"]})
+    seen = weather(connect, hooks, Tool(unreachable))
+    result = of(seen, "tool_result")[0]
+    assert result["error_code"] == "hook_blocked" and "失败的文本不交出" in result["content"]
+    assert SECRET not in json.dumps(of(seen, "request"), ensure_ascii=False)
 
 
 @pytest.mark.parametrize("answer, ran", [({"allow": True}, True), ({"deny": "先别查"}, False), (None, False)])
@@ -220,7 +247,26 @@ def test_a_malformed_answer_is_a_broken_hook_not_a_silent_no(connect, returned, 
     hooks.add(PRE, lambda call: returned)
     seen = weather(connect, hooks, tool)
     assert of(seen, "hook")[0]["problem"].startswith(problem)
-    assert tool.ran == [] and of(seen, "tool_result")[0]["error_code"] == "hook_denied"
+    assert tool.ran == [] and of(seen, "tool_result")[0]["error_code"] == "hook_failed"
+
+
+@pytest.mark.parametrize("fail", ["closed", "open"])
+def test_updated_input_that_does_not_fit_the_tool_is_a_broken_hook_and_never_reaches_the_tool(connect, fail):
+    hooks, tool = Hooks(), Tool()
+
+    @hooks.on(PRE, fail=fail)
+    def to_list(call):
+        return {"updatedInput": {"city": [call["tool_input"]["city"]]}}
+
+    seen = weather(connect, hooks, tool)
+    (hook,) = of(seen, "hook")
+    assert hook["problem"] == 'updatedInput 不合 get_weather 的参数：参数 city 应为字符串，收到数组 ["北京"]'
+    result = of(seen, "tool_result")[0]
+    if fail == "closed":
+        assert tool.ran == [] and result["error_code"] == "hook_failed" and result["hook"] == "to_list"
+        assert "不是你写的参数的问题：不要改参数重试" in result["content"] and result["arguments"] == {"city": "北京"}
+    else:                        # its answer is dropped: the call runs on the arguments the model wrote
+        assert tool.ran == [("get_weather", {"city": "北京"})] and result["ok"] and "changed_by" not in result
 
 
 def test_a_permission_rule_is_a_pre_tool_use_hook_with_the_same_reason():
@@ -229,7 +275,9 @@ def test_a_permission_rule_is_a_pre_tool_use_hook_with_the_same_reason():
     hooks.add(PRE, permission_hook(rules))
     call = ToolCall(1, "call_1", "bash", '{"command": "rm -rf src"}', {"command": "rm -rf src"}, [])
     tool = Tool()
-    seen = drive(hooked_call(call, tool, ["bash"], hooks))
+    shell = [{"type": "function", "function": {"name": "bash", "parameters": {
+        "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}]
+    seen = drive(hooked_call(call, tool, shell, hooks))
     assert tool.ran == []
     reason = permissions.decide(rules, "bash", {"command": "rm -rf src"}).reason
     assert reason in of(seen, "tool_result")[0]["content"]
@@ -256,8 +304,9 @@ def test_a_masking_hook_that_returns_none_for_the_output_keeps_the_result_from_t
     ("DB_PASSWORD=hunter2 ok", "DB_PASSWORD=****** ok"), ("数据库密码：hunter2，端口 5432", "数据库密码：******，端口 5432"),
     (f"key={SECRET}", "key=sk-abcd****")])
 def test_the_masking_hook_finds_the_usual_ways_of_writing_a_secret(text, masked):
-    assert mask_secrets({"tool_response": text}) == {"updatedToolOutput": masked}
-    assert mask_secrets({"tool_response": "北京今天晴"}) is None
+    assert mask_secrets({"hook_event_name": POST, "tool_response": text}) == {"updatedToolOutput": masked}
+    assert mask_secrets({"hook_event_name": FAILED, "error": text}) == {"updatedToolOutput": masked}
+    assert mask_secrets({"hook_event_name": POST, "tool_response": "北京今天晴"}) is None
 
 
 def test_what_a_hook_writes_is_held_to_the_tool_result_limit(connect):
@@ -272,7 +321,7 @@ def test_what_a_hook_writes_is_held_to_the_tool_result_limit(connect):
 
 def test_a_result_run_on_a_hook_s_arguments_names_the_hook(connect):
     hooks = Hooks()
-    hooks.add(PRE, lambda call: {"updatedInput": {"town": call["tool_input"]["city"]}}, fail="open")
+    hooks.add(PRE, lambda call: {"updatedInput": {"city": "Peking"}}, fail="open")
     seen = weather(connect, hooks, Tool())
     result = of(seen, "tool_result")[0]
     assert not result["ok"] and result["changed_by"] == ["<lambda>"]

@@ -57,7 +57,7 @@ def locate() -> tuple[str, str] | str:
     if found.returncode == 0 and lines.get("LLAMA_SERVER") and lines.get("MODEL"):
         return lines["LLAMA_SERVER"], lines["MODEL"]
     return ("no llama-server or model: set LLAMA_SERVER and MODEL, or run `bash scripts/real_model.sh` "
-            f"once (about 25 minutes) — {found.stderr.strip()}")
+            f"once (5 to 10 minutes on 2 cores) — {found.stderr.strip()}")
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,8 @@ import pytest
 
 from lessons import timeline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from tests.app.harness import LessonPage, code_text, screenshot, set_code
+from lessons.evaluation_view import percent
+from tests.app.harness import LessonPage, choose, code_text, paste_code, screenshot, set_code
 
 pytestmark = pytest.mark.real_model
 
@@ -458,6 +459,13 @@ def test_run_skills_on_a_real_model_the_verdict_says_what_it_read(client):
           f"final {result['final'][:80]!r}")
 
 
+def model_broke(run: dict) -> bool:
+    """The run stopped on the loop's guard, or on the server's HTTP 500 (llama-server failing on what the model
+    wrote): the model's doing, by the run's own record."""
+    stop = run["stopped_by"] or {}
+    return stop.get("code") in ("max_turns", "too_many_failures") or (stop.get("code"), stop.get("status")) == ("server", 500)
+
+
 def test_run_eval_on_a_real_model_scores_say_what_the_events_say(client):
     """The evaluation lesson once on the real model: three cases, one trial each. The 135M model fails
     some or all of them; each run's score must agree with the calls it made, and its tokens are the
@@ -472,7 +480,9 @@ def test_run_eval_on_a_real_model_scores_say_what_the_events_say(client):
     assert result["ok"] and result["done"] == 3 and model["error"] is None
     wanted = {"Paris": "Paris", "London": "London", "hello": None}
     for run in model["runs"]:
-        if not run["scored"]:            # stopped by the server, not by the model: said, not counted
+        if model_broke(run):             # out of rounds, or the server failing on what the model wrote: counted
+            assert run["scored"] and not run["passed"], run
+        if not run["scored"]:            # the request never reached the model: said, not counted
             assert run["problem"].startswith("没有评分：") and not run["passed"], run
             continue
         called = [c for c in run["calls"] if c["name"] == "get_weather"]
@@ -496,3 +506,93 @@ def test_run_eval_on_a_real_model_scores_say_what_the_events_say(client):
     print(f"\neval: {totals['passed']}/{totals['runs']} passed, p50 {totals['p50_ms']:.0f} ms, "
           f"tokens {totals['prompt_tokens']} + {totals['completion_tokens']}, "
           f"problems {[run['problem'] for run in model['runs']]}")
+
+
+# The evaluation's progress line once an evaluation other than `before` has ended.
+EVALUATED = r"""([root, before]) => { const p = root.querySelector('.tw-eval-progress');
+  return !!p && p.dataset.started !== before && /^(✅|⏹|❌|⚠️)/u.test(p.innerText.trim()); }"""
+EVAL_CASES = [{"name": "Paris", "question": PARIS, "calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+              {"name": "London", "question": "What's the weather in London?",
+               "calls": [{"name": "get_weather", "arguments": {"city": "London"}}]},
+              {"name": "hello", "question": "Say hello to me.", "calls": []}]
+
+
+def evaluate_on_the_page(lesson, max_tokens: int) -> tuple[list[str], list[dict]]:
+    """Sets every round's max_tokens (B's too), runs the evaluation, waits for it to end: -> the progress
+    line's lines, and the models of the exported JSON."""
+    page, panel = lesson.page, lesson.panel
+    limit = page.locator("#max-tokens input[type=number]")
+    limit.fill(str(max_tokens))
+    limit.press("Enter")
+    mark = panel.locator(".tw-eval-progress")
+    before = mark.first.get_attribute("data-started") if mark.count() else ""
+    panel.locator(".tw-eval-run").click()
+    page.wait_for_function(EVALUATED, arg=[panel.element_handle(), before], timeout=lesson.WAIT)
+    said = [line.strip() for line in mark.first.inner_text().splitlines() if line.strip()]
+    box = panel.locator(".tw-eval-download").first
+    shown = box.inner_text()
+    panel.locator(".tw-eval-json").click()
+    page.wait_for_function("([el, shown]) => el.innerText !== shown && el.innerText.includes('.json')",
+                           arg=[box.element_handle(), shown], timeout=30_000)
+    with page.expect_download() as done:
+        box.locator("a").first.click()
+    return said, json.loads(open(done.value.path(), encoding="utf-8").read())["models"]
+
+
+@pytest.mark.browser
+def test_the_evaluation_page_compares_model_b_on_a_local_llama_cpp(browser, app, calling_server):
+    """Model B on the llama.cpp preset, no key, at the lane's llama-server (typed as localhost: the server's key,
+    configured for 127.0.0.1, is not sent there), the 135M model. With room to write a call (64 tokens a round),
+    it calls the tool with the template example's Tokyo for «Say hello to me.», again and again until the loop
+    stops it: a failed run, and the summary says the tool failed on an argument the model made up. With 16
+    tokens a round every call is cut off, llama-server answers the cut-off call sent back with HTTP 500
+    (measured: «Failed to parse tool call arguments as JSON»), and those runs are failed runs of B, counted in
+    its pass rate: none left out as unscored."""
+    address = calling_server.url.replace("127.0.0.1", "localhost") + "/v1"
+    with LessonPage(browser, app, "evaluation", height=2600) as lesson:
+        lesson.WAIT = 300_000                     # B's runs on two cores: a few seconds a request
+        page, panel = lesson.page, lesson.panel
+        page.get_by_text("⚙️ 模型设置").click()
+        set_code(page, panel.locator(".tw-editor"), ENGLISH_WEATHER)
+        panel.locator(".tw-schema-json").filter(has_text="Get the current weather").first.wait_for(timeout=30_000)
+        paste_code(page, panel.locator(".tw-eval-cases"), json.dumps({"cases": EVAL_CASES}))
+        trials = panel.locator(".tw-eval-trials input[type=number]")
+        trials.fill("1")
+        trials.press("Enter")
+        panel.locator(".tw-eval-compare input").check()
+        choose(page, panel.locator(".tw-eval-b-preset"), "本机 · llama.cpp（llama-server，本机）")
+        base_url = panel.locator(".tw-eval-b-base-url textarea, .tw-eval-b-base-url input").first
+        page.wait_for_function("el => el.value === 'http://localhost:8080/v1'", arg=base_url.element_handle(),
+                               timeout=30_000)
+        base_url.fill(address)
+        base_url.press("Enter")
+        panel.locator(".tw-eval-b-model textarea, .tw-eval-b-model input").first.fill(MODEL)
+        panel.locator(".tw-eval-b-key-status").filter(has_text="本机服务不需要密钥：运行时用占位 Key「llama」").first.wait_for(
+            timeout=30_000)
+
+        said, (a, b) = evaluate_on_the_page(lesson, 64)
+        print(f"\nevaluation, 64 tokens a round: {said}; "
+              f"B's runs {[(r['case'], r['passed'], r['stopped_by'], r['calls']) for r in b['runs']]}")
+        assert b["error"] is None and b["not_run"] == 0 and len(b["runs"]) == 3 and not any("模型 B" in line for line in said)
+        assert said[0].endswith(f"B 通过 {percent(b['totals']['rate'])}（{b['totals']['passed']}/{b['totals']['runs']}）")
+        every_run_passed = all(m["totals"]["passed"] == m["totals"]["runs"] == 3 for m in (a, b))
+        assert said[0].startswith("✅") is every_run_passed
+        # measured: «Say hello to me.» calls get_weather(Tokyo) round after round until the loop's guard stops it
+        assert all(r["scored"] and not r["passed"] for r in b["runs"] if model_broke(r))
+        invented = [c for r in b["runs"] for c in r["calls"] if (c.get("arguments") or {}).get("city") not in
+                    (None, "Paris", "London")]
+        summary = panel.locator(".tw-eval-summary").first.inner_text()
+        if invented:                              # measured: Tokyo, for «Say hello to me.»
+            assert "工具在模型编的参数上失败了" in summary and "可能是工具要修" not in summary, summary
+        screenshot(page, "real-model-evaluation-model-b-1280")
+
+        said, (_, b) = evaluate_on_the_page(lesson, 16)
+        print(f"evaluation, 16 tokens a round: {said}; B's runs {[(r['case'], r['passed'], r['stopped_by']) for r in b['runs']]}")
+        broke = [r for r in b["runs"] if model_broke(r)]
+        assert broke, b["runs"]                   # measured: all three, each cut off and then HTTP 500
+        assert all(r["scored"] and not r["passed"] for r in broke)
+        assert b["totals"]["unscored"] == sum(not r["scored"] for r in b["runs"])
+        assert b["totals"]["runs"] == 3 - b["totals"]["unscored"] and said[0].startswith("❌")
+        assert f"B 通过 {percent(b['totals']['rate'])}（{b['totals']['passed']}/{b['totals']['runs']}）" in said[0]
+        spent = sum(r["prompt_tokens"] + r["completion_tokens"] for r in b["runs"])
+        assert b["totals"]["prompt_tokens"] + b["totals"]["completion_tokens"] == spent

@@ -226,6 +226,28 @@ def test_forget_removes_the_folder(session):
     assert workspace.tree(session)[0]["path"] == "notes.md"   # a later request starts afresh
 
 
+def test_a_folder_is_made_only_when_something_needs_it(session):
+    """Files put back (from the browser) into a session that has no folder yet wait for it: reading
+    them makes none; the first tool, tree or write makes it from them, and forgetting drops them."""
+    count = workspace.known_sessions()
+    assert workspace.export_files(session) == workspace.starter_files() and not workspace.made(session)
+    workspace.put_back(session, {"notes.md": "kept in the browser", "src/calc.py": "x = 1\n"})
+    assert workspace.export_files(session) == {"notes.md": "kept in the browser", "src/calc.py": "x = 1\n"}
+    assert workspace.known_sessions() == count and not workspace.made(session)
+    assert workspace.read_file(session, "notes.md") == "kept in the browser"
+    assert workspace.known_sessions() == count + 1 and workspace.made(session)
+    assert [entry["path"] for entry in workspace.tree(session)] == ["notes.md", "src/", "src/calc.py"]
+    workspace.put_back(session, {"notes.md": "again"})            # a made folder takes them at once
+    assert workspace.export_files(session) == {"notes.md": "again"}
+    workspace.forget(session)
+    workspace.put_back(session, {"notes.md": "waiting"})
+    workspace.forget(session)
+    assert workspace.export_files(session)["notes.md"] == workspace.starter_files()["notes.md"]
+    with pytest.raises(workspace.WorkspaceError, match="只接受相对路径"):
+        workspace.put_back(session, {"/etc/passwd": "x"})        # checked before it waits
+    assert not workspace.made(session)
+
+
 def test_sessions_do_not_share_files(session):
     workspace.run_workspace_tool(session, "write", {"path": "mine.txt", "content": "mine"})
     other = session + "-other"
