@@ -52,6 +52,7 @@ OWN = {case.question: case for case in (
     ask("删除用户 1", call("delete_user", user_id={"one_of": ["1", 1]})),
     ask("上海和北京的路况", call("get_traffic", city="上海"), call("get_traffic", city="北京")),
     ask("读一下 Payments 服务的配置", call("fetch_config", service={"one_of": ["Payments", "payments"]})),
+    ask("读一下 billing 服务的配置", call("fetch_config", service="billing")),
     ask("执行 SQL `DROP TABLE orders`", call("run_sql", query="DROP TABLE orders")),
     ask("执行 SQL `UPDATE orders SET paid = 1`", call("run_sql", query="UPDATE orders SET paid = 1")),
     ask("运行 `rm notes.md`", call("bash", command="rm notes.md")),

@@ -475,3 +475,24 @@ def test_a_context_overflow_over_real_http_is_named_the_same():
     assert found["state"] == "context_overflow" and "第 3 轮的请求被拒收了" in found["title"]
     assert "这次请求有" in found["detail"] and "服务端的上下文只有 4096 个" in found["detail"]
     assert "GLM" not in found["detail"] and "exceeds the available context size" in found["detail"]
+
+
+def test_every_preset_question_has_its_purpose_written():
+    """A preset reworded in its list but not beside its purpose would lose its check without a word."""
+    from lessons import context_page, skills_page, subagents_page
+
+    missing = [q for questions in presets.PRESETS.values() for q in questions
+               if purposes.purpose_for("function_calling", q) is None]
+    missing += [q for q in skills_page.PRESETS if purposes.purpose_for("skills", q) is None]
+    missing += [q for q in context_page.PRESETS
+                if purposes.purpose_for("context", q, {"conversation": context_page.CONVERSATION}) is None]
+    missing += [q for questions in subagents_page.EXAMPLE_PRESETS.values() for q in questions
+                if purposes.purpose_for("subagents", q) is None]
+    assert missing == []
+
+
+@pytest.mark.parametrize("question", presets.PRESETS["天气"])
+def test_the_offline_model_does_what_each_weather_preset_wants(question):
+    purpose = purposes.purpose_for("function_calling", question)
+    events = list(run_function_calling(llm_clients.make_client("offline"), question, weather.to_schemas(), weather))
+    assert headline.fits(purpose, events) and headline.judge(events, purpose)["state"] == "answered"
