@@ -227,7 +227,7 @@ def repeated_phrase(text):
 
 
 # 不是服务端的小毛病、而是这次回答本身有问题的几种（界面上标成"回答有问题"，不叫"口音"）
-ANSWER_PROBLEMS = ("tool_choice_ignored", "tools_not_delivered", "length", "repetition")
+ANSWER_PROBLEMS = ("tool_choice_ignored", "tools_not_delivered", "length", "repetition", "repeated_calls", "template_example")
 
 
 def answer_accents(message, finish_reason, usage, tools, tool_choice):
@@ -246,7 +246,16 @@ def answer_accents(message, finish_reason, usage, tools, tool_choice):
         found.append(note("tools_not_delivered", f"服务端说这次输入只有 {prompt} 个 token，可光是工具清单就约有 {listed} 个："
                                                  "工具根本没有送到模型面前（聊天模板里没有 tools 的位置，被悄悄丢掉了）。"
                                                  + TEMPLATE_ADVICE))
-    if finish_reason == "length":
+    repeats = repeated_calls(calls or [])
+    if repeats:
+        name, times = repeats
+        found.append(note("repeated_calls", f"这个回答把同一个调用 {name}（参数也一样）写了 {times} 遍：模型在原地打转，"
+                                            "这些调用会一个不落地执行，结果全都进对话。小模型常这样；换一个更大的模型，"
+                                            "或调低 max_tokens 让它早点停。"))
+    if finish_reason == "length" and repeats:
+        found.append(note("length", "finish_reason 是 \"length\"：回答一直在重复同一个调用，写到 max_tokens 上限才停。"
+                                    "调大 max_tokens 没有用，只会让它重复更多次。"))
+    elif finish_reason == "length":
         found.append(note("length", "finish_reason 是 \"length\"：回答写到 max_tokens 上限被截断了，后面的话没有写完。"
                                     "调大 max_tokens，或者让问题更具体。"))
     looping = repeated_phrase(message.get("content") or "")
@@ -255,6 +264,20 @@ def answer_accents(message, finish_reason, usage, tools, tool_choice):
         found.append(note("repetition", f"回答把同一段话重复了 {times} 次（「{phrase[:40]}」）：小模型常见的原地打转。"
                                         "这不是一个可用的回答；换一个更大的模型，或调低 max_tokens 让它早点停。"))
     return found
+
+
+REPEATED_CALLS = 3     # 一个回答里同一个调用（名字和参数都一样）写了这么多遍：不是计划，是打转
+
+
+def repeated_calls(calls):
+    """一个回答里重复得最多的调用：-> (名字, 遍数)，不到 REPEATED_CALLS 遍就是 None。"""
+    counted = {}
+    for call in calls:
+        function = call.get("function") or {}
+        key = (function.get("name"), json.dumps(function.get("arguments"), ensure_ascii=False, sort_keys=True))
+        counted[key] = counted.get(key, 0) + 1
+    (name, _), times = max(counted.items(), key=lambda item: item[1], default=((None, None), 0))
+    return (name, times) if times >= REPEATED_CALLS else None
 
 
 def unsaid_arguments(arguments, messages, tools=None):
@@ -268,7 +291,8 @@ def unsaid_arguments(arguments, messages, tools=None):
     工具结果）和 tools（名字、说明、枚举值：unit="f" 是从 schema 的 enum 里选的，不算编）。
     比较前统一写法：全角半角（NFKC）、大小写、空白都不计，"(3 + 5)*12" 和 "(3+5)*12" 算同一个。
     只看字符串：数字常常要模型自己算（"1.2万" → 12000），对不上不说明什么。
-    这只是提醒，不改判断：翻译（问"北京"，填 "Beijing"）、模型换了个说法，也会被列出来，要人看一眼。"""
+    服务端自己加进提示词的文字（聊天模板里的示例）不在这里面：template_examples 在知道模板时单独说。
+    翻译（问"北京"，填 "Beijing"）、模型换了个说法，也会被列出来：所以页面的结论只说"核对一下"，不说"错了"。"""
     said = normalized("\x00".join(strings_in([messages, tools])))
     found = []
     for path, value in string_values(arguments):
@@ -311,6 +335,54 @@ TEMPLATE_ADVICE = ("llama.cpp：用 --jinja 启动，并用 --chat-template-file
                    "GET /props 里 chat_template_caps.supports_tools 应为 true；"
                    "Ollama：换一个模板里有 .Tools 的模型（ollama show 模型名 --template）；"
                    "LM Studio：选一个标着支持工具调用（Tool Use）的模型。")
+
+
+EXAMPLE_ARGUMENTS = re.compile(r'"arguments"\s*:\s*(\{[^{}]*\})')
+
+
+def template_examples(message, messages, tools, template):
+    """照抄了服务端聊天模板里示范调用的例子（比如 get_weather(city="Tokyo")）：小模型常这样。
+    参数里对话中没有、模板里却有的值（values），和回答里提到的、模板示例调用里的参数值（answer_values，
+    比如问北京天气，回答却说 "the weather in Tokyo"）。template 是 llama-server 的 GET /props 给的 chat_template。"""
+    if not template:
+        return None
+    copied = []
+    for call in message.get("tool_calls") or []:
+        arguments = (call.get("function") or {}).get("arguments")
+        try:
+            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except json.JSONDecodeError:
+            continue
+        copied += [value for _, value in unsaid_arguments(arguments, messages, tools)
+                   if normalized(value) in normalized(template) and value not in copied]
+    said = normalized("\x00".join(strings_in([messages, tools])))
+    answer = normalized(message.get("content") or "")
+    echoed = [value for value in example_values(template) if normalized(value) in answer and normalized(value) not in said]
+    if not copied and not echoed:
+        return None
+    sentences = []
+    if copied:
+        sentences.append(f"参数里的 {'、'.join(json.dumps(v, ensure_ascii=False) for v in copied)} 不在对话里，"
+                         "却在服务端的聊天模板里（GET /props 的 chat_template：模板里示范怎样调用的例子）：模型照抄了模板的例子，"
+                         "没有用问题里的值。")
+    if echoed:
+        sentences.append(f"回答里的 {'、'.join(json.dumps(v, ensure_ascii=False) for v in echoed)} 不在对话里，"
+                         "却是服务端聊天模板里示范调用的参数：模型照抄了模板的例子，这不是问题要的答案。")
+    found = note("template_example", "".join(sentences))
+    found["values"], found["answer_values"] = copied, echoed
+    return found
+
+
+def example_values(template):
+    """聊天模板里示范调用的参数值：'"arguments": {"city": "Tokyo"}' -> ["Tokyo"]（"<value>" 这样的占位不算）。"""
+    found = []
+    for body in EXAMPLE_ARGUMENTS.findall(template or ""):
+        try:
+            arguments = json.loads(body)
+        except json.JSONDecodeError:
+            continue
+        found += [value for _, value in string_values(arguments) if value.strip() and not value.startswith("<")]
+    return list(dict.fromkeys(found))
 
 
 def template_accent(props):
@@ -429,11 +501,11 @@ GLM_CODES = {
     "1211": ("bad_request", "模型不存在：请检查模型名（例如 glm-4.5-flash）"),
     "1214": ("bad_request", "请求参数不合法：常见原因是历史里 assistant 消息 content 为 \"\" 又带 tool_calls，"
                             "或 tool 消息的 content 不是字符串"),
-    "1261": ("bad_request", "输入太长，超过了模型的上下文长度：请减少历史消息或工具结果的长度"),
     "1301": ("bad_request", "内容被平台的安全审核拦下了：请换个问题，或检查工具结果里有没有敏感内容"),
     "1302": ("rate_limit", "并发数超过限制：请等几秒再试"), "1303": ("rate_limit", "请求频率超过限制：请等几秒再试"),
     "1305": ("rate_limit", "平台当前请求太多：请稍后再试"),
 }
+GLM_TOO_LONG = "1261"      # 智谱：输入超过了模型的上下文长度
 # 阿里云百炼（DashScope）原生接口的错误码：{"code": ..., "message": ..., "request_id": ...}
 DASHSCOPE_CODES = {
     "InvalidApiKey": ("auth", "Key 无效：请检查百炼控制台里的 API Key（以 sk- 开头）"),
@@ -481,6 +553,12 @@ def gateway_page(status, text, server):
 
 # OpenAI 的原话（preceeding 的拼写也是原样）：tool 消息前面没有它的调用
 ORPHAN_RESULT = re.compile(r"role 'tool' must be a response to a prece+ding", re.I)
+# llama.cpp 读不了历史里 assistant 调用的参数（一个写到一半被 max_tokens 截断的调用）
+CUT_CALL = re.compile(r"Failed to parse tool call arguments", re.I)
+# 请求比模型的上下文还长：llama.cpp、OpenAI / DeepSeek / vLLM、百炼各自的说法（智谱是错误码 1261）
+CONTEXT_EXCEEDED = re.compile(r"exceeds? the available context|exceed_context_size|context_length_exceeded|"
+                              r"maximum context length|context window|prompt is too long|input length should be",
+                              re.I)
 
 
 def explain_error(status, text, sent, server=None):
@@ -500,6 +578,12 @@ def explain_error(status, text, sent, server=None):
                                    f"本课的客户端会自动保留它；如果历史是你自己拼的，请把它加回去。{quoted}", None)
         return ("bad_request", "服务端不接受输入消息里的 reasoning_content（思考过程）：把历史发回去之前删掉这个字段。"
                                f"{quoted}", None)
+    if CUT_CALL.search(said):         # code "server" still: the server took the request and failed on what the model wrote
+        return ("server", "服务端读不了历史里一个调用的参数：它不是合法的 JSON。多半是上一轮的回答写到 max_tokens 被截断，"
+                               "最后一个调用只写了一半（时间线里那一轮的 finish_reason 是 length），循环把它照原样放回了历史。"
+                               "不是服务端坏了，重试也一样：这是小模型原地打转的后果，换一个更大的模型再试。" + quoted, None)
+    if CONTEXT_EXCEEDED.search(said) or CONTEXT_EXCEEDED.search(str(code or "")) or code == GLM_TOO_LONG:
+        return ("context_exceeded", context_exceeded(text) + quoted, None)
     if ORPHAN_RESULT.search(said):
         return ("orphan_result", "请求里有一条 role 为 tool 的结果，前面找不到它回答的那个调用（没有哪条 assistant 消息的 "
                                "tool_calls 里有这个 id），服务端拒收了整个请求（HTTP 400）。多半是裁剪历史时丢了调用、留下了结果："
@@ -519,6 +603,21 @@ def explain_error(status, text, sent, server=None):
     if status == 422:
         return ("bad_request", f"请求参数不合法（HTTP 422）：请对照平台文档检查参数名和取值。{quoted}", None)
     return None
+
+
+def context_exceeded(text):
+    """请求超出上下文时说什么：不是参数写错了，是对话太长了。llama.cpp 会报出两个数，有就说出来。"""
+    try:
+        body = json.loads(text or "")
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        sizes = (inner.get("n_prompt_tokens"), inner.get("n_ctx"))
+    except (ValueError, AttributeError):
+        sizes = (None, None)
+    counted = (f"这次请求有 {sizes[0]} 个 token，服务端的上下文只有 {sizes[1]} 个。"
+               if all(isinstance(n, int) for n in sizes) else "")
+    return ("请求超出了模型的上下文长度，服务端拒收了整个请求：每次请求都带着整段对话（问题、每个工具调用和它的结果、工具清单），"
+            f"对话越长请求越长。{counted}看看时间线里是什么让对话变长了：同一个调用重复了很多次、某个工具结果特别长。"
+            "收拾历史的几种做法见「上下文预算」一课；也可以换一个上下文更长的模型（llama-server 启动时用 -c 调大）。")
 
 
 def was_sent(parameter, sent):

@@ -23,7 +23,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from accents import StreamAssembler, answer_accents, error_fields, explain_error, template_accent, tidy, tidy_usage
+from accents import (StreamAssembler, answer_accents, error_fields, explain_error, template_accent, template_examples,
+                     tidy, tidy_usage)
 
 OFFLINE_MODEL = "offline-rule-model"          # 离线规则模型的名字：只在这里写，offline/ 和页面都从这里读
 MODEL_SUGGESTIONS = {
@@ -84,6 +85,7 @@ class BaseClient:
     max_tokens = None            # 回答最多多少 token；None 不发，由服务端自己定
     round_seconds = None         # 一轮最多等多少秒（流式时从发出请求算起，整轮的墙钟时间）
     template_checked = False
+    chat_template = None         # llama-server 的 GET /props 给的聊天模板（知道时才有）
 
     def __init__(self, model):
         self.model = model
@@ -149,6 +151,8 @@ class BaseClient:
         usage, usage_accents = tidy_usage(usage, streamed=_stream)
         known = {n["code"] for n in before}       # /props 已经说过工具没送到，usage 就不再说一遍
         failed = [n for n in answer_accents(message, finish, usage, tools, tool_choice) if n["code"] not in known]
+        copied = template_examples(message, body["messages"], tools, self.chat_template)
+        failed += [copied] if copied else []
         yield Completion(message=message, raw=raw, text=message.get("content") or "", usage=usage,
                          duration_ms=(time.perf_counter() - started) * 1000, finish_reason=finish, model=self.model,
                          reasoning=reasoning, accents=before + accents + found + usage_accents + failed)
@@ -246,7 +250,10 @@ class OpenAICompatibleClient(BaseClient):
                     props = client.get(f"{root}/props").json()
         except Exception:                # 不是 llama-server、没开、不是 JSON：都只是查不到，不影响运行
             return None
-        return template_accent(props if isinstance(props, dict) else None)
+        props = props if isinstance(props, dict) else None
+        if isinstance((props or {}).get("chat_template"), str):
+            self.chat_template = props["chat_template"]     # 模型照抄了模板里的例子时，回答的口音说得出来源
+        return template_accent(props)
 
 
 class GLMClient(OpenAICompatibleClient):

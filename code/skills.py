@@ -107,9 +107,12 @@ def catalogue_prompt(skills: dict[str, Skill]) -> str:
     return CATALOGUE_HEAD + "\n".join(f"- {s.name}: {s.description}" for s in skills.values())
 
 
+PASTED_HEAD = "你会用到这些技能：\n\n"
+
+
 def pasted_prompt(skills: dict[str, Skill]) -> str:
     """课程仓库的做法：每个技能整个贴进来（描述和正文）。"""
-    return "你会用到这些技能：\n\n" + "\n\n".join(f"## {s.name}\n{s.description}\n\n{s.body}" for s in skills.values())
+    return PASTED_HEAD + "\n\n".join(f"## {s.name}\n{s.description}\n\n{s.body}" for s in skills.values())
 
 
 def skill_tools(skills: dict[str, Skill], registry: ToolRegistry | None = None) -> ToolRegistry:

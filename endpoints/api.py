@@ -11,7 +11,7 @@ import gradio as gr
 from endpoints import workspace_api
 from memory import session_io
 from i18n import tr
-from runs import backend, eval_backend, headline
+from runs import backend, eval_backend, headline, purposes
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -27,15 +27,16 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
                           "stream": stream})[0]
 
 
-def _run(start, secrets, source, question, settings, options, mistake, session_id, request=None,
-         class_code="", served=False, tools=True) -> dict:
-    """A whole run of the loop `start` (a catalogue lesson's) through the same backend as
-    the page's 运行, as one JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok
-    only when the verdict is a success."""
-    run = backend.run_to_end(backend.start_run(start, source or "", question or "", settings, options,
+def _run(lesson, secrets, source, question, settings, options, mistake, session_id, request=None,
+         class_code="") -> dict:
+    """A whole run of a catalogue lesson's loop through the same backend as the page's 运行, as one
+    JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a
+    success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py)."""
+    purpose = purposes.event(purposes.purpose_for(lesson.id, question or "", options))
+    run = backend.run_to_end(backend.start_run(lesson.start, source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
-                                               request=request, class_code=class_code or "", served=served,
-                                               tools=tools))
+                                               request=request, class_code=class_code or "", served=lesson.served,
+                                               tools=lesson.tools, purpose=purpose))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
     events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
@@ -62,12 +63,14 @@ def register(secrets: Mapping[str, str]) -> list[str]:
                              envelope: bool = False, max_tokens: int = 1024, stream: bool = False,
                              request: gr.Request = None) -> dict:
         """用 Function Calling 跑完一个问题；返回最终回答、判断（verdict，与页面标题同一个对象）和全部事件（不含流式分片）。
-        ok 只在判断是成功时为 true：被截断、没调工具就作答、放弃了的回答都不算。
+        ok 只在判断是成功时为 true：被截断、没调工具就作答、放弃了的回答都不算。问题是页面上的预设问题时，
+        事件的第一个是 type 为 purpose 的“这个问题要什么”（该调哪个工具、参数怎样算对，写法同评估一课的用例），
+        verdict 对照它判断（没做到就是 missed）；这一条对每个 run_* 接口都一样。
         max_tokens：每轮回答的长度上限（0 = 不发，由服务端定）；stream：是否用流式请求。
         用服务器的密钥（provider 为 glm / openai）且服务器设了课堂口令时，需要 class_code。
         envelope=True：工具结果装进固定形状的 JSON 信封 {"status", "data", "error_code", "message"} 再回填。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(LESSONS["function_calling"].start, secrets, source, question,
+        return _run(LESSONS["function_calling"], secrets, source, question,
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
 
@@ -80,8 +83,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         事件里还有每条 JSON-RPC 消息（type 为 rpc：initialize、tools/list、tools/call，它们的结果和错误）。
         连不上服务器（initialize / tools/list 没有完成）时 verdict.state 是 mcp_failed。"""
         options = {"tool_choice": tool_choice, "parallel_tool_calls": parallel_tool_calls, "envelope": bool(envelope)}
-        return _run(LESSONS["mcp"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
-                    options, mistake, session_of(request), request, class_code, served=LESSONS["mcp"].served)
+        return _run(LESSONS["mcp"], secrets, source, question, api_settings(provider, model, max_tokens, stream),
+                    options, mistake, session_of(request), request, class_code)
 
     def run_react(source: str, question: str, approach: str = "react", mistake: str = "",
                   provider: str = "offline", model: str = "", class_code: str = "",
@@ -90,7 +93,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """用正则 ReAct（approach=react）或从文本解析 JSON（approach=json）跑完一个问题；结果的形状同 /run_function_calling。
         用服务器的密钥且服务器设了课堂口令时，需要 class_code。envelope=True：Observation 装进 JSON 信封。"""
         options = {"approach": approach, "envelope": bool(envelope)}
-        return _run(LESSONS["react"].start, secrets, source, question, api_settings(provider, model, max_tokens, stream),
+        return _run(LESSONS["react"], secrets, source, question, api_settings(provider, model, max_tokens, stream),
                     options, mistake, session_of(request), request, class_code)
 
     def run_hooks(source: str, hooks: str, question: str, mistake: str = "", provider: str = "offline",
@@ -100,7 +103,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         不设 tool_choice；模型一轮要求几个调用时，它们一个接一个地执行（钩子按顺序看到它们）。事件里还有每个钩子的一次运行（type 为 hook：
         拿到的 payload、返回的 answer、出的错 problem、打印的 printed）。钩子要“先问人”（ask）时没有人可以回答，
         按不执行处理。钩子写的文字（换掉的结果、理由、附言）和工具结果一样最多 4000 字。钩子源码加载不了（或沙箱这次没有运行它）时 verdict.state 是 hooks_failed。"""
-        return _run(LESSONS["hooks"].start, secrets, source, question, api_settings(provider, model, max_tokens),
+        return _run(LESSONS["hooks"], secrets, source, question, api_settings(provider, model, max_tokens),
                     {"hooks": hooks or ""}, mistake, session_of(request), request, class_code)
 
     def run_context(conversation: Any, question: str, strategy: str = "window", budget: int = 300,
@@ -108,21 +111,21 @@ def register(secrets: Mapping[str, str]) -> list[str]:
                     request: gr.Request = None) -> dict:
         """对话（消息列表，或它的 JSON 文本）加上新问题，按 strategy 收拾进 budget 个 token 再发给模型（不带工具）。
         strategy：none / fold / forget / window / fold_window / naive_window / compact（compact 多一次模型调用写摘要）。
-        事件的第一个是 type 为 context 的“下一次请求”：每条消息的 token、去向，省下多少，找不到调用的工具结果（orphans），
+        循环的第一个事件是 type 为 context 的“下一次请求”：每条消息的 token、去向，省下多少，找不到调用的工具结果（orphans），
         和不用模型的几种做法并排（用时是这次量的）。对话用不了时 verdict.state 是 conversation_invalid；
         收拾后的上下文被服务端拒收（孤儿结果）时是 context_rejected。"""
         options = {"conversation": conversation, "strategy": strategy, "budget": budget}
-        return _run(LESSONS["context"].start, secrets, "", question, api_settings(provider, model, max_tokens),
-                    options, "", session_of(request), request, class_code, tools=LESSONS["context"].tools)
+        return _run(LESSONS["context"], secrets, "", question, api_settings(provider, model, max_tokens),
+                    options, "", session_of(request), request, class_code)
 
     def run_skills(skills: Any, question: str, way: str = "catalogue", provider: str = "offline", model: str = "",
                    class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
         """技能（Agent Skills 格式）：skills 是 {文件夹名: SKILL.md 全文}（或它的 JSON 文本），最多 20 个，每个最多 2 万字。
         way=catalogue：system 提示词里只列名字和描述，模型用 load_skill(name) 读正文；way=pasted：正文全贴进 system 提示词。
-        第一个事件（type 为 skills）列出读到的技能、不合格的技能（problems，每条说明哪里不对）和两种写法各多少 token。"""
+        循环的第一个事件（type 为 skills）列出读到的技能、不合格的技能（problems，每条说明哪里不对）和两种写法各多少 token。"""
         options = {"skills": skills, "way": way}
-        return _run(LESSONS["skills"].start, secrets, "", question, api_settings(provider, model, max_tokens), options,
-                    "", session_of(request), request, class_code, tools=LESSONS["skills"].tools)
+        return _run(LESSONS["skills"], secrets, "", question, api_settings(provider, model, max_tokens), options,
+                    "", session_of(request), request, class_code)
 
     def run_subagent(source: str, question: str, child_turns: int = 4, child_seconds: float = 60,
                      provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
@@ -132,7 +135,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         child_seconds 秒（0～120）；它的事件带着 "child"（父循环那次 task 调用的 id），只有它的最终回答回到父循环。
         子代理没做完、被截断或没调工具就作答时，verdict 会说出来（成功的父循环变成 child_failed）。"""
         options = {"child_turns": child_turns, "child_seconds": child_seconds}
-        return _run(LESSONS["subagents"].start, secrets, source, question, api_settings(provider, model, max_tokens),
+        return _run(LESSONS["subagents"], secrets, source, question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code)
 
     def run_eval(source: str, cases: Any, models: Any = None, trials: int = 1, class_code: str = "",

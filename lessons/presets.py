@@ -12,9 +12,11 @@ WALKTHROUGH = "帮我查询员工 101 的档案，并计算基本工资 30000 �
 # The first question of each set is the default in the run panel. Every preset is one the offline
 # model answers correctly (tests/models/test_natural_questions.py and test_example_sets.py run them
 # all through the loops); in the last four sets some presets are meant to end in a refusal or a timeout.
+# What each one's run is for (the calls it wants) is written in runs/purposes.py, or in the evaluation
+# lesson's case sets (code/evaluation_cases.py): the headline checks the run against it.
 PRESETS = {
     "天气": ["广州冷不冷？", "北京今天天气怎么样？", "北京和上海今天天气怎么样？", "用华氏度告诉我广州今天的天气",
-             "杭州未来 5 天的天气预报"],
+             "杭州未来 5 天的天气预报", "北京明天会下雨吗？"],
     "计算器": ["帮我算一下 (3+5)*12", "5 公里是多少英里？", "100 摄氏度是多少华氏度？", "算一下 2**10 + 24"],
     "工资/员工档案": ["张三的月薪是多少？", "研发部有哪些员工？", "张三和李四的工资分别是多少？", "查一下李四的员工档案"],
     "员工档案与税后收入（8.4）": [WALKTHROUGH, "查一下工号 102 的员工档案",
@@ -78,6 +80,12 @@ MISTAKE_TEXTS = {
     "stubborn": (tr("固执：重发同一个错误调用", "stubborn: the same bad call"),
                  "Stubborn: sends the same failing call again every round, ignoring the feedback; after several "
                  "failures in a row the loop stops itself (too_many_failures)"),
+    "repeat_call": (tr("原地打转：同一个调用写几十遍", "going round: one call dozens of times"),
+                    "Going round in circles: writes the same call over and over in one reply until max_tokens cuts "
+                    "it, every round; the loop runs them all and every result joins the conversation. The offline "
+                    "model then acts as a llama-server with a context of only 4096 tokens (-c 4096): the conversation "
+                    "soon outgrows it and the server refuses the request (a small model given a large max_tokens "
+                    "really does this)"),
     "endless": (tr("停不下来：从不回答", "endless: never answers"),
                 "Never stops: keeps calling tools round after round after the result and never answers; the loop "
                 "stops after max_turns rounds (max_turns)"),

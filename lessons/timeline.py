@@ -17,6 +17,7 @@ from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
 from lessons import context_view, cost_view, skills_view, token_count
+from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
 from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
@@ -66,6 +67,7 @@ CSS = """
 .tw-final { border-left: 4px solid #16a34a; padding: 6px 10px; background: rgba(22,163,74,0.08); border-radius: 4px; white-space: pre-wrap; }
 .tw-pause { border-left: 4px solid #d97706; padding: 6px 10px; background: rgba(217,119,6,0.10); border-radius: 4px; }
 .tw-edited { color: #b45309; }
+.tw-purpose { color: var(--body-text-color-subdued); font-size: 0.9em; margin: 2px 0 6px; }
 .tw-match { background: rgba(250, 204, 21, 0.35); border-radius: 3px; }
 .tw-g0 { background: rgba(59,130,246,0.30); } .tw-g1 { background: rgba(16,185,129,0.30); }
 .tw-g2 { background: rgba(236,72,153,0.28); } .tw-g3 { background: rgba(168,85,247,0.28); }
@@ -298,20 +300,36 @@ def call_notes(call: dict) -> str:
             f"{tr('ℹ️ 解析备注（已容错，照常执行）：', 'ℹ️ Parse note (tolerated, ran as usual): ')}{text}</div>")
 
 
-def unsaid_notes(call: dict, request: dict | None) -> list[str]:
+def unsaid_notes(call: dict, request: dict | None, response: dict | None = None) -> list[str]:
     """One sentence per string argument nobody said (accents.unsaid_arguments over what the round's request
-    sent), with the question beside it. A note, not a verdict: a translation shows up too."""
+    sent), with the question beside it. "Not in the conversation": a server may add text of its own (a chat
+    template's worked example), and where the round's answer says the value came from there
+    (accents.template_examples), the note says so."""
     if not request or not isinstance(call.get("arguments"), dict):
         return []
     question = question_of([request]) or ""
     said = tr("问题是「{q}」", "the question was «{q}»").format(q=cut(question, 200))
-    return [tr("{name}={value} 在发给模型的内容里没有出现过：可能是模型编的（或从别处抄来的；翻译也会这样，"
-               "对照{said}看一看）",
-               "{name}={value} appears nowhere in what the model was sent: the model may have made it up (or "
-               "copied it from elsewhere; a translation looks the same, so check it against {said})").format(
-                   name=name, value=json.dumps(value, ensure_ascii=False), said=said)
-            for name, value in unsaid_arguments(call["arguments"], request.get("messages") or [],
-                                                request.get("tools"))]
+    copied = [value for accent in (response or {}).get("accents") or [] if isinstance(accent, dict)
+              and accent.get("code") == "template_example" for value in accent.get("values") or []]
+    notes = []
+    for name, value in unsaid_arguments(call["arguments"], request.get("messages") or [], request.get("tools")):
+        shown = json.dumps(value, ensure_ascii=False)
+        if value in copied:
+            notes.append(tr("{name}={value} 在对话里没有出现过，却在服务端的聊天模板里：模型照抄了模板里示范调用的例子"
+                            "（对照{said}看一看）",
+                            "{name}={value} appears nowhere in the conversation, but it is in the server's chat "
+                            "template: the model copied the template's worked example (check it against {said})").format(
+                                name=name, value=shown, said=said))
+        else:
+            notes.append(tr("{name}={value} 在对话里没有出现过（问题、系统提示、之前的消息、工具结果和工具清单里都没有）："
+                            "可能是模型编的，或从服务端加进提示词的文字（比如聊天模板里的例子）里抄来的；翻译也会这样，"
+                            "对照{said}看一看",
+                            "{name}={value} appears nowhere in the conversation (not in the question, the system "
+                            "prompt, earlier messages, tool results or the tool list): the model may have made it up, "
+                            "or copied it from text the server adds to the prompt (such as its chat template's "
+                            "example); a translation looks the same, so check it against {said}").format(
+                                name=name, value=shown, said=said))
+    return notes
 
 
 # Calls the tool never ran (code/tool_outcome.py LABELS): a person, a permission rule or a hook said no, a hook
@@ -665,7 +683,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             hooked.setdefault((event.get("turn"), event.get("id")), []).append(event)
     if calls:
         body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []),
-                                   unsaid_notes(c, request) if check_arguments else [],
+                                   unsaid_notes(c, request, response) if check_arguments else [],
                                    hooked.get((c.get("turn"), c.get("id")), []), child_of(children, c))
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
@@ -722,14 +740,23 @@ def render_protocol(events: list[dict], lesson: str = "function_calling", note: 
         for event in events:
             if "child" in event:
                 children.setdefault((event.get("child_turn"), str(event["child"])), []).append(event)
-        grouped = rounds(loop_events.own(events))
+        grouped = rounds(e for e in loop_events.own(events) if e.get("type") != "purpose")
         text_protocol = token_count.is_text_protocol(events, lesson)
         parsed = any(e.get("type") == "parse" for e in events)
-        body = "".join(render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol,
-                                    children, parsed)
-                       for i, (turn, evs) in enumerate(grouped))
+        body = render_purpose(events) + "".join(
+            render_round(turn, evs, labels, i == len(grouped) - 1, check_arguments, text_protocol, children, parsed)
+            for i, (turn, evs) in enumerate(grouped))
     top = f'<div class="tw-pause">{esc(note)}</div>' if note else ""
     return '<div class="tw-protocol">' + top + body + "</div>"
+
+
+def render_purpose(events: list[dict]) -> str:
+    """What the run's preset question wants (runs/purposes.py), which the headline checks it against."""
+    wanted = headline.purpose_text(headline.recorded_purpose(events))
+    if not wanted:
+        return ""
+    return (f'<div class="tw-purpose">🎯 {esc(tr("这个预设问题要的是：", "What this preset question wants: "))}'
+            f"{esc(wanted)}</div>")
 
 
 # ---------------------------------------------------------------- the chat view
@@ -754,12 +781,13 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
         chat.append({"role": "user", "content": question})
     # Keyed by (turn, id): some backends reuse call ids from one round to the next.
     results = {(e.get("turn"), e.get("id")): e for e in events if e.get("type") == "tool_result"}
-    request = None
+    request = answered = None
     for event in events:
         kind = event.get("type")
         if kind == "request":
             request = event
         elif kind == "response":
+            answered = event
             chat.extend(chat_notes(event))
             text = event.get("text") if event.get("text") is not None else (event.get("message") or {}).get("content")
             if text and (lesson == "react" or (event.get("message") or {}).get("tool_calls")):
@@ -771,7 +799,8 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
             call_id = f"call-{event.get('turn')}-{event.get('id')}"
             result = results.get((event.get("turn"), event.get("id")))
             shown_args = result.get("arguments") if result else event.get("arguments")
-            unsaid = "".join(f"\n\n🔎 {note}" for note in (unsaid_notes(event, request) if check_arguments else []))
+            unsaid = "".join(f"\n\n🔎 {note}" for note in (unsaid_notes(event, request, answered)
+                                                            if check_arguments else []))
             chat.append({"role": "assistant",
                          "content": tr("参数：", "Arguments:") + "\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```" + unsaid,
                          "metadata": {"title": tr("🛠️ 调用 {name}", "🛠️ Call {name}").format(name=event.get("name")),

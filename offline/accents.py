@@ -68,6 +68,14 @@ ERRORS = {
                             "request_id": "8d5e8b1c-0000-0000-0000-offline00001"}),
     "dashscope_parameter": (400, {"code": "InvalidParameter", "message": "Range of input length should be [1, 30720]",
                                   "request_id": "8d5e8b1c-0000-0000-0000-offline00002"}),
+    "llamacpp_context": (400, {"error": {"code": 400, "message": "the request exceeds the available context size, try "
+                                                                 "increasing it", "type": "exceed_context_size_error",
+                                         "n_prompt_tokens": 4133, "n_ctx": 4096}}),
+    "llamacpp_cut_call": (500, {"error": {"code": 500, "message": "Failed to parse tool call arguments as JSON: "
+                                                                  "[json.exception.parse_error.101] parse error at line 1, "
+                                                                  "column 17: syntax error while parsing value - invalid "
+                                                                  "string: missing closing quote; last read: '\"广州'",
+                                          "type": "server_error"}}),
     "moonshot_tool_choice": (400, {"error": {"message": "tool_choice 'required' is incompatible with thinking enabled",
                                              "type": "invalid_request_error"}}),
     "vllm_auto": (400, {"object": "error", "message": "\"auto\" tool choice requires --enable-auto-tool-choice and "

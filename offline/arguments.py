@@ -75,6 +75,9 @@ CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 
 CN_NUMBER = re.compile(r"[一二两三四五六七八九十]+(?=[天个条次位名岁年月日周本件页号])")
 EXAMPLES = re.compile(r"(?:例如|比如|e\.g\.|such as|(?<![\u4e00-\u9fff])如)\s*([^，,；;。）)\n]*)")
 HAN = re.compile(r"[\u4e00-\u9fff]")
+# 参数说明要的是一整句话（"一句话的事实，如 用户叫小林"）：整句照抄，不从里面挑词。
+SENTENCE = re.compile(r"一句话|一句完整|sentence", re.I)
+ASKING = re.compile(r"^(?:请|麻烦)?(?:你)?(?:帮我)?(?:记住|记一下|记下|记得|remember(?:\s+that)?)[：:，,\s]*", re.I)
 DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}")
 
 
@@ -233,6 +236,9 @@ class Clues:
             return value
         if self.quoted:
             return self.quoted.pop(0)
+        if SENTENCE.search(str(prop.get("description", ""))) and self.runs:
+            self.runs = []                # 整句话用掉了问题里所有的词：别的文字参数不再从里面挑
+            return sentence_of(self.text)
         if (ID_LIKE.search(name) or ID_LIKE.search(str(prop.get("description", "")))) and self.numbers:
             number = self.take_number(name, {})   # 编号是字符串参数时，"员工 101" 里的 101 就是它
             return str(int(number)) if float(number).is_integer() else str(number)
@@ -240,6 +246,12 @@ class Clues:
             examples = examples_in(str(prop.get("description", "")))
             return as_the_examples_write(self.runs.pop(best_run(self.runs, examples)), examples)
         return None
+
+
+def sentence_of(clause):
+    """问题本身当一句事实：去掉"请记住"这类请求的话，"我"按说明里的写法换成"用户"（"用户叫小林"）。"""
+    text = ASKING.sub("", clause.strip()).strip(" 。.！!")
+    return re.sub(r"^我", "用户", text)
 
 
 class Said:

@@ -31,6 +31,7 @@ from accents import rough_tokens    # 和客户端同一个粗估：工具清单
 from context import SUMMARY_ASK, orphan_results
 from llm_clients import OFFLINE_MODEL
 from loop_parts import read_edited
+from skills import PASTED_HEAD
 
 MODEL_NAME = OFFLINE_MODEL
 FINGERPRINT = "rule-based-not-an-llm"
@@ -72,12 +73,18 @@ MISTAKE_TABLE = {
                  "固执：每一轮都原样重发同一个出错的调用、不看反馈，连续失败几轮后循环主动停止（too_many_failures）"),
     "endless": (EVERY_MODE, ERROR,
                 "停不下来：拿到结果后还一轮接一轮地调用工具、从不给最终回答，用完 max_turns 轮后循环停止（max_turns）"),
+    "repeat_call": (("function_calling",), ERROR,
+                    "原地打转：一个回复里把同一个调用写了一遍又一遍，直到 max_tokens 截断，每一轮都这样；循环把它们全部执行，"
+                    "结果都进了对话。这时离线模型像一个上下文只有 4096 token 的 llama-server（-c 4096）：对话很快超出上下文，"
+                    "服务端拒收请求（小模型配大 max_tokens 时真会这样）"),
 }
 MISTAKES = {name: doc for name, (_, _, doc) in MISTAKE_TABLE.items()}          # 名字 -> 学生会看到什么
 MISTAKE_KINDS = {name: kind for name, (_, kind, _) in MISTAKE_TABLE.items()}  # 名字 -> "quirk" / "error"
 MISTAKES_BY_MODE = {mode: [name for name, (modes, _, _) in MISTAKE_TABLE.items() if mode in modes]
                     for mode in EVERY_MODE}
-EVERY_TURN = {"stubborn", "endless"}      # 这两种每一轮都犯；其余只在回答新问题的第一轮犯
+EVERY_TURN = {"stubborn", "endless", "repeat_call"}      # 这几种每一轮都犯；其余只在回答新问题的第一轮犯
+SMALL_CONTEXT = 4096      # "原地打转"时，离线模型像 llama-server -c 4096 一样守着上下文
+REPEATS_UNLIMITED = 64    # 请求没给 max_tokens 时，"原地打转"的回复里写多少遍（服务端自己的生成上限）
 MODE_NAMES = {"native": "function_calling", "tools": "function_calling", "registry": "function_calling"}
 
 
@@ -95,6 +102,7 @@ def mistakes_for(mode):
 SYNONYMS = {
     "天气": "weather forecast", "气温": "weather temperature", "温度": "temperature",
     "冷": "weather temperature 天气 气温", "热": "weather temperature 天气 气温", "下雨": "weather 天气",
+    "明天": "forecast 预报", "后天": "forecast 预报", "未来": "forecast 预报",
     "计算": "calculate calculator calc math expression evaluate", "算": "calculate calculator calc math",
     "员工": "employee employees staff", "工资": "salary", "薪": "salary", "部门": "department",
     "搜索": "search", "查找": "search find lookup", "文件": "file", "读取": "read", "写入": "write",
@@ -265,6 +273,8 @@ def from_pasted(question, system):
     """技能正文全贴在 system 提示词里（没有描述，也没有 load_skill）：挑正文和问题重合的词最多的那段，照着念。"""
     asked = question_keywords(question)
     scored = [(len(asked & keywords(body)), name, body.strip()) for name, body in PASTED_SECTION.findall(system)]
+    if not scored:
+        return "提示词里一个技能也没有贴（没有一个合格的技能），所以没有哪段可以照着做。先把技能改好，再问一次。"
     best = max(scored, default=(0, None, ""))
     if not best[0]:
         return "提示词里贴着的技能，没有哪段和这个问题对得上，所以我没有照哪段来做。"
@@ -412,7 +422,7 @@ class OfflineModel:
             raise ValueError(f"未知的错误类型 {mistake!r}，可选：{', '.join(MISTAKES)}")
         self.mistake = mistake
 
-    def respond(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, stop=None):
+    def respond(self, messages, tools=None, tool_choice=None, parallel_tool_calls=None, stop=None, max_tokens=None):
         composed = offline_agent.respond(messages, tools, tool_choice, parallel_tool_calls)   # 8.13：MiniAgent（agent.py）
         if composed is not None:
             return composed
@@ -431,7 +441,7 @@ class OfflineModel:
         question = text_of(messages[asked[-1]].get("content"))
         if mode == "chat" and SUMMARY_ASK in system:          # /compact（code/context.py）：照规则摘，不是理解后写的
             return self._final(rule_summary(question), mode), "stop"
-        if mode == "chat" and PASTED_SECTION.search(system):     # skills.py 的 pasted_prompt：技能正文全在这里
+        if mode == "chat" and (PASTED_SECTION.search(system) or system.startswith(PASTED_HEAD)):   # skills.py 的 pasted_prompt
             return self._final(from_pasted(question, system), mode), "stop"
         if mode == "chat":
             return self._final(from_context(question, messages[:asked[-1]]), mode), "stop"
@@ -442,13 +452,16 @@ class OfflineModel:
             if step is not None:
                 return step
             tools = [t for t in tools if t is not task]
-        skill = (next((t for t in tools or [] if is_skill_tool(t)), None)
-                 if mode == "native" and SKILL_LINE.search(system) else None)
+        skill = next((t for t in tools or [] if is_skill_tool(t)), None) if mode == "native" else None
         if skill is not None and tool_choice != "none":
-            skilled = self._skill_step(question, system, history, tools)
+            listed = SKILL_LINE.search(system)
+            skilled = self._skill_step(question, system, history, tools) if listed else None
             if skilled is not None:
                 return skilled
             tools = [t for t in tools if t is not skill] or None
+            if tools is None and not listed:
+                return self._final("技能目录是空的（没有一个合格的技能），所以我没有读任何技能。"
+                                   "先把技能改好，再问一次。", mode), "stop"
             if tools is None:
                 return self._final("技能目录里没有哪个技能的描述和这个问题对得上，所以我没有读任何技能。"
                                    "把问题说得具体些，或者改一改技能的描述。", mode), "stop"
@@ -469,6 +482,11 @@ class OfflineModel:
             calls = plan[:1]
         elif mistake == "endless":           # 不看进度：计划做完了也从头再来，从不作答
             calls = plan if parallel else [plan[rounds % len(plan)]]
+        elif mistake == "repeat_call" and mode == "native":     # 同一个调用一遍又一遍，直到写满 max_tokens
+            one = native_message(plan[:1], None, {}, rounds)
+            copies = max(1, max_tokens // rough_tokens(json.dumps(one["tool_calls"][0], ensure_ascii=False))
+                         if max_tokens else REPEATS_UNLIMITED)
+            return native_message(plan[:1] * copies, None, {}, rounds), "length"
         elif not remaining or failures >= 2:
             return self._final(summarise(results), mode), "stop"
         else:
@@ -483,11 +501,24 @@ class OfflineModel:
                 text = text.split(marker)[0] if marker in text else text
         return {"role": "assistant", "content": text}, "stop"
 
+    def too_long(self, request):
+        """"原地打转"时守着一个小上下文（SMALL_CONTEXT）：整个请求（消息、调用、工具清单）放不下就拒收，
+        错误体照 llama-server 的原话写。别的时候不设上限。"""
+        if self.mistake != "repeat_call":
+            return None
+        size = rough_tokens(json.dumps([request.get("messages"), request.get("tools")], ensure_ascii=False))
+        if size <= SMALL_CONTEXT:
+            return None
+        return Refused(400, {"error": {"code": 400, "message": "the request exceeds the available context size, try "
+                                                               "increasing it", "type": "exceed_context_size_error",
+                                       "n_prompt_tokens": size, "n_ctx": SMALL_CONTEXT}})
+
     def _task_step(self, question, history, tools):
         """被明确要求派子代理时：第一轮调用 task，子代理的结论回来后照它回答；没被要求就是 None。"""
         calls = [c.get("function") or {} for m in history for c in m.get("tool_calls") or []]
         if calls and calls[0].get("name") == "task":
-            results = [text_of(m.get("content")) for m in history if m.get("role") == "tool"]
+            # 子代理也是离线模型：它的结论末尾已有一句声明，照引时去掉，整段回答只在最后说一次
+            results = [text_of(m.get("content")).replace(NOTICE, "").strip() for m in history if m.get("role") == "tool"]
             said = results[-1] if len(results) == 1 else "\n".join(f"{n}. {text}" for n, text in enumerate(results, 1))
             return self._final(f"子代理交回的结论：\n{said}", "native"), "stop"
         jobs = [] if calls else delegated(question)
@@ -539,12 +570,12 @@ class OfflineModel:
 
     # ---- HTTP 形状：和 OpenAI 的 /chat/completions 一样
     def completion_body(self, request):
-        refused = refusal(request.get("messages") or [])
+        refused = refusal(request.get("messages") or []) or self.too_long(request)
         if refused is not None:
             raise refused
         message, finish = self.respond(request.get("messages") or [], request.get("tools"),
                                        request.get("tool_choice"), request.get("parallel_tool_calls"),
-                                       as_list(request.get("stop")))
+                                       as_list(request.get("stop")), request.get("max_tokens"))
         message, finish = cut_to(request.get("max_tokens"), message, finish)
         # 没有真正的分词器：按 accents.rough_tokens 粗估。和真服务端一样，工具清单也算在输入里。
         sent = [text_of(m.get("content")) for m in request.get("messages") or []]

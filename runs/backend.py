@@ -207,17 +207,18 @@ Starter = Callable[[Any, str, list, Callable, Settings, dict], Iterator]
 def start_run(start: Starter, source: str, question: str, settings: Settings, options: Mapping | None = None, *,
               session_key: str = "", secrets: Mapping[str, str] | None = None, mistake: str | None = None,
               strict: bool = False, session_id: str | None = None, request: Any = None,
-              class_code: str = "", served: bool = False, tools: bool = True) -> Run:
+              class_code: str = "", served: bool = False, tools: bool = True, purpose: dict | None = None) -> Run:
     """Extracts the tools (from the cache when the panel just did), makes the client and
     starts the loop. Nothing has run yet: call advance() for each event. `request` and
     `class_code` decide whether the server's keys may be used (see access/). A `served`
     lesson's loop gets its tools from a server that loads the source itself (MCP): a source
     that does not load is then the server's to report, and the loop starts all the same. A loop
-    that offers no tools (`tools` False: the context lesson) skips the source altogether."""
+    that offers no tools (`tools` False: the context lesson) skips the source altogether. `purpose`
+    (runs/purposes.py's event: what the question is for) is the run's first event."""
     report = extract(source, "registry", strict, session_id) if tools else {"ok": True, "tools": []}
     if not report["ok"] and not served:
         return Run(error=report["error"], source_error=True)
-    run = Run(tools=report["tools"] if report["ok"] else [])
+    run = Run(tools=report["tools"] if report["ok"] else [], events=[purpose] if purpose else [])
     try:
         client = make_client(settings, session_key, secrets or {}, mistake=mistake or None, request=request,
                              class_code=class_code)

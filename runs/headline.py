@@ -13,6 +13,8 @@ States, in the order they are checked:
   ❌ conversation_invalid: the context lesson's conversation is not a chat history the API takes
   ❌ context_rejected: the server refused the request (400) and the shrunk context had tool
      results without their calls: the strategy's doing, named
+  ❌ context_overflow: the server refused a request longer than its context (accents.py's
+     context_exceeded), with what grew the conversation: repeated calls, many or long results
   ❌ provider or client error (an error event other than the two guards)
   🛑 stopped by the loop's guard (too_many_failures)
   ⏹ stopped by max_turns
@@ -24,8 +26,17 @@ States, in the order they are checked:
      permission rule, you in the approval box, a hook, the sandbox, a command that ran and failed, or
      the question itself when the tool failed on arguments taken word for word from it)
   ⚠️ gave_up: answered, but after a failed call of the model's that was never recovered
-  💬 no_tool_call: tools were offered and the model answered without calling one
+  ⚠️ missed: the run has a purpose (what its question is for: runs/purposes.py) and did not
+     do it: the call the question wants was not made, or not with the arguments it wants, or the
+     answer lacks what it must hold; said against what ran (a hook's or a person's arguments are
+     named as theirs)
+  💬 no_tool_call: tools were offered and the model answered without calling one (a purpose that
+     wants no tool makes it ✅)
   ✍️ hand_written: answered from a result written by hand in step mode (the tool did not run)
+  🔁 repeated_calls: otherwise a success, but one call (same name, same arguments) was made
+     REPEATED times or more; beside any other verdict it is said too
+  ⚠️ doubtful: otherwise a success, but an argument the model wrote appears nowhere in the
+     conversation, the context was sent over its budget, or there was no valid skill to read
   ⚠️ child_failed: otherwise a success, but a sub-agent (subagents.py) did not succeed: named
   ✅ answered after recovering from failed calls (with a note: which round, how many)
   ✅ answered
@@ -34,18 +45,24 @@ title of ✅ (the model was told what changed: loop_parts.told_edited), and so i
 without stopping its call (fail open): a check that did not run is news even when the call went on.
 
 Only answered and recovered are a success (summary()["ok"]): every named endpoint's result
-carries the same verdict object the headline is drawn from.
+carries the same verdict object the headline is drawn from. `judge(events, purpose)` is the one
+check of a loop's events against what its run was for; `verdict(events)` applies it with the
+purpose the run recorded.
 """
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import accents
+import evaluation
 import events as loop_events
 import hooks
+from accents import string_values, unsaid_arguments
 from i18n import tr
 
-from runs.context_backend import TITLES_EN
+from runs.context_backend import FATES_EN, TITLES_EN
 
 
 # A failed call that was not the model's mistake: error_code -> who stopped it. Every other
@@ -57,7 +74,8 @@ STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denie
               "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
               "sandbox": "sandbox",
               "timeout": "limit", "memory_limit": "limit", "output_too_large": "limit", "workspace_full": "limit",
-              "exit_status": "command", "subagent_failed": "subagent"}
+              "exit_status": "command", "subagent_failed": "subagent", "subagent_budget": "budget"}
+REPEATED = 3        # the same call (name and arguments) this many times in a run: a loop, not a plan
 
 
 def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -81,8 +99,10 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
             code = "hook_changed"
         elif code == "tool_exception" and _from_question(event, events):
             code = "question_arguments"
+        if name == "task" and code == "timeout":      # a sub-agent's time budget: the run's setting (subagents.py)
+            code = "subagent_budget"
         entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn"), "code": code,
-                 "hook": event.get("hook")}
+                 "hook": event.get("hook"), "arguments": event.get("arguments")}
         (recovered if fixed else unrecovered).append(entry)
     return recovered, unrecovered
 
@@ -113,8 +133,15 @@ def _leaves(value: Any):
 
 def _counts(events: list[dict]) -> str:
     calls = sum(1 for e in events if e.get("type") == "tool_call")
-    turns = len({e.get("turn") for e in events if e.get("type") == "response"})
-    return tr("{turns} 轮，{calls} 次工具调用", "{turns} round(s), {calls} tool call(s)").format(turns=turns, calls=calls)
+    return tr("{turns} 轮，{calls} 次工具调用", "{turns} round(s), {calls} tool call(s)").format(
+        turns=_round_count(events), calls=calls)
+
+
+def _round_count(events: list[dict]) -> int:
+    """The rounds the timeline shows: each request sent is a round, answered or not (a request the
+    server refused is the round it failed in)."""
+    return len({e.get("turn") for e in events if e.get("type") in ("request", "response")
+                and isinstance(e.get("turn"), int) and e.get("turn") > 0})
 
 
 def _what(entries: list[dict]) -> str:
@@ -155,14 +182,26 @@ def _stopped(entries: list[dict]) -> list[str]:
         "question": tr("{names} 对问题里原样给出的参数报了错（报错见时间线）",
                        "{names} raised an error on arguments taken word for word from the question (the timeline "
                        "shows the error)"),
+        "budget": tr("子代理「{names}」用完了给它的时间预算就被停下了，没有做完（预算是这次运行的设置「子代理的时间预算」，"
+                     "不是沙箱的限额）",
+                     "The sub-agent «{names}» used up the time budget it was given and was stopped before it "
+                     "finished (the budget is this run's setting, «A sub-agent's time budget», not a sandbox limit)"),
     }
     said = []
     for who, sentence in sentences.items():
         mine = [e for e in entries if STOPPED_BY.get(e["code"]) == who]
+        if who == "budget":       # named by the job it was given, as the timeline names it
+            mine = [{**e, "name": _task_name(e.get("arguments"), e["name"])} for e in mine]
         if mine:
             hooks_named = tr("、", ", ").join(dict.fromkeys(str(e["hook"]) for e in mine if e.get("hook")))
             said.append(sentence.format(names=_what(mine), hooks=hooks_named))
     return said
+
+
+def _task_name(arguments: Any, otherwise: Any) -> str:
+    """A sub-agent's job as its task call describes it (subagents.py's task(description, prompt))."""
+    described = arguments.get("description") if isinstance(arguments, dict) else None
+    return str(described or otherwise)
 
 
 def _rounds(entries: list[dict]) -> str:
@@ -195,9 +234,6 @@ def _context_clause(event: dict) -> str:
     """What the context strategy sent, and what went short of it: over the budget, a summary cut off."""
     said = tr("；上下文：{title}，{before} → {after} 个 token", "; context: {title}, {before} → {after} tokens").format(
         title=_strategy(event), before=event.get("before_tokens"), after=event.get("after_tokens"))
-    after, budget = event.get("after_tokens"), event.get("budget")
-    if isinstance(after, int) and isinstance(budget, int) and after > budget:
-        said += tr("，超出预算 {budget}", ", over the budget of {budget}").format(budget=budget)
     if ((event.get("model_call") or {}).get("finish_reason")) == "length":
         said += tr("，摘要写到 max_tokens 被截断了", ", the summary was cut off at max_tokens")
     return said
@@ -224,17 +260,44 @@ def _last_response(events: list[dict]) -> dict:
     return next((e for e in reversed(events) if e.get("type") == "response"), {})
 
 
-def verdict(events: list[dict]) -> dict[str, Any] | None:
+def _last_request(events: list[dict]) -> dict:
+    return next((e for e in reversed(events) if e.get("type") == "request"), {})
+
+
+def _grown(events: list[dict]) -> str:
+    """What made the conversation long by the last request: a call repeated over and over, or the
+    messages it holds (how many tool results, the longest)."""
+    repeated = _repeated_calls(events)
+    if repeated:
+        return repeated + tr("，每一次的调用和结果都留在了对话里", ", and every one of them, call and result, stayed in the "
+                                                          "conversation")
+    messages = [m for m in _last_request(events).get("messages") or [] if isinstance(m, dict)]
+    results = [len(str(m.get("content") or "")) for m in messages if m.get("role") == "tool"]
+    said = tr("这次请求带着 {n} 条消息，其中 {results} 个工具结果", "that request held {n} messages, {results} of them tool "
+                                                          "results").format(n=len(messages), results=len(results))
+    if results:
+        said += tr("（最长的一个 {chars} 字）", " (the longest {chars} characters)").format(chars=max(results))
+    return said
+
+
+RECORDED = object()     # verdict(): judged against the purpose the run recorded
+
+
+def verdict(events: list[dict], purpose: Any = RECORDED) -> dict[str, Any] | None:
     """{"state", "icon", "title", "detail"} of a finished run, or None while it has no end.
-    state: answered / recovered / hand_written / no_tool_call / truncated / repetition / stopped / gave_up / guard /
-    max_turns / mcp_failed / hooks_failed / conversation_invalid / context_rejected / child_failed / error.
+    state: answered / recovered / hand_written / no_tool_call / missed / repeated_calls / doubtful / truncated /
+    repetition / stopped / gave_up / guard / max_turns / mcp_failed / hooks_failed / conversation_invalid /
+    context_rejected / context_overflow / child_failed / error.
+
+    `purpose` (an evaluation.Case, or None for none) is what the run was for; by default the one
+    the run recorded (its purpose event, runs/purposes.py).
 
     A sub-agent's events (they carry "child": the id of the parent's task call, code/subagents.py)
     are judged as a run of their own. One that did not succeed (stopped, cut off, answered without
     a tool) is named on the parent's headline: a ✅ becomes ⚠️ child_failed, any other verdict
     says it too."""
     parent = loop_events.own(events)
-    found = _one_loop(parent)
+    found = judge(parent, recorded_purpose(parent) if purpose is RECORDED else purpose)
     if found is None:
         return None
     children: dict[Any, list[dict]] = {}
@@ -254,16 +317,29 @@ def verdict(events: list[dict]) -> dict[str, Any] | None:
     return {**found, "title": found["title"] + tr("；", "; ") + tr("；", "; ").join(said)}
 
 
+def judge(events: list[dict], purpose: evaluation.Case | None) -> dict[str, Any] | None:
+    """The verdict of one loop's events (a parent's, or one sub-agent's) against what its run was
+    for: how the loop ended (_one_loop), then the purpose, where it fits the run, and the checks
+    every run gets (repeated calls, arguments nobody said, a context over its budget)."""
+    found = _one_loop(events)
+    if found is None:
+        return None
+    return _checked(found, events, purpose if purpose is not None and fits(purpose, events) else None)
+
+
 def _child_said(key: tuple, child: list[dict], parent: list[dict]) -> str:
-    """"" for a sub-agent that succeeded, else one sentence naming it by its task's description."""
-    judged = _one_loop(child)
+    """"" for a sub-agent that succeeded, or whose end its task's result already says (its time
+    budget ran out: STOPPED_BY's "budget"), else one sentence naming it by its task's description."""
+    judged = judge(child, None)
     if judged is not None and judged["state"] in SUCCESS:
         return ""
     turn, call_id = key
-    call = next((e for e in parent if e.get("type") == "tool_call" and str(e.get("id")) == call_id
-                 and (turn is None or e.get("turn") == turn)), {})
-    arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-    name = str(arguments.get("description") or call_id)
+    mine = lambda e: str(e.get("id")) == call_id and (turn is None or e.get("turn") == turn)   # noqa: E731
+    call = next((e for e in parent if e.get("type") == "tool_call" and mine(e)), {})
+    result = next((e for e in parent if e.get("type") == "tool_result" and mine(e)), {})
+    if judged is None and result.get("error_code") == "timeout":
+        return ""
+    name = _task_name(call.get("arguments"), call_id)
     if judged is None:
         return tr("子代理「{name}」被停下了，没有做完", "The sub-agent «{name}» was stopped before it finished").format(
             name=name)
@@ -309,6 +385,13 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
                     "title": tr("服务端拒收了这次请求：「{title}」留下了找不到调用的工具结果，不是模型的错",
                                 "The server refused this request: «{title}» left tool results whose calls are gone; "
                                 "not the model's fault").format(title=_strategy(shrunk)),
+                    "detail": message}
+        if code == "context_exceeded":
+            return {"state": "context_overflow", "icon": "❌",
+                    "title": tr("对话超出了服务端的上下文长度，第 {turn} 轮的请求被拒收了（服务端的原话见下）：{grew}：{counts}",
+                                "The conversation outgrew the server's context: the request of round {turn} was refused "
+                                "(the server's words below): {grew}: {counts}").format(
+                                    turn=_last_request(events).get("turn"), grew=_grown(events), counts=counts),
                     "detail": message}
         if code == "max_turns":
             return {"state": "max_turns", "icon": "⏹",
@@ -388,6 +471,348 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
 
 SUCCESS = ("answered", "recovered")
 
+
+# ---------------------------------------------------------------- what the run was for, and doubts
+
+def _checked(found: dict, events: list[dict], purpose: evaluation.Case | None) -> dict:
+    """`found` (how the loop ended) against the run's purpose and the checks every run gets. A run that
+    already failed keeps its verdict, with a repeated call said beside it; a success that missed its
+    purpose becomes ⚠️ missed, one that repeated a call 🔁, one with a doubt ⚠️ doubtful."""
+    repeated = _repeated_calls(events)
+    missed = _missed(purpose, events) if purpose is not None and found["state"] in ANSWERED else ""
+    if found["state"] not in SUCCESS + ("no_tool_call",):     # a failure already: said beside it (an overflow
+        beside = [missed, repeated if found["state"] != "context_overflow" else ""]      # names its repeats itself)
+        return _beside(found, tr("；", "; ").join(s for s in beside if s))
+    doubts = _unsaid(events) + _echoed(events) + _over_budget(events) + _no_skills(events)
+    if missed:
+        return _before(found, "missed", "⚠️", [missed, repeated, *doubts])
+    if found["state"] == "no_tool_call" and purpose is not None:      # the question wants no tool: that is right
+        return {**found, "state": "answered", "icon": "✅", "title": tr(
+            "这个问题不需要工具，模型直接回答了：{counts}", "This question needs no tool, and the model answered it "
+                                                 "directly: {counts}").format(counts=_counts(events))}
+    if repeated:
+        return _before(found, "repeated_calls", "🔁", [repeated, *doubts])
+    return _before(found, "doubtful", "⚠️", doubts) if doubts else found
+
+
+# The verdicts of a run that ended with an answer, whether or not a call went through: the purpose is asked of them.
+ANSWERED = ("answered", "recovered", "no_tool_call", "gave_up", "stopped")
+
+
+def _before(found: dict, state: str, icon: str, sentences: list[str]) -> dict:
+    """`found` demoted to `state`, its sentences first, its own title after them."""
+    said = tr("；", "; ").join(s for s in sentences if s)
+    return {**found, "state": state, "icon": icon,
+            "title": tr("{said}：{rest}", "{said}: {rest}").format(said=said, rest=found["title"])}
+
+
+def _beside(found: dict, sentence: str) -> dict:
+    return {**found, "title": found["title"] + tr("；", "; ") + sentence} if sentence else found
+
+
+def recorded_purpose(events: list[dict]) -> evaluation.Case | None:
+    """The purpose the run recorded as an event (runs/purposes.py), checked as any case is: the
+    events may come from anyone's file."""
+    event = next((e for e in events if e.get("type") == "purpose"), None)
+    if event is None:
+        return None
+    try:
+        return evaluation.read_cases([{k: v for k, v in event.items() if k not in ("type", "turn")}])[0]
+    except evaluation.CaseProblem:
+        return None
+
+
+def purpose_text(purpose: evaluation.Case | None) -> str:
+    """What a purpose wants, in a line: its calls (with their matchers) and what the answer must hold."""
+    if purpose is None:
+        return ""
+    said = []
+    if purpose.calls:
+        said.append(tr("调用 {calls}", "a call of {calls}").format(calls=_calls_text(list(purpose.calls), wanted=True)))
+    else:
+        said.append(tr("不调用工具", "no tool call"))
+    if purpose.answer is not None:
+        said.append(tr("回答里有{want}", "an answer that holds {want}").format(want=_matcher_text(purpose.answer)))
+    return tr("；", "; ").join(said)
+
+
+def fits(purpose: evaluation.Case, events: list[dict]) -> bool:
+    """Whether the purpose can be asked of this run: every tool it names was offered (in the request's
+    tools, or a text protocol's prompt), with every argument it checks, and every exact text it expects
+    in an argument was said to the model. An edited source, a renamed skill, memory switched off:
+    the purpose is not this run's, and nothing is judged against it."""
+    first = next((e for e in events if e.get("type") == "request"), None)
+    if first is None:
+        return not purpose.calls
+    offered = {((t.get("function") or {}).get("name")): ((t.get("function") or {}).get("parameters") or {})
+               for t in first.get("tools") or [] if isinstance(t, dict)}
+    said = json.dumps([first.get("messages"), first.get("tools")], ensure_ascii=False)
+    for call in purpose.calls:
+        schema = offered.get(call["name"])
+        if schema is None and call["name"] not in said:
+            return False
+        for name, spec in (call.get("arguments") or {}).items():
+            known = name in (schema.get("properties") or {}) if schema is not None else name in said
+            texts = [spec] if isinstance(spec, str) else (spec.get("one_of") if isinstance(spec, dict) else None)
+            if not known or (texts and not any(isinstance(t, str) and t in said for t in texts)):
+                return False
+    return True
+
+
+def _ran(events: list[dict]) -> list[tuple[dict, dict]]:
+    """(call, result) of each call that went through (evaluation.taken: not returned as the model's
+    mistake); the call's "arguments" are those that ran, a person's edit or a hook's change included
+    (with the tool's defaults filled in), "written" those the model wrote, "shown" those to name."""
+    tried = [e for e in events if e.get("type") == "tool_call"]
+    results = [e for e in events if e.get("type") == "tool_result"]
+    paired = evaluation.pairs(tried, results)
+    done = evaluation.taken(paired)
+    ran = []
+    for call, result in paired:
+        if result is not None and any(call is kept for kept in done):
+            arguments = result.get("arguments") if isinstance(result.get("arguments"), dict) else call.get("arguments")
+            changed = result.get("edited") or result.get("changed_by")     # shown as they ran; else as written
+            ran.append(({**call, "arguments": arguments, "written": call.get("arguments"),
+                         "shown": arguments if changed else call.get("arguments")}, result))
+    return ran
+
+
+def _missed(purpose: evaluation.Case, events: list[dict]) -> str:
+    """"" when the run did what `purpose` wants, else what it did not do, in one sentence. Judged on
+    the calls that went through (a mistake the model corrected is not held against it) and on the
+    final answer; several calls in any order, except a sequence, in order ("parallel" is checked as
+    any: whether calls share a reply is the page's setting, not the question's)."""
+    ran = _ran(events)
+    made = [call for call, _ in ran]
+    if not purpose.calls and made:
+        return tr("这个问题不需要工具，模型却调用了 {made}", "This question needs no tool, yet the model called {made}").format(
+            made=_calls_text(made))
+    wanted = list(purpose.calls)
+    if wanted and not any(e.get("type") == "tool_call" for e in events):
+        return tr("这个问题要调用 {want}，模型一个工具也没有调用就回答了：下面的回答不来自工具",
+                  "This question wants {want}; the model answered without calling any tool: the answer below does "
+                  "not come from a tool").format(want=_calls_text(wanted, wanted=True))
+    matched = [[not evaluation.call_problem(want, call) for call in made] for want in wanted]
+    lonely = next((i for i in range(len(wanted)) if evaluation.pairing(matched[:i + 1]) is None), None)
+    if lonely is not None:
+        return _wrong_call(wanted[lonely], ran)
+    if purpose.order == "sequence" and len(wanted) > 1:
+        partner = evaluation.pairing(matched) or []
+        placed = [partner[j] for j in range(len(made)) if partner[j] >= 0]      # wanted index, in the order made
+        if placed != sorted(placed):
+            return tr("这几个调用应按这个顺序：{want}", "These calls should come in this order: {want}").format(
+                want=_calls_text(wanted, wanted=True))
+    final = next((e for e in reversed(events) if e.get("type") == "final"), {})
+    if purpose.answer is not None and not evaluation.matches(purpose.answer, str(final.get("content") or "")):
+        return tr("这个问题的回答里应有{want}，实际没有", "This question's answer should hold {want}; it does not").format(
+            want=_matcher_text(purpose.answer)) + _why_not_said(purpose.answer, events)
+    return ""
+
+
+def _wrong_call(want: dict, ran: list[tuple[dict, dict]]) -> str:
+    """A wanted call no call that went through matches: the calls of its tool, with whose arguments ran,
+    or the calls made instead."""
+    same = [(call, result) for call, result in ran if call.get("name") == want["name"]]
+    if same:
+        call, result = same[0]
+        return tr("这个问题要的是 {want}，实际执行的是 {made}{whose}",
+                  "This question wants {want}; what ran was {made}{whose}").format(
+                      want=_call_text(want, wanted=True), made=_call_text(call), whose=_whose(result))
+    if ran:
+        return tr("这个问题要调用 {want}，调用的却是 {made}", "This question wants {want}, but what was called is {made}").format(
+            want=_call_text(want, wanted=True), made=_calls_text([call for call, _ in ran]))
+    return tr("这个问题要调用 {want}，这次没有一个调用做成", "This question wants {want}; no call went through this time").format(
+        want=_call_text(want, wanted=True))
+
+
+def _whose(result: dict) -> str:
+    """Who wrote the arguments that ran, when it was not the model alone."""
+    if result.get("changed_by"):
+        return tr("（钩子 {names} 改过参数）", " (the hook {names} changed the arguments)").format(
+            names=tr("、", ", ").join(map(str, result["changed_by"])))
+    if result.get("edited"):
+        return tr("（参数是你改过的）", " (you edited the arguments)")
+    return ""
+
+
+def _why_not_said(spec: Any, events: list[dict]) -> str:
+    """For a text the answer should hold: whether the model was sent it at all, and, where a context
+    strategy shrank the conversation (context.py), what it did to the message that held it."""
+    wanted = spec.get("contains") if isinstance(spec, dict) else spec if isinstance(spec, str) else None
+    request = _last_request(events)
+    if not wanted or not request:
+        return ""
+    sent = json.dumps(request.get("messages") or [], ensure_ascii=False)
+    if wanted in sent:
+        return tr("（发给模型的消息里有它，回答没有用上）", " (the messages sent to the model hold it; the answer did not use "
+                                                "it)")
+    shrunk = _context(events)
+    if shrunk is None:
+        return tr("（发给模型的消息里没有它）", " (the messages sent to the model do not hold it)")
+    rows = [(number, row) for number, row in enumerate(shrunk.get("rows") or [], 1)
+            if isinstance(row, dict) and wanted in str(row.get("preview") or "")]
+    where = tr("、", ", ").join(tr("第 {n} 条{fate}", "message {n}: {fate}").format(
+        n=number, fate=tr(str(row.get("fate") or ""), FATES_EN.get(row.get("fate"), str(row.get("fate") or ""))))
+        for number, row in rows)
+    return tr("：「{title}」之后，发给模型的消息里已经没有它了{where}",
+              ": after «{title}», the messages sent to the model no longer hold it{where}").format(
+                  title=_strategy(shrunk), where=tr("（{w}）", " ({w})").format(w=where) if where else "")
+
+
+def _matcher_text(spec: Any) -> str:
+    """An argument or answer matcher (evaluation.matches) as a few symbols a page in either language reads."""
+    shown = lambda value: json.dumps(value, ensure_ascii=False)     # noqa: E731
+    if not isinstance(spec, dict):
+        return shown(spec)
+    if "equals" in spec:
+        return shown(spec["equals"])
+    if "one_of" in spec:
+        return " / ".join(map(shown, spec["one_of"]))
+    if "near" in spec:
+        return f"≈{spec['near']}" + (f"±{spec['tolerance']}" if spec.get("tolerance") else "")
+    if "contains" in spec:
+        return tr("「{text}」", "«{text}»").format(text=spec["contains"])
+    if "matches" in spec:
+        return f"/{spec['matches']}/"
+    return tr("（不传）", "(absent)")
+
+
+def _call_text(call: dict, wanted: bool = False) -> str:
+    """get_weather(city="广州"): a made call with its arguments, or a `wanted` one with its matchers."""
+    arguments = call.get("shown", call.get("arguments"))
+    if not isinstance(arguments, dict):
+        return f"{call.get('name')}(…)" if not wanted else f"{call.get('name')}"
+    shown = ", ".join(f"{name}={_matcher_text(value) if wanted else json.dumps(value, ensure_ascii=False)}"
+                      for name, value in arguments.items())
+    text = f"{call.get('name')}({shown})"
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _calls_text(calls: list[dict], wanted: bool = False) -> str:
+    return tr("、", ", ").join(dict.fromkeys(_call_text(call, wanted) for call in calls))
+
+
+def _repeated_calls(events: list[dict]) -> str:
+    """One sentence for each call made REPEATED times or more with the same name and arguments, and
+    in which rounds; "" when none was."""
+    seen: dict[str, list[dict]] = {}
+    for event in events:
+        if event.get("type") == "tool_call":
+            arguments = event.get("arguments")
+            key = json.dumps([event.get("name"), arguments if arguments is not None else event.get("raw_arguments")],
+                             ensure_ascii=False, sort_keys=True, default=str)
+            seen.setdefault(key, []).append(event)
+    said = []
+    for calls in seen.values():
+        if len(calls) >= REPEATED:
+            rounds = sorted({c.get("turn") for c in calls if isinstance(c.get("turn"), int)})
+            where = (tr("都在第 {r} 轮", "all in round {r}").format(r=rounds[0]) if len(rounds) == 1 else
+                     tr("在第 {rounds} 轮", "in rounds {rounds}").format(rounds=tr("、", ", ").join(map(str, rounds))))
+            said.append(tr("🔁 同一个调用 {call} 重复了 {n} 次（{where}）：模型在原地打转",
+                           "🔁 one call, {call}, was made {n} times ({where}): the model is going round in circles").format(
+                               call=_call_text(calls[0]), n=len(calls), where=where))
+    return tr("；", "; ").join(said)
+
+
+def _unsaid(events: list[dict]) -> list[str]:
+    """The string arguments the model made up (never said to it in the round it first wrote them:
+    accents.unsaid_arguments, judged once, as evaluation's Trial.tool_failures judges them, since a value
+    repeated later is in the history only because the model wrote it) that ran as written and succeeded:
+    one sentence each, naming where a value came from when the server said so (its chat template's
+    example, accents.template_examples)."""
+    requests = {e.get("turn"): e for e in events if e.get("type") == "request"}
+    question = next((m.get("content") for m in reversed((requests.get(1) or {}).get("messages") or [])
+                     if isinstance(m, dict) and m.get("role") == "user"), "")
+    made_up: dict[str, Any] = {}          # value -> the round it was first written in
+    seen: set = set()
+    for call in (e for e in events if e.get("type") == "tool_call"):
+        request = requests.get(call.get("turn"))
+        if request is None or not isinstance(call.get("arguments"), dict):
+            continue
+        new = {value for _, value in string_values(call["arguments"]) if value not in seen}
+        for _, value in unsaid_arguments(call["arguments"], request.get("messages") or [], request.get("tools")):
+            if value in new and _stranger(value, request):
+                made_up.setdefault(value, call.get("turn"))
+        seen |= new
+    said, named = [], set()
+    for call, result in _ran(events):
+        written = call.get("written")
+        if not result.get("ok") or not isinstance(written, dict) or written != call["arguments"]:
+            continue
+        for name, value in string_values(written):
+            if value in made_up and value not in named:
+                named.add(value)
+                said.append(tr("{tool} 的参数 {name}={value} 在对话里没有出现过{whence}（问题是「{question}」）：下面的回答用的是它，"
+                               "核对一下",
+                               "{tool}'s argument {name}={value} appears nowhere in the conversation{whence} (the question "
+                               "was «{question}»): the answer below uses it, so check it").format(
+                                   tool=call.get("name"), name=name, value=json.dumps(value, ensure_ascii=False),
+                                   whence=_whence(value, events, made_up[value]), question=str(question or "")[:60]))
+    return said
+
+
+HAN = re.compile(r"[\u4e00-\u9fff]{2}")
+STRANGER_CHARS = 40      # longer values are text the model composed (a prompt, a fact, a command), not a name
+WORDS = re.compile(r"[A-Za-z]{2,}|\d+")
+
+
+def _stranger(value: str, request: dict) -> bool:
+    """A value worth a doubt on the headline: short, and not one of its words (Latin words, numbers, pairs
+    of Chinese characters) is in what the model was sent. "Tokyo" for a question about 北京 is; "广州市"
+    for 广州, or a sub-agent's description "查天气" for a question about the weather, are not: the model
+    wrote them from what it was told. The timeline's note lists them all."""
+    if len(value) > STRANGER_CHARS:
+        return False
+    said = json.dumps([request.get("messages"), request.get("tools")], ensure_ascii=False).casefold()
+    words = {w.casefold() for w in WORDS.findall(value)} | {value[i:i + 2] for i in range(len(value) - 1)
+                                                            if HAN.fullmatch(value[i:i + 2])}
+    return not any(word in said for word in words)
+
+
+def _whence(value: str, events: list[dict], turn: Any) -> str:
+    """Where an unsaid value came from, when the answer of its round says (llm_clients read the
+    server's chat template and found the value in its worked example)."""
+    response = next((e for e in events if e.get("type") == "response" and e.get("turn") == turn), {})
+    for accent in response.get("accents") or []:
+        if isinstance(accent, dict) and accent.get("code") == "template_example" and value in (accent.get("values") or []):
+            return tr("，它在服务端聊天模板的示例里：模型照抄了模板的例子", ", but it is in the worked example of the server's chat "
+                                                        "template: the model copied the template's example")
+    return ""
+
+
+def _echoed(events: list[dict]) -> list[str]:
+    """An answer that names the worked example of the server's chat template (a city nobody asked about),
+    as the answer's own accent says (accents.template_examples)."""
+    final = _last_response(events)
+    echoed = [value for accent in final.get("accents") or [] if isinstance(accent, dict)
+              and accent.get("code") == "template_example" for value in accent.get("answer_values") or []]
+    if not echoed:
+        return []
+    return [tr("回答里的 {values} 在对话里没有出现过，却是服务端聊天模板里示范调用的参数：模型照抄了模板的例子",
+               "The answer names {values}, which appears nowhere in the conversation but is the argument of the "
+               "server's chat template's worked example: the model copied the template's example").format(
+                   values=tr("、", ", ").join(json.dumps(v, ensure_ascii=False) for v in echoed))]
+
+
+def _over_budget(events: list[dict]) -> list[str]:
+    """The context lesson's run: the context sent still over its token budget (context.py)."""
+    shrunk = _context(events)
+    after, budget = (shrunk or {}).get("after_tokens"), (shrunk or {}).get("budget")
+    if not (isinstance(after, int) and isinstance(budget, int) and after > budget):
+        return []
+    return [tr("「{title}」之后，发出去的上下文仍有 {after} 个 token，超出预算 {budget}",
+               "after «{title}» the context sent still holds {after} tokens, over the budget of {budget}").format(
+                   title=_strategy(shrunk), after=after, budget=budget)]
+
+
+def _no_skills(events: list[dict]) -> list[str]:
+    """The skills lesson's run with no valid skill at all (skills.py's skills event): nothing to read."""
+    mounted = next((e for e in events if e.get("type") == "skills"), None)
+    if mounted is None or mounted.get("skills"):
+        return []
+    return [tr("没有一个合格的技能，模型没有技能可读（{n} 个问题见技能列表）",
+               "There is no valid skill, so the model had none to read ({n} problem(s): see the skills list)").format(
+                   n=len(mounted.get("problems") or []))]
 
 def summary(events: list[dict]) -> dict[str, Any]:
     """A named endpoint's judgement of a run: {"ok", "final", "error", "verdict"}.

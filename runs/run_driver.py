@@ -23,7 +23,7 @@ import workspace
 
 from i18n import tr
 from memory import session_io
-from runs import backend, mcp_backend, workspace_backend
+from runs import backend, mcp_backend, purposes, workspace_backend
 from access.clients import Settings
 from runs.backend import error_text
 
@@ -195,7 +195,9 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
         state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
                                       session_key=inputs.session_key, secrets=secrets, mistake=mistake,
                                       strict=inputs.strict, session_id=session_id, request=request,
-                                      served=lesson.served, tools=lesson.tools)
+                                      served=lesson.served, tools=lesson.tools,
+                                      purpose=purposes.event(purposes.purpose_for(lesson.id, state.question,
+                                                                                  inputs.options)))
     if state.run.error is not None:
         if state.run.source_error:
             yield state, error_text(state.run.error) + tr("运行没有开始：先修好工具源码。",

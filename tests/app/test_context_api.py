@@ -44,13 +44,15 @@ def test_the_window_keeps_the_system_message_and_loses_the_name(client):
     assert "小林" not in json.dumps(messages, ensure_ascii=False)
     assert event["after_tokens"] == sum(context.tokens(messages)) < event["before_tokens"]
     assert [row["fate"] for row in event["rows"]][:4] == ["原样留着", "丢掉了", "丢掉了", "丢掉了"]
-    assert not event["orphans"] and result["verdict"]["state"] == "answered"
-    assert "不知道你的名字" in result["final"]
-    assert "滑动窗口" in result["verdict"]["title"]
+    assert not event["orphans"] and "不知道你的名字" in result["final"]
+    # The question asks for the name said early on (runs/purposes.py): not a success, and why.
+    assert not result["ok"] and result["verdict"]["state"] == "missed"
+    assert result["verdict"]["title"].startswith("这个问题的回答里应有「小林」，实际没有：「滑动窗口」之后，"
+                                                 "发给模型的消息里已经没有它了（第 2 条丢掉了）")
 
 
 def test_the_summary_keeps_the_name_and_costs_one_more_model_call(client):
-    result = run(client, "compact")
+    result = run(client, "compact", budget=2000)
     event = shrunk(result)
     assert event["model_call"]["messages"][0]["content"] == context.SUMMARY_ASK
     assert "我叫小林" in event["model_call"]["answer"]

@@ -8,9 +8,10 @@ import llm_clients
 import sandbox
 from function_calling_loop import run_function_calling
 from lessons import presets
-from runs import headline
+from runs import headline, purposes
 from runs.backend import executor
 from lessons.editor_panel import EXAMPLE_SETS, example_text
+from examples_weather import registry as weather
 from react_loop import run_react
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
@@ -227,7 +228,8 @@ def test_a_hook_that_failed_open_is_said_over_a_success():
 
 def test_a_sub_agent_is_judged_inside_and_named_on_the_parents_headline():
     task = {"type": "tool_call", "turn": 1, "id": "t1", "name": "task", "arguments": {"description": "查天气"}}
-    parent_ok = [{"type": "request", "turn": 1, "tools": [{}]}, {"type": "response", "turn": 1}, task,
+    asked = [{"role": "user", "content": "派一个子代理去查天气"}]
+    parent_ok = [{"type": "request", "turn": 1, "tools": [{}], "messages": asked}, {"type": "response", "turn": 1}, task,
                  {"type": "tool_result", "turn": 1, "id": "t1", "name": "task", "ok": True},
                  {"type": "response", "turn": 2}, {"type": "final", "turn": 2, "content": "晴"}]
     child_cut = [{"type": "request", "turn": 1, "child": "t1", "tools": [{}]},
@@ -244,3 +246,253 @@ def test_a_sub_agent_is_judged_inside_and_named_on_the_parents_headline():
                 {"type": "tool_result", "turn": 1, "child": "t1", "id": "c1", "name": "get_weather", "ok": True},
                 {"type": "response", "turn": 2, "child": "t1"}, {"type": "final", "turn": 2, "child": "t1", "content": "晴"}]
     assert headline.verdict(parent_ok[:4] + child_ok + parent_ok[4:])["state"] == "answered"
+
+
+# ---------------------------------------------------------------- what the run was for (runs/purposes.py)
+
+def asked(question: str) -> dict:
+    return {"type": "request", "turn": 1, "tools": [{"type": "function", "function": {
+        "name": "get_weather", "parameters": {"properties": {"city": {}, "unit": {}}}}}, {"type": "function", "function": {
+            "name": "get_forecast", "parameters": {"properties": {"city": {}, "days": {}}}}}],
+        "messages": [{"role": "user", "content": question}]}
+
+
+def called(turn: int, name: str, arguments: dict, ok: bool = True, index: int = 0, **result) -> list[dict]:
+    call_id = f"c{turn}{index}"
+    return [{"type": "tool_call", "turn": turn, "id": call_id, "name": name, "arguments": arguments},
+            {"type": "tool_result", "turn": turn, "id": call_id, "name": name, "ok": ok, "arguments": arguments,
+             **({"error_code": "invalid_arguments"} if not ok else {}), **result}]
+
+
+def answered(turn: int, content: str = "好") -> list[dict]:
+    return [{"type": "request", "turn": turn}, {"type": "response", "turn": turn},
+            {"type": "final", "turn": turn, "content": content}]
+
+
+def test_a_preset_s_run_is_judged_against_what_it_is_for():
+    purpose = purposes.purpose_for("function_calling", "北京明天会下雨吗？")
+    right = [asked("北京明天会下雨吗？"), *called(1, "get_forecast", {"city": "北京"}), *answered(2)]
+    assert headline.judge(right, purpose)["state"] == "answered"
+    today = [asked("北京明天会下雨吗？"), *called(1, "get_weather", {"city": "北京"}), *answered(2)]
+    found = headline.judge(today, purpose)
+    assert found["state"] == "missed" and found["icon"] == "⚠️" and found["state"] not in headline.SUCCESS
+    assert found["title"] == ('这个问题要调用 get_forecast(city="北京" / "北京市")，调用的却是 get_weather(city="北京")'
+                              "：2 轮，1 次工具调用")
+    # The one real run: the offline model now calls the forecast for tomorrow.
+    assert headline.verdict(run(WEATHER, "北京明天会下雨吗？"), purpose)["state"] == "answered"
+
+
+def test_a_wrong_argument_is_named_with_whoever_wrote_it():
+    purpose = purposes.purpose_for("function_calling", "广州冷不冷？")
+    tokyo = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "Tokyo"}), *answered(2)]
+    title = headline.judge(tokyo, purpose)["title"]
+    assert title.startswith('这个问题要的是 get_weather(city="广州")，实际执行的是 get_weather(city="Tokyo")；')
+    assert 'city="Tokyo" 在对话里没有出现过' in title          # and the value nobody said, beside it
+    hooked = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "广州"}), *answered(2)]
+    hooked[2] = {**hooked[2], "arguments": {"city": "Guangzhou"}, "changed_by": ["to_english"]}
+    assert headline.judge(hooked, purpose)["title"].startswith(
+        '这个问题要的是 get_weather(city="广州")，实际执行的是 get_weather(city="Guangzhou")（钩子 to_english 改过参数）')
+    fixed = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "Tokyo"}), *answered(2, "广州今天 31°C")]
+    fixed[2] = {**fixed[2], "arguments": {"city": "广州"}, "edited": ['city："Tokyo" → "广州"']}
+    found = headline.judge(fixed, purpose)           # a person put it right before it ran: what ran is what counts
+    assert found["state"] == "answered" and "你改过后才执行的" in found["title"]
+
+
+def test_a_mistake_the_model_corrected_is_not_held_against_the_purpose():
+    purpose = purposes.purpose_for("function_calling", "广州冷不冷？")
+    events = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": 3}, ok=False),
+              *called(2, "get_weather", {"city": "广州"}), *answered(3, "广州今天 31°C")]
+    assert headline.judge(events, purpose)["state"] == "recovered"
+
+
+def test_a_question_that_wants_a_sub_agent_says_when_none_was_sent():
+    purpose = purposes.purpose_for("subagents", "派一个子代理去查北京今天的天气，告诉我结论")
+    assert purpose.calls == ({"name": "task"},)
+    alone = [{**asked("派一个子代理去查北京今天的天气，告诉我结论"), "tools": [
+        {"type": "function", "function": {"name": "task", "parameters": {"properties": {"description": {}}}}}]},
+        {"type": "response", "turn": 1}, {"type": "final", "turn": 1, "content": "北京晴"}]
+    found = headline.judge(alone, purpose)
+    assert found["state"] == "missed" and found["title"].startswith(
+        "这个问题要调用 task，模型一个工具也没有调用就回答了：下面的回答不来自工具")
+    assert purposes.purpose_for("subagents", "北京今天天气怎么样？").calls[0]["name"] == "get_weather"
+
+
+def test_a_question_that_wants_no_tool_answered_directly_is_a_success():
+    purpose = purposes.EVALUATED["你好，介绍一下你自己"]
+    events = [asked("你好，介绍一下你自己"), {"type": "response", "turn": 1}, {"type": "final", "turn": 1, "content": "你好"}]
+    assert headline.judge(events, None)["state"] == "no_tool_call"
+    found = headline.judge(events, purpose)
+    assert found["state"] == "answered" and found["title"].startswith("这个问题不需要工具，模型直接回答了")
+    assert headline.judge([*events[:1], *called(1, "get_weather", {"city": "你好"}), *answered(2)],
+                          purpose)["title"].startswith("这个问题不需要工具，模型却调用了 get_weather")
+
+
+def test_a_purpose_that_does_not_fit_the_run_is_not_asked_of_it():
+    purpose = purposes.purpose_for("function_calling", "广州冷不冷？")
+    edited = [{**asked("广州冷不冷？"), "tools": [{"type": "function", "function": {"name": "weather_now",
+                                                                                 "parameters": {}}}]},
+              *called(1, "weather_now", {"where": "广州"}), *answered(2)]
+    assert not headline.fits(purpose, edited) and headline.judge(edited, purpose)["state"] == "answered"
+    renamed = purposes.purpose_for("skills", "帮我把这几个提交写成发布说明")     # its skill is not in the catalogue
+    listed = {"type": "request", "turn": 1, "tools": [{"type": "function", "function": {
+        "name": "load_skill", "parameters": {"properties": {"name": {}}}}}],
+        "messages": [{"role": "system", "content": "- notes: 写说明"}, {"role": "user", "content": "x"}]}
+    assert not headline.fits(renamed, [listed])
+
+
+def test_a_purpose_is_recorded_with_the_run_and_read_back_with_care():
+    events = [purposes.event(purposes.purpose_for("function_calling", "北京明天会下雨吗？")), asked("北京明天会下雨吗？"),
+              *called(1, "get_weather", {"city": "北京"}), *answered(2)]
+    assert events[0]["type"] == "purpose" and headline.verdict(events)["state"] == "missed"
+    events[0] = {"type": "purpose", "turn": 0, "calls": "all of them"}       # anyone's file: not a case
+    assert headline.recorded_purpose(events) is None and headline.verdict(events)["state"] == "answered"
+    assert purposes.purpose_for("function_calling", "随便问问") is None
+
+
+def test_the_memory_preset_keeps_the_thing_liked():
+    purpose = purposes.purpose_for("skills", "请记住我喜欢用 Python")
+    memory = [{"type": "request", "turn": 1, "tools": [{"type": "function", "function": {
+        "name": "remember", "parameters": {"properties": {"fact": {}, "source": {}}}}}],
+        "messages": [{"role": "user", "content": "请记住我喜欢用 Python"}]}]
+    wrong = memory + [*called(1, "remember", {"fact": "喜欢", "source": "Python"}), *answered(2)]
+    assert headline.judge(wrong, purpose)["title"].startswith(
+        '这个问题要的是 remember(fact=「Python」)，实际执行的是 remember(fact="喜欢", source="Python")')
+    right = memory + [*called(1, "remember", {"fact": "用户喜欢用 Python"}), *answered(2)]
+    assert headline.judge(right, purpose)["state"] == "answered"
+
+
+# ---------------------------------------------------------------- checks every run gets
+
+def test_one_call_repeated_is_named_and_is_not_a_success():
+    events = [asked("北京天气"), *[e for i in range(4) for e in called(1, "get_weather", {"city": "北京"}, index=i)],
+              *answered(2)]
+    found = headline.verdict(events)
+    assert found["state"] == "repeated_calls" and found["icon"] == "🔁"
+    assert found["title"].startswith('🔁 同一个调用 get_weather(city="北京") 重复了 4 次（都在第 1 轮）：模型在原地打转')
+    twice = [asked("北京天气"), *called(1, "get_weather", {"city": "北京"}), *called(2, "get_weather", {"city": "北京"}),
+             *answered(3)]
+    assert headline.verdict(twice)["state"] == "answered"        # once again is a retry, not a loop
+
+
+def test_the_rounds_counted_are_the_rounds_on_the_timeline():
+    events = [asked("北京天气"), {"type": "response", "turn": 1}, *called(1, "get_weather", {"city": "北京"}),
+              {"type": "request", "turn": 2}, {"type": "response", "turn": 2}, *called(2, "get_weather", {"city": "上海"}),
+              {"type": "request", "turn": 3, "messages": []},
+              {"type": "error", "turn": 3, "code": "bad_request", "message": "HTTP 400"}]
+    assert "3 轮，2 次工具调用" in headline.verdict(events)["title"]      # the refused third request is a round
+
+
+def test_a_context_overflow_names_what_grew_the_conversation_not_the_message_format():
+    client = llm_clients.make_client("offline", mistake="repeat_call", max_tokens=1024)    # the page's default
+    # The course's registry in this process: sixty-odd calls, and the sandbox is not what is tested here.
+    events = list(run_function_calling(client, "北京今天天气怎么样？", weather.to_schemas(), weather))
+    ended = events[-1]
+    assert ended["type"] == "error" and ended["code"] == "context_exceeded" and ended["turn"] == 3
+    found = headline.verdict(events)
+    assert found["state"] == "context_overflow" and found["icon"] == "❌"
+    assert found["title"].startswith("对话超出了服务端的上下文长度，第 3 轮的请求被拒收了（服务端的原话见下）：🔁 同一个调用 "
+                                     'get_weather(city="北京") 重复了')
+    assert "每一次的调用和结果都留在了对话里" in found["title"] and found["title"].endswith("：3 轮，62 次工具调用")
+    assert found["title"].count("🔁") == 1
+    for wrong in ("GLM", "content", "max_tokens"):
+        assert wrong not in found["title"] + found["detail"]
+    cut = next(e for e in events if e["type"] == "response")
+    assert cut["finish_reason"] == "length"
+    said = " ".join(a["message"] for a in cut["accents"])
+    assert "调大 max_tokens 没有用" in said and "写了 31 遍" in said
+
+
+def test_a_value_the_model_composed_from_what_it_was_told_is_no_doubt():
+    events = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "广州市"}), *answered(2)]
+    assert headline.verdict(events)["state"] == "answered"       # 广州 was said: 广州市 is its name, not an invention
+
+
+def test_a_context_over_its_budget_and_no_valid_skill_are_doubts():
+    shrunk = {"type": "context", "turn": 0, "strategy": "window", "title": "滑动窗口", "budget": 300,
+              "before_tokens": 1436, "after_tokens": 393, "rows": []}
+    found = headline.verdict([shrunk, *answered(1)])
+    assert found["state"] == "doubtful" and found["title"].startswith(
+        "「滑动窗口」之后，发出去的上下文仍有 393 个 token，超出预算 300：1 轮")
+    assert headline.verdict([{**shrunk, "after_tokens": 290}, *answered(1)])["state"] == "answered"
+    none = {"type": "skills", "turn": 0, "way": "pasted", "skills": [], "problems": ["Bad/SKILL.md：name 不合格式"]}
+    found = headline.verdict([none, *answered(1)])
+    assert found["state"] == "doubtful" and found["title"].startswith("没有一个合格的技能，模型没有技能可读（1 个问题见技能列表）")
+
+
+SUBAGENT = "派一个子代理去查北京今天的天气，再派一个子代理去查上海今天的天气"
+
+
+def test_the_offline_model_s_disclaimer_is_said_once_however_many_children_it_quotes():
+    from subagents import run_with_subagents
+
+    tools = sandbox.extract_schemas(WEATHER)["tools"]
+    events = list(run_with_subagents(llm_clients.make_client("offline"), SUBAGENT, tools,
+                                     executor(WEATHER, "headline-test")))
+    shown = headline.headline(events)
+    assert shown.startswith("**✅") and shown.count("离线规则模型") == 1 and "上海今天多云" in shown
+
+
+def test_a_sub_agent_out_of_its_time_budget_is_the_run_s_setting_not_the_sandbox_s():
+    from subagents import run_with_subagents
+
+    tools = sandbox.extract_schemas(WEATHER)["tools"]
+    events = list(run_with_subagents(llm_clients.make_client("offline"), "派一个子代理去查北京今天的天气", tools,
+                                     executor(WEATHER, "headline-test"), child_seconds=0))
+    found = headline.verdict(events)
+    assert found["state"] == "stopped" and found["title"].startswith(
+        "子代理「查北京今天的天气」用完了给它的时间预算就被停下了，没有做完（预算是这次运行的设置「子代理的时间预算」，不是沙箱的限额）")
+    assert "限额（时间、内存" not in found["title"] and "被停下了，没有做完" not in found["title"].split("）", 1)[1]
+
+
+def test_a_call_that_failed_on_the_wrong_argument_says_what_was_wanted_too():
+    purpose = purposes.purpose_for("function_calling", "广州冷不冷？")
+    events = [asked("广州冷不冷？"), *called(1, "get_weather", {"city": "Tokyo"}),
+              *answered(2, "According to the tool, Tokyo is sunny.")]
+    events[2] = {**events[2], "ok": False, "error_code": "tool_error"}
+    found = headline.judge(events, purpose)
+    assert found["state"] == "gave_up" and found["title"].endswith(
+        '；这个问题要的是 get_weather(city="广州")，实际执行的是 get_weather(city="Tokyo")')
+
+
+def test_a_question_that_declines_a_sub_agent_does_not_want_one():
+    assert purposes.purpose_for("subagents", "不用子代理，直接查北京今天的天气") is None
+    assert purposes.purpose_for("subagents", "Use a subagent to find the weather in Paris.").calls == ({"name": "task"},)
+
+
+def test_a_context_overflow_over_real_http_is_named_the_same():
+    """The same loop through the openai SDK against the project's own server (offline/server.py), which
+    refuses the over-long request with llama-server's words: the verdict reads the same."""
+    from offline.server import OfflineServer
+
+    server = OfflineServer(mistake="repeat_call").start()
+    try:
+        client = llm_clients.make_client("openai", "offline-rule-model", api_key="sk-test", base_url=server.url + "/v1",
+                                         max_tokens=1024)
+        events = list(run_function_calling(client, "北京今天天气怎么样？", weather.to_schemas(), weather))
+    finally:
+        server.stop()
+    found = headline.verdict(events)
+    assert found["state"] == "context_overflow" and "第 3 轮的请求被拒收了" in found["title"]
+    assert "这次请求有" in found["detail"] and "服务端的上下文只有 4096 个" in found["detail"]
+    assert "GLM" not in found["detail"] and "exceeds the available context size" in found["detail"]
+
+
+def test_every_preset_question_has_its_purpose_written():
+    """A preset reworded in its list but not beside its purpose would lose its check without a word."""
+    from lessons import context_page, skills_page, subagents_page
+
+    missing = [q for questions in presets.PRESETS.values() for q in questions
+               if purposes.purpose_for("function_calling", q) is None]
+    missing += [q for q in skills_page.PRESETS if purposes.purpose_for("skills", q) is None]
+    missing += [q for q in context_page.PRESETS
+                if purposes.purpose_for("context", q, {"conversation": context_page.CONVERSATION}) is None]
+    missing += [q for questions in subagents_page.EXAMPLE_PRESETS.values() for q in questions
+                if purposes.purpose_for("subagents", q) is None]
+    assert missing == []
+
+
+@pytest.mark.parametrize("question", presets.PRESETS["天气"])
+def test_the_offline_model_does_what_each_weather_preset_wants(question):
+    purpose = purposes.purpose_for("function_calling", question)
+    events = list(run_function_calling(llm_clients.make_client("offline"), question, weather.to_schemas(), weather))
+    assert headline.fits(purpose, events) and headline.judge(events, purpose)["state"] == "answered"

@@ -562,6 +562,20 @@ class TestFunctionCallingLesson:
         assert panel.locator(".tw-protocol .tw-call-problem").count() == 0
         choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
 
+    def test_a_preset_says_what_it_wants_and_the_headline_checks_it(self, page, panel):
+        """每个预设问题都写着它要什么，✅ 只在做到了时才出现。选 tool_choice「强制调用 get_weather」再问"北京明天会下雨吗？"：
+        结论是 ⚠️，写明这个问题要调用 get_forecast，调用的却是 get_weather。"""
+        assert run(panel, "北京明天会下雨吗？").startswith("✅")
+        assert T("调用 ", "calls ") + "get_forecast" in rounds(panel)[0]
+        choose(page, panel.locator(".tw-tool-choice"), T("强制调用 get_weather", "force get_weather"))
+        try:
+            status = run(panel, "北京明天会下雨吗？")
+        finally:
+            choose(page, panel.locator(".tw-tool-choice"), T("auto（模型自己决定）", "auto (the model decides)"))
+        assert status.startswith("⚠️ " + T('这个问题要调用 get_forecast(city="北京" / "北京市")，调用的却是 get_weather',
+                                           'This question wants get_forecast(city="北京" / "北京市"), but what was '
+                                           'called is get_weather')) and "✅" not in status
+
     def test_a_failed_result_answered_anyway_is_a_warning(self, page, panel):
         choose(page, panel.locator(".tw-example-set"), example_name("工资/员工档案"))
         panel.locator(".tw-schema-json").filter(has_text="calculate_salary").first.wait_for(timeout=WAIT)
@@ -661,6 +675,28 @@ class TestFunctionCallingLesson:
         assert T("请求里的 tools 参数", "the request's tools parameter") in numbers["text"]
         assert '"name":"get_weather"' in numbers["text"]
         assert int(numbers["tools"]) > 100 and int(numbers["share"].rstrip("%")) > 50
+
+    def test_one_call_repeated_until_the_context_overflows_is_named(self, page, panel):
+        """「模拟模型失误」选「原地打转」，问"北京今天天气怎么样？"：一个回答里同一个调用写了三十多遍，写到 max_tokens 才停
+        （调大 max_tokens 没有用）；全部执行，每一轮都这样，第 3 轮的请求超出了服务端的上下文，被拒收。结论是 ❌：对话超出了
+        上下文、🔁 同一个调用重复了几十次，和时间线一样是 3 轮；不让你去查消息格式。
+        The class's last test: its sixty-odd tool calls use much of one session's sandbox starts for a minute."""
+        choose(page, panel.locator(".tw-mistake"), re.compile(T("原地打转", "going round")))
+        try:
+            status = run(panel, "北京今天天气怎么样？")
+        finally:
+            choose(page, panel.locator(".tw-mistake"), T("不模拟（模型表现正常）", "None (the model behaves normally)"))
+        shown = rounds(panel)
+        assert status.startswith("❌ " + T("对话超出了服务端的上下文长度，第 3 轮的请求被拒收了",
+                                           "The conversation outgrew the server's context: the request of round 3 "
+                                           "was refused"))
+        assert status.count("🔁") == 1 and T('同一个调用 get_weather(city="北京") 重复了',
+                                              'one call, get_weather(city="北京"), was made') in status
+        assert T("：3 轮，", ": 3 round(s), ") in status and len(shown) == 3
+        assert "GLM" not in status and "max_tokens" not in status
+        assert "调大 max_tokens 没有用" in shown[0] and '"finish_reason": "length"' in shown[0]
+        assert "请求超出了模型的上下文长度" in shown[2] and "服务端的上下文只有 4096 个" in shown[2]
+        assert T("沙箱", "sandbox") not in status          # every call ran: none was refused on the way
 
 
 # ---------------------------------------------------------------- mcp.md

@@ -125,11 +125,14 @@ def test_a_misleading_description_loads_the_wrong_skill_until_it_is_fixed(lesson
     """把 sql-style 的 description 改成「写发布说明时的格式规矩。」，问「帮我写一份发布说明的格式」：模型读的是 sql-style，
     回答成了写 SQL 的规矩。点「↺ 恢复示例技能」把描述改回去再问，它就读 release-notes 了。"""
     edit(lesson, SQL_SAYS, MISLEADING, MISLEADING)
-    lesson.run("帮我写一份发布说明的格式")
+    headline = lesson.run("帮我写一份发布说明的格式")
     assert loaded(lesson) == ['{"name": "sql-style"}']
     assert "关键字大写" in lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
+    # 顶上的结论是 ⚠️：这个问题要读的是 release-notes，读的却是 sql-style。
+    assert headline.startswith('⚠️ 这个问题要的是 load_skill(name="release-notes")，实际执行的是 '
+                               'load_skill(name="sql-style")')
     restore(lesson)
-    lesson.run("帮我写一份发布说明的格式")
+    assert lesson.run("帮我写一份发布说明的格式").startswith("✅")
     assert loaded(lesson) == ['{"name": "release-notes"}']
 
 
@@ -140,6 +143,13 @@ def test_a_malformed_skill_is_said_and_the_others_still_work(lesson):
     assert panel(lesson).locator("tbody tr td code").all_inner_texts() == ["release-notes", "sql-style"]
     assert lesson.run("帮我把这几个提交写成发布说明").startswith("✅")
     assert loaded(lesson) == ['{"name": "release-notes"}']
+    # 框里只剩这一个不合格的技能时，模型没有技能可读，结论是 ⚠️，写明没有一个合格的技能。
+    only = "==> skills/code-review/SKILL.md <==\n---\nname: Bad_Name\ndescription: 看代码\n---\n正文\n"
+    paste_code(lesson.page, box(lesson), only)
+    panel(lesson).filter(has_text="不合格式").first.wait_for(timeout=WAIT)
+    headline = lesson.run("帮我把这几个提交写成发布说明")
+    assert headline.startswith("⚠️ 没有一个合格的技能，模型没有技能可读") and not loaded(lesson)
+    assert "技能目录是空的" in lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
     restore(lesson)
 
 
@@ -168,16 +178,16 @@ def memory_said(lesson, text: str):
 
 def test_a_wrong_memory_is_seen_corrected_and_deleted(lesson):
     """勾选「再给模型记忆工具」，问「请记住我喜欢用 Python」：模型调用 remember，下面的「记忆」表多了一条，写着事实、来源和记下的
-    时间。离线模型记下的事实是「喜欢」，来源写成了「Python」。「第几条」填 1，「改成」写「用户的偏好：喜欢用 Python」，
+    时间：事实「用户喜欢用 Python」，来源「用户说的」。「第几条」填 1，「改成」写「用户的偏好：喜欢用 Python」，
     点「✏️ 改正这一条」，来源变成「用户改正」。再问「你记得我的偏好吗」：模型调用 recall，找回的是改正后的那条。
     刷新页面，这条记忆还在；别的浏览器看不到。点「🗑 删掉这一条」，它就从表里没了（再刷新也没有）。"""
     lesson.panel.locator(".tw-skills-memory-on input").check()
     assert lesson.run("请记住我喜欢用 Python").startswith("✅")
-    assert '"fact": "喜欢"' in lesson.protocol()
+    assert '"fact": "用户喜欢用 Python"' in lesson.protocol() and '"source": "Python"' not in lesson.protocol()
     lesson.page.wait_for_function("el => el.innerText.includes('Python')",
                                   arg=lesson.panel.locator(".tw-memories").first.element_handle(), timeout=WAIT)
     [row] = memory_table(lesson)
-    assert row[:3] == ["1", "喜欢", "Python"] and len(row[3]) == 19        # 2026-12-05T19:41:53
+    assert row[:3] == ["1", "用户喜欢用 Python", "用户说的"] and len(row[3]) == 19        # 2026-12-05T19:41:53
     lesson.panel.locator(".tw-memory-fact textarea, .tw-memory-fact input").first.fill("用户的偏好：喜欢用 Python")
     lesson.panel.locator(".tw-memory-correct").click()
     memory_said(lesson, "第 1 条改成了「用户的偏好：喜欢用 Python」")

@@ -49,5 +49,6 @@ def test_a_child_stopped_by_its_time_is_named_and_not_blamed_on_the_model(client
     result = run(client, "派一个子代理去查北京今天的天气，告诉我结论", child_seconds=0)
     title = result["verdict"]["title"]
     assert not result["ok"] and result["verdict"]["state"] == "stopped"
-    assert "task 运行到了限额" in title and "子代理「查北京今天的天气，告诉我」被停下了，没有做完" in title
-    assert "模型放弃" not in title
+    assert title.startswith("子代理「查北京今天的天气，告诉我」用完了给它的时间预算就被停下了，没有做完"
+                            "（预算是这次运行的设置「子代理的时间预算」，不是沙箱的限额）")
+    assert "模型放弃" not in title and "限额（时间、内存" not in title and title.count("子代理「") == 1

@@ -2,6 +2,8 @@
 Chinese. The English page makes the same claims in subagents.en.md."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.app.harness import LessonPage, screenshot
@@ -70,7 +72,11 @@ def test_a_child_out_of_rounds_or_time_is_stopped_and_said(lesson):
     set_limit(lesson, "tw-child-turns", "4")
     set_limit(lesson, "tw-child-seconds", "0")
     headline = lesson.run(WEATHER)
-    assert "task 运行到了限额" in headline and "被停下了，没有做完" in headline
+    # 结论写明是子代理用完了给它的时间预算：那是这次运行的设置，不是沙箱的限额。
+    assert headline.startswith("⚠️ 子代理「查北京今天的天气，告诉我」用完了给它的时间预算就被停下了，没有做完"
+                               "（预算是这次运行的设置「子代理的时间预算」，不是沙箱的限额）")
+    title = headline.split("。", 1)[0]
+    assert "限额（时间、内存" not in title and title.count("被停下了") == 1
     summary = child(lesson).locator("summary").first.inner_text()
     assert summary == "🧒 子代理的运行：模型答了 0 轮，0 次工具调用，它的请求共 0 个 token（分词器计数）；主代理收到的是一条失败结果"
     child(lesson).locator("summary").first.click()
@@ -100,4 +106,38 @@ def test_two_jobs_at_once_overlap_on_one_time_axis(lesson):
     assert "北京今天晴" in children.nth(0).text_content() and "上海今天多云" in children.nth(1).text_content()
     final = lesson.panel.locator(".tw-protocol .tw-final").last.inner_text()
     assert "北京今天晴" in final and "上海今天多云" in final
+    # Both children are the offline model too: its disclaimer is said once, in the parent's answer.
+    assert final.count("离线规则模型") == 1 and lesson.headline().count("离线规则模型") == 1
     screenshot(lesson.page, "subagents-two-at-once-1280")
+
+
+def test_a_parent_that_never_sent_the_sub_agent_asked_for_is_named(lesson, tmp_path):
+    """问题明说了要派子代理，主代理却一次也没有调用 task、自己答了（小的真模型常这样）：结论是 ⚠️，写明这个问题要调用
+    task。The offline model always delegates when told to, so the run is a recorded one (what a small real model
+    did), imported on the page: the replay is judged by the same code as a live run."""
+    from lessons.editor_panel import EXAMPLE_SETS, example_text
+    from memory import session_io
+    from runs import purposes
+    from subagents import TASK_SCHEMA
+
+    question = "派一个子代理去查北京今天的天气，告诉我结论"
+    messages = [{"role": "user", "content": question}]
+    answer = "北京今天晴，25°C。"
+    events = [purposes.event(purposes.purpose_for("subagents", question)),
+              {"type": "request", "turn": 1, "messages": messages, "tools": [TASK_SCHEMA], "params": {}},
+              {"type": "response", "turn": 1, "raw": {}, "message": {"role": "assistant", "content": answer},
+               "text": answer, "usage": None, "duration_ms": 80.0, "finish_reason": "stop", "reasoning": None,
+               "accents": []},
+              {"type": "final", "turn": 1, "content": answer, "messages": messages}]
+    document = session_io.session_document("subagents", example_text(EXAMPLE_SETS["天气"]), [TASK_SCHEMA], question,
+                                           events, {"provider": "openai", "model": "SmolLM2-135M-Instruct"})
+    saved = tmp_path / "never-delegated.json"
+    saved.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    panel = lesson.panel
+    panel.get_by_role("tab", name="导出/导入").click()
+    panel.locator(".tw-import input[type=file]").set_input_files(str(saved))
+    panel.locator(".tw-status").filter(has_text="已导入录制的运行").first.wait_for(timeout=WAIT)
+    panel.locator(".tw-all").click()
+    panel.locator(".tw-status").filter(has_text="⚠️").first.wait_for(timeout=WAIT)
+    assert lesson.headline().startswith("⚠️ 这个问题要调用 task，模型一个工具也没有调用就回答了：下面的回答不来自工具")
+    panel.get_by_role("tab", name="协议时间线").click()

@@ -305,7 +305,11 @@ ERROR_SHAPES = [
     ("glm_1214", "bad_request", ["智谱返回错误码 1214", "content 为 \"\" 又带 tool_calls", "字段不能同时为空"]),
     ("glm_1113", "rate_limit", ["智谱返回错误码 1113", "欠费"]),
     ("dashscope_key", "auth", ["阿里云百炼返回 InvalidApiKey", "request_id 8d5e8b1c"]),
-    ("dashscope_parameter", "bad_request", ["InvalidParameter", "Range of input length"]),
+    ("dashscope_parameter", "context_exceeded", ["上下文长度", "InvalidParameter", "Range of input length"]),
+    ("llamacpp_cut_call", "server", ["读不了历史里一个调用的参数", "finish_reason 是 length",
+                                           "Failed to parse tool call arguments"]),
+    ("llamacpp_context", "context_exceeded", ["上下文长度", "这次请求有 4133 个 token，服务端的上下文只有 4096 个",
+                                              "exceeds the available context size"]),
     ("deepseek_balance", "rate_limit", ["HTTP 402", "余额不足", "Insufficient Balance"]),
     ("deepseek_reasoning", "bad_request", ["reasoning_content 必须原样放回历史"]),
 ]
@@ -322,6 +326,18 @@ def test_provider_error_shapes_become_specific_messages(connect, server, provide
     for word in words:
         assert word in str(caught.value)
     assert "test-key-not-secret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["llamacpp_context", "dashscope_parameter"])
+def test_a_request_over_the_context_is_named_without_advice_that_does_not_fit(connect, server, name):
+    """Too long a conversation is not a malformed message nor a short answer: no word of GLM's empty
+    content, nor of a larger max_tokens (which would only make a looping model loop longer)."""
+    server.queue({"error": name})
+    with pytest.raises(LLMError) as caught:
+        list(connect("openai").stream(ASK, tools=TOOLS, _stream=False))
+    said = str(caught.value)
+    assert caught.value.code == "context_exceeded" and "对话越长请求越长" in said
+    assert "GLM" not in said and "content" not in said and "max_tokens" not in said
 
 
 @pytest.mark.parametrize("provider", ["openai", "glm"])

@@ -12,7 +12,7 @@ import pytest
 import i18n
 import llm_clients
 from offline.server import OfflineServer
-from runs import context_backend, headline
+from runs import context_backend, headline, purposes
 
 HISTORY, QUESTION = context.EXAMPLE[:-1], context.EXAMPLE[-1]["content"]
 ORPHANED = [HISTORY[0], HISTORY[3], {"role": "user", "content": QUESTION}]
@@ -100,9 +100,18 @@ def test_the_offline_server_refuses_it_over_http_as_openai_does():
 
 def test_the_headline_over_each_ending():
     window = headline.verdict(ended("window"))
-    assert window["state"] == "answered" and "上下文：滑动窗口" in window["title"] and "不知道" in window["detail"]
-    compact = headline.verdict(ended("compact"))
+    assert window["state"] == "doubtful" and "上下文：滑动窗口" in window["title"] and "不知道" in window["detail"]
+    assert window["title"].startswith("「滑动窗口」之后，发出去的上下文仍有 393 个 token，超出预算 300")
+    # Judged against what the question is for (runs/purposes.py): the name is in the answer, or why it is not.
+    asked = purposes.CONTEXT[QUESTION]
+    window = headline.verdict(ended("window"), asked)
+    assert window["state"] == "missed" and window["icon"] == "⚠️"
+    assert window["title"].startswith("这个问题的回答里应有「小林」，实际没有：「滑动窗口」之后，发给模型的消息里已经没有它了"
+                                      "（第 2 条丢掉了）")
+    assert "超出预算 300" in window["title"]
+    compact = headline.verdict(ended("compact", budget=2000), asked)
     assert compact["state"] == "answered" and "你叫小林" in compact["detail"]
+    assert headline.verdict(ended("compact"), asked)["state"] == "doubtful"      # right, but over its budget of 300
     rejected = headline.verdict(ended("naive_window"))
     assert rejected["state"] == "context_rejected" and "课程仓库的窗口" in rejected["title"]
     assert "不是模型的错" in rejected["title"] and "HTTP 400" in rejected["detail"]

@@ -96,7 +96,7 @@ def test_stop_sequence_is_honoured():
 def test_unknown_mistake_name_is_refused():
     with pytest.raises(ValueError):
         OfflineModel("typo")
-    assert len(MISTAKES) == 14
+    assert len(MISTAKES) == 15
 
 
 # ---- property test: arguments always validate against whatever schema the tool has

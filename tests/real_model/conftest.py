@@ -93,12 +93,12 @@ def die_with_parent():
 class LlamaServer:
     """One llama-server process on a free loopback port."""
 
-    def __init__(self, binary: str, model: str, template: Path | None):
+    def __init__(self, binary: str, model: str, template: Path | None, context: int = 4096, thread_count: int = 0):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)  # noqa: SIM115
         command = [binary, "-m", model, "--host", "127.0.0.1", "--port", str(self.port),
-                   "-t", str(threads()), "-np", "1", "-c", "4096", "--jinja", "--no-webui",
+                   "-t", str(thread_count or threads()), "-np", "1", "-c", str(context), "--jinja", "--no-webui",
                    "--temp", "0", "-n", str(N_PREDICT)]
         if template is not None:
             command += ["--chat-template-file", str(template)]
