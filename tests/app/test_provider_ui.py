@@ -197,7 +197,8 @@ def test_a_refused_tool_choice_offers_the_retry_and_the_retry_succeeds(provider)
     state, note = states[-1]
     assert state.run.events[-1]["type"] == "final" and "已去掉 tool_choice" in note and "成功" in note
     assert all("tool_choice" not in r["body"] for r in provider.requests)
-    assert state.run.events[0]["params"]["tool_choice"] is None          # the timeline shows what was sent
+    first_request = next(e for e in state.run.events if e["type"] == "request")
+    assert first_request["params"]["tool_choice"] is None          # the timeline shows what was sent
     assert run_driver.refused_parameter(state) is None
 
 
