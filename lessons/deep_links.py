@@ -44,7 +44,7 @@ import gradio as gr
 import i18n
 from i18n import now, tr
 
-from catalogue import FIRST, LESSONS, Lesson
+from catalogue import LESSONS, ROOT, Lesson
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import Kept
@@ -53,7 +53,7 @@ from serving.page_events import SILENT
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
 
-DEFAULT_LESSON = FIRST
+DEFAULT_LESSON = ROOT      # the lesson of the page at /, where a link without a lesson opens
 
 
 PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "rules",

@@ -16,7 +16,7 @@ import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, skills_view, token_count
+from lessons import context_view, cost_view, first_call_view, skills_view, token_count
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
@@ -92,7 +92,7 @@ CSS = """
 .tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
 .tw-child > summary { cursor: pointer; font-weight: 600; }
 .tw-unsaid, .tw-hook-unseen { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
-""" + context_view.CSS
+""" + context_view.CSS + first_call_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
 ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
@@ -651,6 +651,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
         body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["request"]))}</div>{body}</div>')
+        parts.append(first_call_view.render_request(request))     # 8.1: the body raw, and as SDK code
 
     if response:
         message = response.get("message") or {}
@@ -672,6 +673,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         parts.append(f'<div class="tw-step"><div class="tw-label">{tr("流式接收中…", "Streaming in…")}</div>'
                      f'{pre(streamed_so_far(events))}</div>')
 
+    parts.append(first_call_view.render_arrival(events))      # 8.1: the stream's time axis, finish_reason
     for event in events:
         if event.get("type") == "parse":
             raw_text = (response or {}).get("text") or ((response or {}).get("message") or {}).get("content") or ""

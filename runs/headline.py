@@ -321,10 +321,89 @@ def judge(events: list[dict], purpose: evaluation.Case | None) -> dict[str, Any]
     """The verdict of one loop's events (a parent's, or one sub-agent's) against what its run was
     for: how the loop ended (_one_loop), then the purpose, where it fits the run, and the checks
     every run gets (repeated calls, arguments nobody said, a context over its budget)."""
+    if any(e.get("type") == "assembled" for e in events):      # 8.1's one request: no loop to judge
+        return _one_request(events, purpose if purpose is not None and fits(purpose, events) else None)
     found = _one_loop(events)
     if found is None:
         return None
     return _checked(found, events, purpose if purpose is not None and fits(purpose, events) else None)
+
+
+def _one_request(events: list[dict], purpose: evaluation.Case | None) -> dict[str, Any]:
+    """The verdict of one request and its response (code/first_call.py, which ends with an assembled
+    event). No tool runs in it, so a call asked for is 📨 requested, never ✅: the title names each call
+    and, streamed, the fragment at which its arguments became complete JSON. ✂️ truncated: cut at
+    max_tokens; ⚠️ unclosed: a call whose arguments never parse; ⚠️ missed: not the calls (or the text
+    answer) its preset question wants; 💬 no_tool_call: a text answer; ✅ answered: a text answer where
+    the question wants no tool."""
+    assembled = next(e for e in reversed(events) if e.get("type") == "assembled")
+    calls, finish = assembled.get("calls") or [], assembled.get("finish_reason")
+    reason = f'finish_reason = "{finish}"' if finish else tr("没有 finish_reason", "no finish_reason")
+    detail = str(assembled.get("meaning") or "")
+    if finish == "length":
+        return {"state": "truncated", "icon": "✂️",
+                "title": tr("回复写到 max_tokens 被截断了（{reason}）：{what}",
+                            "The reply was cut at max_tokens ({reason}): {what}").format(
+                                reason=reason, what=tr("参数不完整的调用不能执行", "a call with incomplete arguments "
+                                                       "cannot run") if calls else tr("回答没有写完", "the answer is "
+                                                                                     "unfinished")),
+                "detail": detail}
+    unclosed = [c for c in calls if c.get("parsed") is None]
+    if unclosed:
+        return {"state": "unclosed", "icon": "⚠️",
+                "title": tr("{names} 的参数不是完整的 JSON（{reason}），不能执行",
+                            "The arguments of {names} are not complete JSON ({reason}): it cannot run").format(
+                                names=", ".join(str(c.get("name")) for c in unclosed), reason=reason),
+                "detail": detail}
+    missed = _one_request_missed(purpose, calls)
+    if missed:
+        return {"state": "missed", "icon": "⚠️", "title": tr("{missed}（{reason}）", "{missed} ({reason})").format(
+            missed=missed, reason=reason), "detail": detail}
+    if not calls:
+        if purpose is not None:
+            return {"state": "answered", "icon": "✅", "title": tr("模型用文字回答了，这个问题本来就不需要工具（{reason}）",
+                                                                 "The model answered in text, and this question needs "
+                                                                 "no tool ({reason})").format(reason=reason),
+                    "detail": detail}
+        return {"state": "no_tool_call", "icon": "💬",
+                "title": tr("模型用文字回答了，没有要调用工具（{reason}）",
+                            "The model answered in text and asked for no tool ({reason})").format(reason=reason),
+                "detail": detail}
+    return {"state": "requested", "icon": "📨",
+            "title": tr("模型要调用 {calls}（{reason}）：这一课只问这一次，工具没有执行",
+                        "The model asks to call {calls} ({reason}): this lesson asks once, and no tool ran").format(
+                            calls=tr("；", "; ").join(_closing(c) for c in calls), reason=reason),
+            "detail": detail}
+
+
+def _closing(call: dict) -> str:
+    """A requested call, and when its arguments closed: "get_weather({"city": "北京"})，第 4 片（0.3 ms）参数才完整"."""
+    shown = f'{call.get("name")}({call.get("arguments")})'
+    if not call.get("fragments"):
+        return shown
+    return shown + tr("，第 {n} 片（{ms:.1f} ms）参数才完整", ", its arguments complete at fragment {n} ({ms:.1f} ms)").format(
+        n=call.get("closed_at"), ms=float(call.get("closed_ms") or 0))
+
+
+def _one_request_missed(purpose: evaluation.Case | None, calls: list[dict]) -> str:
+    """"" when the requested calls are those the question wants (each wanted call asked for, with
+    arguments that match), else what is missing, in a sentence."""
+    if purpose is None:
+        return ""
+    if not purpose.calls:
+        return tr("这个问题不需要工具，模型却要调用 {names}", "This question needs no tool, yet the model asks to call "
+                  "{names}").format(names=", ".join(str(c.get("name")) for c in calls)) if calls else ""
+
+    def asked(want: dict) -> bool:
+        return any(c.get("name") == want["name"] and all(
+            evaluation.matches(spec, (c.get("parsed") or {}).get(name, evaluation.ABSENT))
+            for name, spec in (want.get("arguments") or {}).items()) for c in calls)
+
+    if all(asked(want) for want in purpose.calls):
+        return ""
+    return tr("这个预设问题要的是{want}，模型要调用的是 {got}", "This preset question wants {want}; the model asks "
+              "for {got}").format(want=purpose_text(purpose),
+                                  got=tr("；", "; ").join(_closing(c) for c in calls) or tr("（没有调用）", "(no call)"))
 
 
 def _child_said(key: tuple, child: list[dict], parent: list[dict]) -> str:
@@ -470,6 +549,8 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
 
 
 SUCCESS = ("answered", "recovered")
+# One request (8.1) did what it could: the model asked for calls whose arguments are complete JSON.
+ONE_REQUEST_DONE = ("requested",)
 
 
 # ---------------------------------------------------------------- what the run was for, and doubts
@@ -821,7 +902,7 @@ def summary(events: list[dict]) -> dict[str, Any]:
     mine = loop_events.own(events)        # a sub-agent's answer is not the run's
     final = next((e for e in reversed(mine) if e.get("type") == "final"), None)
     error = next((e for e in reversed(mine) if e.get("type") == "error"), None)
-    return {"ok": bool(found) and found["state"] in SUCCESS, "final": (final or {}).get("content") or "",
+    return {"ok": bool(found) and found["state"] in SUCCESS + ONE_REQUEST_DONE, "final": (final or {}).get("content") or "",
             "error": None if final else error, "verdict": found}
 
 

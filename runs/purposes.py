@@ -19,6 +19,7 @@ off: the purpose no longer applies, and nothing is judged against it.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Mapping
 
@@ -71,6 +72,9 @@ CONTEXT = {case.question: case for case in (
     ask("构建为什么失败？", answer={"contains": "test_calc"}),
 )}
 
+# 8.1 第一次调用: a greeting wants no tool (the weather presets are the evaluation's cases).
+FIRST_CALL = {case.question: case for case in (ask("你好"),)}
+
 ASKS_FOR_A_SUBAGENT = re.compile(r"子代理|sub-?agent", re.I)
 DECLINES_A_SUBAGENT = re.compile(r"(?:不|别|无需|不要|不用)[^，。,.]{0,3}子代理|\b(?:without|no|don't use) a sub-?agent", re.I)
 DELEGATION = call("task")
@@ -82,6 +86,9 @@ def purpose_for(lesson: str, question: str, options: Mapping | None = None) -> C
     if lesson == "context":
         conversation = (options or {}).get("conversation")
         return CONTEXT.get(question) if context_backend.is_example(conversation) else None
+    if lesson == "first_call":      # one request has no answer to check, only the calls it asks for
+        case = FIRST_CALL.get(question) or OWN.get(question) or EVALUATED.get(question)
+        return dataclasses.replace(case, answer=None) if case is not None else None
     if lesson == "subagents" and ASKS_FOR_A_SUBAGENT.search(question) and not DECLINES_A_SUBAGENT.search(question):
         return ask(question, DELEGATION)
     return OWN.get(question) or EVALUATED.get(question)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import first_call as one_request
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
@@ -34,6 +35,18 @@ def _call_options(tools: list, options: dict, parallel_default: bool) -> tuple[l
     for parameter in options.get("without") or ():
         tools, tool_choice, parallel = without_parameter(tools, tool_choice, parallel, parameter)
     return tools, tool_choice, parallel
+
+
+def first_call(client, question, tools, execute, settings, options):
+    """第一次调用 (8.1): one request and its response, no loop and no tool run, with code/first_call.py's
+    own tool; options["stream"] (on unless said) turns streaming on for this lesson alone. Its request
+    event also carries the body the client sends (first_call.request_body), which the page shows raw, and
+    where it went: the provider and the Base URL the student typed (never the server's, never a key)."""
+    stream = bool(options.get("stream", True))
+    body = one_request.request_body(client, question, one_request.TOOLS, stream)
+    sent = {"body": body, "provider": settings.provider, "base_url": settings.base_url}
+    return backend.relayed(one_request.first_call(client, question, one_request.TOOLS, stream=stream),
+                           lambda event: {**event, **sent} if event.get("type") == "request" else event)
 
 
 def react(client, question, tools, execute, settings, options):

@@ -23,9 +23,10 @@ def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
     for lesson in LESSONS.values():
         assert (lesson.start is None) == lesson.workspace, lesson.id
         assert lesson.editor == (lesson.start is not None and lesson.tools), lesson.id
-    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context", "skills",
+    assert catalogue.SOURCE_LESSONS == ("first_call", "react", "registry", "function_calling", "mcp", "hooks", "context", "skills",
                                        "subagents", "evaluation")
-    assert catalogue.FIRST == "react"
+    assert catalogue.ROOT == "react" and LESSONS["react"].address == "/"      # links handed out before point there
+    assert next(iter(LESSONS)) == "first_call"                                 # the course, and the list, start with 8.1
 
 
 def test_sections_follow_the_course_order():

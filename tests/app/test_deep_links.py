@@ -9,14 +9,14 @@ import pytest
 from tool_registry import ToolRegistry
 
 from lessons import deep_links
-from catalogue import FIRST
+from catalogue import ROOT
 from lessons.deep_links import EXAMPLE_SETS, LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
 from lessons.editor_panel import example_text
 from lessons.presets import mistake_choices
 
 
-def plan_of(query: str, page: str = FIRST):
-    """The plan of a link to the page of lesson `page` (the first lesson's page: /)."""
+def plan_of(query: str, page: str = ROOT):
+    """The plan of a link to the page of lesson `page` (by default the page at /: catalogue.ROOT)."""
     return parse(parse_qsl(query.lstrip("?"), keep_blank_values=True), page)
 
 
@@ -42,7 +42,7 @@ def test_an_unknown_lesson_changes_nothing_and_lists_the_choices():
 
 def test_a_link_without_a_lesson_sets_up_the_lesson_of_its_page():
     plan = plan_of("question=hi")
-    assert plan.wanted and plan.lesson == FIRST and plan.values == {"question": "hi"} and plan.notes == []
+    assert plan.wanted and plan.lesson == ROOT and plan.values == {"question": "hi"} and plan.notes == []
     plan = plan_of("question=hi&tool_choice=auto", "function_calling")
     assert plan.lesson == "function_calling" and plan.values == {"question": "hi", "tool_choice": "auto"}
 
