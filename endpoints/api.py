@@ -28,10 +28,11 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
 
 
 def _run(lesson, secrets, source, question, settings, options, mistake, session_id, request=None,
-         class_code="") -> dict:
+         class_code="", fragments=False) -> dict:
     """A whole run of a catalogue lesson's loop through the same backend as the page's 运行, as one
     JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a
-    success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py)."""
+    success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py).
+    The streamed fragments (delta events) are left out unless `fragments`: they are the first call's lesson."""
     purpose = purposes.event(purposes.purpose_for(lesson.id, question or "", options))
     run = backend.run_to_end(backend.start_run(lesson.start, source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
@@ -39,7 +40,7 @@ def _run(lesson, secrets, source, question, settings, options, mistake, session_
                                                tools=lesson.tools, purpose=purpose))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
-    events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
+    events = [e for e in run.events if fragments or e.get("type") != "delta"][:MAX_EVENTS]
     return {**headline.summary(events), "tools": run.tools, "events": events}
 
 
@@ -56,6 +57,17 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """不经过模型，在沙箱里调用一个工具：类型转换、参数问题和 invoke 返回的原文。"""
         result = backend.call_tool(source, name, arguments if arguments is not None else "{}", session_of(request))
         return {key: result.get(key) for key in TRY_CALL_KEYS}
+
+    def first_call(question: str, stream: bool = True, provider: str = "offline", model: str = "",
+                   class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """第一次调用（8.1，code/first_call.py）：只问模型一次，带一个工具 get_weather(city)，不执行工具。
+        事件：request（还带着客户端发出的请求体 body）→ 流式时每一片 delta（at_ms 到达时刻；工具调用的碎片还有
+        index、id、name、arguments，so_far 拼到这一片的参数，closed / json_error 是 json.loads 读它的结果）→ response
+        （raw 是服务端发来的原文，流式时是分片列表）→ assembled（每个调用由几片拼成、第几片参数才完整，finish_reason 和它的意思）。
+        verdict.state：requested（模型要调用工具，参数是完整的 JSON；ok 为 true）、no_tool_call / answered（文字回答）、
+        truncated（写到 max_tokens 被截断）、unclosed（参数一直不是完整的 JSON）、missed（预设问题要的调用没有要）、error。"""
+        return _run(LESSONS["first_call"], secrets, "", question, api_settings(provider, model, max_tokens),
+                    {"stream": bool(stream)}, "", session_of(request), request, class_code, fragments=True)
 
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
                              parallel_tool_calls: bool = True, mistake: str = "",
@@ -203,7 +215,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """原样返回输入（最多 1 万字）：服务器本身一次往返的开销，用来对比其他接口。"""
         return (text or "")[:MAX_ECHO_CHARS]
 
-    endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
+    endpoints = {"schema": schema, "try_call": try_call, "first_call": first_call, "run_function_calling": run_function_calling,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
                  "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
                  "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
