@@ -13,7 +13,7 @@ import json
 
 from first_call import FINISH_REASONS, NO_FINISH, sdk_code
 
-from i18n import tr
+from i18n import now, tr
 from lessons.html_bits import esc, pre
 
 CSS = """
@@ -22,6 +22,7 @@ CSS = """
 .tw-fc-axis td, .tw-fc-axis th { border-bottom: 1px solid var(--border-color-primary); padding: 2px 6px;
   text-align: left; vertical-align: top; }
 .tw-fc-axis code { white-space: pre-wrap; word-break: break-all; }
+.tw-fc-axis td:first-child { white-space: nowrap; }
 .tw-fc-lane { position: relative; min-width: 120px; height: 1.2em; background: var(--background-fill-secondary); }
 .tw-fc-dot { position: absolute; top: 0.2em; width: 0.8em; height: 0.8em; margin-left: -0.4em; border-radius: 50%;
   background: var(--color-accent); }
@@ -35,6 +36,28 @@ OFFLINE_URLS = {"openai": "http://127.0.0.1:8765/v1", "zhipuai": "http://127.0.0
 OFFLINE_NOTE = tr("离线模型：先在本机运行 python code/offline_server.py --port 8765，两段代码就发到它那里（Key 随便填）。",
                   "The offline model: first run python code/offline_server.py --port 8765 on your machine; both snippets "
                   "then send to it (any key will do).")
+# first_call.FINISH_REASONS (the course's words) on an English page.
+FINISH_REASONS_EN = {
+    "tool_calls": "The model wants to call tools: message.tool_calls holds the function names and arguments. Run them "
+                  "and send the results back, and only then does the model go on to answer",
+    "stop": "The model finished writing (or met a word of stop): this is an answer, with no tool to call",
+    "length": "Cut off at max_tokens: the answer or the arguments may be half written (the arguments are then most "
+              "likely not complete JSON); do not run it: raise max_tokens and ask again",
+    "content_filter": "Stopped by the platform's content moderation",
+    "sensitive": "(Zhipu) Stopped by the platform's content moderation",
+    "network_error": "(Zhipu) The model's inference failed: try again",
+    "function_call": "The older API's way (the functions parameter) of saying tool_calls",
+}
+NO_FINISH_EN = "No finish_reason came: the response may have been cut off on its way"
+
+
+def meaning(value: str | None) -> str:
+    """What a finish_reason value says, in the page's language."""
+    if value in FINISH_REASONS:
+        return tr(FINISH_REASONS[value], FINISH_REASONS_EN.get(value, FINISH_REASONS[value]))
+    return tr(NO_FINISH, NO_FINISH_EN)
+
+
 EXPLAINED = tr("（每个值的意思，来自 first_call.FINISH_REASONS）", "(what each value means: first_call.FINISH_REASONS)")
 
 
@@ -53,7 +76,7 @@ def render_request(request: dict) -> str:
                    for sdk, provider, title in (("openai", "openai", tr("用 openai SDK 发", "Sent with the openai SDK")),
                                                 ("zhipuai", "glm", tr("用 zhipuai SDK 发（同一个请求）",
                                                                       "Sent with the zhipuai SDK (the same request)"))))
-    note = f'<div class="tw-meta">{esc(OFFLINE_NOTE)}</div>' if offline else ""
+    note = f'<div class="tw-meta">{esc(now(OFFLINE_NOTE))}</div>' if offline else ""
     return (f'<div class="tw-step tw-fc-request">{label(tr("请求体原文（发出去的就是它）", "The request body, raw (exactly what is sent)"))}'
             f'<div class="tw-fc-body">{pre(body)}</div><div class="tw-fc-sdk">{code}</div>{note}</div>')
 
@@ -94,7 +117,7 @@ def render_axis(pieces: list[dict], done_ms: float | None) -> str:
             closed = bool(piece.get("closed"))
             parse = (f'<span class="tw-fc-closed">✓ {esc(tr("完整的 JSON", "complete JSON"))}</span>' if closed else
                      f'<span class="tw-fc-open">✗ {esc(tr("json.loads 读不出来：", "json.loads fails: "))}'
-                     f'{esc(piece.get("json_error"))}</span>')
+                     f'<code>{esc(piece.get("json_error"))}</code></span>')
             rows.append(f'<tr class="tw-fc-piece" data-index="{esc(piece.get("index"))}" data-closed="{str(closed).lower()}">'
                         f'<td>{at:.2f} ms</td><td>{lane}</td><td>tool_calls[{esc(said)}]</td>'
                         f'<td><code>{esc(json.dumps(piece.get("arguments") or "", ensure_ascii=False))}</code></td>'
@@ -140,10 +163,10 @@ def render_calls(assembled: dict) -> str:
 def render_finish(finish: str | None) -> str:
     """finish_reason as it came, and every value it may take, this one marked."""
     rows = "".join(f'<tr data-reason="{esc(value)}" data-current="{str(value == finish).lower()}">'
-                   f"<td><code>{esc(value)}</code></td><td>{esc(meaning)}</td></tr>"
-                   for value, meaning in FINISH_REASONS.items())
-    came = (f'finish_reason = <code>{esc(finish)}</code>{esc(tr("：", ": "))}{esc(FINISH_REASONS.get(finish, NO_FINISH))}' if finish
-            else esc(NO_FINISH))
+                   f"<td><code>{esc(value)}</code></td><td>{esc(meaning(value))}</td></tr>"
+                   for value in FINISH_REASONS)
+    came = (f'finish_reason = <code>{esc(finish)}</code>{esc(tr("：", ": "))}{esc(meaning(finish))}' if finish
+            else esc(meaning(None)))
     return (f'<div class="tw-step tw-fc-finish">{label(tr("模型为什么停：finish_reason", "Why the model stopped: finish_reason"))}'
-            f'<div class="tw-fc-came">{came}</div><div class="tw-meta">{esc(EXPLAINED)}</div>'
+            f'<div class="tw-fc-came">{came}</div><div class="tw-meta">{esc(now(EXPLAINED))}</div>'
             f'<table class="tw-fc-axis tw-fc-reasons"><tbody>{rows}</tbody></table></div>')

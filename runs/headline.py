@@ -339,7 +339,7 @@ def _one_request(events: list[dict], purpose: evaluation.Case | None) -> dict[st
     assembled = next(e for e in reversed(events) if e.get("type") == "assembled")
     calls, finish = assembled.get("calls") or [], assembled.get("finish_reason")
     reason = f'finish_reason = "{finish}"' if finish else tr("没有 finish_reason", "no finish_reason")
-    detail = str(assembled.get("meaning") or "")
+    detail = ""       # what finish_reason means is drawn under the reply, in the page's language
     if finish == "length":
         return {"state": "truncated", "icon": "✂️",
                 "title": tr("回复写到 max_tokens 被截断了（{reason}）：{what}",
