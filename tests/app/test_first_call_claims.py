@@ -149,6 +149,32 @@ def test_finish_reason_says_why_the_model_stopped_and_every_value_is_explained(l
     assert lesson.panel.locator(".tw-protocol .tw-fc-piece").count() == 0
 
 
+def test_a_small_max_tokens_cuts_the_answer_and_finish_reason_says_length(lesson):
+    """在「⚙️ 模型设置」里把 max_tokens 调到 16，再问「你好」：回答写到一半就停了，finish_reason 是 length，
+    顶上的结论是 ✂️。"""
+    streaming(lesson, True)
+    whole = lesson.run(HELLO)
+    assert lesson.panel.locator(".tw-fc-came").inner_text().startswith("finish_reason = stop")
+    answer = "".join(json.loads(cell) for cell in lesson.panel.locator(".tw-fc-text td:nth-child(4)").all_inner_texts())
+    settings = lesson.page.get_by_text(T("⚙️ 模型设置", "⚙️ Model settings"))
+    settings.click()
+    limit = lesson.page.locator("#max-tokens input[type=number]")
+    limit.fill("16")
+    limit.press("Enter")
+    try:
+        headline = lesson.run(HELLO)
+        came, marked, _ = finish_shown(lesson)
+        assert came.startswith("finish_reason = length") and marked == ["length"]
+        assert headline.startswith("✂️") and "✅" not in headline and "max_tokens" in headline and headline != whole
+        cut = "".join(json.loads(cell) for cell in lesson.panel.locator(".tw-fc-text td:nth-child(4)").all_inner_texts())
+        assert cut and answer.startswith(cut) and len(cut) < len(answer)          # the same answer, stopped halfway
+        assert json.loads(lesson.panel.locator(".tw-protocol .tw-fc-body pre").inner_text())["max_tokens"] == 16
+    finally:
+        limit.fill("1024")
+        limit.press("Enter")
+        settings.click()
+
+
 def test_the_headline_of_a_requested_call_is_not_a_success(lesson):
     """模型要调用工具时，顶上的结论是 📨 而不是 ✅：这一课只问一次，工具没有执行。"""
     streaming(lesson, True)
@@ -166,7 +192,8 @@ CLAIM_WORDS = [("openai", "openai"), ("zhipuai", "zhipuai"), ("Key 从环境变�
                ("最后一片之前都是 ✗", "✗ before the last fragment"), ("最后一片才是 ✓", "✓ only at the last"),
                ("「北京和上海今天天气怎么样？」", "「北京和上海今天天气怎么样？」"), ("分别是 0 和 1", "`index` 0 and 1"),
                ("`tool_calls`", "`tool_calls`"), ("「你好」是 `stop`", "「你好」 (hello) gives `stop`"),
-               ("`length`、`content_filter`", "`length`, `content_filter`"), ("📨 而不是 ✅", "📨, not ✅")]
+               ("`length`、`content_filter`", "`length`, `content_filter`"), ("max_tokens 调到 16", "max_tokens to 16"),
+               ("是 `length`，顶上的结论是 ✂️", "is `length`, and the headline is ✂️"), ("📨 而不是 ✅", "📨, not ✅")]
 
 
 def test_the_english_lesson_makes_the_same_claims():
