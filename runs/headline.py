@@ -401,9 +401,12 @@ def _one_request_missed(purpose: evaluation.Case | None, calls: list[dict]) -> s
 
     if all(asked(want) for want in purpose.calls):
         return ""
+    if not calls:
+        return tr("这个预设问题要的是{want}，模型却用文字回答了，没有要调用工具",
+                  "This preset question wants {want}; the model answered in text and asked for no tool").format(
+                      want=purpose_text(purpose))
     return tr("这个预设问题要的是{want}，模型要调用的是 {got}", "This preset question wants {want}; the model asks "
-              "for {got}").format(want=purpose_text(purpose),
-                                  got=tr("；", "; ").join(_closing(c) for c in calls) or tr("（没有调用）", "(no call)"))
+              "for {got}").format(want=purpose_text(purpose), got=tr("；", "; ").join(_closing(c) for c in calls))
 
 
 def _child_said(key: tuple, child: list[dict], parent: list[dict]) -> str:
