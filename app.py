@@ -98,7 +98,8 @@ from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE, SILENT  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 import i18n  # noqa: E402
-from i18n import page as page_language, tr  # noqa: E402
+from i18n import tr  # noqa: E402
+from serving import page_language  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
 PORT = int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
