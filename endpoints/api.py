@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import gradio as gr
 
 from endpoints import workspace_api
-from memory import session_io
+from runs import session_io
 from i18n import tr
 from runs import backend, eval_backend, headline, purposes
 from serving.page_events import session_of

@@ -18,7 +18,7 @@ import gradio as gr
 from i18n import tr
 
 from lessons import workspace_panel
-from memory import session_io
+from runs import session_io
 from runs import run_driver
 from serving import expiry
 from serving.page_events import PRIVATE, session_of

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import workspace
 
 from i18n import tr
-from memory import session_io
+from runs import session_io
 from runs import backend, mcp_backend, purposes, workspace_backend
 from access.clients import Settings
 from runs.backend import error_text

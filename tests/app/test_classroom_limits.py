@@ -14,7 +14,7 @@ import pytest
 import sandbox
 from access import tab_lifetime
 from access.typed_keys import TypedKeys
-from memory import session_io
+from runs import session_io
 from serving import expiry
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 
