@@ -28,3 +28,15 @@ def test_every_variable_the_server_reads_a_key_or_address_from_is_sealed():
     assert read <= set(sealing.SECRET_NAMES)
     app = (ROOT / "app.py").read_text(encoding="utf-8")
     assert "sandbox.seal_secrets()" in app      # the one list, not a copy of it
+
+
+def test_the_masking_hook_is_written_once_and_the_example_shows_the_course_s():
+    import inspect
+
+    import hooks
+    from lessons.hook_sets import HOOK_SOURCES
+
+    written = [str(path.relative_to(ROOT)) for path in project_sources()
+               if '{"updatedToolOutput": masked}' in path.read_text(encoding="utf-8")]
+    assert written == ["code/hooks.py"]
+    assert inspect.getsource(hooks.mask_secrets) in HOOK_SOURCES["脱敏"]
