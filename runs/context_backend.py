@@ -18,10 +18,8 @@ MAX_MESSAGES = 200
 MAX_CHARS = 200_000
 BUDGET_RANGE = (50, 8_000)      # the page's slider spans it; a link or the API is held to it too
 ROLES = ("system", "user", "assistant", "tool")
-# context.py's strategy titles and a message's fates, in English (the Chinese come with the event).
-TITLES_EN = {"none": "No change (sent as it is)", "fold": "Fold long results", "forget": "Old results to one line",
-             "window": "Sliding window", "fold_window": "Fold, then sliding window",
-             "naive_window": "The course's window (drops one message at a time)", "compact": "/compact summary"}
+# A message's fates in English (the Chinese come with the event); the strategies' titles are
+# context.STRATEGY_TABLE's.
 FATES_EN = {"原样留着": "kept as it is", "折叠了": "folded", "换成一行说明": "replaced by one line",
             "丢掉了": "dropped", "交给模型写摘要": "given to the model to summarise", "改了": "changed"}
 

@@ -40,3 +40,12 @@ def test_the_masking_hook_is_written_once_and_the_example_shows_the_course_s():
                if '{"updatedToolOutput": masked}' in path.read_text(encoding="utf-8")]
     assert written == ["code/hooks.py"]
     assert inspect.getsource(hooks.mask_secrets) in HOOK_SOURCES["脱敏"]
+
+
+def test_the_context_strategies_titles_are_one_table():
+    import context
+
+    assert list(context.TITLES_EN) == list(context.STRATEGIES)
+    written = [str(path.relative_to(ROOT)) for path in project_sources()
+               if '"Fold long results"' in path.read_text(encoding="utf-8")]
+    assert written == ["code/context.py"]
