@@ -11,6 +11,7 @@ import json
 from typing import Any, Iterator
 
 import context
+import events as loop_events
 
 from i18n import now, tr
 
@@ -193,7 +194,7 @@ def context_loop(client: Any, question: str, options: dict, *, max_turns: int, t
         history = conversation_from(options.get("conversation"))
         strategy, budget = strategy_from(options.get("strategy") or "none"), budget_from(options.get("budget"))
     except Unusable as problem:
-        yield {"type": "error", "turn": None, "code": "conversation", "message": str(problem)}
+        yield loop_events.error(None, "conversation", str(problem))
         return None
     return (yield from context.run_within_budget(client, history, question, strategy, budget, max_turns=max_turns,
                                                  temperature=temperature, stream=stream))

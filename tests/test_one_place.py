@@ -49,3 +49,15 @@ def test_the_context_strategies_titles_are_one_table():
     written = [str(path.relative_to(ROOT)) for path in project_sources()
                if '"Fold long results"' in path.read_text(encoding="utf-8")]
     assert written == ["code/context.py"]
+
+
+def test_the_app_builds_no_event_by_hand():
+    """A run's events come from code/events.py's builders; the app's own layers call them too."""
+    import re
+
+    kinds = set(re.findall(r'type: Literal\["(\w+)"\]', (ROOT / "code" / "events.py").read_text(encoding="utf-8")))
+    assert {"error", "purpose", "tool_result"} <= kinds
+    built = {str(path.relative_to(ROOT)): kind for path in project_sources()
+             if path.relative_to(ROOT).parts[0] in ("runs", "lessons", "offline", "endpoints", "memory", "serving")
+             for kind in kinds if f'{{"type": "{kind}"' in path.read_text(encoding="utf-8")}
+    assert built == {}
