@@ -63,7 +63,7 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     # One request and its response, no loop: the course's first file; its one tool is the file's own.
     Lesson("first_call", tr("第一次调用", "First call"), "8.1", ("first_call.py",),
            "lessons.first_call_page", "first-call", "tab-first-call", editor=False, start="first_call",
-           step=False, tools=False),
+           step=False, tools=False, link_options=("stream",)),
     Lesson("react", tr("正则 ReAct", "Regex ReAct"), "8.2",
            ("react_loop.py", "json_loop.py", "text_parsers.py", "text_protocol_loop.py"),
            "lessons.react_page", "", "tab-react", editor=True, start="react", mistake_option="mistake",

@@ -181,3 +181,13 @@ def test_a_context_link_carries_the_strategy_and_the_budget():
     assert "strategy=「magic」" in wrong.notes[0] and "budget=「10」" in wrong.notes[1] and "50 到 8000" in wrong.notes[1]
     elsewhere = plan_of("strategy=window", "function_calling")
     assert elsewhere.values == {} and "上下文预算" in elsewhere.notes[0]
+
+
+def test_the_first_call_s_stream_box_travels_in_its_link():
+    plan = plan_of("question=%E4%BD%A0%E5%A5%BD&stream=0&run=1", "first_call")
+    assert plan.lesson == "first_call" and plan.values == {"question": "你好", "stream": "0"} and plan.run
+    assert plan.notes == []
+    assert "只能是 1（勾选）或 0" in plan_of("stream=yes", "first_call").notes[0]
+    assert "stream" in plan_of("stream=1", "function_calling").notes[0]          # not that lesson's box
+    address, notes = link_query("first_call", None, None, None, "你好", {"stream": False})
+    assert address == "./first-call?question=%E4%BD%A0%E5%A5%BD&stream=0" and notes == []

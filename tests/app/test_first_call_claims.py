@@ -184,6 +184,16 @@ def test_the_headline_of_a_requested_call_is_not_a_success(lesson):
     assert "tool_result" not in lesson.protocol() and lesson.panel.locator(".tw-protocol .tw-final").count() == 0
 
 
+def test_a_link_sets_the_stream_box_and_runs_its_question(browser, app_url):
+    """Not a claim of the lesson: a teacher's link (lessons/deep_links.py) carries the stream=True box too."""
+    with LessonPage(browser, app_url, "first_call", query="question=%E4%BD%A0%E5%A5%BD&stream=0&run=1") as page:
+        page.panel.locator(".tw-protocol .tw-fc-whole").wait_for(timeout=WAIT)
+        assert not page.panel.locator(".tw-fc-stream-option input[type=checkbox]").is_checked()
+        assert page.panel.locator(".tw-question textarea").input_value() == HELLO
+        page.panel.locator(".tw-status").filter(has_text="finish_reason").first.wait_for(timeout=WAIT)
+        assert page.panel.locator(".tw-fc-came").inner_text().startswith("finish_reason = stop")
+
+
 # What each claim turns on, in the Chinese lesson and in the English one.
 CLAIM_WORDS = [("openai", "openai"), ("zhipuai", "zhipuai"), ("Key 从环境变量读", "key is read from the environment"),
                ("取消勾选 `stream=True`", "Untick `stream=True`"), ("没有分片", "no fragments"),
