@@ -259,7 +259,7 @@ def breaking(execute: Executor, broken: Any = ()) -> Executor:
 
     def run(name: str, arguments: Any) -> Any:
         if name in broken:
-            return failure("tool_exception", f"{name} 这次没有成功：它背后的接口暂时不可用（演示：这个工具被设定为失败）",
+            return failure("demo_failure", f"{name} 这次没有成功：它背后的接口暂时不可用（演示：这个工具被设定为失败）",
                            "换一个能查到同样信息的工具，或者如实告诉用户这一步做不成",
                            arguments=arguments if isinstance(arguments, dict) else None)
         return execute(name, arguments)

@@ -11,6 +11,7 @@ import math
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
+from planning import plan_then_execute, run_with_plan
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
@@ -57,6 +58,18 @@ def function_calling(client, question, tools, execute, settings, options):
         max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
         tool_choice=tool_choice, parallel_tool_calls=parallel, envelope=bool(options.get("envelope")),
     )
+
+
+def planning(client, question, tools, execute, settings, options):
+    """计划与执行: approach "todos" lets the model keep its plan through write_todos (checked by the tool's
+    rules); "fixed" is the course's way, one plan written first and run step by step. options["broken"]
+    names a tool made to fail this run (the demonstration of a failed step), the same in both."""
+    broken = {options["broken"]} if options.get("broken") else ()
+    if options.get("approach") == "fixed":
+        return plan_then_execute(client, question, tools, execute, broken=broken, temperature=settings.temperature,
+                                 stream=settings.stream)
+    return run_with_plan(client, question, tools, execute, broken=broken, max_turns=settings.max_turns,
+                         temperature=settings.temperature, stream=settings.stream)
 
 
 def mcp(client, question, tools, execute, settings, options):

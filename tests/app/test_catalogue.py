@@ -23,7 +23,7 @@ def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
     for lesson in LESSONS.values():
         assert (lesson.start is None) == lesson.workspace, lesson.id
         assert lesson.editor == (lesson.start is not None and lesson.tools), lesson.id
-    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context", "skills",
+    assert catalogue.SOURCE_LESSONS == ("react", "planning", "registry", "function_calling", "mcp", "hooks", "context", "skills",
                                        "subagents", "evaluation")
     assert catalogue.FIRST == "react"
 
