@@ -3,8 +3,10 @@ each run (rounds, tokens as the server reported them or flagged as estimates, ca
 what followed a failure); the headline judges each as the page would."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
 
+import examples_weather
 from planning import MISTAKE_ASKS, tally
 
 from runs import backend, headline, starters
@@ -15,6 +17,11 @@ APPROACHES = ("todos", "fixed")     # write_todos (the plan is a tool) / the cou
 TRIP = "出差前准备：查北京今天的天气，再查上海未来3天的天气预报"
 # The preset questions: the task, and the task asking the offline model for each mistake the tool refuses.
 QUESTIONS = (TRIP, TRIP + MISTAKE_ASKS["two_in_progress"], TRIP + MISTAKE_ASKS["unchecked"])
+
+
+def weather_source() -> str:
+    """The example set «天气» as the editor starts it: the task's tools, for a caller that sends no source."""
+    return Path(examples_weather.__file__).read_text(encoding="utf-8")
 
 
 def compare(source: str, question: str, settings: Settings, broken: str = "", *, session_key: str = "",
