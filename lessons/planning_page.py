@@ -9,7 +9,7 @@ import gradio as gr
 from i18n import now, tr
 
 from catalogue import LESSONS
-from lessons import plan_view
+from lessons import plan_view, timeline
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
@@ -52,7 +52,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                 with gr.Accordion(tr("⚖️ 同一个任务，两种写法对照", "⚖️ One task, both approaches side by side"), open=True):
                     compare_btn = gr.Button(tr("⚖️ 两种写法各跑一遍", "⚖️ Run both approaches"), size="sm",
                                             elem_classes=["tw-compare"])
-                    compared = gr.HTML(plan_view.comparison([]), elem_classes=["tw-compare-table"])
+                    compared = gr.HTML(plan_view.comparison([]), css_template=timeline.CSS,
+                                       elem_classes=["tw-compare-table"])
 
         def choices_for(report, inputs, values):
             names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []
