@@ -30,8 +30,9 @@ States, in the order they are checked:
      do it: the call the question wants was not made, or not with the arguments it wants, or the
      answer lacks what it must hold; said against what ran (a hook's or a person's arguments are
      named as theirs)
-  ⚠️ no_plan / plan_unfinished / plan_dropped / plan_unchecked: a planned run (code/planning.py)
-     that answered short of its plan: no plan accepted, items left undone, an item dropped when a
+  ⚠️ no_plan / plan_unfinished / plan_empty / plan_dropped / plan_unchecked: a planned run
+     (code/planning.py) that answered short of its plan: no plan accepted, items left undone, an
+     empty plan, an item dropped when a
      step failed, or the course's fixed plan marking a step completed that no call achieved
      (_plan_problems). A failed step the model planned around (an accepted write_todos that
      rewrote the plan) counts as made good, and the headline says it was a replan
@@ -530,7 +531,7 @@ def _plan_problems(events: list[dict]) -> list[tuple[str, str]]:
     """(state, sentence) for each way a planned run (code/planning.py) fell short of its plan; [] for a run
     without a plan, or one whose every item was completed with evidence from a successful call.
       - write_todos was offered and no plan of the model's was accepted: no_plan;
-      - the last accepted plan still has items not completed: plan_unfinished;
+      - the last accepted plan still has items not completed: plan_unfinished; or none at all: plan_empty;
       - a replan after a failed step dropped an item: plan_dropped (the task was done in part);
       - the course's fixed plan marked a step completed although none of its calls succeeded:
         plan_unchecked (its loop marks a step done when the step returns)."""
@@ -552,6 +553,9 @@ def _plan_problems(events: list[dict]) -> list[tuple[str, str]]:
                 n=len(left), items=tr("、", ", ").join(str(item.get("content")) for item in left))))
         dropped = [change for e in own if e.get("replanned") for change in e.get("changes") or []
                    if str(change).startswith(DROPPED)]
+        if not own[-1].get("after") and not dropped:
+            said.append(("plan_empty", tr("最后被接受的计划是空的：没有一项做完的事", "the last plan accepted is empty: "
+                                                                 "not one item was done")))
         if dropped:
             said.append(("plan_dropped", tr("改计划时删掉了做不成的：{items}；任务只做成了一部分",
                                             "replanning dropped what could not be done: {items}; the task was done "
