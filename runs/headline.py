@@ -30,12 +30,12 @@ States, in the order they are checked:
      do it: the call the question wants was not made, or not with the arguments it wants, or the
      answer lacks what it must hold; said against what ran (a hook's or a person's arguments are
      named as theirs)
-  ⚠️ no_plan / plan_unfinished / plan_empty / plan_dropped / plan_unchecked: a planned run
-     (code/planning.py) that answered short of its plan: no plan accepted, items left undone, an
-     empty plan, an item dropped when a
-     step failed, or the course's fixed plan marking a step completed that no call achieved
-     (_plan_problems). A failed step the model planned around (an accepted write_todos that
-     rewrote the plan) counts as made good, and the headline says it was a replan
+  ⚠️ no_plan / plan_unfinished / plan_empty / plan_dropped / plan_unchecked / plan_missed: a
+     planned run (code/planning.py) that answered short of its plan: no plan accepted, items left
+     undone, an empty plan, an item dropped when a step failed, the course's fixed plan marking a
+     step completed that no call achieved (_plan_problems), or a preset's wanted call that never
+     succeeded (_plan_missed). A failed step the model planned around (an accepted write_todos
+     that rewrote the plan) counts as made good, and the headline says it was a replan
   💬 no_tool_call: tools were offered and the model answered without calling one (a purpose that
      wants no tool makes it ✅)
   ✍️ hand_written: answered from a result written by hand in step mode (the tool did not run)
@@ -508,7 +508,7 @@ def _checked(found: dict, events: list[dict], purpose: evaluation.Case | None) -
     purpose becomes ⚠️ missed, one that repeated a call 🔁, one with a doubt ⚠️ doubtful."""
     repeated = _repeated_calls(events)
     missed = _missed(purpose, events) if purpose is not None and found["state"] in ANSWERED else ""
-    planned = _plan_problems(events)
+    planned = _plan_problems(events) + _plan_missed(purpose, events)
     said_of_plan = [sentence for _, sentence in planned]
     if found["state"] not in SUCCESS + ("no_tool_call",):     # a failure already: said beside it (an overflow
         beside = [*said_of_plan, missed, repeated if found["state"] != "context_overflow" else ""]   # names its repeats)
@@ -572,6 +572,20 @@ def _plan_problems(events: list[dict]) -> list[tuple[str, str]]:
                     "the fixed plan marked step {n} «{item}» completed all the same, though it had no successful "
                     "tool call, and the plan never changed").format(n=number, item=item.get("content"))))
     return said
+
+
+def _plan_missed(purpose: evaluation.Case | None, events: list[dict]) -> list[tuple[str, str]]:
+    """A planned run whose question wants a call that never succeeded: a replan may finish every item of
+    a plan that no longer does what was asked (a 3-day forecast became today's weather)."""
+    if purpose is None or not any(e.get("type") == "plan" for e in events):
+        return []
+    done = [call for call, result in _ran(events) if result.get("ok")]
+    unmet = [want for want in purpose.calls if all(evaluation.call_problem(want, call) for call in done)]
+    if not unmet:
+        return []
+    return [("plan_missed", tr("这个问题要的 {want} 一次也没有做成：完成的计划没有做到问的事",
+                               "this question wants {want}, which never succeeded: the plan was finished without "
+                               "doing what was asked").format(want=_calls_text(unmet, wanted=True)))]
 
 
 DROPPED = "删掉："     # code/planning.py's plan_changes: how it says an item left the plan

@@ -51,6 +51,15 @@ def test_a_failed_step_is_replanned_and_the_fixed_plan_marks_it_done_all_the_sam
     assert fixed["tally"]["completed_despite_failure"] == ["查询指定城市今天的天气：北京"]
 
 
+def test_a_replan_that_no_longer_does_what_was_asked_is_no_success(client):
+    """get_forecast failing, the model rewrites Shanghai's 3-day forecast into today's weather and finishes
+    that plan: every item is done, yet the forecast the question wants never came."""
+    result = client.predict(TRIP, "", "todos", "get_forecast", api_name="/run_planning")
+    assert not result["ok"] and result["verdict"]["state"] == "plan_missed"
+    assert result["verdict"]["title"].startswith('这个问题要的 get_forecast(city="上海", days=3) 一次也没有做成')
+    assert "🔁 get_forecast 失败以后，模型在第 4 轮改了计划" in result["verdict"]["title"]
+
+
 def test_a_list_that_breaks_a_rule_is_refused_with_what_to_change(client):
     result = client.predict(TRIP + MISTAKE_ASKS["two_in_progress"], api_name="/run_planning")
     refused, accepted = plans(result)[:2]
