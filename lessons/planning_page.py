@@ -47,13 +47,14 @@ def build(settings: SettingsPanel) -> LessonPage:
                                     elem_classes=["tw-approach"])
                 broken = gr.Dropdown(broken_choices(["get_weather", "get_forecast"]), value="", label=BROKEN_LABEL,
                                      elem_classes=["tw-broken"])
-                run = RunPanel(LESSON, settings, editor.editor, list(planning_backend.QUESTIONS),
-                               options={"approach": approach, "broken": broken})
+                # Above the run area: the table is short, the timeline below it long.
                 with gr.Accordion(tr("⚖️ 同一个任务，两种写法对照", "⚖️ One task, both approaches side by side"), open=True):
                     compare_btn = gr.Button(tr("⚖️ 两种写法各跑一遍", "⚖️ Run both approaches"), size="sm",
                                             elem_classes=["tw-compare"])
                     compared = gr.HTML(plan_view.comparison([]), css_template=timeline.CSS,
                                        elem_classes=["tw-compare-table"])
+                run = RunPanel(LESSON, settings, editor.editor, list(planning_backend.QUESTIONS),
+                               options={"approach": approach, "broken": broken})
 
         def choices_for(report, inputs, values):
             names = [(t.get("function") or {}).get("name") for t in report["tools"]] if report["ok"] else []

@@ -20,6 +20,7 @@ from lessons import context_view, cost_view, plan_view, skills_view, token_count
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
+from planning import WRITE_TODOS
 from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 
 
@@ -305,8 +306,8 @@ def unsaid_notes(call: dict, request: dict | None, response: dict | None = None)
     sent), with the question beside it. "Not in the conversation": a server may add text of its own (a chat
     template's worked example), and where the round's answer says the value came from there
     (accents.template_examples), the note says so."""
-    if not request or not isinstance(call.get("arguments"), dict):
-        return []
+    if not request or not isinstance(call.get("arguments"), dict) or call.get("name") == WRITE_TODOS:
+        return []       # a plan is the model's own words (what to do, when it is done): nobody said them first
     question = question_of([request]) or ""
     said = tr("问题是「{q}」", "the question was «{q}»").format(q=cut(question, 200))
     copied = [value for accent in (response or {}).get("accents") or [] if isinstance(accent, dict)
