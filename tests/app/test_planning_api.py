@@ -73,3 +73,16 @@ def test_a_list_that_breaks_a_rule_is_refused_with_what_to_change(client):
 def test_an_unknown_approach_is_refused_by_name(client):
     with pytest.raises(Exception, match="approach 只能是 todos / fixed"):
         client.predict(TRIP, "", "both", api_name="/run_planning")
+
+
+def test_a_replayed_plan_run_shows_the_board_as_a_step_of_its_own(client):
+    """An exported plan run, replayed step by step (下一步): the board after a write is a step, shown right
+    after the write_todos result, not one step late with the next request."""
+    from memory import session_io
+
+    result = client.predict(TRIP, api_name="/run_planning")
+    events = result["events"]
+    written = next(i for i, e in enumerate(events) if e["type"] == "tool_result" and e["name"] == "write_todos")
+    position = session_io.next_position(events, written + 1)
+    assert events[position - 1]["type"] == "plan"
+    assert session_io.step_label(events, position).endswith("刚显示：计划板（写计划之后）")
