@@ -78,7 +78,7 @@ def test_an_unknown_approach_is_refused_by_name(client):
 def test_a_replayed_plan_run_shows_the_board_as_a_step_of_its_own(client):
     """An exported plan run, replayed step by step (下一步): the board after a write is a step, shown right
     after the write_todos result, not one step late with the next request."""
-    from memory import session_io
+    from runs import session_io
 
     result = client.predict(TRIP, api_name="/run_planning")
     events = result["events"]
