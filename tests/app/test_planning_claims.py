@@ -45,6 +45,14 @@ def fail(lesson, tool: str):
            T("不让工具失败", "No tool fails"))
 
 
+def pick_preset(lesson, question: str):
+    """Picks a preset question and waits for the question box to hold it (the page fills it in)."""
+    from playwright.sync_api import expect
+
+    choose(lesson.page, lesson.panel.locator(".tw-presets"), question)
+    expect(lesson.panel.locator(".tw-question textarea")).to_have_value(question, timeout=WAIT)
+
+
 def approach(lesson, fixed: bool):
     label = (T("先定计划再执行（课程仓库的写法）", "Plan first, then execute (the course's way)") if fixed else
              T("计划是工具：模型用 write_todos 自己写、自己改", "The plan is a tool: the model writes and rewrites it with write_todos"))
@@ -85,8 +93,7 @@ def test_a_list_that_breaks_a_rule_is_refused_and_corrected(lesson):
     """选第二个预设问题（让模型故意把前两项同时标成 in_progress）：第 1 轮的清单被退回，结果是 ❌ [计划不合规则]，写明第 1、2 项
     都是 in_progress、该怎么改，计划板没有动；第 2 轮模型改好再交，被接受了。第三个预设问题让模型不做第一项就把它标成
     completed：退回的理由是 evidence 不在这次运行的任何工具结果里。"""
-    choose(lesson.page, lesson.panel.locator(".tw-presets"), QUESTIONS[1])
-    assert lesson.panel.locator(".tw-question textarea").input_value() == QUESTIONS[1]
+    pick_preset(lesson, QUESTIONS[1])
     assert lesson.run().startswith("✅")
     rounds = top_rounds(lesson)
     refused = plans(rounds[0])[0]
@@ -99,7 +106,7 @@ def test_a_list_that_breaks_a_rule_is_refused_and_corrected(lesson):
     assert "tw-plan-refused" not in accepted.get_attribute("class")
     assert f"▶️ {BEIJING} in_progress" in board(accepted, "after") and f"⬜ {SHANGHAI} pending" in board(accepted, "after")
 
-    choose(lesson.page, lesson.panel.locator(".tw-presets"), QUESTIONS[2])
+    pick_preset(lesson, QUESTIONS[2])
     lesson.run()
     refused = plans(top_rounds(lesson)[0])[0]
     assert "tw-plan-refused" in refused.get_attribute("class")
