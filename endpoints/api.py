@@ -8,9 +8,11 @@ from typing import Any, Mapping
 
 import gradio as gr
 
+from planning import tally
+
 from endpoints import workspace_api
 from i18n import tr
-from runs import backend, eval_backend, headline, purposes, session_io, starters
+from runs import backend, eval_backend, headline, planning_backend, purposes, session_io, starters
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -84,6 +86,22 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["function_calling"], secrets, source, question,
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
+
+    def run_planning(question: str, source: str = "", approach: str = "todos", broken: str = "",
+                     provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
+                     request: gr.Request = None) -> dict:
+        """计划与执行（8.3）：approach=todos 时模型用 write_todos 工具自己写、自己改计划（工具守规则：同一时间最多一项
+        in_progress，标成 completed 要有原样摘自成功工具结果的 evidence，不合规则就退回 plan_rule 错误）；approach=fixed 是
+        课程仓库的写法，先一次写好全部步骤再逐步执行。source 是工具源码，不给就是示例「天气」；broken 是这次一律失败的工具名
+        （演示一步失败了）。事件里每次写计划后有一个 type 为 plan 的事件（之前和之后的计划板、变了什么、replanned 是否改了计划、
+        退回的理由 problems）；tally 是 code/planning.py 的计数（请求轮数、token：服务端报的，离线模型的是估算，estimated 为 true）。
+        verdict 只在计划做完（每项都有证据）时才是成功；一步失败后改了计划会写明。"""
+        if approach not in planning_backend.APPROACHES:
+            raise gr.Error(f"approach 只能是 {' / '.join(planning_backend.APPROACHES)}，收到 {approach!r}。")
+        options = {"approach": approach, "broken": broken or ""}
+        result = _run(LESSONS["planning"], secrets, source or planning_backend.weather_source(), question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, "tally": tally(result["events"]) if result["events"] else None}
 
     def run_mcp(source: str, question: str, tool_choice: str = "auto",
                 parallel_tool_calls: bool = True, mistake: str = "",
@@ -215,6 +233,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return (text or "")[:MAX_ECHO_CHARS]
 
     endpoints = {"schema": schema, "try_call": try_call, "first_call": first_call, "run_function_calling": run_function_calling,
+                 "run_planning": run_planning,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
                  "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
                  "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}

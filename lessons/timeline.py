@@ -16,10 +16,11 @@ import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, first_call_view, skills_view, token_count
+from lessons import context_view, cost_view, first_call_view, plan_view, skills_view, token_count
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
+from planning import WRITE_TODOS
 from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 
 
@@ -92,7 +93,7 @@ CSS = """
 .tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
 .tw-child > summary { cursor: pointer; font-weight: 600; }
 .tw-unsaid, .tw-hook-unseen { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
-""" + context_view.CSS + first_call_view.CSS
+""" + context_view.CSS + first_call_view.CSS + plan_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
 ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
@@ -305,8 +306,8 @@ def unsaid_notes(call: dict, request: dict | None, response: dict | None = None)
     sent), with the question beside it. "Not in the conversation": a server may add text of its own (a chat
     template's worked example), and where the round's answer says the value came from there
     (accents.template_examples), the note says so."""
-    if not request or not isinstance(call.get("arguments"), dict):
-        return []
+    if not request or not isinstance(call.get("arguments"), dict) or call.get("name") == WRITE_TODOS:
+        return []       # a plan is the model's own words (what to do, when it is done): nobody said them first
     question = question_of([request]) or ""
     said = tr("问题是「{q}」", "the question was «{q}»").format(q=cut(question, 200))
     copied = [value for accent in (response or {}).get("accents") or [] if isinstance(accent, dict)
@@ -620,6 +621,11 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         meta.append(tokens)
     if calls:
         meta.append(tr("调用 ", "calls ") + ", ".join(str(c.get("name")) for c in calls))
+    plans = [e for e in events if e.get("type") == "plan"]
+    if any(not e.get("accepted") for e in plans):
+        meta.append(tr("计划被退回", "plan refused"))
+    if any(e.get("replanned") for e in plans):
+        meta.append(tr("🔁 改了计划", "🔁 replanned"))
     hook_runs = [e for e in events if e.get("type") == "hook" and not e.get("asking")]
     if hook_runs:
         meta.append(tr("钩子 {n} 次", "hooks {n}×").format(n=len(hook_runs)))
@@ -689,6 +695,9 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
                                    hooked.get((c.get("turn"), c.get("id")), []), child_of(children, c))
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
+    plans = [e for e in events if e.get("type") == "plan"]
+    if plans:
+        parts.append('<div class="tw-step">' + "".join(plan_view.render(e) for e in plans) + "</div>")
     if rest:
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels.get("wire", "JSON-RPC")))}</div>'
                      + "".join(render_rpc(e) for e in rest) + "</div>")
@@ -814,6 +823,9 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
                                       tr("❌ 工具出错 ", "❌ Tool error ") + str(result.get("error_code") or ""),
                                           "parent_id": call_id, "status": "done",
                                           "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
+        elif kind == "plan":
+            chat.append({"role": "assistant", "content": cut(plan_view.text(event), 3000),
+                         "metadata": {"title": plan_view.headline_of(event), "status": "done"}})
         elif kind == "context":
             chat.append({"role": "assistant", "content": "\n".join(event.get("notes") or []) or context_view.line(event),
                          "metadata": {"title": "📦 " + context_view.line(event), "status": "done"}})

@@ -27,7 +27,7 @@ import events as loop_events
 from evaluation import Case, read_cases
 from evaluation_cases import CASE_SETS
 
-from runs import context_backend
+from runs import context_backend, planning_backend
 
 
 def ask(question: str, *calls: dict, order: str = "any", answer: Any = None) -> Case:
@@ -67,6 +67,11 @@ OWN = {case.question: case for case in (
     ask("你记得我的偏好吗", call("recall")),
 )}
 
+# 8.3 计划与执行: each preset is the same task; whatever the plan became, Shanghai's 3-day forecast is the step
+# no other tool can stand in for (get_weather tells today only).
+PLANNING = {question: ask(question, call("get_forecast", city="上海", days=3))
+            for question in planning_backend.QUESTIONS}
+
 # 8.8 上下文预算: over the example conversation, each question has its answer in an early message.
 CONTEXT = {case.question: case for case in (
     ask("我叫什么名字？", answer={"contains": "小林"}),
@@ -90,6 +95,8 @@ def purpose_for(lesson: str, question: str, options: Mapping | None = None) -> C
     if lesson == "first_call":      # one request has no answer to check, only the calls it asks for
         case = FIRST_CALL.get(question) or OWN.get(question) or EVALUATED.get(question)
         return dataclasses.replace(case, answer=None) if case is not None else None
+    if lesson == "planning" and question in PLANNING:
+        return PLANNING[question]
     if lesson == "subagents" and ASKS_FOR_A_SUBAGENT.search(question) and not DECLINES_A_SUBAGENT.search(question):
         return ask(question, DELEGATION)
     return OWN.get(question) or EVALUATED.get(question)

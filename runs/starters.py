@@ -14,6 +14,7 @@ import first_call as one_request
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
+from planning import plan_then_execute, run_with_plan
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
@@ -72,6 +73,18 @@ def function_calling(client, question, tools, execute, settings, options):
         max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
         tool_choice=tool_choice, parallel_tool_calls=parallel, envelope=bool(options.get("envelope")),
     )
+
+
+def planning(client, question, tools, execute, settings, options):
+    """计划与执行: approach "todos" lets the model keep its plan through write_todos (checked by the tool's
+    rules); "fixed" is the course's way, one plan written first and run step by step. options["broken"]
+    names a tool made to fail this run (the demonstration of a failed step), the same in both."""
+    broken = {options["broken"]} if options.get("broken") else ()
+    if options.get("approach") == "fixed":
+        return plan_then_execute(client, question, tools, execute, broken=broken, temperature=settings.temperature,
+                                 stream=settings.stream)
+    return run_with_plan(client, question, tools, execute, broken=broken, max_turns=settings.max_turns,
+                         temperature=settings.temperature, stream=settings.stream)
 
 
 def mcp(client, question, tools, execute, settings, options):
@@ -134,7 +147,7 @@ def workspace(client, question, tools, execute, settings, options):
 
 
 # What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
-BY_NAME = {starter.__name__: starter for starter in (first_call, react, registry, function_calling, mcp, hooks, context, skills,
+BY_NAME = {starter.__name__: starter for starter in (first_call, react, planning, registry, function_calling, mcp, hooks, context, skills,
                                                       subagent, workspace)}
 
 
