@@ -14,7 +14,7 @@ from llm_clients import without_parameter
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
-from runs import backend, context_backend, hooks_backend, mcp_backend, skills_backend
+from runs import backend, context_backend, hooks_backend, mcp_backend, sessions_backend, skills_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -108,6 +108,14 @@ def subagent(client, question, tools, execute, settings, options):
     return backend.child_turns(run_with_subagents(client, question, tools, execute, max_turns=settings.max_turns,
                                                   child_turns=turns, child_seconds=seconds,
                                                   temperature=settings.temperature))   # no streaming: one step each
+
+
+def session(client, question, tools, execute, settings, options):
+    """会话与分支: Function Calling on a branch of the session options["session"] (JSONL text), the
+    branch options["branch"]; options["fork"] ({"entry", "content"}) edits a message into a new branch
+    and runs on from it (runs/sessions_backend.py)."""
+    return sessions_backend.session_loop(client, question, tools, execute, options, max_turns=settings.max_turns,
+                                         temperature=settings.temperature, stream=settings.stream)
 
 
 def workspace(client, question, tools, execute, settings, options):

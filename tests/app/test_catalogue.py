@@ -24,7 +24,7 @@ def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
         assert (lesson.start is None) == lesson.workspace, lesson.id
         assert lesson.editor == (lesson.start is not None and lesson.tools), lesson.id
     assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context", "skills",
-                                       "subagents", "evaluation")
+                                       "subagents", "sessions", "evaluation")
     assert catalogue.FIRST == "react"
 
 
