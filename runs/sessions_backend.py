@@ -136,6 +136,29 @@ def fork_question(session: Session, entry_id: str, content: str) -> str:
     return "" if question is None else str(session.entries[question]["message"].get("content") or "")
 
 
+def asked_by_fork(text: str | None, branch: str | None, entry_id: str, content: str) -> str:
+    """fork_question for a session still in its text; "" when the text or the entry cannot be read
+    (the run then says what is wrong)."""
+    try:
+        session = on_branch(text, branch)
+        session.get(entry_id)
+    except SessionProblem:
+        return ""
+    return fork_question(session, entry_id, content)
+
+
+def outcome(text: str | None, run_events: list[dict], branch: str | None) -> dict:
+    """What the named API returns of the session after a run: its JSONL, the current branch and every
+    branch (sessions.branches()); a session that could not be read comes back as it was, with why."""
+    try:
+        session = session_after(text, run_events, branch)
+    except SessionProblem as problem:
+        return {"session": text or "", "branch": branch or None, "branches": [],
+                "session_problem": {"zh": problem.zh, "en": problem.en, "line": problem.line}}
+    return {"session": session.dumps(), "branch": session.branch_of(), "branches": session.branches(),
+            "session_problem": None}
+
+
 def editable(session: Session) -> list[dict]:
     """The entries of the current branch a fork may edit and run on from: the question, a later user
     message, a tool result, the system prompt. (An answer of the model's, edited, would leave a branch

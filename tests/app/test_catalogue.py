@@ -69,4 +69,4 @@ def test_the_readme_counts_and_names_the_catalogue_s_lessons():
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
     assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks", "context", "skills",
-                                                                          "subagents"]
+                                                                          "subagents", "sessions"]
