@@ -34,8 +34,6 @@ from serving import expiry
 from serving.page_events import PRIVATE, session_of
 
 LESSON = LESSONS["sessions"]
-# The weather set's questions, the one the lesson text asks first at the top.
-QUESTIONS = sorted(PRESETS["天气"], key=lambda question: question != "北京今天天气怎么样？")
 
 
 def said(problem: SessionProblem) -> str:
@@ -88,7 +86,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 editor = EditorPanel(presets=PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
-                run = RunPanel(LESSON, settings, editor.editor, QUESTIONS,
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
                                options={"session": session_box, "branch": branch})
         verdicts = gr.State({}, time_to_live=expiry.session_ttl())     # branch id -> the events it was judged on
         with gr.Group(elem_classes=["tw-session-panel"]):

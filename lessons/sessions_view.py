@@ -41,9 +41,10 @@ def render(session: Session | None, verdicts: dict | None, problem: str = "") ->
     if problem:
         return f"<div class='tw-session-problem'>❌ {esc(problem)}</div>"
     if session is None or not session.entries:
-        return "<div class='tw-session-empty'>" + esc(tr(
+        # A Text (both languages) as a whole: the page built with it shows its English on an English page.
+        return "<div class='tw-session-empty'>" + tr(
             "会话还是空的：问一个问题（▶ 运行），这里就出现第一条分支。",
-            "The session is empty: ask a question (▶ Run) and its first branch appears here.")) + "</div>"
+            "The session is empty: ask a question (▶ Run) and its first branch appears here.") + "</div>"
     rows = session.branches()
     columns = "".join(branch_column(session, row, (verdicts or {}).get(row["id"])) for row in rows)
     return f"<div class='tw-branches'>{columns}</div>{tree(session)}"
