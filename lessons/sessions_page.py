@@ -147,7 +147,7 @@ def build(settings: SettingsPanel) -> LessonPage:
             text = session.dumps()
             return {session_box: text, verdicts: judged, **show(text, session.branch_of(), judged)}
 
-        for event in [*run.changed_files]:
+        for event in run.changed_files:
             event.then(after_run, {run.state, verdicts}, [session_box, verdicts, note, *panel], api_visibility=PRIVATE,
                        show_progress="hidden")
 
@@ -169,9 +169,9 @@ def build(settings: SettingsPanel) -> LessonPage:
             chosen, text = values[entry], values[content] or ""
             if session is not None and not chosen:
                 problem = pick("先在「从当前分支的哪一条分叉」里选一条消息。", "Pick a message in «Fork from which message» first.")
-            if session is not None and chosen:
-                try:
-                    sessions_backend.on_branch(values[session_box], values[branch]).fork(chosen, text)
+            elif session is not None:
+                try:      # tried on this copy first: a fork the session refuses starts no run
+                    session.fork(chosen, text)
                 except SessionProblem as refused:
                     problem = said(refused)
             if problem:

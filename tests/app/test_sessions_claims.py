@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.app.harness import LessonPage, choose, run_panel, screenshot
+from tests.app.harness import LessonPage, choose, run_panel, screenshot, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -150,6 +150,7 @@ def test_export_reload_and_read_back_resume_the_session(lesson, tmp_path):
     exported = tmp_path / "branch-2.jsonl"
     exported.write_text(jsonl, encoding="utf-8")
 
+    wait_stored(lesson.page, session_lines(lesson)[-1]["id"], key="tool-workshop:lesson:sessions")
     lesson.page.reload()
     lesson.wait_restored()
     wait_branches(lesson, 3)
