@@ -11,7 +11,7 @@ Where a purpose is written, beside its question:
   - the sub-agent lesson's rule: a question that asks for a sub-agent wants `task`.
 A question typed freely has no purpose (None) and is judged on its events alone.
 
-The run records its purpose as its first event ({"type": "purpose", "turn": 0, …the case}), so an
+The run records its purpose as its first event (events.purpose: turn 0, the case), so an
 export, a replay and a kept run are judged as the run was. A purpose is only used where it fits the
 run (runs/headline.py's `fits`): every tool it names was offered, every exact value it expects was
 said to the model. A source edited into other tools, a skill renamed, the memory tools switched
@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+import events as loop_events
 from evaluation import Case, read_cases
 from evaluation_cases import CASE_SETS
 
@@ -101,5 +102,5 @@ EVALUATED = evaluated()
 
 def event(case: Case | None) -> dict | None:
     """The run's purpose as its first event."""
-    return None if case is None else {"type": "purpose", "turn": 0, **case.to_json()}
+    return None if case is None else loop_events.purpose(case.to_json())
 

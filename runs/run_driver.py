@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import workspace
 
 from i18n import tr
-from memory import session_io
-from runs import backend, mcp_backend, purposes, workspace_backend
+from runs import backend, mcp_backend, purposes, session_io, starters, workspace_backend
 from access.clients import Settings
 from runs.backend import error_text
 
@@ -192,7 +191,7 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
                                                 session_key=inputs.session_key, secrets=secrets, request=request)
     else:
         mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
-        state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
+        state.run = backend.start_run(starters.of(lesson), state.source, state.question, inputs.settings, inputs.options,
                                       session_key=inputs.session_key, secrets=secrets, mistake=mistake,
                                       strict=inputs.strict, session_id=session_id, request=request,
                                       served=lesson.served, tools=lesson.tools,
