@@ -130,7 +130,7 @@ def workspace(client, question, tools, execute, settings, options):
 
 # What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
 BY_NAME = {starter.__name__: starter for starter in (react, registry, function_calling, mcp, hooks, context, skills,
-                                                      subagent, workspace)}
+                                                      subagent, session, workspace)}
 
 
 def of(lesson) -> Callable:
