@@ -124,10 +124,12 @@ def build(settings: SettingsPanel) -> LessonPage:
             drawn = shown(text, chosen, judged)
             return {tree: drawn["tree"], branch: drawn["branch"], entry: drawn["entries"]}
 
-        session_box.change(lambda v: show(v[session_box], v[branch], v[verdicts]), {session_box, branch, verdicts},
-                           panel, api_visibility=PRIVATE, show_progress="hidden")
-        branch.input(lambda v: show(v[session_box], v[branch], v[verdicts]), {session_box, branch, verdicts}, panel,
-                     api_visibility=PRIVATE, show_progress="hidden")
+        def redraw(values: dict) -> dict:
+            return show(values[session_box], values[branch], values[verdicts])
+
+        # The box changes after a run, an upload, a new session, and when the browser puts a kept one back.
+        for changed in (session_box.change, branch.input):
+            changed(redraw, {session_box, branch, verdicts}, panel, api_visibility=PRIVATE, show_progress="hidden")
 
         def after_run(values: dict) -> dict:
             """The session once a run has written to it: the text it started from plus its entries; the
