@@ -12,7 +12,7 @@ from planning import tally
 
 from endpoints import workspace_api
 from i18n import tr
-from runs import backend, eval_backend, headline, planning_backend, purposes, session_io, starters
+from runs import backend, eval_backend, headline, planning_backend, purposes, session_io, sessions_backend, starters
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -167,6 +167,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["subagents"], secrets, source, question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code)
 
+    def run_sessions(question: str, session: str = "", branch: str = "", fork_entry: str = "", fork_text: str = "",
+                     source: str = "", provider: str = "offline", model: str = "", class_code: str = "",
+                     max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """会话与分支（code/sessions.py）：在会话 session（JSONL 文本；空就是新会话）的分支 branch（任一条的 id；空就是文件里
+        最后写下的那条分支）上接着问 question，走 Function Calling 循环。给了 fork_entry（当前分支上一条消息的 id）时不接着问：
+        把那一条改成 fork_text，分出一条新分支，从那里接着跑（question 不用）。source 是工具源码，空就是天气示例。
+        返回值同 /run_function_calling，另有 session（跑完以后的 JSONL，下一次原样传回来就接着跑）、branch（当前分支）、
+        branches（每条分支从哪里分出、和兄弟哪里不同、最后的回答）。session 读不进来时（逐行检查：大小、字段类型、父条目、
+        重复的 id、调用和结果配对），session_problem 写着第几行、错在哪里，session 原样返回。"""
+        options: dict[str, Any] = {"session": session or "", "branch": branch or ""}
+        if fork_entry:
+            options["fork"] = {"entry": fork_entry, "content": fork_text or ""}
+            question = sessions_backend.asked_by_fork(session, branch, fork_entry, fork_text or "")
+        result = _run(LESSONS["sessions"], secrets, source or sessions_backend.WEATHER_SOURCE, question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, **sessions_backend.outcome(session, result["events"], branch)}
+
     def run_eval(source: str, cases: Any, models: Any = None, trials: int = 1, class_code: str = "",
                  max_tokens: int = 1024, request: gr.Request = None) -> dict:
         """评估（code/evaluation.py）：cases 是用例集（列表、{"cases": 列表}，或它的 JSON 文本），每个用例跑 trials 次（1～5），
@@ -235,7 +252,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
     endpoints = {"schema": schema, "try_call": try_call, "first_call": first_call, "run_function_calling": run_function_calling,
                  "run_planning": run_planning,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
-                 "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
+                 "run_skills": run_skills, "run_subagent": run_subagent, "run_sessions": run_sessions,
+                 "run_eval": run_eval,
                  "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
