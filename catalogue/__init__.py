@@ -29,7 +29,7 @@ class Lesson:
     path: str                         # the page's address under the app's root ("": the first lesson, at /)
     panel: str                        # the page element that holds the lesson (its elem_id)
     editor: bool                      # tools come from an editable source with example sets
-    start: Callable | None = None     # backend.Starter; a workspace lesson starts starters.workspace itself
+    start: Callable | None = None     # backend.Starter; None for a workspace lesson: starters.workspace
     workspace: bool = False           # runs the four atomic tools on the session's workspace
     # Its tools come from a server that loads the source (MCP): a source that does not load is the
     # server's failure to show, so the run starts all the same.
@@ -93,7 +93,11 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     # A case set run against one or two models; its run panel runs one case's question through Function Calling.
     Lesson("evaluation", tr("评估", "Evaluation"), "8.12", ("evaluation.py", "evaluation_cases.py"),
            "lessons.evaluation_page", "evaluation", "tab-evaluation", editor=True, start=starters.function_calling),
+    # The chapter's parts on one loop, on the workspace; its file runs on its own (mini_agent_file.py).
+    Lesson("mini_agent", tr("MiniAgent", "MiniAgent"), "8.13", ("mini_agent.py", "mini_agent_file.py"),
+           "lessons.mini_agent_page", "mini-agent", "tab-mini-agent", editor=False, start=starters.mini_agent,
+           workspace=True, step=False),
 )}
 FIRST = next(iter(LESSONS))
 # The lessons whose loop runs on a tool source, by the named API's `lesson` parameter.
-SOURCE_LESSONS = tuple(lesson.id for lesson in LESSONS.values() if lesson.start is not None)
+SOURCE_LESSONS = tuple(lesson.id for lesson in LESSONS.values() if lesson.start is not None and not lesson.workspace)
