@@ -15,8 +15,9 @@ import skills
 from mini_agent import CONTEXT_CHOICES, HOOK_PRESETS, WORKSPACE_TOOLS
 from mini_agent_file import DEFAULT_TASK
 
-from i18n import tr
+from i18n import now, tr
 
+from access.clients import make_client
 from catalogue import LESSONS
 from lessons.editor_panel import lesson_text
 from lessons.lesson_page import LessonPage
@@ -46,6 +47,22 @@ def skill_names() -> list[str]:
     """The skills the boxes offer: the course's fix-tests and the names of the workspace's example skills
     (the run reads them from the workspace's skills/ as they are then)."""
     return [mini_agent_backend.SKILL_EXAMPLE.name, *skills.EXAMPLES]
+
+
+def score_table(scores: mini_agent_backend.Scores) -> str:
+    """Each case: passed or not, with the composed agent and with the plain loop (and what went wrong), then
+    the totals. The figures are this one run's: one trial per case."""
+    composed, plain = scores.totals()
+    mark = {True: "✓", False: "✗"}
+    rows = [tr("| 用例 | 这组零件 | 只用 Function Calling | 没通过的原因 |", "| Case | These parts | Plain Function Calling | Why it failed |"),
+            "|---|---|---|---|"]
+    for mine, theirs in zip(scores.composed, scores.plain):
+        problem = mine.score.problem if not mine.score.passed else theirs.score.problem if not theirs.score.passed else ""
+        rows.append(f"| {mine.case.name} | {mark[mine.score.passed]} | {mark[theirs.score.passed]} | {problem} |")
+    total = tr("**这组零件：通过 {a} / {n}；只用 Function Calling：通过 {b} / {m}。**（每个用例跑一次）",
+               "**These parts: {a} / {n} passed; plain Function Calling: {b} / {m} passed.** (one run per case)").format(
+                   a=composed.passed, n=composed.runs, b=plain.passed, m=plain.runs)
+    return total + "\n\n" + "\n".join(str(row) for row in rows)
 
 
 def build(settings: SettingsPanel) -> LessonPage:
@@ -106,6 +123,19 @@ def build(settings: SettingsPanel) -> LessonPage:
                                      elem_classes=["tw-ma-download"])
             download = gr.File(label="mini_agent.py", interactive=False, visible=False, elem_classes=["tw-ma-download-file"])
 
+        with gr.Accordion(tr("📊 8.12 的用例给这组零件打分", "📊 8.12's cases score these parts"), open=False,
+                          elem_classes=["tw-ma-score-box"]):
+            gr.Markdown(tr("8.12 的天气用例（`code/evaluation_cases.py`），每个跑一次，用「模型设置」里的模型：工具换成天气示例的工具，"
+                           "所以上面选的工作区工具和权限规则（它们管的是工作区的工具）打分时不用，钩子、上下文、技能、子代理、计划照你的选择；"
+                           "旁边是同样的用例只用 Function Calling 循环的结果。",
+                           "8.12's weather cases (`code/evaluation_cases.py`), one run each, on the model in «Model "
+                           "settings»: the tools are the weather example's, so the workspace tools and the permission "
+                           "rules chosen above (they are about the workspace's tools) are left out; the hooks, context, "
+                           "skills, sub-agents and plan are as you chose. Beside them: the same cases on the plain "
+                           "Function Calling loop."))
+            score_btn = gr.Button(tr("📊 打分", "📊 Score"), size="sm", elem_classes=["tw-ma-score"])
+            score_view = gr.Markdown(elem_classes=["tw-ma-score-view"])
+
         inputs = {*parts.values(), run.question}
 
         def written(values: dict, request: gr.Request) -> tuple[str | None, str]:
@@ -119,7 +149,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         def show_file(values: dict, request: gr.Request) -> dict:
             text, problem = written(values, request)
             if text is None:
-                return {source: gr.update(value=str(NO_FILE)), file_status: problem}
+                return {source: gr.update(value=now(NO_FILE)), file_status: problem}
             return {source: text, file_status: tr("✅ {n} 行。", "✅ {n} lines.").format(n=len(text.splitlines()))}
 
         def save_file(values: dict, request: gr.Request) -> dict:
@@ -135,5 +165,17 @@ def build(settings: SettingsPanel) -> LessonPage:
         for component in inputs:
             component.change(show_file, inputs, [source, file_status], api_visibility=PRIVATE, show_progress="hidden")
         download_btn.click(save_file, inputs, [download, source, file_status], api_visibility=PRIVATE)
+
+        def scored(values: dict, request: gr.Request) -> str:
+            options = {name: values[component] for name, component in parts.items()}
+            model, session_key = settings.read(values)
+            try:
+                client = make_client(model, session_key, settings.secrets, request=request)
+                scores = mini_agent_backend.score(options, session_of(request), client, model.temperature)
+            except Exception as exc:   # choices that do not fit, a missing key: said, nothing scored
+                return "❌ " + (str(exc) or exc.__class__.__name__)
+            return score_table(scores)
+
+        score_btn.click(scored, {*parts.values(), *settings.components}, [score_view], api_visibility=PRIVATE)
         run.wire()
     return LessonPage(LESSON.id, run)

@@ -17,6 +17,7 @@ from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
 from lessons import context_view, cost_view, skills_view, token_count
+from lessons.rule_reasons import reason_in_english
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
@@ -405,7 +406,7 @@ PERMISSION_WORDS = {"allow": tr("放行", "allowed"), "ask": tr("先问人", "as
 def render_permission(event: dict) -> str:
     """A permission rule's decision on one call (code/permissions.py), before it runs: which rule, what it
     said and why (the course's own sentence). An ask's answer is the call's result below."""
-    verdict = str(event.get("verdict") or "")
+    verdict, reason = str(event.get("verdict") or ""), str(event.get("reason") or "")
     rule = event.get("rule")
     head = (tr("🛡️ 权限规则 {rule}：{verdict}", "🛡️ Permission rule {rule}: {verdict}").format(
                 rule=f"<code>{esc(rule)}</code>", verdict=esc(now(PERMISSION_WORDS.get(verdict, verdict))))
@@ -414,7 +415,7 @@ def render_permission(event: dict) -> str:
     asked = tr("（人怎样回答，见下面这次调用的结果）", " (how the person answered: the call's result below)") \
         if verdict == "ask" else ""
     return (f'<div class="tw-gate tw-gate-{esc(verdict)}"><div>{head}</div>'
-            f'<div class="tw-meta">{esc(event.get("reason"))}{asked}</div></div>')
+            f'<div class="tw-meta">{esc(now(tr(reason, reason_in_english(reason))))}{asked}</div></div>')
 
 
 def render_plan(event: dict) -> str:

@@ -1,5 +1,6 @@
 """MiniAgent (8.13) on the server: what the page (or the named API) chose, as plain values, made into
-code/mini_agent.py's Choices; the one file code/mini_agent_file.py writes from them.
+code/mini_agent.py's Choices; the one file code/mini_agent_file.py writes from them; and the score
+8.12's case set gives those parts (mini_agent.for_evaluation), beside the plain loop's on the same cases.
 
 The options, by name (the page's controls and the API's parameters say the same):
   tools      the workspace tools the model is offered (a subset of read, write, edit, bash)
@@ -14,12 +15,17 @@ A missing option is the course's DEMO choice, so a bare question runs the agent 
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Mapping
 
+import evaluation
 import mini_agent
 import mini_agent_file
 import workspace
+from evaluation_cases import CASE_SETS
+from examples_weather import registry as weather
+from function_calling_loop import run_function_calling
 from mini_agent import DEMO, Choices
 from skills import Skill
 
@@ -111,3 +117,33 @@ def file_for(options: Mapping[str, Any], session_id: str | None, task: str) -> s
     Raises ValueError as choices_from does."""
     return mini_agent_file.write_file(choices_from(options, session_id), (task or "").strip()
                                       or mini_agent_file.DEFAULT_TASK)
+
+
+# 8.12's cases for the weather tools: the parts act on these tools as they do on the workspace's.
+SCORED_SET = "examples_weather.py"
+
+
+@dataclasses.dataclass
+class Scores:
+    """The composed agent and the plain loop (function_calling_loop.py) on the same cases, one trial each."""
+    composed: list[evaluation.Trial]
+    plain: list[evaluation.Trial]
+
+    def totals(self) -> tuple[evaluation.Totals, evaluation.Totals]:
+        return evaluation.totals(self.composed), evaluation.totals(self.plain)
+
+
+def score(options: Mapping[str, Any], session_id: str | None, client: Any, temperature: float | None = None) -> Scores:
+    """8.12's weather cases scored on the parts chosen (mini_agent.for_evaluation: the plan, skills and
+    sub-agents are the agent's own arrangements, not scored as work). The tools are the weather
+    example's, so the workspace tools chosen and the rules (written for the workspace's tools: every
+    weather call would wait for a person nobody is there to be) are left out; the page says so.
+    Raises ValueError as choices_from does."""
+    choices = dataclasses.replace(choices_from(options, session_id), rules=None)
+    parts = dataclasses.replace(choices.parts(), tools=None)
+    cases = evaluation.read_cases(CASE_SETS[SCORED_SET])
+    composed = list(evaluation.evaluate(mini_agent.for_evaluation(client, None, weather, parts,
+                                                                  temperature=temperature), cases, trials=1))
+    plain = list(evaluation.evaluate(lambda messages: run_function_calling(
+        client, messages, weather.to_schemas(), weather, temperature=temperature), cases, trials=1))
+    return Scores(composed, plain)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluation_cases import CASE_SETS
 from mini_agent import DEMO_RULES
 from offline.server import OfflineServer
 from tests.app.harness import LessonPage, calls, code_text, set_code, show_file, T, wait_ask
@@ -147,6 +148,25 @@ def test_a_deny_rule_means_it_does_not_run(lesson):
     assert "notes.md" in lesson.panel.locator(".tw-ws-tree").inner_text()
 
 
+def test_8_12_s_cases_score_the_parts_beside_the_plain_loop(lesson):
+    """「打开「📊 8.12 的用例给这组零件打分」，点「📊 打分」：每个天气用例一行，写着这组零件和只用 Function Calling 循环
+    各自通过没有、没通过的原因，上面是两边各通过几个。」"""
+    panel = lesson.panel
+    panel.locator(".tw-ma-score-box").get_by_text(T("📊 8.12 的用例给这组零件打分", "📊 8.12's cases score these parts")).click()
+    panel.locator(".tw-ma-score").click()
+    table = panel.locator(".tw-ma-score-view table").first
+    table.wait_for(timeout=WAIT)
+    cases = [case["name"] for case in CASE_SETS["examples_weather.py"]]
+    rows = [[cell.strip() for cell in row.split("\t")] for row in table.locator("tbody tr").all_inner_texts()]
+    assert [row[0] for row in rows] == cases
+    assert all(row[1] in ("✓", "✗") and row[2] in ("✓", "✗") for row in rows)
+    assert all(len(row) > 3 and row[3] for row in rows if "✗" in row[1:3])      # a failure says why
+    mine, plain = (sum(row[column] == "✓" for row in rows) for column in (1, 2))
+    said = panel.locator(".tw-ma-score-view").first.inner_text()
+    assert T(f"这组零件：通过 {mine} / {len(cases)}；只用 Function Calling：通过 {plain} / {len(cases)}",
+             f"These parts: {mine} / {len(cases)} passed; plain Function Calling: {plain} / {len(cases)} passed") in said
+
+
 @pytest.fixture
 def offline_server():
     server = OfflineServer().start()
@@ -155,13 +175,18 @@ def offline_server():
 
 
 def test_the_whole_agent_is_one_file_that_runs(lesson, offline_server, tmp_path):
-    """「页面最下面是按左边的选择写成的 `mini_agent.py`：取消「子代理」，文件里就没有 `run_task` 了。点「下载」，
+    """「页面最下面是按左边的选择写成的 `mini_agent.py`（默认的任务是上面的问题）：取消「子代理」，文件里就没有 `run_task` 了。点「下载」，
     先运行 `python code/offline_server.py --port 8765`，再在一个有失败测试的文件夹里运行 `python mini_agent.py`，
     它会把测试修好。」"""
     panel = lesson.panel
     source = panel.locator(".tw-ma-file")
     # The editor draws only the lines in view: its head (「这个文件里有：…」) is, the rest is read from the download.
     assert "子代理（task）" in code_text(source)
+    other = "读一下 notes.md，告诉我练习要做什么"       # 「默认的任务是上面的问题」
+    panel.locator(".tw-question textarea").fill(other)
+    lesson.page.wait_for_function("([root, task]) => root.querySelector('.tw-ma-file .cm-content').innerText.includes(task)",
+                                  arg=[panel.element_handle(), other], timeout=WAIT)
+    panel.locator(".tw-question textarea").fill(TASK)
     panel.locator(".tw-ma-subagents input").uncheck()
     lesson.page.wait_for_function("root => !root.querySelector('.tw-ma-file .cm-content').innerText.includes('子代理（task）')",
                                   arg=panel.element_handle(), timeout=WAIT)
@@ -175,6 +200,7 @@ def test_the_whole_agent_is_one_file_that_runs(lesson, offline_server, tmp_path)
     download.value.save_as(script)
     text = script.read_text(encoding="utf-8")
     assert "def run_task(" not in text and "def write_todos(" in text and "def decide(" in text
+    assert f"DEFAULT_TASK = {json.dumps(TASK, ensure_ascii=False)}" in text
     folder = tmp_path / "project"
     shutil.copytree(STARTER, folder)
     done = subprocess.run([sys.executable, str(script), "--workspace", str(folder)], capture_output=True, text=True,
