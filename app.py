@@ -86,6 +86,7 @@ from endpoints import api  # noqa: E402
 from lessons import projector  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
+from access import tab_lifetime  # noqa: E402
 from catalogue import LESSONS  # noqa: E402
 from memory import workspace_memory  # noqa: E402
 from serving import page_compression  # noqa: E402
@@ -98,7 +99,8 @@ from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE, SILENT  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 import i18n  # noqa: E402
-from i18n import page as page_language, tr  # noqa: E402
+from i18n import tr  # noqa: E402
+from serving import page_language  # noqa: E402
 
 SERVER_SECRETS = MappingProxyType(dict(SERVER_SECRETS))
 PORT = int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
@@ -250,7 +252,7 @@ def launch(demo=None, *, server_name=None, server_port=PORT, prevent_thread_lock
     threading.Thread(target=warm_up, args=(demo, warmed), name="sandbox-warmup", daemon=True).start()
     demo.launch(server_name=host, server_port=server_port, ssr_mode=False, share=False, theme=THEME, css=CSS,
                 prevent_thread_lock=True, quiet=quiet, max_file_size=MAX_UPLOAD, show_error=True,
-                state_session_capacity=expiry.max_sessions(),
+                state_session_capacity=tab_lifetime.max_sessions(),
                 app_kwargs=page_compression.app_kwargs(keep_pages_when=warmed.is_set))
     gc.freeze()     # what launch made (the app and its routes) lives as long, too
     if threading.current_thread() is threading.main_thread():

@@ -7,7 +7,7 @@ stays here, on the server, under a random handle; the browser tab keeps only tha
 sessionStorage (one browser tab, gone when it closes, never in localStorage). A page loaded in
 that tab sends the handle back and its session gets the key again (and, with the class code, is
 let in again). The handle is worth nothing on another server or once its entry expired: an entry
-lasts as long as an idle session does (serving/expiry.py's TTL) from its last use, and
+lasts as long as an idle session does (access/tab_lifetime.py's TTL) from its last use, and
 "清除本会话密钥" deletes the key.
 """
 from __future__ import annotations
@@ -16,6 +16,8 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
+
+from access.tab_lifetime import session_ttl
 
 # A classroom's worth of students, each with a key or two, many times over; the oldest go first.
 MAX_ENTRIES = 10_000
@@ -33,7 +35,6 @@ class TypedKeys:
     @property
     def ttl(self) -> float:
         if self._ttl is None:
-            from serving.expiry import session_ttl
             return session_ttl()
         return self._ttl
 

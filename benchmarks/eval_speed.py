@@ -167,7 +167,7 @@ def summing(runs: int, repeat: int) -> None:
 def end_to_end(repeat: int) -> None:
     from access.clients import Settings
     from catalogue import LESSONS
-    from runs import backend, eval_backend
+    from runs import backend, eval_backend, starters
     import sandbox
 
     sandbox.start()
@@ -184,7 +184,7 @@ def end_to_end(repeat: int) -> None:
     def one_by_one():
         for case in cases:
             for _ in range(3):
-                run = backend.run_to_end(backend.start_run(LESSONS["function_calling"].start, weather, case["question"],
+                run = backend.run_to_end(backend.start_run(starters.of(LESSONS["function_calling"]), weather, case["question"],
                                                            Settings()))
                 assert run.error is None
 

@@ -5,17 +5,15 @@ titles), links (which parameters a link may set), the run (how its loop starts, 
 on the workspace, which option picks a simulated mistake), the named API and the README's
 lesson table. Adding a lesson is one entry here plus the page module it names.
 
-The catalogue sits below the page: it names its page module (app.py imports it) but never
-imports one, so runs/, endpoints/ and the tests can read it without building any component.
+The catalogue sits below the page and below the runs: it names its page module (app.py imports
+it) and its loop's starter (runs/starters.py resolves it) but imports neither, so runs/, endpoints/
+and the tests can read it without building any component or loading any loop.
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
 
 from i18n import now, tr
-
-from runs import starters
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +27,9 @@ class Lesson:
     path: str                         # the page's address under the app's root ("": the first lesson, at /)
     panel: str                        # the page element that holds the lesson (its elem_id)
     editor: bool                      # tools come from an editable source with example sets
-    start: Callable | None = None     # backend.Starter; None for a workspace lesson: starters.workspace
+    # The name of its loop's starter in runs/starters.py (starters.of(lesson) is the function); a
+    # workspace lesson has none (workspace_backend starts starters.workspace) unless it names its own loop.
+    start: str | None = None
     workspace: bool = False           # runs the four atomic tools on the session's workspace
     # Its tools come from a server that loads the source (MCP): a source that does not load is the
     # server's failure to show, so the run starts all the same.
@@ -61,20 +61,20 @@ BEYOND_THE_COURSE = None
 LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     Lesson("react", tr("正则 ReAct", "Regex ReAct"), "8.2",
            ("react_loop.py", "json_loop.py", "text_parsers.py", "text_protocol_loop.py"),
-           "lessons.react_page", "", "tab-react", editor=True, start=starters.react, mistake_option="mistake",
+           "lessons.react_page", "", "tab-react", editor=True, start="react", mistake_option="mistake",
            link_options=("approach", "mistake", "envelope"), approaches=("react", "json")),
     Lesson("registry", tr("工具注册", "Tool registry"), "8.4",
            ("naive_schema.py", "simple_registry.py", "tool_registry.py", "type_schema.py", "tool_arguments.py",
             "tool_outcome.py"),
-           "lessons.registry_page", "registry", "tab-registry", editor=True, start=starters.registry),
+           "lessons.registry_page", "registry", "tab-registry", editor=True, start="registry"),
     Lesson("function_calling", tr("Function Calling", "Function Calling"), "8.4",
            ("minimal_loop.py", "function_calling_loop.py", "loop_parts.py", "events.py", "llm_clients.py"),
-           "lessons.function_calling_page", "function-calling", "tab-function-calling", editor=True, start=starters.function_calling,
+           "lessons.function_calling_page", "function-calling", "tab-function-calling", editor=True, start="function_calling",
            mistake_option="mistake", link_options=("tool_choice", "mistake", "parallel", "envelope")),
     # MCP is not a section of the course's chapter: the same registry, served over a protocol.
     Lesson("mcp", tr("MCP", "MCP"), BEYOND_THE_COURSE,
            ("mcp_server.py", "mcp_client_loop.py", "mcp_schema_diff.py"),
-           "lessons.mcp_page", "mcp", "tab-mcp", editor=True, start=starters.mcp, mistake_option="mistake", served=True),
+           "lessons.mcp_page", "mcp", "tab-mcp", editor=True, start="mcp", mistake_option="mistake", served=True),
     Lesson("workspace", tr("原子工具", "Atomic tools"), "8.5", ("atomic_tools.py",),
            "lessons.workspace_page", "workspace", "tab-workspace", editor=False, workspace=True,
            link_options=("approach",), approaches=("function_calling", "react")),
@@ -82,20 +82,20 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
            "lessons.permissions_page", "permissions", "tab-permissions", editor=False, workspace=True,
            link_options=("approach", "rules"), approaches=("function_calling", "react")),
     Lesson("hooks", tr("钩子", "Hooks"), "8.7", ("hooks.py", "examples_ops.py"),
-           "lessons.hooks_page", "hooks", "tab-hooks", editor=True, start=starters.hooks, step=False),
+           "lessons.hooks_page", "hooks", "tab-hooks", editor=True, start="hooks", step=False),
     Lesson("context", tr("上下文预算", "Context budget"), "8.8", ("context.py",),
-           "lessons.context_page", "context", "tab-context", editor=False, start=starters.context, step=False,
+           "lessons.context_page", "context", "tab-context", editor=False, start="context", step=False,
            tools=False, link_options=("strategy", "budget")),
     Lesson("skills", tr("技能", "Skills"), "8.9", ("skills.py",),
-           "lessons.skills_page", "skills", "tab-skills", editor=False, start=starters.skills, step=False, tools=False),
+           "lessons.skills_page", "skills", "tab-skills", editor=False, start="skills", step=False, tools=False),
     Lesson("subagents", tr("子代理", "Sub-agents"), "8.10", ("subagents.py",),
-           "lessons.subagents_page", "subagents", "tab-subagents", editor=True, start=starters.subagent, step=False),
+           "lessons.subagents_page", "subagents", "tab-subagents", editor=True, start="subagent", step=False),
     # A case set run against one or two models; its run panel runs one case's question through Function Calling.
     Lesson("evaluation", tr("评估", "Evaluation"), "8.12", ("evaluation.py", "evaluation_cases.py"),
-           "lessons.evaluation_page", "evaluation", "tab-evaluation", editor=True, start=starters.function_calling),
+           "lessons.evaluation_page", "evaluation", "tab-evaluation", editor=True, start="function_calling"),
     # The chapter's parts on one loop, on the workspace; its file runs on its own (mini_agent_file.py).
     Lesson("mini_agent", tr("MiniAgent", "MiniAgent"), "8.13", ("mini_agent.py", "mini_agent_file.py"),
-           "lessons.mini_agent_page", "mini-agent", "tab-mini-agent", editor=False, start=starters.mini_agent,
+           "lessons.mini_agent_page", "mini-agent", "tab-mini-agent", editor=False, start="mini_agent",
            workspace=True, step=False),
 )}
 FIRST = next(iter(LESSONS))

@@ -308,15 +308,18 @@ def compact(client: Any, messages: list[dict], keep: int = MIN_KEEP) -> Shrunk:
 
 # ── 页面上的几种做法：同一个入口，预算只有窗口用得上，摘要要一个模型
 
-STRATEGIES = {
-    "none": "不处理（原样发出）",
-    "fold": "折叠长结果",
-    "forget": "旧结果换成一行",
-    "window": "滑动窗口",
-    "fold_window": "先折叠，再滑动窗口",
-    "naive_window": "课程仓库的窗口（一条一条地丢）",
-    "compact": "/compact 摘要",
-}
+# 名字、标题，和网页英文版用的标题：一张表，两种语言不会各说各的
+STRATEGY_TABLE = (
+    ("none", "不处理（原样发出）", "No change (sent as it is)"),
+    ("fold", "折叠长结果", "Fold long results"),
+    ("forget", "旧结果换成一行", "Old results to one line"),
+    ("window", "滑动窗口", "Sliding window"),
+    ("fold_window", "先折叠，再滑动窗口", "Fold, then sliding window"),
+    ("naive_window", "课程仓库的窗口（一条一条地丢）", "The course's window (drops one message at a time)"),
+    ("compact", "/compact 摘要", "/compact summary"),
+)
+STRATEGIES = {name: title for name, title, _ in STRATEGY_TABLE}
+TITLES_EN = {name: english for name, _, english in STRATEGY_TABLE}
 NEEDS_MODEL = ("compact",)
 
 

@@ -14,6 +14,8 @@
   tool_call → hook PreToolUse… → permission → （执行）→ hook PostToolUse… → tool_result
 在会话的一条分支上跑时（sessions.py），每个事件都带上 branch（分支的 id），写进会话的每一条消息是一个 entry 事件：
   request → response → …… → tool_result → entry（assistant）→ entry（tool）… → response → entry → final
+一次运行知道自己要做到什么时（evaluation.py 的一条用例），第一个事件是 purpose（turn 0），带着那条用例：
+  purpose → request → …
 事件都是普通的 dict（TypedDict 只是给读代码的人和类型检查器看的），所以能直接 json.dumps。
 每个事件都有 type 和 turn（第几轮，从 1 开始）。
 """
@@ -129,11 +131,12 @@ class FinalEvent(TypedDict):
 class ErrorExtras(TypedDict, total=False):
     retry_without: str            # 端点不认的参数（tool_choice / parallel_tool_calls / strict）：去掉它可以重试
     status: int                   # 服务端答的 HTTP 错误状态码；没得到回答（连不上、超时、流断了）就没有这一项
+    cause: str                    # 错误由另一个错误引起时，那个错误的 code（比如钩子源码加载失败的原因）
 
 
 class ErrorEvent(ErrorExtras):
     type: Literal["error"]
-    turn: int
+    turn: int | None              # None：还没开始哪一轮就停了（比如源码读不了、对话不能用）
     code: str                     # 模型端的失败（LLMError.code）或 too_many_failures / max_turns / bad_response
     message: str                  # 给人看的中文，说清楚下一步怎么做
 
@@ -179,6 +182,18 @@ class PermissionEvent(TypedDict):
     rule: str                     # 起作用的规则的键；没有规则匹配时是 ""（默认先问人）
     reason: str
     asking: str | None            # 只有 ask 才有：问人的理由；循环停在这里等 send（见 mini_agent.permitted）
+
+
+class PurposeEvent(TypedDict, total=False):
+    """这次运行要做到什么：evaluation.py 的一条用例（Case.to_json），记在最前面，导出、回放时照样能判。"""
+    type: Literal["purpose"]
+    turn: int                     # 0：在第一轮请求之前
+    name: str
+    question: str
+    calls: list[dict]             # 该有的调用和参数的匹配规则
+    order: str
+    answer: dict
+    before: list[dict]
 
 
 class ContextEvent(TypedDict):
@@ -332,8 +347,13 @@ def final(turn: int, content: str, messages: list[dict]) -> FinalEvent:
     return {"type": "final", "turn": turn, "content": content, "messages": messages}
 
 
-def error(turn: int, code: str, message: str) -> ErrorEvent:
+def error(turn: int | None, code: str, message: str) -> ErrorEvent:
     return {"type": "error", "turn": turn, "code": code, "message": message}
+
+
+def purpose(case: dict) -> PurposeEvent:
+    """case 是 evaluation.Case.to_json() 写出的那种 dict。"""
+    return {"type": "purpose", "turn": 0, **case}
 
 
 def entry(turn: int, branch: str, written: dict) -> EntryEvent:

@@ -9,9 +9,8 @@ from typing import Any, Mapping
 import gradio as gr
 
 from endpoints import workspace_api
-from memory import session_io
 from i18n import tr
-from runs import backend, eval_backend, headline, purposes
+from runs import backend, eval_backend, headline, purposes, session_io, starters
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -33,7 +32,7 @@ def _run(lesson, secrets, source, question, settings, options, mistake, session_
     JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a
     success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py)."""
     purpose = purposes.event(purposes.purpose_for(lesson.id, question or "", options))
-    run = backend.run_to_end(backend.start_run(lesson.start, source or "", question or "", settings, options,
+    run = backend.run_to_end(backend.start_run(starters.of(lesson), source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
                                                request=request, class_code=class_code or "", served=lesson.served,
                                                tools=lesson.tools, purpose=purpose))

@@ -9,12 +9,15 @@ The choice, in this order:
 The server decides, never the page's script: every event of a browser tab carries the page's
 query and the browser's Accept-Language, so `current()` is right in any handler, at any depth
 (a verdict, a timeline title, a link's note), without each handler passing a language along.
+Where the request of the event being handled is kept is Gradio's business, so the layer that
+patches Gradio says it (serving/gradio_patches.py calls `read_requests_with` when imported);
+until then there is no request, and the page is Chinese.
 Outside an event (building the page, a test calling a function directly) it is Chinese;
 `using(lang)` sets it explicitly.
 
 A text is written once, both languages side by side: `tr("▶ 运行", "▶ Run")`. It returns the
 text of the current language as a `Text` (a str that also knows both), so the labels given when
-the page is built carry their English along and page.py can put it on screen for an English tab.
+the page is built carry their English along and serving/page_language.py can put it on screen for an English tab.
 Longer texts (the lessons) are files side by side: react.md and react.en.md.
 
 Why not Gradio's own i18n (gr.I18n with launch(i18n=...)): Gradio 6.31's frontend picks its
@@ -29,13 +32,26 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 LANGUAGES = ("zh", "en")
 DEFAULT = "zh"
 PARAM = "lang"
 
 _chosen: contextvars.ContextVar[str | None] = contextvars.ContextVar("page_language", default=None)
+
+
+def _no_request() -> Any:
+    return None
+
+
+_current_request: Callable[[], Any] = _no_request
+
+
+def read_requests_with(reader: Callable[[], Any]) -> None:
+    """`reader()` gives the request of the event being handled (None outside one)."""
+    global _current_request
+    _current_request = reader
 
 
 def first_language(accept_language: str | None) -> str:
@@ -81,8 +97,7 @@ def of_request(request: Any) -> str:
 
 def link_language() -> str | None:
     """The lang= of the tab's link when it names one of LANGUAGES (a copied link keeps it)."""
-    from serving import gradio_patches
-    request = gradio_patches.current_request()
+    request = _current_request()
     try:
         wanted = (request.query_params.get(PARAM) or "").strip().lower() if request is not None else ""
     except (AttributeError, TypeError):
@@ -94,8 +109,7 @@ def current() -> str:
     chosen = _chosen.get()
     if chosen is not None:
         return chosen
-    from serving import gradio_patches
-    return of_request(gradio_patches.current_request())
+    return of_request(_current_request())
 
 
 def english() -> bool:

@@ -12,7 +12,7 @@ import context
 import i18n
 from i18n import now, tr
 from lessons.html_bits import esc, fold, milliseconds, pre
-from runs.context_backend import FATES_EN, TITLES_EN
+from runs.context_backend import FATES_EN
 
 
 # Wide tables scroll inside their own box: on a phone the page itself does not scroll sideways.
@@ -67,7 +67,7 @@ def note(text: Any) -> str:
 
 
 def title(strategy: str) -> str:
-    return tr(context.STRATEGIES.get(strategy, strategy), TITLES_EN.get(strategy, strategy))
+    return tr(context.STRATEGIES.get(strategy, strategy), context.TITLES_EN.get(strategy, strategy))
 
 
 def fate(text: str) -> str:

@@ -50,6 +50,7 @@ from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import Kept
 from runs import context_backend
 from serving.page_events import SILENT
+import context
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
 
@@ -249,10 +250,10 @@ def _check(name: str, value: str, spec: Lesson) -> str:
     if name == "rules":
         return rules_problem(value)
     if name == "strategy":
-        return "" if value in context_backend.TITLES_EN else tr(
+        return "" if value in context.STRATEGIES else tr(
             "链接里的 strategy={value}不认识，已忽略；可选：{known}。",
             "The link's strategy={value} is unknown: ignored; the strategies are: {known}.").format(
-                value=shown(value), known=_choices(context_backend.TITLES_EN))
+                value=shown(value), known=_choices(context.STRATEGIES))
     if name == "budget":
         low, high = context_backend.BUDGET_RANGE
         return "" if value.isdigit() and low <= int(value) <= high else tr(

@@ -2,6 +2,12 @@
 the page; the sandbox runs them like tool sources. Each one's docstring says what to ask."""
 from __future__ import annotations
 
+import inspect
+
+import hooks as course_hooks
+
+# The hook itself is code/hooks.py's mask_secrets, word for word: the rule lives in the course's file
+# and the example shows it registered on both events.
 MASKING = '''"""结果交给模型之前，遮住密钥和密码。工具失败时交给模型的是报错，报错里一样可能有密钥：
 PostToolUse 只在成功之后运行，失败之后运行的是 PostToolUseFailure，所以两种都登记。
 试：读一下 payments 服务的配置，再试 读一下 billing 服务的配置（它会报错）"""
@@ -12,13 +18,7 @@ hooks = Hooks()
 
 @hooks.on(POST)          # fail 默认是 closed：脱敏钩子坏了，结果就不交给模型
 @hooks.on(FAILED)        # 失败之后也运行：报错交给模型之前同样遮住
-def mask_secrets(call):
-    text = call["tool_response"] if call["hook_event_name"] == POST else call["error"]
-    masked = mask(text)  # code/hooks.py 的规则：sk-… 只留前几个字符，password=… 的值换成星号
-    if masked != text:
-        return {"updatedToolOutput": masked}
-    return None          # 没有要遮的：没意见，原样交出
-'''
+''' + inspect.getsource(course_hooks.mask_secrets)
 
 DENY_SQL = '''"""PreToolUse：删数据的 SQL 不执行，理由作为工具结果交给模型；改数据的先问人。
 试：执行 SQL `DROP TABLE orders`，再试 执行 SQL `UPDATE orders SET paid = 1`"""

@@ -18,8 +18,7 @@ import gradio as gr
 from i18n import tr
 
 from lessons import workspace_panel
-from memory import session_io
-from runs import run_driver
+from runs import run_driver, session_io
 from serving import expiry
 from serving.page_events import PRIVATE, session_of
 from runs.run_driver import RunInputs, RunState

@@ -13,7 +13,7 @@ WAYS = {"catalogue": tr("只列目录，用 load_skill 读正文", "the catalogu
 
 
 # The memory table's columns: given to the gr.Dataframe as built (an English page gets them in English,
-# i18n/page.py) and with every update, in the tab's language (an update carries its headers).
+# serving/page_language.py) and with every update, in the tab's language (an update carries its headers).
 MEMORY_HEADERS = (tr("第几条", "No."), tr("事实", "fact"), tr("来源", "source"), tr("记下的时间", "saved at"))
 
 

@@ -64,7 +64,7 @@ from i18n import found_in, now, tr
 
 from access.clients import model_box
 from access.typed_keys import TYPED_KEYS
-from memory import session_io
+from runs import session_io
 from memory.memory_format import (NOT_KEPT_FIELD, NOT_KEPT_FILES, PREFIX, RUN_NOT_KEPT, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
 from serving.page_events import SILENT, joined, session_of

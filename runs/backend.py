@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import i18n
 import sandbox
+import events as loop_events
 import tool_outcome
 from i18n import tr
 
@@ -171,7 +172,7 @@ def jsonable(event: Any) -> dict:
     try:
         return json.loads(json.dumps(event, ensure_ascii=False, default=str))
     except (TypeError, ValueError):
-        return {"type": "error", "turn": None, "code": "bad_event", "message": f"无法显示的事件：{event!r}"[:500]}
+        return loop_events.error(None, "bad_event", f"无法显示的事件：{event!r}"[:500])
 
 
 @dataclasses.dataclass
@@ -245,8 +246,7 @@ def advance(run: Run, override: Any = NEXT) -> dict | None:
         return None
     except Exception as exc:  # whatever the client or loop raised: an error event, the page stays alive
         run.loop = None
-        event = {"type": "error", "turn": None, "code": getattr(exc, "code", "exception"),
-                 "message": str(exc) or exc.__class__.__name__}
+        event = loop_events.error(None, getattr(exc, "code", "exception"), str(exc) or exc.__class__.__name__)
     event = jsonable(event)
     if event.get("type") == "tool_result" and (event.get("turn"), event.get("id")) in run.hand_written:
         event["overridden"] = "结果由学生手写，没有执行工具"

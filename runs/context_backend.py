@@ -11,6 +11,7 @@ import json
 from typing import Any, Iterator
 
 import context
+import events as loop_events
 
 from i18n import now, tr
 
@@ -18,10 +19,8 @@ MAX_MESSAGES = 200
 MAX_CHARS = 200_000
 BUDGET_RANGE = (50, 8_000)      # the page's slider spans it; a link or the API is held to it too
 ROLES = ("system", "user", "assistant", "tool")
-# context.py's strategy titles and a message's fates, in English (the Chinese come with the event).
-TITLES_EN = {"none": "No change (sent as it is)", "fold": "Fold long results", "forget": "Old results to one line",
-             "window": "Sliding window", "fold_window": "Fold, then sliding window",
-             "naive_window": "The course's window (drops one message at a time)", "compact": "/compact summary"}
+# A message's fates in English (the Chinese come with the event); the strategies' titles are
+# context.STRATEGY_TABLE's.
 FATES_EN = {"原样留着": "kept as it is", "折叠了": "folded", "换成一行说明": "replaced by one line",
             "丢掉了": "dropped", "交给模型写摘要": "given to the model to summarise", "改了": "changed"}
 
@@ -195,7 +194,7 @@ def context_loop(client: Any, question: str, options: dict, *, max_turns: int, t
         history = conversation_from(options.get("conversation"))
         strategy, budget = strategy_from(options.get("strategy") or "none"), budget_from(options.get("budget"))
     except Unusable as problem:
-        yield {"type": "error", "turn": None, "code": "conversation", "message": str(problem)}
+        yield loop_events.error(None, "conversation", str(problem))
         return None
     return (yield from context.run_within_budget(client, history, question, strategy, budget, max_turns=max_turns,
                                                  temperature=temperature, stream=stream))

@@ -56,13 +56,14 @@ import re
 from typing import Any
 
 import accents
+import context
 import evaluation
 import events as loop_events
 import hooks
 from accents import string_values, unsaid_arguments
 from i18n import tr
 
-from runs.context_backend import FATES_EN, TITLES_EN
+from runs.context_backend import FATES_EN
 
 
 # A failed call that was not the model's mistake: error_code -> who stopped it. Every other
@@ -240,7 +241,7 @@ def _context_clause(event: dict) -> str:
 
 
 def _strategy(event: dict) -> str:
-    return tr(str(event.get("title") or event.get("strategy")), TITLES_EN.get(event.get("strategy"), ""))
+    return tr(str(event.get("title") or event.get("strategy")), context.TITLES_EN.get(event.get("strategy"), ""))
 
 
 def _by_hand(events: list[dict], key: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+import events as loop_events
 import hooks
 import sandbox
 
@@ -74,8 +75,8 @@ def hooked_loop(execute, client, question: str, tools: list, source: str, **opti
     `options` go to the loop as they are (max_turns, temperature, stream, tool_choice)."""
     registered = Sandboxed(source, execute.session_id)
     if registered.error is not None:
-        yield {"type": "error", "turn": None, "code": "hooks_source", "cause": registered.error["code"],
-               "message": f"加载钩子源码时：{registered.error['message']}"}
+        yield {**loop_events.error(None, "hooks_source", f"加载钩子源码时：{registered.error['message']}"),
+               "cause": registered.error["code"]}
         return None
     steps = hooks.run_with_hooks(client, question, tools, execute, registered.hooks, **options)
     return (yield from backend.relayed(steps, registered.with_printed))

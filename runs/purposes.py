@@ -12,7 +12,7 @@ Where a purpose is written, beside its question:
   - MINI_AGENT below: MiniAgent's task on the workspace, fixed when the tests pass after an edit.
 A question typed freely has no purpose (None) and is judged on its events alone.
 
-The run records its purpose as its first event ({"type": "purpose", "turn": 0, …the case}), so an
+The run records its purpose as its first event (events.purpose: turn 0, the case), so an
 export, a replay and a kept run are judged as the run was. A purpose is only used where it fits the
 run (runs/headline.py's `fits`): every tool it names was offered, every exact value it expects was
 said to the model. A source edited into other tools, a skill renamed, the memory tools switched
@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
+import events as loop_events
 from evaluation import Case, read_cases
 from evaluation_cases import CASE_SETS
 
@@ -112,5 +113,5 @@ EVALUATED = evaluated()
 
 def event(case: Case | None) -> dict | None:
     """The run's purpose as its first event."""
-    return None if case is None else {"type": "purpose", "turn": 0, **case.to_json()}
+    return None if case is None else loop_events.purpose(case.to_json())
 

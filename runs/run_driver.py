@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 import workspace
 
 from i18n import tr
-from memory import session_io
-from runs import backend, mcp_backend, purposes, workspace_backend
+from runs import backend, mcp_backend, purposes, session_io, starters, workspace_backend
 from access.clients import Settings
 from runs.backend import error_text
 
@@ -188,7 +187,7 @@ def gate_asking(state: RunState, event: dict) -> dict:
     call = next((e for e in reversed(state.run.events) if e.get("type") == "tool_call"
                  and (e.get("turn"), e.get("id"), e.get("child")) == (event.get("turn"), event.get("id"),
                                                                       event.get("child"))),
-                {"type": "tool_call", "turn": event.get("turn"), "id": event.get("id"), "name": event.get("name")})
+                {"turn": event.get("turn"), "id": event.get("id"), "name": event.get("name")})   # (its call comes first)
     call = {**call, "arguments": event.get("arguments")}
     return {"call": call, "rule": event.get("rule") or "", "reason": str(event.get("reason") or ""),
             "preview": preview(state, call), "gate": True}
@@ -215,11 +214,12 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
         state.run = workspace_backend.start_run(session_id, state.question, inputs.settings,
                                                 inputs.options.get("approach") or "function_calling",
                                                 session_key=inputs.session_key, secrets=secrets, request=request,
-                                                start=lesson.start, options=inputs.options,
+                                                start=starters.of(lesson) if lesson.start else None,
+                                                options=inputs.options,
                                                 purpose=workspace_purpose(lesson, state.question, inputs.options))
     else:
         mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
-        state.run = backend.start_run(lesson.start, state.source, state.question, inputs.settings, inputs.options,
+        state.run = backend.start_run(starters.of(lesson), state.source, state.question, inputs.settings, inputs.options,
                                       session_key=inputs.session_key, secrets=secrets, mistake=mistake,
                                       strict=inputs.strict, session_id=session_id, request=request,
                                       served=lesson.served, tools=lesson.tools,

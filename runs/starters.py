@@ -2,11 +2,13 @@
 backend.Starter, `start(client, question, tools, execute, settings, options)`.
 
 The page, the named API and the workspace lessons start runs through these, by way of the
-lesson catalogue (catalogue/): none of them needs a page module to start a run.
+lesson catalogue (catalogue/), which names each by its name here (`of(lesson)` finds it): none of
+them needs a page module to start a run.
 """
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
@@ -129,3 +131,16 @@ def mini_agent(client, question, tools, execute, settings, options):
     return backend.child_turns(run_mini_agent(client, question, tools, execute, choices.parts(),
                                               max_turns=max(settings.max_turns, MINI_AGENT_TURNS),
                                               temperature=settings.temperature))
+
+
+# What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
+BY_NAME = {starter.__name__: starter for starter in (react, registry, function_calling, mcp, hooks, context, skills,
+                                                      subagent, workspace, mini_agent)}
+
+
+def of(lesson) -> Callable:
+    """The starter a catalogue lesson names (its `start`)."""
+    if lesson.start not in BY_NAME:
+        raise LookupError(f"课程 {lesson.id} 的 start={lesson.start!r} 不是 runs/starters.py 里的开始方式"
+                          f"（可选：{', '.join(BY_NAME)}）")
+    return BY_NAME[lesson.start]

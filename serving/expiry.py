@@ -7,7 +7,7 @@ gradio_patches.py keeps it small), the queue's message box of the tab, the
 sandbox's usage ledger, and the tab's workspace folder on disk (workspace/).
 Exported session files and workspace zips also stay in the temp folder.
 Everything here is dropped once a tab has been idle for TOOL_WORKSHOP_SESSION_TTL
-seconds (default 2 hours), so memory returns to where it started after each class.
+seconds (default 2 hours; access/tab_lifetime.py), so memory returns to where it started after each class.
 """
 from __future__ import annotations
 
@@ -22,11 +22,10 @@ import time
 
 import workspace
 
+from access.tab_lifetime import session_ttl
 from runs import backend, skills_backend
 from serving import gradio_patches
 
-DEFAULT_TTL_SECONDS = 2 * 3600
-DEFAULT_MAX_SESSIONS = 500
 EXPORT_PATTERN = os.path.join("tool-workshop-*", "session-*.json")   # what session_io.export_file writes
 ZIP_PATTERN = os.path.join("tool-workshop-*", "workspace-*.zip")     # what workspace_panel.write_zip writes
 EVALUATION_PATTERNS = (os.path.join("tool-workshop-*", "evaluation-*.*"),   # what eval_backend.written writes
@@ -35,24 +34,6 @@ EXPORTS_EVERY_SECONDS = 600
 FULL_COLLECTION_SECONDS = 300
 NEVER_BY_ITSELF = 1 << 30          # collections of the middle generation before Python starts a full one
 log = logging.getLogger(__name__)
-
-
-def _positive(name: str, default: float) -> float:
-    try:
-        value = float(os.environ.get(name, default))
-    except ValueError:
-        return float(default)
-    return value if value > 0 else float(default)
-
-
-def session_ttl() -> float:
-    """Seconds an idle tab is remembered (TOOL_WORKSHOP_SESSION_TTL)."""
-    return _positive("TOOL_WORKSHOP_SESSION_TTL", DEFAULT_TTL_SECONDS)
-
-
-def max_sessions() -> int:
-    """Tabs remembered at most; past it the least recently used is forgotten first."""
-    return int(_positive("TOOL_WORKSHOP_MAX_SESSIONS", DEFAULT_MAX_SESSIONS))
 
 
 def close_run(state) -> None:

@@ -80,7 +80,7 @@ What is here, what it is for, and what breaks without it:
   lang= and the browser's Accept-Language), so no handler has to pass a language along.
   Without it: every text the server writes in Chinese, whatever the tab asked for.
 - `static_props()`: what a component was built with (Gradio's record of the constructor's
-  arguments): the labels i18n/page.py puts on screen in English. Without it: the page's labels
+  arguments): the labels serving/page_language.py puts on screen in English. Without it: the page's labels
   in Chinese only.
 - `poll_idle_queue_every()`: while idle, Gradio's queue looks for new events every
   millisecond (about 7 % of a core per open app); the tests' in-process apps (harness.py) poll
@@ -103,6 +103,8 @@ import warnings
 import weakref
 from pathlib import Path
 from typing import Any, Callable
+
+import i18n
 
 REQUIREMENTS = Path(__file__).resolve().parent.parent / "requirements.txt"
 
@@ -595,6 +597,9 @@ def current_request():
     """The gr.Request of the event being handled in this thread or task, None outside one."""
     from gradio.context import LocalContext
     return LocalContext.request.get(None)
+
+
+i18n.read_requests_with(current_request)     # i18n sits below this layer and cannot import it
 
 
 def static_props(block) -> dict:

@@ -28,3 +28,36 @@ def test_every_variable_the_server_reads_a_key_or_address_from_is_sealed():
     assert read <= set(sealing.SECRET_NAMES)
     app = (ROOT / "app.py").read_text(encoding="utf-8")
     assert "sandbox.seal_secrets()" in app      # the one list, not a copy of it
+
+
+def test_the_masking_hook_is_written_once_and_the_example_shows_the_course_s():
+    import inspect
+
+    import hooks
+    from lessons.hook_sets import HOOK_SOURCES
+
+    written = [str(path.relative_to(ROOT)) for path in project_sources()
+               if '{"updatedToolOutput": masked}' in path.read_text(encoding="utf-8")]
+    assert written == ["code/hooks.py"]
+    assert inspect.getsource(hooks.mask_secrets) in HOOK_SOURCES["脱敏"]
+
+
+def test_the_context_strategies_titles_are_one_table():
+    import context
+
+    assert list(context.TITLES_EN) == list(context.STRATEGIES)
+    written = [str(path.relative_to(ROOT)) for path in project_sources()
+               if '"Fold long results"' in path.read_text(encoding="utf-8")]
+    assert written == ["code/context.py"]
+
+
+def test_the_app_builds_no_event_by_hand():
+    """A run's events come from code/events.py's builders; the app's own layers call them too."""
+    import re
+
+    kinds = set(re.findall(r'type: Literal\["(\w+)"\]', (ROOT / "code" / "events.py").read_text(encoding="utf-8")))
+    assert {"error", "purpose", "tool_result"} <= kinds
+    built = {str(path.relative_to(ROOT)): kind for path in project_sources()
+             if path.relative_to(ROOT).parts[0] in ("runs", "lessons", "offline", "endpoints", "memory", "serving")
+             for kind in kinds if f'{{"type": "{kind}"' in path.read_text(encoding="utf-8")}
+    assert built == {}

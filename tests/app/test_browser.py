@@ -164,7 +164,7 @@ def test_an_imported_file_from_anyone_is_checked_and_the_page_goes_on(browser, a
     still runs."""
     from function_calling_loop import run_function_calling
     from llm_clients import make_client
-    from memory import session_io
+    from runs import session_io
 
     weather = [{"type": "function", "function": {"name": "get_weather", "description": "查询天气", "parameters": {
         "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]

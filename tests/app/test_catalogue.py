@@ -1,12 +1,16 @@
 """The lesson catalogue is the one description of a lesson: the page, the run, the named API, links
 and the README all follow it."""
+import dataclasses
 import importlib
 import pathlib
 import re
 
+import pytest
+
 import catalogue
 from catalogue import LESSONS
 from i18n import tr
+from runs import starters
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -25,6 +29,7 @@ def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
     for lesson in LESSONS.values():
         assert lesson.start is not None or lesson.workspace, lesson.id
         assert lesson.editor == (lesson.start is not None and lesson.tools and not lesson.workspace), lesson.id
+        assert lesson.start is None or starters.of(lesson).__name__ == lesson.start, lesson.id
     assert [lesson.id for lesson in LESSONS.values() if lesson.workspace and lesson.start] == ["mini_agent"]
     assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context", "skills",
                                        "subagents", "evaluation")
@@ -73,3 +78,9 @@ def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
     assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks", "context", "skills",
                                                                           "subagents"]
+
+
+def test_a_lesson_naming_no_starter_is_told_which_there_are():
+    wrong = dataclasses.replace(LESSONS["react"], start="reactt")
+    with pytest.raises(LookupError, match="start='reactt'.*react, registry"):
+        starters.of(wrong)

@@ -12,7 +12,9 @@ import weakref
 import pytest
 
 import sandbox
-from memory import session_io
+from access import tab_lifetime
+from access.typed_keys import TypedKeys
+from runs import session_io
 from serving import expiry
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 
@@ -127,9 +129,10 @@ def test_old_exported_files_are_removed(tmp_path):
 
 def test_session_lifetime_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("TOOL_WORKSHOP_SESSION_TTL", "90")
-    assert expiry.session_ttl() == 90
+    assert tab_lifetime.session_ttl() == 90
+    assert TypedKeys().ttl == 90                  # a typed key lives as long as its tab
     for bad in ("0", "-5", "soon"):
         monkeypatch.setenv("TOOL_WORKSHOP_SESSION_TTL", bad)
-        assert expiry.session_ttl() == expiry.DEFAULT_TTL_SECONDS
+        assert tab_lifetime.session_ttl() == tab_lifetime.DEFAULT_TTL_SECONDS
     monkeypatch.delenv("TOOL_WORKSHOP_SESSION_TTL")
-    assert expiry.session_ttl() == expiry.DEFAULT_TTL_SECONDS
+    assert tab_lifetime.session_ttl() == tab_lifetime.DEFAULT_TTL_SECONDS

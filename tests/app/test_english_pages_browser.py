@@ -17,7 +17,7 @@ is drawn:
                        the lesson's example questions: the course's tools know Chinese city and employee names
                        only, and the offline model answers Chinese questions.
 One table is left out: the evaluation lesson's case table, whose first headers are written in both
-languages by that page ("用例 / case"), until it gives them as tr() texts (i18n/page.py puts those in English).
+languages by that page ("用例 / case"), until it gives them as tr() texts (serving/page_language.py puts those in English).
 A page text may quote that content (the headline quotes the model's answer, the regex groups are read from the
 reply, the reason a reply was not read goes back to the model word for word, the naive regex quotes what it
 misread): such a text passes only when each of its Chinese runs occurs in the course content on screen."""

@@ -122,7 +122,7 @@ def test_bad_link_values_are_named_and_ignored():
 
 def test_an_english_tab_gets_the_english_of_every_label_built_with_tr():
     import app
-    from i18n import page
+    from serving import page_language as page
 
     demo = app.build_demo({})
     updates = page.english_updates(demo)

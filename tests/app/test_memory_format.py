@@ -8,7 +8,7 @@ import json
 import pytest
 
 from memory import memory_format as mf
-from memory import session_io
+from runs import session_io
 
 SPECS = {
     "source": mf.FieldSpec("text", mf.SOURCE_LIMIT, label="源码"),

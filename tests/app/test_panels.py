@@ -15,7 +15,7 @@ import sandbox
 from function_calling_loop import run_function_calling
 from access import clients
 from lessons import code_view, schema_panel, settings_panel, timeline
-from memory import session_io
+from runs import session_io
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from runs.starters import react as react_start
 from runs.backend import executor

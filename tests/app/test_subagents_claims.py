@@ -116,7 +116,7 @@ def test_a_parent_that_never_sent_the_sub_agent_asked_for_is_named(lesson, tmp_p
     task。The offline model always delegates when told to, so the run is a recorded one (what a small real model
     did), imported on the page: the replay is judged by the same code as a live run."""
     from lessons.editor_panel import EXAMPLE_SETS, example_text
-    from memory import session_io
+    from runs import session_io
     from runs import purposes
     from subagents import TASK_SCHEMA
 

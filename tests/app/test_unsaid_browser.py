@@ -10,7 +10,7 @@ import json
 import pytest
 
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from memory import session_io
+from runs import session_io
 from tests.app.harness import open_page, screenshot, tab
 from tests.models.test_unsaid_arguments import WEATHER_TOOL, invented_run
 

@@ -11,7 +11,7 @@ from gradio_client import Client
 
 import workspace
 from lessons import permissions_page, workspace_page
-from memory import session_io
+from runs import session_io
 from runs import run_driver
 from serving import expiry, gradio_patches
 from runs.run_driver import RunInputs
