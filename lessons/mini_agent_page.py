@@ -178,4 +178,5 @@ def build(settings: SettingsPanel) -> LessonPage:
 
         score_btn.click(scored, {*parts.values(), *settings.components}, [score_view], api_visibility=PRIVATE)
         run.wire()
-    return LessonPage(LESSON.id, run)
+    # The choices the browser kept come back without a change event: the file follows them once they are back.
+    return LessonPage(LESSON.id, run, also_on_load=(show_file, inputs, [source, file_status]))

@@ -19,7 +19,7 @@ import pytest
 from evaluation_cases import CASE_SETS
 from mini_agent import DEMO_RULES
 from offline.server import OfflineServer
-from tests.app.harness import LessonPage, calls, code_text, set_code, show_file, T, wait_ask
+from tests.app.harness import LessonPage, calls, code_text, set_code, show_file, T, wait_ask, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -210,3 +210,20 @@ def test_the_whole_agent_is_one_file_that_runs(lesson, offline_server, tmp_path)
     assert FIXED in (folder / "src" / "calc.py").read_text(encoding="utf-8")
     tested = subprocess.run([sys.executable, "-m", "unittest"], cwd=folder, capture_output=True, text=True, timeout=60)
     assert tested.returncode == 0, tested.stderr
+
+
+def test_the_parts_chosen_and_the_last_run_come_back_after_a_reload(lesson):
+    """The page keeps the parts in this browser, as every lesson keeps its options (README): after a
+    reload the boxes are as the student left them, and so is the last run's verdict."""
+    panel = lesson.panel
+    panel.locator(".tw-ma-subagents input").uncheck()
+    panel.locator(".tw-ma-hooks label").filter(has_text="mask_secrets").locator("input").uncheck()
+    headline = lesson.run("运行 `rm notes.md`")
+    wait_stored(lesson.page, '"subagents":false')
+    lesson.page.reload()
+    lesson.wait_restored()
+    panel.locator(".tw-status").filter(has_text=headline[:20]).first.wait_for(timeout=WAIT)
+    assert not panel.locator(".tw-ma-subagents input").is_checked()
+    assert not panel.locator(".tw-ma-hooks label").filter(has_text="mask_secrets").locator("input").is_checked()
+    assert panel.locator(".tw-ma-hooks label").filter(has_text="protect_tests").locator("input").is_checked()
+    assert "子代理（task）" not in code_text(panel.locator(".tw-ma-file"))
