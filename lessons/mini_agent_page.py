@@ -38,8 +38,6 @@ HOOK_LABELS = {"protect_tests": tr("protect_tests：不许改 tests/ 里的文�
                                    "protect_tests: no edits under tests/ (PreToolUse)"),
                "mask_secrets": tr("mask_secrets：结果里的密钥遮住（PostToolUse）",
                                   "mask_secrets: mask secrets in results (PostToolUse)")}
-CONTEXT_EN = {"none": "none (sent as is)", "fold": "fold long results", "forget": "old results to one line",
-              "window": "sliding window", "fold_window": "fold, then sliding window", "compact": "/compact summary"}
 NO_FILE = tr("# 选得不对的地方改好以后，这里是整个 Agent 的源码。", "# Once the choices are fixed, the whole agent's source is here.")
 
 
@@ -86,7 +84,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 hooks = gr.CheckboxGroup([(HOOK_LABELS[name], name) for name in HOOK_PRESETS], value=defaults["hooks"],
                                          label=tr("钩子（8.7）", "Hooks (8.7)"), elem_classes=["tw-ma-hooks"])
                 with gr.Row():
-                    strategy = gr.Dropdown([(tr(context.STRATEGIES[name], CONTEXT_EN[name]), name)
+                    strategy = gr.Dropdown([(tr(context.STRATEGIES[name], context.TITLES_EN[name]), name)
                                             for name in CONTEXT_CHOICES], value=defaults["context"],
                                            label=tr("上下文（8.8）", "Context (8.8)"), elem_classes=["tw-ma-context"])
                     budget = gr.Slider(200, 16000, value=defaults["budget"], step=100,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 from evaluation_cases import CASE_SETS
 from mini_agent import DEMO_RULES
 from offline.server import OfflineServer
-from tests.app.harness import LessonPage, calls, code_text, set_code, show_file, T, wait_ask, wait_stored
+from tests.app.harness import LessonPage, calls, choose, code_text, set_code, show_file, T, wait_ask, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -96,6 +97,22 @@ def test_each_part_shows_where_it_acts_and_only_a_passing_test_is_a_success(less
     show_file(panel, "src/calc.py", FIXED)
     last_test = call_boxes(panel, "bash")[-1]
     assert "python3 -m unittest" in last_test and "OK" in last_test      # the tests passed after the edit
+
+
+def test_shrinking_the_context_loses_things_too(lesson):
+    """「把「上下文」换成「旧结果换成一行」、预算调到 1000，再问一次：有几轮前面多了一步「发出之前：收拾上下文」，写着收拾
+    前后各多少 token；早先的工具结果只剩一行，这一次测试没有修好，结论不是 ✅。」"""
+    panel = lesson.panel
+    choose(lesson.page, panel.locator(".tw-ma-context"), T("旧结果换成一行", "Old results to one line"))
+    budget = panel.locator(".tw-ma-budget input[type=number]")
+    budget.fill("1000")
+    budget.press("Enter")
+    headline = lesson.run(TASK)
+    shrunk = [r for r in lesson.rounds() if r.strip().startswith(T("发出之前：收拾上下文", "Before sending: the context shrunk"))]
+    assert shrunk and all(re.search(T(r"\d+ → \d+ 个 token", r"\d+ → \d+ tokens"), r) for r in shrunk)
+    assert any(re.search(T(r"的结果）换成了一行说明", r"\) became one line"), r) for r in shrunk)
+    assert not headline.startswith("✅"), headline
+    show_file(panel, "src/calc.py", BROKEN)
 
 
 def test_a_rule_s_ask_waits_for_you_deny_approve_or_edit(lesson):
