@@ -71,9 +71,10 @@ class WorkspaceView:
     """The workspace of the browser session: tree, selected file, the run's changes."""
 
     def __init__(self):
-        gr.Markdown(tr("**工作区**（每个浏览器会话一份，只有你看得到；两课共用同一个工作区，技能课的 `skills/` 也在这里）",
-                       "**Workspace** (one per browser session, seen only by you; both lessons share it, and the "
-                       "skills lesson's `skills/` lives here too)"))
+        gr.Markdown(tr("**工作区**（每个浏览器会话一份，只有你看得到；原子工具、权限与确认、MiniAgent 三课共用同一个工作区，"
+                       "技能课的 `skills/` 也在这里）",
+                       "**Workspace** (one per browser session, seen only by you; Atomic tools, Permissions and "
+                       "MiniAgent share it, and the skills lesson's `skills/` lives here too)"))
         self.shell = gr.Markdown(elem_classes=["tw-ws-shell"])
         with gr.Row():
             self.reset_btn = gr.Button(tr("↺ 重置工作区", "↺ Reset workspace"), size="sm", elem_classes=["tw-ws-reset"], min_width=100)

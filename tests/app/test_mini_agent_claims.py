@@ -20,7 +20,7 @@ import pytest
 from evaluation_cases import CASE_SETS
 from mini_agent import DEMO_RULES
 from offline.server import OfflineServer
-from tests.app.harness import LessonPage, calls, choose, code_text, set_code, show_file, T, wait_ask, wait_stored
+from tests.app.harness import LessonPage, calls, choose, code_text, screenshot, set_code, show_file, T, wait_ask, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -95,6 +95,7 @@ def test_each_part_shows_where_it_acts_and_only_a_passing_test_is_a_success(less
     assert T("📋 计划：", "📋 Plan: ") in plans.last.text_content()
     assert headline.startswith("✅"), headline
     show_file(panel, "src/calc.py", FIXED)
+    screenshot(lesson.page, "mini-agent-fixed")
     last_test = call_boxes(panel, "bash")[-1]
     assert "python3 -m unittest" in last_test and "OK" in last_test      # the tests passed after the edit
 
