@@ -28,7 +28,7 @@ class Lesson:
     panel: str                        # the page element that holds the lesson (its elem_id)
     editor: bool                      # tools come from an editable source with example sets
     # The name of its loop's starter in runs/starters.py (starters.of(lesson) is the function); a
-    # workspace lesson has none: workspace_backend starts starters.workspace itself.
+    # workspace lesson has none (workspace_backend starts starters.workspace) unless it names its own loop.
     start: str | None = None
     workspace: bool = False           # runs the four atomic tools on the session's workspace
     # Its tools come from a server that loads the source (MCP): a source that does not load is the
@@ -104,9 +104,13 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     # A case set run against one or two models; its run panel runs one case's question through Function Calling.
     Lesson("evaluation", tr("评估", "Evaluation"), "8.12", ("evaluation.py", "evaluation_cases.py"),
            "lessons.evaluation_page", "evaluation", "tab-evaluation", editor=True, start="function_calling"),
+    # The chapter's parts on one loop, on the workspace; its file runs on its own (mini_agent_file.py).
+    Lesson("mini_agent", tr("MiniAgent", "MiniAgent"), "8.13", ("mini_agent.py", "mini_agent_file.py"),
+           "lessons.mini_agent_page", "mini-agent", "tab-mini-agent", editor=False, start="mini_agent",
+           workspace=True, step=False),
 )}
 # The lesson whose page is at the app's root (its path is ""): links handed out before 8.1 had a page
 # point there, so the root stays ReAct's although the course, and the list, start with 8.1.
 ROOT = next(lesson.id for lesson in LESSONS.values() if lesson.path == "")
 # The lessons whose loop runs on a tool source, by the named API's `lesson` parameter.
-SOURCE_LESSONS = tuple(lesson.id for lesson in LESSONS.values() if lesson.start is not None)
+SOURCE_LESSONS = tuple(lesson.id for lesson in LESSONS.values() if lesson.start is not None and not lesson.workspace)

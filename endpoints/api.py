@@ -238,6 +238,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return workspace_api.run(question, files, rules, api_settings(provider, model, max_tokens, stream),
                                  secrets=secrets, request=request, class_code=class_code or "")
 
+    def run_mini_agent(question: str, tools: Any = None, rules: Any = None, hooks: Any = None, context: str | None = None,
+                       budget: int | None = None, skills: Any = None, subagents: bool | None = None,
+                       plan: bool | None = None, files: dict | None = None, provider: str = "offline", model: str = "",
+                       class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """MiniAgent（8.13）：这一章的零件装在一个循环上，在一个临时工作区里做完 question（调用结束后工作区即删除）。
+        只有 question 必填；没给的零件用 code/mini_agent.py 的 DEMO（每个零件都选上）。
+        tools：read / write / edit / bash 里的几个；rules：权限规则（同「权限与确认」课），给 false 就不检查；
+        hooks：protect_tests、mask_secrets 里的几个；context：none / fold / forget / window / fold_window / compact，
+        budget 是它的 token 预算；skills：技能名（fix-tests，或工作区 skills/ 里的）；subagents、plan：要不要 task、write_todos。
+        files：运行前的工作区（不给就是初始练习项目）；返回的 files 是运行后的工作区。规则为 ask 时没有人可以批准，不执行。
+        用 gradio_client 调用时请设 Client(..., download_files=False)。"""
+        options = {"tools": tools, "rules_on": rules is not False, "rules": None if rules is False else rules,
+                   "hooks": hooks, "context": context, "budget": budget, "skills": skills, "subagents": subagents,
+                   "plan": plan}
+        return workspace_api.run_mini_agent(question, options, files, api_settings(provider, model, max_tokens),
+                                            secrets=secrets, request=request, class_code=class_code or "")
+
     def status() -> dict:
         """沙箱是否可用：mode（sandboxed / unsandboxed / refused）、各隔离层是否开启、给学生看的说明。"""
         current = backend.sandbox_status()
@@ -254,7 +271,7 @@ def register(secrets: Mapping[str, str]) -> list[str]:
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
                  "run_skills": run_skills, "run_subagent": run_subagent, "run_sessions": run_sessions,
                  "run_eval": run_eval,
-                 "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
+                 "run_workspace": run_workspace, "run_mini_agent": run_mini_agent, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")

@@ -8,7 +8,8 @@ Where a purpose is written, beside its question:
     questions of the example tool sets want: those are the purposes of those questions;
   - OWN below: the presets the case sets do not cover, and the lessons' own presets (context
     budget, skills and memory);
-  - the sub-agent lesson's rule: a question that asks for a sub-agent wants `task`.
+  - the sub-agent lesson's rule (and MiniAgent's): a question that asks for a sub-agent wants `task`;
+  - MINI_AGENT below: MiniAgent's task on the workspace, fixed when the tests pass after an edit.
 A question typed freely has no purpose (None) and is judged on its events alone.
 
 The run records its purpose as its first event (events.purpose: turn 0, the case), so an
@@ -80,6 +81,13 @@ CONTEXT = {case.question: case for case in (
 
 # 8.1 第一次调用: a greeting wants no tool (the weather presets are the evaluation's cases).
 FIRST_CALL = {case.question: case for case in (ask("你好"),)}
+# 8.13 MiniAgent: fixing the workspace's failing test means an edit of the code under test (src/), then a test
+# run after it; headline.py holds a failed test run that nothing made good against the run, so a ✅ means the
+# tests passed after the edit, not that the loop ended.
+MINI_AGENT = {case.question: case for case in (
+    ask("找出失败的测试并修好它", call("edit", path={"contains": "src/"}), call("bash", command={"contains": "unittest"}),
+        order="sequence"),
+)}
 
 ASKS_FOR_A_SUBAGENT = re.compile(r"子代理|sub-?agent", re.I)
 DECLINES_A_SUBAGENT = re.compile(r"(?:不|别|无需|不要|不用)[^，。,.]{0,3}子代理|\b(?:without|no|don't use) a sub-?agent", re.I)
@@ -97,7 +105,9 @@ def purpose_for(lesson: str, question: str, options: Mapping | None = None) -> C
         return dataclasses.replace(case, answer=None) if case is not None else None
     if lesson == "planning" and question in PLANNING:
         return PLANNING[question]
-    if lesson == "subagents" and ASKS_FOR_A_SUBAGENT.search(question) and not DECLINES_A_SUBAGENT.search(question):
+    if lesson == "mini_agent" and question in MINI_AGENT:
+        return MINI_AGENT[question]
+    if lesson in ("subagents", "mini_agent") and ASKS_FOR_A_SUBAGENT.search(question) and not DECLINES_A_SUBAGENT.search(question):
         return ask(question, DELEGATION)
     return OWN.get(question) or EVALUATED.get(question)
 

@@ -14,11 +14,13 @@ import first_call as one_request
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
+from mini_agent import MAX_TURNS as MINI_AGENT_TURNS
+from mini_agent import run_mini_agent
 from planning import plan_then_execute, run_with_plan
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
-from runs import backend, context_backend, hooks_backend, mcp_backend, sessions_backend, skills_backend
+from runs import backend, context_backend, hooks_backend, mcp_backend, mini_agent_backend, sessions_backend, skills_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -154,9 +156,20 @@ def workspace(client, question, tools, execute, settings, options):
     return function_calling(client, question, tools, execute, settings, {})
 
 
+def mini_agent(client, question, tools, execute, settings, options):
+    """MiniAgent (8.13): code/mini_agent.py with the parts the options choose (mini_agent_backend.choices_from:
+    its skills may be the session's workspace files) on the workspace's four tools. At least the course's
+    MAX_TURNS rounds (planning, reading a skill, fixing, checking take more than a question and an answer);
+    no streaming, like the sub-agent lesson: a sub-agent's events come one step each."""
+    choices = mini_agent_backend.choices_from(options, getattr(execute, "session_id", None))
+    return backend.child_turns(run_mini_agent(client, question, tools, execute, choices.parts(),
+                                              max_turns=max(settings.max_turns, MINI_AGENT_TURNS),
+                                              temperature=settings.temperature))
+
+
 # What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
 BY_NAME = {starter.__name__: starter for starter in (first_call, react, planning, registry, function_calling, mcp, hooks, context, skills,
-                                                      subagent, session, workspace)}
+                                                      subagent, session, workspace, mini_agent)}
 
 
 def of(lesson) -> Callable:
