@@ -1,0 +1,56 @@
+"""An exercise solved on the page the way a student would: load its starting state, press 检查 and
+see what failed, ask for the hint, type the fix, press 检查 again, see ✓ on the lesson list; the ✓
+is still there after a reload (this browser keeps it). A link ?exercise=<id> opens that exercise."""
+from __future__ import annotations
+
+import pytest
+
+from catalogue.exercises import GUARD_RM
+from tests.app.harness import lesson_address, nav_link, open_page, set_code, storage
+
+pytestmark = pytest.mark.browser
+WAIT = 90_000
+
+
+def summary(page):
+    return page.locator("#exercise-summary")
+
+
+def test_a_student_solves_the_rm_rf_hook(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "hooks"), height=2400)
+    page = watched.page
+    panel = page.locator("#exercise-panel")
+    panel.get_by_text("拦下 rm -rf，放行 ls").first.click()
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    assert "钩子应回答 deny" in page.locator("#exercise-verdict").inner_text()
+    page.locator("#exercise-verdict details[open] .tw-protocol, #exercise-verdict details[open]").first.wait_for()
+    assert "·" in nav_link(page, "钩子").inner_text() and "✓" not in nav_link(page, "钩子").inner_text()
+
+    page.locator("#exercise-hint").click()
+    page.locator("#exercise-shown").filter(has_text="permissionDecision").wait_for(timeout=WAIT)
+
+    set_code(page, page.locator(".tw-hooks"), GUARD_RM)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
+    page.wait_for_function("() => document.querySelector('#lesson-nav a[data-lesson=hooks]').innerText.includes('✓')",
+                           timeout=WAIT)
+    kept = [value for key, value in storage(page).items() if key.endswith("exercises")]
+    assert kept and '"hooks_block_rm"' in kept[0]
+
+    page.reload()
+    page.wait_for_function("() => document.querySelector('#lesson-nav a[data-lesson=hooks]')?.innerText.includes('✓')",
+                           timeout=WAIT)
+    watched.context.close()
+
+
+def test_a_link_opens_an_exercise(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "context", "exercise=context_fit"), height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text="装进预算，还答得出").wait_for(timeout=WAIT)
+    page.locator("#exercise-answer").click()
+    page.locator("#exercise-shown").filter(has_text="fold").wait_for(timeout=WAIT)
+    watched.context.close()
