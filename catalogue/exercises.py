@@ -12,6 +12,7 @@ A check is a list of probes: one run each, on a question (or the state's own), a
 events must meet (runs/exercises.py reads them):
   {"called": tool, "arguments": {name: evaluation matcher}}  the tool ran (the call was accepted and succeeded)
   {"never": tool}                                             the model never asked for it
+      (both with "child": true look at the sub-agents' calls instead of the main loop's)
   {"order": [tool, ...]}                                      these tools ran in this order
   {"no_tool": true}                                           no call at all
   {"answer": evaluation matcher}                              the final answer
@@ -80,6 +81,18 @@ DAYS_INT = 'days: Annotated[int, '
 WEATHER_DAYS_TEXT = changed(WEATHER, DAYS_INT, 'days: Annotated[str, ')
 VAGUE_FORECAST = '@registry.tool("天气", read_only=True)\ndef get_forecast'
 CLEAR_FORECAST = '@registry.tool("查询指定城市未来几天的天气预报。用户问“明天”“这几天”“周末”的天气时使用", read_only=True)\ndef get_forecast'
+
+CHAT_TOOL = '''
+
+@registry.tool("和用户聊天：打招呼、自我介绍、回答任何问题时使用")
+def chat(message: str) -> str:
+    """聊天。
+
+    Args:
+        message: 用户说的话
+    """
+    return "你好！"
+'''
 
 OPS = course_text("examples_ops.py")
 EMPTY_HOOKS = '''from hooks import Hooks, PRE, POST
@@ -273,6 +286,126 @@ def _all() -> list[Exercise]:
             tr("名字只能用小写字母、数字和连字符，并且和文件夹 skills/<名字>/ 一致。",
                "A name is lowercase letters, digits and hyphens, the same as its folder skills/<name>/."),
             {"skills": skills_box()}, fields=("skills",)),
+
+        # 8.2 正则 ReAct
+        Exercise(
+            "react_days", "react", tr("天数是整数", "Days are a number"),
+            tr("ReAct 的提示词里写着每个工具的参数和类型。get_forecast 的 days 被注解成了 str，问“杭州未来 5 天的天气预报”，"
+               "调用被退回了。改好注解，让 get_forecast 收到整数 5。",
+               "ReAct's prompt lists each tool's parameters and their types. get_forecast's days is annotated str, and "
+               "asked for Hangzhou's 5-day forecast the call is sent back. Fix the annotation so that get_forecast "
+               "gets the integer 5."),
+            {"source": WEATHER_DAYS_TEXT, "question": "杭州未来 5 天的天气预报"},
+            ({"question": None, "expect": [
+                {"schema": "get_forecast", "parameter": "days", "type": "integer"},
+                {"called": "get_forecast", "arguments": {"city": "杭州", "days": {"near": 5}}},
+                {"answer_names_result": "get_forecast"}]},),
+            tr("看时间线里 Observation 的报错：它说 days 应为什么类型？把注解改成 int。",
+               "Read the Observation's error in the timeline: which type does it want for days? Annotate it int."),
+            {"source": WEATHER}, fields=("source",)),
+        Exercise(
+            "react_enum", "react", tr("单位写进提示词", "Put the units in the prompt"),
+            tr("get_weather 的 unit 在提示词里只是一个字符串。让注册表给它 enum [\"c\", \"f\"]（模型在 ReAct 提示词里读到的就是它），"
+               "再用华氏度问广州今天的天气：要调 get_weather，unit 是 f。",
+               "In the prompt, get_weather's unit is just a string. Have the registry give it the enum [\"c\", \"f\"] "
+               "(what the model reads in the ReAct prompt), then ask for Guangzhou's weather today in Fahrenheit: "
+               "get_weather with unit f."),
+            {"source": WEATHER_NO_ENUM, "question": "用华氏度告诉我广州今天的天气"},
+            ({"question": None, "expect": [
+                {"schema": "get_weather", "parameter": "unit", "enum": ["c", "f"]},
+                {"called": "get_weather", "arguments": {"city": "广州", "unit": "f"}}]},),
+            tr("Literal[\"c\", \"f\"] 会变成 enum。", "Literal[\"c\", \"f\"] becomes an enum."),
+            {"source": WEATHER}, fields=("source",)),
+
+        # MCP
+        Exercise(
+            "mcp_vague_forecast", "mcp", tr("tools/list 里的描述", "The description in tools/list"),
+            tr("MCP 服务器在 tools/list 里交出的描述，就是 @registry.tool 的第一个参数。两个工具都只写“天气”时，"
+               "问“深圳周末天气怎么样”，模型调的是查今天的 get_weather。改 get_forecast 的描述，让它改调 get_forecast。",
+               "The description an MCP server hands out in tools/list is @registry.tool's first argument. With both "
+               "tools described as \"weather\", asked about Shenzhen's weekend the model calls today's get_weather. "
+               "Rewrite get_forecast's description so that it calls get_forecast."),
+            {"source": WEATHER_VAGUE, "question": "深圳周末天气怎么样"},
+            ({"question": None, "expect": [{"called": "get_forecast", "arguments": {"city": "深圳"}},
+                                           {"never": "get_weather"}]},),
+            tr("在左边对照 tools/list 的 inputSchema 和描述：写明它查未来几天，用户会说“周末”“这几天”。",
+               "Compare tools/list's description on the left: say it looks ahead, and that people say \"weekend\"."),
+            {"source": changed(WEATHER_VAGUE, VAGUE_FORECAST, CLEAR_FORECAST)}, fields=("source",)),
+        Exercise(
+            "mcp_enum", "mcp", tr("inputSchema 里的 enum", "An enum in inputSchema"),
+            tr("tools/list 的 inputSchema 里，get_weather 的 unit 没有 enum。改签名，让服务器交出 enum [\"c\", \"f\"]，"
+               "用华氏度问广州今天的天气时调 get_weather、unit 为 f。",
+               "In tools/list's inputSchema get_weather's unit has no enum. Change the signature so that the server "
+               "hands out the enum [\"c\", \"f\"], and asked for Guangzhou today in Fahrenheit the model calls "
+               "get_weather with unit f."),
+            {"source": WEATHER_NO_ENUM, "question": "用华氏度告诉我广州今天的天气"},
+            ({"question": None, "expect": [
+                {"schema": "get_weather", "parameter": "unit", "enum": ["c", "f"]},
+                {"called": "get_weather", "arguments": {"city": "广州", "unit": "f"}}]},),
+            tr("inputSchema 就是注册表的 parameters：Literal[\"c\", \"f\"]。",
+               "inputSchema is the registry's parameters: Literal[\"c\", \"f\"]."),
+            {"source": WEATHER}, fields=("source",)),
+
+        # 8.10 子代理
+        Exercise(
+            "subagent_turns", "subagents", tr("给子代理够用的轮数", "Give the sub-agent enough rounds"),
+            tr("子代理只有 1 轮：它调了 get_weather，还没来得及写结论就被停下了，主代理拿回的是一句“没做完”。"
+               "调大子代理的轮数，让 task 成功，主代理的回答里说出子代理查到的天气。",
+               "The sub-agent has 1 round: it calls get_weather and is stopped before it writes its conclusion, so the "
+               "main agent gets back \"not finished\". Give it more rounds so that task succeeds and the main "
+               "agent's answer names the weather the sub-agent found."),
+            {"source": WEATHER, "question": "派一个子代理去查北京今天的天气，告诉我结论", "child_turns": 1,
+             "child_seconds": 60},
+            ({"question": None, "expect": [{"called": "task"}, {"answer_names_result": "task"}]},),
+            tr("一轮调工具，还要一轮读结果、写结论。", "One round calls the tool; another reads the result and writes the "
+               "conclusion."),
+            {"child_turns": 4}, fields=("child_turns",)),
+        Exercise(
+            "subagent_description", "subagents", tr("子代理也只看描述", "The sub-agent reads descriptions too"),
+            tr("子代理用的是同样的工具：描述都只写“天气”时，“交给子代理：上海这几天天气怎么样”里，子代理调的是查今天的 get_weather。"
+               "改 get_forecast 的描述，让子代理调 get_forecast。",
+               "The sub-agent has the same tools: with both described as \"weather\", given \"上海这几天天气怎么样\" it "
+               "calls today's get_weather. Rewrite get_forecast's description so that the sub-agent calls it."),
+            {"source": WEATHER_VAGUE, "question": "交给子代理：上海这几天天气怎么样", "child_turns": 4, "child_seconds": 60},
+            ({"question": None, "expect": [{"called": "task"},
+                                           {"called": "get_forecast", "arguments": {"city": "上海"}, "child": True},
+                                           {"never": "get_weather", "child": True}]},),
+            tr("子代理从零开始，只有 prompt 和工具的描述。", "A sub-agent starts from nothing but its prompt and the tools' "
+               "descriptions."),
+            {"source": changed(WEATHER_VAGUE, VAGUE_FORECAST, CLEAR_FORECAST)}, fields=("source",)),
+
+        # 8.12 评估
+        Exercise(
+            "eval_vague_set", "evaluation", tr("让天气用例全部通过", "Make the weather cases pass"),
+            tr("含糊的天气示例：两个工具的描述都只写“天气”。问“上海这几天”“深圳周末”时模型调错了工具。"
+               "改描述，让这四个用例的调用都对（同一组用例在评估里跑，通过率会回来）。",
+               "The vague weather example: both tools are described as \"weather\", and asked about the next days in "
+               "Shanghai or Shenzhen's weekend the model picks the wrong tool. Rewrite the descriptions so that all "
+               "four cases call the right tool (run the case set in the evaluation and see the pass rate come back)."),
+            {"source": WEATHER_VAGUE, "question": "上海这几天天气怎么样"},
+            ({"question": "北京今天天气怎么样？", "expect": [{"called": "get_weather", "arguments": {"city": "北京"}}]},
+             {"question": "上海这几天天气怎么样", "expect": [{"called": "get_forecast", "arguments": {"city": "上海"}},
+                                                       {"never": "get_weather"}]},
+             {"question": "深圳周末天气怎么样", "expect": [{"called": "get_forecast", "arguments": {"city": "深圳"}},
+                                                     {"never": "get_weather"}]},
+             {"question": "杭州未来 5 天的天气预报", "expect": [
+                 {"called": "get_forecast", "arguments": {"city": "杭州", "days": {"near": 5}}}]}),
+            tr("每个描述写它查什么、用户会怎么问；只改描述，函数不用动。",
+               "Say in each description what it looks up and how people ask; change only the descriptions."),
+            {"source": changed(WEATHER_VAGUE, VAGUE_FORECAST, CLEAR_FORECAST)}, fields=("source",)),
+        Exercise(
+            "eval_irrelevance", "evaluation", tr("打招呼不该调工具", "A greeting should call no tool"),
+            tr("有人加了一个 chat 工具，描述是“回答任何问题时使用”：评估里“闲聊：不该调用工具”的用例就掉了分——模型连打招呼都去调它。"
+               "改掉它（收窄描述或者删掉），让问候不调用任何工具，天气问题仍调 get_weather。",
+               "Someone added a chat tool described as \"use it to answer any question\": the case \"small talk: no "
+               "tool\" now fails, the model calls it even for a greeting. Fix it (narrow the description or remove "
+               "the tool) so that a greeting calls no tool and a weather question still calls get_weather."),
+            {"source": WEATHER + CHAT_TOOL, "question": "你好，介绍一下你自己"},
+            ({"question": None, "expect": [{"no_tool": True}]},
+             {"question": "北京今天天气怎么样？", "expect": [{"called": "get_weather", "arguments": {"city": "北京"}}]}),
+            tr("一个什么都能做的工具，模型什么时候都会想调它：BFCL 把这类用例叫 irrelevance。",
+               "A tool for everything is a tool the model always wants: BFCL calls such cases irrelevance."),
+            {"source": WEATHER}, fields=("source",)),
     ]
 
 

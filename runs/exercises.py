@@ -76,8 +76,9 @@ def shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)[:120]
 
 
-def calls_and_results(run_events: list[dict]) -> list[tuple[dict, dict | None]]:
-    own = loop_events.own(run_events)
+def calls_and_results(run_events: list[dict], child: bool = False) -> list[tuple[dict, dict | None]]:
+    """(call, its result) of the run's own loop, or of its sub-agents' (`child`)."""
+    own = [e for e in run_events if "child" in e] if child else loop_events.own(run_events)
     results = {(e.get("turn"), e.get("id")): e for e in own if e["type"] == "tool_result"}
     return [(e, results.get((e.get("turn"), e.get("id")))) for e in own if e["type"] == "tool_call"]
 
@@ -100,7 +101,7 @@ def argument_problem(call: dict, wanted: Mapping) -> dict | None:
 
 def check_called(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
     name, wanted = matcher["called"], matcher.get("arguments") or {}
-    pairs = calls_and_results(run_events)
+    pairs = calls_and_results(run_events, bool(matcher.get("child")))
     mine = [(call, result) for call, result in pairs if call["name"] == name]
     if not mine:
         others = sorted({call["name"] for call, _ in pairs})
@@ -121,7 +122,7 @@ def check_called(matcher: dict, run_events: list[dict], tools: list) -> dict | N
 
 def check_never(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
     name = matcher["never"]
-    times = sum(call["name"] == name for call, _ in calls_and_results(run_events))
+    times = sum(call["name"] == name for call, _ in calls_and_results(run_events, bool(matcher.get("child"))))
     return said(f"不该调用 {name}，模型调用了它 {times} 次", f"{name} should not be called; the model called it "
                 f"{times} time(s)") if times else None
 
