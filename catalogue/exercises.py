@@ -94,6 +94,16 @@ def chat(message: str) -> str:
     return "你好！"
 '''
 
+def rules_box(rules: Mapping[str, str]) -> str:
+    return json.dumps(dict(rules), ensure_ascii=False, indent=2)
+
+
+def presets() -> tuple[dict, dict]:
+    """The permission lesson's presets 全部信任 and 只读 (code/permissions.py)."""
+    import permissions
+    return dict(permissions.TRUST_ALL), dict(permissions.READ_ONLY)
+
+
 OPS = course_text("examples_ops.py")
 EMPTY_HOOKS = '''from hooks import Hooks, PRE, POST
 
@@ -142,6 +152,7 @@ RELEASE_NOTES_DESCRIPTION = "description: 把一组提交记录写成给用户�
 
 def _all() -> list[Exercise]:
     conversation = context_conversation()
+    trust_all, read_only = presets()
     return [
         # 8.4 工具注册
         Exercise(
@@ -406,6 +417,55 @@ def _all() -> list[Exercise]:
             tr("一个什么都能做的工具，模型什么时候都会想调它：BFCL 把这类用例叫 irrelevance。",
                "A tool for everything is a tool the model always wants: BFCL calls such cases irrelevance."),
             {"source": WEATHER}, fields=("source",)),
+
+        # 8.5 原子工具
+        Exercise(
+            "ws_fix_not_run", "workspace", tr("让它修，而不只是跑", "Have it fix, not just run"),
+            tr("“运行测试”只让模型跑一遍测试，报告失败就停了。改写问题，让模型读代码、用 edit 改好 src/calc.py，"
+               "再跑一遍测试（检查在一份新的练习项目上跑，不动你的工作区）。",
+               "\"运行测试\" only has the model run the tests and report the failure. Rewrite the question so that the "
+               "model reads the code, fixes src/calc.py with edit, and runs the tests again (the check runs on a fresh "
+               "copy of the practice project, not your workspace)."),
+            {"question": "运行测试", "approach": "function_calling"},
+            ({"question": None, "expect": [{"called": "edit", "arguments": {"path": "src/calc.py"}},
+                                           {"order": ["read", "edit", "bash"]}]},),
+            tr("说清楚你要的结果：找到失败的测试并修好它。", "Say the outcome you want: find the failing test and fix it."),
+            {"question": "找到失败的测试并修好它"}, fields=("question",)),
+        Exercise(
+            "ws_new_file", "workspace", tr("写一个新文件", "Write a new file"),
+            tr("“新建文件 hello.py”没有说写什么，模型只能写一个空文件。改写问题，让 write 写出的 hello.py 里有一行 print。",
+               "\"新建文件 hello.py\" does not say what to write, so the model can only write an empty file. Rewrite the "
+               "question so that write puts a print line into hello.py."),
+            {"question": "新建文件 hello.py", "approach": "function_calling"},
+            ({"question": None, "expect": [{"called": "write", "arguments": {
+                "path": "hello.py", "content": {"contains": "print("}}}]},),
+            tr("写在问题里：新建文件 hello.py，内容是 ……", "Put it in the question: 新建文件 hello.py，内容是 …"),
+            {"question": "新建文件 hello.py，内容是 print('你好，工作区')"}, fields=("question",)),
+
+        # 8.6 权限与确认
+        Exercise(
+            "perm_deny_rm", "permissions", tr("全部信任也不许删", "Trust all, but no deleting"),
+            tr("规则是“全部信任”：`rm notes.md` 直接就删了。加一条规则，让 bash 里的 rm 一律拒绝，而 `ls -la src` 照常运行。",
+               "The rules trust everything: `rm notes.md` deletes at once. Add a rule that refuses every rm in bash, "
+               "while `ls -la src` still runs."),
+            {"rules": rules_box(trust_all), "question": "运行 `rm notes.md`", "approach": "function_calling"},
+            ({"question": "运行 `rm notes.md`", "expect": [{"denied": "bash"}]},
+             {"question": "运行 `ls -la src`", "expect": [{"called": "bash", "arguments": {"command": "ls -la src"}}]}),
+            tr("模式规则写成 \"工具:模式\"，例如 \"bash:rm *\": \"deny\"；更具体的规则优先。",
+               "A pattern rule is \"tool:pattern\", such as \"bash:rm *\": \"deny\"; the more specific rule wins."),
+            {"rules": rules_box({**trust_all, "bash:rm *": "deny"})}, fields=("rules",)),
+        Exercise(
+            "perm_allow_one_file", "permissions", tr("只读，但放行一个文件", "Read-only, but one file"),
+            tr("规则是“只读”：写 hello.py 被拒绝了。只放行写 hello.py 这一个文件（别的写入仍然拒绝），让模型建好它。",
+               "The rules are read-only: writing hello.py is refused. Allow writing that one file (every other write "
+               "still refused) so that the model creates it."),
+            {"rules": rules_box(read_only), "question": "新建文件 hello.py，内容是 print('你好，工作区')",
+             "approach": "function_calling"},
+            ({"question": None, "expect": [{"called": "write", "arguments": {"path": "hello.py"}}]},
+             {"question": "新建文件 other.py，内容是 print(1)", "expect": [{"denied": "write"}]}),
+            tr("路径规则写成 \"write:路径\"，例如 \"write:hello.py\": \"allow\"。",
+               "A path rule is \"write:path\", such as \"write:hello.py\": \"allow\"."),
+            {"rules": rules_box({**read_only, "write:hello.py": "allow"})}, fields=("rules",)),
     ]
 
 

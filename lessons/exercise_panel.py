@@ -44,8 +44,9 @@ OPEN_FROM_LINK_JS = """(current) => {
 
 
 def field_components(page: LessonPage) -> dict[str, Any]:
-    """The page's inputs by a state's field name: its source, its question and its run options."""
-    fields = {"question": page.run.question, **page.run.options}
+    """The page's inputs by a state's field name: its source, its question, its run options and the
+    controls it keeps besides (the permission lesson's rules)."""
+    fields = {"question": page.run.question, **page.kept, **page.run.options}
     if page.run.editor is not None:
         fields["source"] = page.run.editor
     return fields

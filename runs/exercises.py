@@ -18,16 +18,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import secrets
 from typing import Any, Mapping
 
 import events as loop_events
+import permissions
+import workspace
 from evaluation import ABSENT, describe, matches
 from i18n import tr
 
 from access.clients import Settings
 from catalogue import LESSONS
 from catalogue.exercises import BY_ID, Exercise
-from runs import backend, starters
+from runs import backend, starters, workspace_backend
 
 OWN_TRIALS = 3
 PAGE_FIELDS = ("source", "question")     # the rest of a state are the run's options
@@ -203,6 +206,23 @@ def check_hook(matcher: dict, run_events: list[dict], tools: list) -> dict | Non
                 f"the hook before {tool} should answer {decision}; it answered {answers[-1]}")
 
 
+REFUSALS = ("rule_denied", "hook_denied")
+
+
+def check_denied(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
+    tool = matcher["denied"]
+    mine = [(call, result) for call, result in calls_and_results(run_events) if call["name"] == tool]
+    if any(result is not None and result.get("error_code") in REFUSALS for _, result in mine):
+        return None
+    if not mine:
+        return said(f"模型没有调用 {tool}，规则无从拒绝", f"the model did not call {tool}: no rule could refuse it")
+    ran = next((result for _, result in mine if result is not None and result.get("ok")), None)
+    if ran is not None:
+        return said(f"{tool} 的调用应被拒绝，它却运行了：{ran['content'][:100]}",
+                    f"the call of {tool} should have been refused, yet it ran: {ran['content'][:100]}")
+    return said(f"{tool} 的调用没有被规则拒绝", f"the call of {tool} was not refused by a rule")
+
+
 def check_budget_kept(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
     shrunk = next((e for e in run_events if e["type"] == "context"), None)
     if shrunk is None:
@@ -243,7 +263,7 @@ def check_plan_done(matcher: dict, run_events: list[dict], tools: list) -> dict 
 
 MATCHERS = {"called": check_called, "never": check_never, "order": check_order, "no_tool": check_no_tool,
             "answer": check_answer, "answer_lacks": check_answer_lacks,
-            "answer_names_result": check_answer_names_result, "hook": check_hook, "budget_kept": check_budget_kept,
+            "answer_names_result": check_answer_names_result, "hook": check_hook, "denied": check_denied, "budget_kept": check_budget_kept,
             "schema": check_schema, "plan_done": check_plan_done}
 
 
@@ -293,8 +313,41 @@ class Trial:
                 "events": [e for e in self.events if e.get("type") != "delta"]}
 
 
+def rules_of(state: dict) -> dict | None:
+    """The permission lesson's rules box (JSON text) -> rules; the atomic-tools lesson has no gate (None)."""
+    if "rules" not in state:
+        return None
+    try:
+        rules = json.loads(state["rules"]) if isinstance(state["rules"], str) else state["rules"]
+    except json.JSONDecodeError as exc:
+        raise ExerciseProblem(tr("规则不是合法 JSON（第 {line} 行第 {col} 列：{msg}）", "The rules are not valid JSON "
+                                 "(line {line}, column {col}: {msg})").format(line=exc.lineno, col=exc.colno,
+                                                                              msg=exc.msg)) from None
+    problems = permissions.validate_rules(rules)
+    if problems:
+        raise ExerciseProblem(tr("规则有问题：{problems}", "The rules have problems: {problems}").format(
+            problems="；".join(problems)))
+    return rules
+
+
+def workspace_probe(state: dict, question: str, settings: Settings, session_id: str | None = None,
+                    **client) -> backend.Run:
+    """A workspace lesson's run on a fresh copy of the practice project (never the student's own
+    workspace: a check must not change their files), with nobody to ask: a rule's "ask" is a refusal."""
+    own = "exercise-" + secrets.token_hex(12)
+    try:
+        workspace.charge_to(own, session_id or "exercise-anonymous")
+        return workspace_backend.run_unattended(own, question, settings, rules_of(state),
+                                                state.get("approach") or "function_calling", **client)
+    finally:
+        workspace.forget(own)
+
+
 def run_probe(exercise: Exercise, state: dict, question: str, settings: Settings, **client) -> backend.Run:
     lesson = LESSONS[exercise.lesson]
+    if lesson.workspace:
+        client.pop("session_key", None)
+        return workspace_probe(state, question, settings, **client)
     options = {name: value for name, value in state.items() if name not in PAGE_FIELDS}
     return backend.run_to_end(backend.start_run(starters.of(lesson), state.get("source") or "", question, settings,
                                                  options, served=lesson.served, tools=lesson.tools, **client))

@@ -3,9 +3,11 @@ see what failed, ask for the hint, type the fix, press 检查 again, see ✓ on 
 is still there after a reload (this browser keeps it). A link ?exercise=<id> opens that exercise."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from catalogue.exercises import GUARD_RM
+from catalogue.exercises import BY_ID, GUARD_RM
 from tests.app.harness import lesson_address, nav_link, open_page, set_code, storage
 
 pytestmark = pytest.mark.browser
@@ -44,6 +46,31 @@ def test_a_student_solves_the_rm_rf_hook(browser, app_url):
     page.reload()
     page.wait_for_function("() => document.querySelector('#lesson-nav a[data-lesson=hooks]')?.innerText.includes('✓')",
                            timeout=WAIT)
+
+    # The teacher's file: downloaded by the browser from what it keeps, with the student's name.
+    page.locator("#exercise-student textarea, #exercise-student input").first.fill("小林")
+    with page.expect_download(timeout=WAIT) as download:
+        page.locator("#exercise-export").click()
+    exported = json.loads(open(download.value.path(), encoding="utf-8").read())
+    assert exported["student"] == "小林" and exported["results"]["hooks_block_rm"]["passed"] is True
+    assert exported["results"]["hooks_block_rm"]["tries"] == 2
+    watched.context.close()
+
+
+def test_rules_typed_on_the_permission_page(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "permissions"), height=2400)
+    page = watched.page
+    page.locator("#exercise-panel").get_by_text("全部信任也不许删").first.click()
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    assert "应被拒绝，它却运行了" in page.locator("#exercise-verdict").inner_text()
+
+    set_code(page, page.locator(".tw-rules"), BY_ID["perm_deny_rm"].solution["rules"])
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
+    assert "✓" in nav_link(page, "权限与确认").inner_text()
     watched.context.close()
 
 
