@@ -52,10 +52,11 @@ def field_components(page: LessonPage) -> dict[str, Any]:
     return fields
 
 
-def task_text(exercise: Exercise) -> str:
-    fields = "、".join(f"`{name}`" for name in exercise.fields)
-    return (f"### {now(exercise.title)}\n\n{now(exercise.task)}\n\n"
-            + now(tr("要改的地方：{fields}", "What to change: {fields}")).format(fields=fields or "—"))
+def task_text(exercise: Exercise) -> tr:
+    """The task in both languages (the English page shows its English from the first frame)."""
+    fields = ", ".join(f"`{name}`" for name in exercise.fields) or "—"
+    return tr(f"### {exercise.title.zh}\n\n{exercise.task.zh}\n\n要改的地方：{fields}",
+              f"### {exercise.title.en}\n\n{exercise.task.en}\n\nWhat to change: {fields}")
 
 
 def said(sentence: dict) -> str:
@@ -145,7 +146,7 @@ class ExercisePanel:
             exercise = self.exercises.get(exercise_id)
             if exercise is None:
                 return {self.note: ""}
-            return {self.task: task_text(exercise), self.verdict: "", self.shown: "", self.note: "",
+            return {self.task: now(task_text(exercise)), self.verdict: "", self.shown: "", self.note: "",
                     self.hint: gr.update(visible=False)}
 
         def load(exercise_id: str):

@@ -81,3 +81,14 @@ def test_a_link_opens_an_exercise(browser, app_url):
     page.locator("#exercise-answer").click()
     page.locator("#exercise-shown").filter(has_text="fold").wait_for(timeout=WAIT)
     watched.context.close()
+
+
+def test_the_english_page_shows_the_panel_in_english(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "skills", "lang=en"), height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text="Get the right skill loaded").wait_for(timeout=WAIT)
+    for label in ("Load the starting state", "Check", "Show the answer", "Export my results"):
+        assert page.get_by_role("button", name=label, exact=True).count() == 1, label
+    page.locator("#exercise-panel").get_by_text("A skill's name that does not pass").first.click()
+    page.locator("#exercise-task").filter(has_text="capitals and underscores").wait_for(timeout=WAIT)
+    watched.context.close()
