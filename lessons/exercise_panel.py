@@ -22,6 +22,7 @@ from catalogue import Lesson
 from catalogue.exercises import Exercise
 from lessons.lesson_page import LessonPage
 from lessons.settings_panel import SettingsPanel
+from lessons import timeline
 from lessons.timeline import render_protocol
 from memory import exercise_progress
 from runs import exercises as checking
@@ -34,7 +35,21 @@ CSS = """
 #exercise-panel details.tw-exercise-run { margin: 4px 0 8px 1em; }
 """
 # Opens the exercise a link names (?exercise=<id>): selects it and scrolls the panel into view.
+# Also: a click on 看这次运行的时间线 opens that run's timeline (a <details> the link points at).
 OPEN_FROM_LINK_JS = """(current) => {
+  if (!window.twExerciseRunLinks) {
+    window.twExerciseRunLinks = true;
+    document.addEventListener("click", (event) => {
+      const link = event.target.closest && event.target.closest('a[href^="#exercise-run-"]');
+      const target = link && document.getElementById(link.getAttribute("href").slice(1));
+      if (!target) return;
+      // Opened and scrolled to here: followed as a link, the page's router would load the page afresh.
+      event.preventDefault();
+      event.stopPropagation();
+      target.open = true;
+      target.scrollIntoView({block: "start"});
+    }, true);
+  }
   const wanted = new URLSearchParams(location.search).get("exercise");
   if (!wanted) return [current, ""];
   const panel = document.getElementById("exercise-panel");
@@ -121,7 +136,7 @@ class ExercisePanel:
                 self.hint = gr.Button(tr("提示", "Hint"), elem_id="exercise-hint", size="sm", visible=False)
                 self.answer = gr.Button(tr("看答案", "Show the answer"), elem_id="exercise-answer", size="sm")
             self.note = gr.Markdown(elem_id="exercise-note")
-            self.verdict = gr.HTML(elem_id="exercise-verdict")
+            self.verdict = gr.HTML(elem_id="exercise-verdict", css_template=timeline.CSS)   # the run panel's timeline styles
             self.shown = gr.Markdown(elem_id="exercise-shown")
             with gr.Row():
                 self.student = gr.Textbox(label=tr("你的名字（只写进导出的文件）", "Your name (only written into the file)"),

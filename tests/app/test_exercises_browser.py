@@ -31,6 +31,8 @@ def test_a_student_solves_the_rm_rf_hook(browser, app_url):
     assert "钩子应回答 deny" in page.locator("#exercise-verdict").inner_text()
     page.locator("#exercise-verdict details[open] .tw-protocol, #exercise-verdict details[open]").first.wait_for()
     assert "·" in nav_link(page, "钩子").inner_text() and "✓" not in nav_link(page, "钩子").inner_text()
+    # The second question's run (ls) did not fail: the first failing run's timeline is the one open.
+    assert page.locator("#exercise-run-0").get_attribute("open") is not None
 
     page.locator("#exercise-hint").click()
     page.locator("#exercise-shown").filter(has_text="permissionDecision").wait_for(timeout=WAIT)
@@ -91,4 +93,21 @@ def test_the_english_page_shows_the_panel_in_english(browser, app_url):
         assert page.get_by_role("button", name=label, exact=True).count() == 1, label
     page.locator("#exercise-panel").get_by_text("A skill's name that does not pass").first.click()
     page.locator("#exercise-task").filter(has_text="capitals and underscores").wait_for(timeout=WAIT)
+    watched.context.close()
+
+
+def test_a_failed_runs_link_opens_its_timeline(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "function_calling", "exercise=fc_vague_forecast"),
+                        height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text="让模型分清今天和这几天").wait_for(timeout=WAIT)
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    second = page.locator("#exercise-run-1")
+    assert second.get_attribute("open") is None and "深圳周末" in second.locator("summary").first.inner_text()
+    page.locator('#exercise-verdict a[href="#exercise-run-1"]').click()
+    page.wait_for_function("() => document.getElementById('exercise-run-1').open", timeout=WAIT)
+    assert second.locator(".tw-round").count() >= 1
     watched.context.close()
