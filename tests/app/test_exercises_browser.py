@@ -111,3 +111,33 @@ def test_a_failed_runs_link_opens_its_timeline(browser, app_url):
     page.wait_for_function("() => document.getElementById('exercise-run-1').open", timeout=WAIT)
     assert second.locator(".tw-round").count() >= 1
     watched.context.close()
+
+
+# One exercise per page whose fix is typed (the hooks, permission and context pages are above): the
+# box the student types into, by the state's field.
+TYPED_INTO = {"source": ".tw-editor", "skills": ".tw-skills-box", "question": ".tw-question textarea"}
+TYPED = ["registry_enum", "react_days", "mcp_enum", "subagent_description", "eval_irrelevance", "skills_name",
+         "ws_new_file"]
+
+
+@pytest.mark.parametrize("exercise_id", TYPED)
+def test_one_typed_fix_per_page(browser, app_url, exercise_id):
+    exercise = BY_ID[exercise_id]
+    (field, fix), = exercise.solution.items()
+    watched = open_page(browser, lesson_address(app_url, exercise.lesson, f"exercise={exercise_id}"), height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text=exercise.title.zh).wait_for(timeout=WAIT)
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    box = page.locator(f".tw-lesson {TYPED_INTO[field]}").first
+    if field == "question":
+        box.fill(fix)
+    else:
+        set_code(page, box, fix)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
+    page.wait_for_function("(id) => document.querySelector(`#lesson-nav a[data-lesson=${id}]`).innerText.includes('✓')",
+                           arg=exercise.lesson, timeout=WAIT)
+    watched.context.close()
