@@ -54,3 +54,57 @@ def test_a_failure_says_which_argument_in_both_languages():
     said = [f["zh"] for f in verdict["failures"]]
     assert any("days" in s and "integer" in s for s in said), said
     assert any("days" in f["en"] for f in verdict["failures"])
+
+
+def call(name, turn=1, ident="c1", **arguments):
+    return {"type": "tool_call", "turn": turn, "id": ident, "name": name, "arguments": arguments}
+
+
+def result(name, content, ok=True, turn=1, ident="c1", code=None):
+    return {"type": "tool_result", "turn": turn, "id": ident, "name": name, "content": content, "ok": ok,
+            "error_code": code}
+
+
+def final(text):
+    return {"type": "final", "turn": 9, "content": text}
+
+
+def problem(matcher, run_events, tools=()):
+    return exercises.MATCHERS[exercises.kind(matcher)](matcher, run_events, list(tools))
+
+
+def test_each_matcher_passes_and_fails_on_events():
+    weather = [call("get_weather", city="北京"), result("get_weather", "北京今天晴，气温 25°C"),
+               call("get_forecast", turn=2, ident="c2", city="北京"), result("get_forecast", "[]", turn=2, ident="c2")]
+    assert problem({"order": ["get_weather", "get_forecast"]}, weather) is None
+    assert "get_forecast → get_weather" in problem({"order": ["get_forecast", "get_weather"]}, weather)["zh"]
+    assert problem({"answer_names_result": "get_weather"}, [*weather, final("北京 25 度")]) is None
+    assert "25" in problem({"answer_names_result": "get_weather"}, [*weather, final("天气不错")])["zh"]
+    assert problem({"called": "get_weather", "arguments": {"city": "上海"}}, weather)["en"].startswith(
+        "get_weather's argument city")
+    refused = [call("bash", command="rm x"), result("bash", "❌ [权限规则拒绝]", ok=False, code="rule_denied")]
+    assert problem({"denied": "bash"}, refused) is None
+    assert "却运行了" in problem({"denied": "bash"}, [call("bash", command="rm x"), result("bash", "ok")])["zh"]
+    assert problem({"never": "bash"}, refused)["zh"] == "不该调用 bash，模型调用了它 1 次"
+    assert problem({"no_tool": True}, [final("你好")]) is None and problem({"no_tool": True}, refused)
+    shrunk = {"type": "context", "budget": 300, "after_tokens": 301}
+    assert "301" in problem({"budget_kept": True}, [shrunk])["zh"]
+    assert problem({"budget_kept": True}, [{**shrunk, "after_tokens": 300}]) is None
+
+
+def test_plan_done_reads_the_last_accepted_plan():
+    def plan(status, accepted=True):
+        return {"type": "plan", "turn": 1, "accepted": accepted,
+                "after": [{"content": "运行测试", "status": status, "done_when": "退出码 0"}]}
+    assert problem({"plan_done": "运行测试"}, [plan("in_progress"), plan("completed")]) is None
+    assert problem({"plan_done": "运行测试"}, [plan("completed"), plan("in_progress")])
+    assert problem({"plan_done": "运行测试"}, [plan("in_progress"), plan("completed", accepted=False)])
+
+
+def test_the_schema_matcher_names_what_the_schema_has():
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
+        "unit": {"type": "string"}}}}}]
+    said = problem({"schema": "get_weather", "parameter": "unit", "enum": ["c", "f"]}, [], tools)
+    assert "enum" in said["zh"] and '"string"' in said["zh"]
+    assert problem({"schema": "get_weather", "parameter": "unit", "type": "string"}, [], tools) is None
+    assert "没有参数 city" in problem({"schema": "get_weather", "parameter": "city", "type": "string"}, [], tools)["zh"]
