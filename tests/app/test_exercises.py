@@ -108,3 +108,23 @@ def test_the_schema_matcher_names_what_the_schema_has():
     assert "enum" in said["zh"] and '"string"' in said["zh"]
     assert problem({"schema": "get_weather", "parameter": "unit", "type": "string"}, [], tools) is None
     assert "没有参数 city" in problem({"schema": "get_weather", "parameter": "city", "type": "string"}, [], tools)["zh"]
+
+
+def test_the_students_own_model_runs_three_times_beside_the_offline_one():
+    """A model of the student's choosing (here the project's own OpenAI-compatible server): three runs of
+    each probe, reported n of 3 beside the offline model's verdict, which decides."""
+    from access.clients import settings_from
+    from offline.server import OfflineServer
+
+    server = OfflineServer().start()
+    try:
+        settings, _ = settings_from({"provider": "openai", "model": "offline-rule-model",
+                                     "base_url": server.url + "/v1"}, "")
+        verdict = exercises.check(BY_ID["fc_no_tool"], {"tool_choice": "auto"}, settings, session_key="sk-test")
+    finally:
+        server.stop()
+    assert verdict["passed"]
+    own = [t for t in verdict["trials"] if t["model"] != "offline"]
+    assert len(own) == 3 * len(BY_ID["fc_no_tool"].probes) and {t["trial"] for t in own} == {1, 2, 3}
+    assert all("offline-rule-model" in t["model"] and "openai" in t["model"] for t in own)
+    assert verdict["own"]["trials"] == 3 and verdict["own"]["passed"] == 3, [t["failures"] for t in own]
