@@ -46,6 +46,12 @@ class Lesson:
         return self.id
 
     @property
+    def exercises(self) -> tuple:
+        """The lesson's exercises (catalogue/exercises.py), in order; () when it has none yet."""
+        from catalogue.exercises import lesson_exercises   # below: the exercises read this module's lessons' ids only
+        return lesson_exercises(self.id)
+
+    @property
     def address(self) -> str:
         """The page's address relative to the app's root: "/", "/function-calling"."""
         return "/" + self.path
