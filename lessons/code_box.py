@@ -12,7 +12,8 @@ of each token; the fallback escapes all of it), nothing of the value becomes mar
 """
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Iterable
 
 import gradio as gr
 from pygments import highlight
@@ -29,6 +30,7 @@ HIGHLIGHT_LIMIT = 200_000
 LINE_EM = 1.45      # the height of one line of code, in em (see CSS)
 
 _FORMATTER = HtmlFormatter(nowrap=True, classprefix="tw-hl-")
+_WHITESPACE = re.compile(r'<span class="tw-hl-w">(\s*)</span>')
 
 # The buttons' words. The page is built in Chinese and an English tab is given the English of each
 # first value (serving/page_language.py), so a box is drawn in both languages, the current one shown.
@@ -42,15 +44,16 @@ def highlighted(text: str, language: str | None) -> str:
     lexer = LEXERS.get(language or "")
     if lexer is None or len(text) > HIGHLIGHT_LIMIT:
         return esc(text)
-    shown = highlight(text, lexer(stripnl=False, ensurenl=False), _FORMATTER)
+    # Whitespace is drawn the same in any class: its spans would only make the page heavier.
+    shown = _WHITESPACE.sub(r"\1", highlight(text, lexer(stripnl=False, ensurenl=False), _FORMATTER))
     # The lexers end the last line with a newline the text may not have: copied, the code is the text.
     return shown[:-1] if shown.endswith("\n") and not text.endswith("\n") else shown
 
 
-def _box(body: str, words: dict, filename: str | None, size: str) -> str:
+def _box(body: str, words: dict, filename: str | None, size: str, classes: str) -> str:
     download = (f'<button type="button" class="tw-codebox-download" data-filename="{esc(filename)}">'
                 f'{words["download"]}</button>' if filename else "")
-    return (f'<div class="tw-codebox"><div class="tw-codebox-bar">'
+    return (f'<div class="tw-codebox{classes}"><div class="tw-codebox-bar">'
             f'<span class="tw-codebox-said" aria-live="polite"></span>'
             f'<button type="button" class="tw-codebox-copy" data-copied="{words["copied"]}" '
             f'data-failed="{words["failed"]}">{words["copy"]}</button>{download}</div>'
@@ -58,11 +61,13 @@ def _box(body: str, words: dict, filename: str | None, size: str) -> str:
 
 
 def render(text: Any, language: str | None = None, filename: str | None = None,
-           lines: int = 1, max_lines: int = 30) -> str:
-    """The HTML of a box showing `text` (escaped, highlighted for `language`), with its buttons."""
+           lines: int = 1, max_lines: int = 30, classes: Iterable[str] = ()) -> str:
+    """The HTML of a box showing `text` (escaped, highlighted for `language`), with its buttons;
+    `classes` are given to the box's own element."""
     body = highlighted("" if text is None else str(text), language)
     size = f"min-height: {lines * LINE_EM:.2f}em; max-height: {max_lines * LINE_EM:.2f}em;"
-    return tr(*(_box(body, WORDS[lang], filename, size) for lang in ("zh", "en")))
+    named = "".join(f" {esc(name)}" for name in classes)
+    return tr(*(_box(body, WORDS[lang], filename, size, named) for lang in ("zh", "en")))
 
 
 # Runs once when the box is first drawn (gr.HTML's js_on_load); one listener on the box's own element
@@ -139,15 +144,19 @@ class CodeBox(gr.HTML):
     """A read-only code box: a gr.HTML whose value is the code as text (see the module's docstring).
     `postprocess`, which Gradio calls on every value given to it (the first one, a handler's, an
     update's), draws the text. A class, not a configured gr.HTML: a box Gradio makes again for a tab
-    whose props an event changed (a new label) is made from this class and draws the same way."""
+    whose props an event changed (a new label) is made from this class and draws the same way.
+    `elem_classes` go to the box's own element (drawn with the code), not to gr.HTML: Gradio would put
+    them on its block and again on the HTML inside it, two elements for one box."""
 
     def __init__(self, value: Any = "", *, language: str | None = None, filename: str | None = None,
-                 lines: int = 1, max_lines: int = 30, label: str | None = None, **kwargs: Any):
+                 lines: int = 1, max_lines: int = 30, label: str | None = None,
+                 elem_classes: list[str] | str | None = None, **kwargs: Any):
         self.language, self.filename, self.lines, self.max_lines = language, filename, lines, max_lines
+        self.box_classes = [elem_classes] if isinstance(elem_classes, str) else list(elem_classes or [])
         kwargs.setdefault("show_label", label is not None)
         kwargs.setdefault("container", label is not None)
         kwargs["js_on_load"] = BUTTONS_JS
         super().__init__(value, label=label, **kwargs)
 
     def postprocess(self, value: Any) -> str:
-        return render(value, self.language, self.filename, self.lines, self.max_lines)
+        return render(value, self.language, self.filename, self.lines, self.max_lines, self.box_classes)

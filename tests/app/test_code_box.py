@@ -49,7 +49,8 @@ def test_the_buttons_are_in_both_languages_and_the_download_only_when_named():
 
 
 def test_a_box_draws_what_a_handler_returns_and_its_first_value():
-    box = CodeBox('{"a": "<i>"}', language="json", filename="a.json", label="schema")
+    box = CodeBox('{"a": "<i>"}', language="json", filename="a.json", label="schema", elem_classes=["tw-a"])
+    assert box.value.startswith('<div class="tw-codebox tw-a">') and not box.elem_classes   # one element has the class
     assert isinstance(box.value, i18n.Text) and "&lt;i&gt;" in box.value and "<i>" not in box.value
     assert shown_text(box.postprocess("<script>x</script>")) == "<script>x</script>"
     assert shown_text(box.postprocess(None)) == ""
