@@ -255,8 +255,16 @@ def paste_code(page, editor, code: str):
     page.keyboard.insert_text(code)
 
 
-def code_text(editor) -> str:
-    return editor.locator(".cm-content").inner_text()
+# The code a read-only box shows (lessons/code_box.py): its <pre>, whose text is the code itself.
+CODE_SHOWN = ".tw-codebox-code"
+
+
+def code_text(box) -> str:
+    """The code in a box: a read-only box's <pre>, or the text of a gr.Code editor."""
+    shown = box.locator(CODE_SHOWN)
+    if shown.count():
+        return shown.first.text_content()
+    return box.locator(".cm-content").inner_text()
 
 
 # True once every opening or closing transition has finished (spinners loop forever and are not waited for).
@@ -528,7 +536,7 @@ def wait_final(panel) -> str:
 def show_file(panel, path: str, expected: str) -> None:
     """Selects a file in the tree and waits for `expected` in the content shown."""
     panel.locator(".tw-ws-tree label").filter(has_text=path).first.click()
-    panel.locator(".tw-ws-file .cm-content").filter(has_text=expected).first.wait_for(timeout=WAIT)
+    panel.locator(f".tw-ws-file {CODE_SHOWN}").filter(has_text=expected).first.wait_for(timeout=WAIT)
 
 
 def calls(panel) -> list[str]:
