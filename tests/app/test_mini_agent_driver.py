@@ -5,6 +5,7 @@ exported run replays to the same verdict with the workspace's files."""
 from __future__ import annotations
 
 import json
+import re
 import secrets
 
 import pytest
