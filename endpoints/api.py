@@ -8,9 +8,11 @@ from typing import Any, Mapping
 
 import gradio as gr
 
+from planning import tally
+
 from endpoints import workspace_api
 from i18n import tr
-from runs import backend, eval_backend, headline, purposes, session_io, starters
+from runs import backend, eval_backend, headline, planning_backend, purposes, session_io, sessions_backend, starters
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -85,6 +87,22 @@ def register(secrets: Mapping[str, str]) -> list[str]:
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
 
+    def run_planning(question: str, source: str = "", approach: str = "todos", broken: str = "",
+                     provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
+                     request: gr.Request = None) -> dict:
+        """计划与执行（8.3）：approach=todos 时模型用 write_todos 工具自己写、自己改计划（工具守规则：同一时间最多一项
+        in_progress，标成 completed 要有原样摘自成功工具结果的 evidence，不合规则就退回 plan_rule 错误）；approach=fixed 是
+        课程仓库的写法，先一次写好全部步骤再逐步执行。source 是工具源码，不给就是示例「天气」；broken 是这次一律失败的工具名
+        （演示一步失败了）。事件里每次写计划后有一个 type 为 plan 的事件（之前和之后的计划板、变了什么、replanned 是否改了计划、
+        退回的理由 problems）；tally 是 code/planning.py 的计数（请求轮数、token：服务端报的，离线模型的是估算，estimated 为 true）。
+        verdict 只在计划做完（每项都有证据）时才是成功；一步失败后改了计划会写明。"""
+        if approach not in planning_backend.APPROACHES:
+            raise gr.Error(f"approach 只能是 {' / '.join(planning_backend.APPROACHES)}，收到 {approach!r}。")
+        options = {"approach": approach, "broken": broken or ""}
+        result = _run(LESSONS["planning"], secrets, source or planning_backend.weather_source(), question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, "tally": tally(result["events"]) if result["events"] else None}
+
     def run_mcp(source: str, question: str, tool_choice: str = "auto",
                 parallel_tool_calls: bool = True, mistake: str = "",
                 provider: str = "offline", model: str = "", class_code: str = "",
@@ -149,6 +167,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["subagents"], secrets, source, question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code)
 
+    def run_sessions(question: str, session: str = "", branch: str = "", fork_entry: str = "", fork_text: str = "",
+                     source: str = "", provider: str = "offline", model: str = "", class_code: str = "",
+                     max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """会话与分支（code/sessions.py）：在会话 session（JSONL 文本；空就是新会话）的分支 branch（任一条的 id；空就是文件里
+        最后写下的那条分支）上接着问 question，走 Function Calling 循环。给了 fork_entry（当前分支上一条消息的 id）时不接着问：
+        把那一条改成 fork_text，分出一条新分支，从那里接着跑（question 不用）。source 是工具源码，空就是天气示例。
+        返回值同 /run_function_calling，另有 session（跑完以后的 JSONL，下一次原样传回来就接着跑）、branch（当前分支）、
+        branches（每条分支从哪里分出、和兄弟哪里不同、最后的回答）。session 读不进来时（逐行检查：大小、字段类型、父条目、
+        重复的 id、调用和结果配对），session_problem 写着第几行、错在哪里，session 原样返回。"""
+        options: dict[str, Any] = {"session": session or "", "branch": branch or ""}
+        if fork_entry:
+            options["fork"] = {"entry": fork_entry, "content": fork_text or ""}
+            question = sessions_backend.asked_by_fork(session, branch, fork_entry, fork_text or "")
+        result = _run(LESSONS["sessions"], secrets, source or sessions_backend.WEATHER_SOURCE, question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, **sessions_backend.outcome(session, result["events"], branch)}
+
     def run_eval(source: str, cases: Any, models: Any = None, trials: int = 1, class_code: str = "",
                  max_tokens: int = 1024, request: gr.Request = None) -> dict:
         """评估（code/evaluation.py）：cases 是用例集（列表、{"cases": 列表}，或它的 JSON 文本），每个用例跑 trials 次（1～5），
@@ -203,6 +238,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return workspace_api.run(question, files, rules, api_settings(provider, model, max_tokens, stream),
                                  secrets=secrets, request=request, class_code=class_code or "")
 
+    def run_mini_agent(question: str, tools: Any = None, rules: Any = None, hooks: Any = None, context: str | None = None,
+                       budget: int | None = None, skills: Any = None, subagents: bool | None = None,
+                       plan: bool | None = None, files: dict | None = None, provider: str = "offline", model: str = "",
+                       class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """MiniAgent（8.13）：这一章的零件装在一个循环上，在一个临时工作区里做完 question（调用结束后工作区即删除）。
+        只有 question 必填；没给的零件用 code/mini_agent.py 的 DEMO（每个零件都选上）。
+        tools：read / write / edit / bash 里的几个；rules：权限规则（同「权限与确认」课），给 false 就不检查；
+        hooks：protect_tests、mask_secrets 里的几个；context：none / fold / forget / window / fold_window / compact，
+        budget 是它的 token 预算；skills：技能名（fix-tests，或工作区 skills/ 里的）；subagents、plan：要不要 task、write_todos。
+        files：运行前的工作区（不给就是初始练习项目）；返回的 files 是运行后的工作区。规则为 ask 时没有人可以批准，不执行。
+        用 gradio_client 调用时请设 Client(..., download_files=False)。"""
+        options = {"tools": tools, "rules_on": rules is not False, "rules": None if rules is False else rules,
+                   "hooks": hooks, "context": context, "budget": budget, "skills": skills, "subagents": subagents,
+                   "plan": plan}
+        return workspace_api.run_mini_agent(question, options, files, api_settings(provider, model, max_tokens),
+                                            secrets=secrets, request=request, class_code=class_code or "")
+
     def status() -> dict:
         """沙箱是否可用：mode（sandboxed / unsandboxed / refused）、各隔离层是否开启、给学生看的说明。"""
         current = backend.sandbox_status()
@@ -215,9 +267,11 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return (text or "")[:MAX_ECHO_CHARS]
 
     endpoints = {"schema": schema, "try_call": try_call, "first_call": first_call, "run_function_calling": run_function_calling,
+                 "run_planning": run_planning,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
-                 "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
-                 "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
+                 "run_skills": run_skills, "run_subagent": run_subagent, "run_sessions": run_sessions,
+                 "run_eval": run_eval,
+                 "run_workspace": run_workspace, "run_mini_agent": run_mini_agent, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")

@@ -155,7 +155,7 @@ def test_no_lesson_of_an_english_page_shows_chinese_of_its_own(browser, app_url)
         panel.locator(".tw-deny").click()
         panel.locator(".tw-ask").first.wait_for(state="hidden", timeout=WAIT)
 
-        for title in ("Hooks", "Context budget", "Skills", "Sub-agents", "Evaluation"):
+        for title in ("Hooks", "Context budget", "Skills", "Sub-agents", "Sessions and branches", "Evaluation", "MiniAgent"):
             panel = tab(page, title)
             page.wait_for_timeout(1_000)
             found[f"{title}, opened"] = chinese_of_the_page(page)

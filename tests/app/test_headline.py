@@ -483,7 +483,7 @@ def test_a_context_overflow_over_real_http_is_named_the_same():
 
 def test_every_preset_question_has_its_purpose_written():
     """A preset reworded in its list but not beside its purpose would lose its check without a word."""
-    from lessons import context_page, skills_page, subagents_page
+    from lessons import context_page, planning_page, skills_page, subagents_page
 
     missing = [q for questions in presets.PRESETS.values() for q in questions
                if purposes.purpose_for("function_calling", q) is None]
@@ -492,6 +492,8 @@ def test_every_preset_question_has_its_purpose_written():
                 if purposes.purpose_for("context", q, {"conversation": context_page.CONVERSATION}) is None]
     missing += [q for questions in subagents_page.EXAMPLE_PRESETS.values() for q in questions
                 if purposes.purpose_for("subagents", q) is None]
+    missing += [q for questions in planning_page.EXAMPLE_PRESETS.values() for q in questions
+                if purposes.purpose_for("planning", q) is None]
     assert missing == []
 
 

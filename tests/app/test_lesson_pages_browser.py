@@ -132,7 +132,7 @@ def test_a_typed_key_follows_the_browser_tab_and_only_it(browser, app_url, model
         watched.context.close()
 
 
-def test_the_workspace_follows_from_one_workspace_lesson_to_the_other(browser, app_url):
+def test_the_workspace_follows_from_one_workspace_lesson_to_the_others(browser, app_url):
     watched = open_page(browser, lesson_address(app_url, "workspace"))
     page = watched.page
     try:
@@ -143,6 +143,8 @@ def test_the_workspace_follows_from_one_workspace_lesson_to_the_other(browser, a
         page.wait_for_function("() => (localStorage.getItem('tool-workshop:workspace') || '').includes('hello.py')",
                                timeout=WAIT)
         panel = tab(page, "权限与确认")
+        panel.locator(".tw-ws-tree").filter(has_text="hello.py").first.wait_for(timeout=WAIT)
+        panel = tab(page, "MiniAgent")      # 「原子工具、权限与确认、MiniAgent 三课共用同一个工作区」
         panel.locator(".tw-ws-tree").filter(has_text="hello.py").first.wait_for(timeout=WAIT)
     finally:
         watched.context.close()
