@@ -87,7 +87,7 @@ from lessons import projector  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
 from access import tab_lifetime  # noqa: E402
-from catalogue import LESSONS  # noqa: E402
+from catalogue import LESSONS, ROOT  # noqa: E402
 from memory import workspace_memory  # noqa: E402
 from serving import page_compression  # noqa: E402
 from memory.browser_memory import BrowserMemory  # noqa: E402
@@ -159,23 +159,23 @@ def sandbox_notice() -> str:
 
 
 def build_demo(secrets=None) -> gr.Blocks:
-    """Every lesson's page: the first at /, each other one at its own address (catalogue `path`).
+    """Every lesson's page: the catalogue's ROOT lesson at /, each other one at its own address (catalogue `path`).
     A page carries only its own lesson, with the chrome every page has (header, lesson list,
     projector mode, the link banner, browser memory, model settings)."""
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
     gradio_patches.install_range_messages()         # a number out of its box's range: the page says so
-    lessons = list(LESSONS.values())
     pages = []
     # Its config and app are made once, by launch (gradio_patches.page_blocks).
     with gradio_patches.page_blocks(title=PAGE_LANGUAGE["zh"][1], delete_cache=DELETE_CACHE) as demo:
         # Named endpoints first: their names must not be taken by the page's own handlers
         # (three lessons each have a private `export`).
         api.register(secrets)
-        pages.append(build_page(demo, lessons[0], secrets))
-    for lesson in lessons[1:]:
-        with demo.route(lesson.label(), lesson.path, show_in_navbar=False):
-            pages.append(build_page(demo, lesson, secrets))
+        pages.append(build_page(demo, LESSONS[ROOT], secrets))
+    for lesson in LESSONS.values():
+        if lesson.id != ROOT:
+            with demo.route(lesson.label(), lesson.path, show_in_navbar=False):
+                pages.append(build_page(demo, lesson, secrets))
     page_language.wire(demo)   # last: every label of every page is built
     # A lesson works as soon as its page is drawn: its schema arrives with the page.
     panels = FIRST_SCHEMAS[demo] = [page.schema for page in pages if page.schema is not None]

@@ -259,7 +259,7 @@ def breaking(execute: Executor, broken: Any = ()) -> Executor:
 
     def run(name: str, arguments: Any) -> Any:
         if name in broken:
-            return failure("tool_exception", f"{name} 这次没有成功：它背后的接口暂时不可用（演示：这个工具被设定为失败）",
+            return failure("demo_failure", f"{name} 这次没有成功：它背后的接口暂时不可用（演示：这个工具被设定为失败）",
                            "换一个能查到同样信息的工具，或者如实告诉用户这一步做不成",
                            arguments=arguments if isinstance(arguments, dict) else None)
         return execute(name, arguments)
@@ -334,14 +334,19 @@ def plan_then_execute(client: Any, task: str, tools: list[dict] | None, execute:
                     {"role": "user", "content": item["content"]}]
         run = run_function_calling(client, messages, tools, execute, max_turns=step_turns, stream=stream,
                                    temperature=temperature)
-        offset, result, failed = turn, "", 0
-        for event in run:
+        offset, result, failed, sent = turn, "", 0, None
+        while True:
+            try:
+                event = run.send(sent)          # send 进来的干预（单步时改过的参数）照样传给这一步的循环
+            except StopIteration:
+                break
+            sent = None
             turn = offset + event["turn"]
             if event["type"] == "final" or (event["type"] == "error" and event["code"] in LOOP_STOPS):
                 result = event.get("content") or event.get("message") or ""
                 continue
             failed += event["type"] == "tool_result" and not event["ok"]
-            yield {**event, "turn": turn, "step": number}
+            sent = yield {**event, "turn": turn, "step": number}
             if event["type"] == "error":            # 模型那边出了错（Key、网络……）：整个流程停下
                 return
         before = [dict(i) for i in board]

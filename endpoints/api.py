@@ -8,9 +8,11 @@ from typing import Any, Mapping
 
 import gradio as gr
 
+from planning import tally
+
 from endpoints import workspace_api
 from i18n import tr
-from runs import backend, eval_backend, headline, purposes, session_io, starters
+from runs import backend, eval_backend, headline, planning_backend, purposes, session_io, starters
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -27,10 +29,11 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
 
 
 def _run(lesson, secrets, source, question, settings, options, mistake, session_id, request=None,
-         class_code="") -> dict:
+         class_code="", fragments=False) -> dict:
     """A whole run of a catalogue lesson's loop through the same backend as the page's 运行, as one
     JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a
-    success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py)."""
+    success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py).
+    The streamed fragments (delta events) are left out unless `fragments`: they are the first call's lesson."""
     purpose = purposes.event(purposes.purpose_for(lesson.id, question or "", options))
     run = backend.run_to_end(backend.start_run(starters.of(lesson), source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
@@ -38,7 +41,7 @@ def _run(lesson, secrets, source, question, settings, options, mistake, session_
                                                tools=lesson.tools, purpose=purpose))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
-    events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
+    events = [e for e in run.events if fragments or e.get("type") != "delta"][:MAX_EVENTS]
     return {**headline.summary(events), "tools": run.tools, "events": events}
 
 
@@ -56,6 +59,17 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         result = backend.call_tool(source, name, arguments if arguments is not None else "{}", session_of(request))
         return {key: result.get(key) for key in TRY_CALL_KEYS}
 
+    def first_call(question: str, stream: bool = True, provider: str = "offline", model: str = "",
+                   class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """第一次调用（8.1，code/first_call.py）：只问模型一次，带一个工具 get_weather(city)，不执行工具。
+        事件：request（还带着客户端发出的请求体 body）→ 流式时每一片 delta（at_ms 到达时刻；工具调用的碎片还有
+        index、id、name、arguments，so_far 拼到这一片的参数，closed / json_error 是 json.loads 读它的结果）→ response
+        （raw 是服务端发来的原文，流式时是分片列表）→ assembled（每个调用由几片拼成、第几片参数才完整，finish_reason 和它的意思）。
+        verdict.state：requested（模型要调用工具，参数是完整的 JSON；ok 为 true）、no_tool_call / answered（文字回答）、
+        truncated（写到 max_tokens 被截断）、unclosed（参数一直不是完整的 JSON）、missed（预设问题要的调用没有要）、error。"""
+        return _run(LESSONS["first_call"], secrets, "", question, api_settings(provider, model, max_tokens),
+                    {"stream": bool(stream)}, "", session_of(request), request, class_code, fragments=True)
+
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
                              parallel_tool_calls: bool = True, mistake: str = "",
                              provider: str = "offline", model: str = "", class_code: str = "",
@@ -72,6 +86,22 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["function_calling"], secrets, source, question,
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
+
+    def run_planning(question: str, source: str = "", approach: str = "todos", broken: str = "",
+                     provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
+                     request: gr.Request = None) -> dict:
+        """计划与执行（8.3）：approach=todos 时模型用 write_todos 工具自己写、自己改计划（工具守规则：同一时间最多一项
+        in_progress，标成 completed 要有原样摘自成功工具结果的 evidence，不合规则就退回 plan_rule 错误）；approach=fixed 是
+        课程仓库的写法，先一次写好全部步骤再逐步执行。source 是工具源码，不给就是示例「天气」；broken 是这次一律失败的工具名
+        （演示一步失败了）。事件里每次写计划后有一个 type 为 plan 的事件（之前和之后的计划板、变了什么、replanned 是否改了计划、
+        退回的理由 problems）；tally 是 code/planning.py 的计数（请求轮数、token：服务端报的，离线模型的是估算，estimated 为 true）。
+        verdict 只在计划做完（每项都有证据）时才是成功；一步失败后改了计划会写明。"""
+        if approach not in planning_backend.APPROACHES:
+            raise gr.Error(f"approach 只能是 {' / '.join(planning_backend.APPROACHES)}，收到 {approach!r}。")
+        options = {"approach": approach, "broken": broken or ""}
+        result = _run(LESSONS["planning"], secrets, source or planning_backend.weather_source(), question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, "tally": tally(result["events"]) if result["events"] else None}
 
     def run_mcp(source: str, question: str, tool_choice: str = "auto",
                 parallel_tool_calls: bool = True, mistake: str = "",
@@ -219,7 +249,8 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """原样返回输入（最多 1 万字）：服务器本身一次往返的开销，用来对比其他接口。"""
         return (text or "")[:MAX_ECHO_CHARS]
 
-    endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
+    endpoints = {"schema": schema, "try_call": try_call, "first_call": first_call, "run_function_calling": run_function_calling,
+                 "run_planning": run_planning,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
                  "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
                  "run_workspace": run_workspace, "run_mini_agent": run_mini_agent, "export": export, "status": status, "echo": echo}

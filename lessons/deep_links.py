@@ -8,6 +8,7 @@ sent on to that page's address (serving/lesson_addresses.py). `example` an examp
 offers (`none`: no mistake); `tool_choice` (Function Calling) auto / none / required or a tool of
 the source; `approach` the tab's loop (ReAct: react / json; the workspace tabs: function_calling /
 react); `parallel` and `envelope` (0 / 1) the Function Calling tab's checkboxes (envelope: ReAct's too);
+`stream` (0 / 1) the first call's stream=True checkbox;
 `rules` (the permission lesson) its rules as compact JSON, checked like the rules box; `run=1`
 starts the run once the page shows the link's values. `lang=en` / `lang=zh` is the page's
 language (i18n): not a scenario, but a copied link keeps it.
@@ -44,7 +45,7 @@ import gradio as gr
 import i18n
 from i18n import now, tr
 
-from catalogue import FIRST, LESSONS, Lesson
+from catalogue import LESSONS, ROOT, Lesson
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import Kept
@@ -54,13 +55,13 @@ import context
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
 
-DEFAULT_LESSON = FIRST
+DEFAULT_LESSON = ROOT      # the lesson of the page at /, where a link without a lesson opens
 
 
-PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "rules",
-          "strategy", "budget", "run")
-OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "rules", "strategy", "budget")
-FLAGS = ("parallel", "envelope")            # checkboxes: 1 or 0 in a link
+PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "stream",
+          "rules", "strategy", "budget", "run")
+OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "stream", "rules", "strategy", "budget")
+FLAGS = ("parallel", "envelope", "stream")  # checkboxes: 1 or 0 in a link
 # Where a link parameter lives on a tab: its run panel's option of that name, unless named here.
 RUN_OPTION = {"parallel": "parallel_tool_calls"}
 KEPT_CONTROL = {"rules"}                    # LessonPage.kept

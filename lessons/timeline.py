@@ -16,11 +16,12 @@ import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, skills_view, token_count
+from lessons import context_view, cost_view, first_call_view, plan_view, skills_view, token_count
 from lessons.rule_reasons import reason_in_english
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
+from planning import WRITE_TODOS
 from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 
 
@@ -92,13 +93,11 @@ CSS = """
 .tw-gate { border-left: 4px solid #2563eb; padding: 2px 8px; margin: 4px 0; background: rgba(37,99,235,0.06); border-radius: 4px; font-size: 0.92em; }
 .tw-gate.tw-gate-deny { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-gate.tw-gate-ask { border-left-color: #d97706; background: rgba(217,119,6,0.08); }
-.tw-plan { border-left: 4px solid #059669; padding: 2px 8px; margin: 4px 0; background: rgba(5,150,105,0.06); border-radius: 4px; }
-.tw-plan ul { margin: 2px 0; padding-left: 1.2em; list-style: none; }
 .tw-hook.tw-hook-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
 .tw-child > summary { cursor: pointer; font-weight: 600; }
 .tw-unsaid, .tw-hook-unseen { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
-""" + context_view.CSS
+""" + context_view.CSS + first_call_view.CSS + plan_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
 ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
@@ -311,8 +310,8 @@ def unsaid_notes(call: dict, request: dict | None, response: dict | None = None)
     sent), with the question beside it. "Not in the conversation": a server may add text of its own (a chat
     template's worked example), and where the round's answer says the value came from there
     (accents.template_examples), the note says so."""
-    if not request or not isinstance(call.get("arguments"), dict):
-        return []
+    if not request or not isinstance(call.get("arguments"), dict) or call.get("name") == WRITE_TODOS:
+        return []       # a plan is the model's own words (what to do, when it is done): nobody said them first
     question = question_of([request]) or ""
     said = tr("问题是「{q}」", "the question was «{q}»").format(q=cut(question, 200))
     copied = [value for accent in (response or {}).get("accents") or [] if isinstance(accent, dict)
@@ -416,23 +415,6 @@ def render_permission(event: dict) -> str:
         if verdict == "ask" else ""
     return (f'<div class="tw-gate tw-gate-{esc(verdict)}"><div>{head}</div>'
             f'<div class="tw-meta">{esc(now(tr(reason, reason_in_english(reason))))}{asked}</div></div>')
-
-
-def render_plan(event: dict) -> str:
-    """What a write_todos call left on the plan board (code/planning.py's plan event): each item with its
-    status, and the rules' problems when the board sent the plan back. Kept small: a fuller view belongs
-    to the planning lesson."""
-    marks = {"completed": "✅", "in_progress": "▶️", "pending": "⬜"}
-    items = "".join(f'<li>{marks.get(item.get("status"), "·")} {esc(item.get("content"))}'
-                    + (f' <span class="tw-meta">{esc(item.get("evidence"))}</span>' if item.get("evidence") else "")
-                    + "</li>" for item in event.get("after") or [])
-    done = sum(item.get("status") == "completed" for item in event.get("after") or [])
-    title = tr("📋 计划：{done}/{n} 项完成", "📋 Plan: {done}/{n} done").format(done=done, n=len(event.get("after") or []))
-    refused = ""
-    if not event.get("accepted"):
-        refused = (f'<div class="tw-bad">{tr("计划板退回了这次计划：", "The board sent this plan back: ")}'
-                   f'{esc(tr("；", "; ").join(event.get("problems") or []))}</div>')
-    return f'<div class="tw-plan"><div><b>{esc(title)}</b></div>{refused}<ul>{items}</ul></div>'
 
 
 def child_of(children: dict | None, call: dict) -> list[dict]:
@@ -662,6 +644,11 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         meta.append(tokens)
     if calls:
         meta.append(tr("调用 ", "calls ") + ", ".join(str(c.get("name")) for c in calls))
+    plans = [e for e in events if e.get("type") == "plan"]
+    if any(not e.get("accepted") for e in plans):
+        meta.append(tr("计划被退回", "plan refused"))
+    if any(e.get("replanned") for e in plans):
+        meta.append(tr("🔁 改了计划", "🔁 replanned"))
     hook_runs = [e for e in events if e.get("type") == "hook" and not e.get("asking")]
     if hook_runs:
         meta.append(tr("钩子 {n} 次", "hooks {n}×").format(n=len(hook_runs)))
@@ -693,6 +680,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
         body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["request"]))}</div>{body}</div>')
+        parts.append(first_call_view.render_request(request))     # 8.1: the body raw, and as SDK code
 
     if response:
         message = response.get("message") or {}
@@ -714,6 +702,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         parts.append(f'<div class="tw-step"><div class="tw-label">{tr("流式接收中…", "Streaming in…")}</div>'
                      f'{pre(streamed_so_far(events))}</div>')
 
+    parts.append(first_call_view.render_arrival(events))      # 8.1: the stream's time axis, finish_reason
     for event in events:
         if event.get("type") == "parse":
             raw_text = (response or {}).get("text") or ((response or {}).get("message") or {}).get("content") or ""
@@ -733,7 +722,9 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
                                    gated.get((c.get("turn"), c.get("id")), []))
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
-    parts += [f'<div class="tw-step">{render_plan(e)}</div>' for e in events if e.get("type") == "plan"]
+    plans = [e for e in events if e.get("type") == "plan"]
+    if plans:
+        parts.append('<div class="tw-step">' + "".join(plan_view.render(e) for e in plans) + "</div>")
     if rest:
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels.get("wire", "JSON-RPC")))}</div>'
                      + "".join(render_rpc(e) for e in rest) + "</div>")
@@ -859,6 +850,9 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
                                       tr("❌ 工具出错 ", "❌ Tool error ") + str(result.get("error_code") or ""),
                                           "parent_id": call_id, "status": "done",
                                           "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
+        elif kind == "plan":
+            chat.append({"role": "assistant", "content": cut(plan_view.text(event), 3000),
+                         "metadata": {"title": plan_view.headline_of(event), "status": "done"}})
         elif kind == "context":
             chat.append({"role": "assistant", "content": "\n".join(event.get("notes") or []) or context_view.line(event),
                          "metadata": {"title": "📦 " + context_view.line(event), "status": "done"}})

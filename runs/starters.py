@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+import first_call as one_request
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
 from mini_agent import MAX_TURNS as MINI_AGENT_TURNS
 from mini_agent import run_mini_agent
+from planning import plan_then_execute, run_with_plan
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
@@ -40,6 +42,18 @@ def _call_options(tools: list, options: dict, parallel_default: bool) -> tuple[l
     return tools, tool_choice, parallel
 
 
+def first_call(client, question, tools, execute, settings, options):
+    """第一次调用 (8.1): one request and its response, no loop and no tool run, with code/first_call.py's
+    own tool; options["stream"] (on unless said) turns streaming on for this lesson alone. Its request
+    event also carries the body the client sends (first_call.request_body), which the page shows raw, and
+    where it went: the provider and the Base URL the student typed (never the server's, never a key)."""
+    stream = bool(options.get("stream", True))
+    body = one_request.request_body(client, question, one_request.TOOLS, stream)
+    sent = {"body": body, "provider": settings.provider, "base_url": settings.base_url}
+    return backend.relayed(one_request.first_call(client, question, one_request.TOOLS, stream=stream),
+                           lambda event: {**event, **sent} if event.get("type") == "request" else event)
+
+
 def react(client, question, tools, execute, settings, options):
     """正则 ReAct: the model writes Thought / Action text (or, approach "json", a JSON object)."""
     run = run_json_from_text if options.get("approach") == "json" else run_react
@@ -61,6 +75,18 @@ def function_calling(client, question, tools, execute, settings, options):
         max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
         tool_choice=tool_choice, parallel_tool_calls=parallel, envelope=bool(options.get("envelope")),
     )
+
+
+def planning(client, question, tools, execute, settings, options):
+    """计划与执行: approach "todos" lets the model keep its plan through write_todos (checked by the tool's
+    rules); "fixed" is the course's way, one plan written first and run step by step. options["broken"]
+    names a tool made to fail this run (the demonstration of a failed step), the same in both."""
+    broken = {options["broken"]} if options.get("broken") else ()
+    if options.get("approach") == "fixed":
+        return plan_then_execute(client, question, tools, execute, broken=broken, temperature=settings.temperature,
+                                 stream=settings.stream)
+    return run_with_plan(client, question, tools, execute, broken=broken, max_turns=settings.max_turns,
+                         temperature=settings.temperature, stream=settings.stream)
 
 
 def mcp(client, question, tools, execute, settings, options):
@@ -134,7 +160,7 @@ def mini_agent(client, question, tools, execute, settings, options):
 
 
 # What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
-BY_NAME = {starter.__name__: starter for starter in (react, registry, function_calling, mcp, hooks, context, skills,
+BY_NAME = {starter.__name__: starter for starter in (first_call, react, planning, registry, function_calling, mcp, hooks, context, skills,
                                                       subagent, workspace, mini_agent)}
 
 

@@ -119,3 +119,16 @@ def test_no_page_test_module_imports_another():
                                                      if m.startswith("tests.app.test_"))
                  for path in sorted((ROOT / "tests" / "app").glob("test_*.py"))}
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def folder_graph() -> dict[str, set[str]]:
+    """{layer: the layers it imports}, lazy imports included."""
+    return {layer: {found for path in files_of(layer) for module in imported_modules(path)
+                    if (found := layer_of(module)) not in (None, layer)} for layer in ORDER}
+
+
+if __name__ == "__main__":      # python tests/test_layers.py: the folder-level import graph, lowest first
+    for layer, imported in folder_graph().items():
+        upward = sorted(name for name in imported if RANKS[name] > RANKS[layer])
+        print(f"{RANKS[layer]:>2} {layer} -> {', '.join(sorted(imported, key=RANKS.get)) or '-'}"
+              + (f"   (upward: {', '.join(upward)})" if upward else ""))

@@ -266,7 +266,7 @@ def nav_link(page, title: str):
 HEADLINE_DONE = r"""([root, before]) => { const s = root.querySelector('.tw-status');
   const text = s ? s.innerText.trim() : '';
   const fresh = root.querySelector('.tw-protocol .tw-round:not([data-old])');
-  return (text !== before || !!fresh) && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️]/u.test(text) && !text.includes('⏳'); }"""
+  return (text !== before || !!fresh) && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️📨]/u.test(text) && !text.includes('⏳'); }"""
 
 
 def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=None) -> str:

@@ -112,6 +112,15 @@ def test_no_lesson_of_an_english_page_shows_chinese_of_its_own(browser, app_url)
     try:
         assert page.locator("footer").inner_text().split() == ["Use", "via", "API", "·", "Built", "with", "Gradio",
                                                               "·", "Settings"]
+        panel = tab(page, "First call")
+        found["First call, opened"] = chinese_of_the_page(page)
+        # Streamed: the time axis, json.loads on every fragment, every finish_reason explained. Guangzhou: the
+        # purpose line of the Beijing presets quotes a value accepted but not said ("北京市"), not on screen elsewhere.
+        panel.locator(".tw-question textarea").fill("广州冷不冷？")
+        run(panel)
+        assert panel.locator(".tw-fc-piece").count() >= 3
+        found["First call, run"] = chinese_of_the_page(page)
+
         panel = tab(page, "Regex ReAct")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
         found["Regex ReAct, opened"] = chinese_of_the_page(page)

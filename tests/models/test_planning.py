@@ -263,3 +263,18 @@ def test_a_planner_reply_without_steps_ends_with_a_clear_error(connect, server):
     server.queue({"message": {"content": "好的，我会先查天气再算预算。"}})
     run = list(plan_then_execute(connect("openai"), TASK, None, TOOLS))
     assert run[-1]["type"] == "error" and run[-1]["code"] == "bad_plan" and '{"steps": [...]}' in run[-1]["message"]
+
+
+def test_the_fixed_plan_passes_a_step_edit_on_to_the_step_s_loop():
+    """Step mode (单步) edits a call before it runs: the fixed plan's steps are loops of their own, and the
+    edit reaches the one that is running, as it reaches run_with_plan's loop."""
+    run = plan_then_execute(make_client("offline"), "查北京今天的天气", None, TOOLS)
+    event = next(run)
+    while event["type"] != "tool_call":
+        event = next(run)
+    assert event["arguments"] == {"city": "北京"} and event["step"] == 1
+    event = run.send({"arguments": {"city": "上海"}})
+    while event["type"] != "tool_result":
+        event = next(run)
+    assert event["ok"] and "上海今天多云" in event["content"] and event["arguments"]["city"] == "上海"
+    run.close()
