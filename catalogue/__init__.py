@@ -46,6 +46,12 @@ class Lesson:
         return self.id
 
     @property
+    def exercises(self) -> tuple:
+        """The lesson's exercises (catalogue/exercises.py), in order; () when it has none yet."""
+        from catalogue.exercises import lesson_exercises   # below: the exercises read this module's lessons' ids only
+        return lesson_exercises(self.id)
+
+    @property
     def address(self) -> str:
         """The page's address relative to the app's root: "/", "/function-calling"."""
         return "/" + self.path
@@ -98,6 +104,9 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
            "lessons.skills_page", "skills", "tab-skills", editor=False, start="skills", step=False, tools=False),
     Lesson("subagents", tr("子代理", "Sub-agents"), "8.10", ("subagents.py",),
            "lessons.subagents_page", "subagents", "tab-subagents", editor=True, start="subagent", step=False),
+    # A run is a tree of messages: fork from any step, branches side by side, JSONL saved and resumed.
+    Lesson("sessions", tr("会话与分支", "Sessions and branches"), "8.11", ("sessions.py",),
+           "lessons.sessions_page", "sessions", "tab-sessions", editor=True, start="session"),
     # A case set run against one or two models; its run panel runs one case's question through Function Calling.
     Lesson("evaluation", tr("评估", "Evaluation"), "8.12", ("evaluation.py", "evaluation_cases.py"),
            "lessons.evaluation_page", "evaluation", "tab-evaluation", editor=True, start="function_calling"),

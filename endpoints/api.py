@@ -12,7 +12,8 @@ from planning import tally
 
 from endpoints import workspace_api
 from i18n import tr
-from runs import backend, eval_backend, headline, planning_backend, purposes, session_io, starters
+from runs import (backend, eval_backend, exercises, headline, planning_backend, purposes, session_io,
+                  sessions_backend, starters)
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -167,6 +168,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["subagents"], secrets, source, question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code)
 
+    def run_sessions(question: str, session: str = "", branch: str = "", fork_entry: str = "", fork_text: str = "",
+                     source: str = "", provider: str = "offline", model: str = "", class_code: str = "",
+                     max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """会话与分支（code/sessions.py）：在会话 session（JSONL 文本；空就是新会话）的分支 branch（任一条的 id；空就是文件里
+        最后写下的那条分支）上接着问 question，走 Function Calling 循环。给了 fork_entry（当前分支上一条消息的 id）时不接着问：
+        把那一条改成 fork_text，分出一条新分支，从那里接着跑（question 不用）。source 是工具源码，空就是天气示例。
+        返回值同 /run_function_calling，另有 session（跑完以后的 JSONL，下一次原样传回来就接着跑）、branch（当前分支）、
+        branches（每条分支从哪里分出、和兄弟哪里不同、最后的回答）。session 读不进来时（逐行检查：大小、字段类型、父条目、
+        重复的 id、调用和结果配对），session_problem 写着第几行、错在哪里，session 原样返回。"""
+        options: dict[str, Any] = {"session": session or "", "branch": branch or ""}
+        if fork_entry:
+            options["fork"] = {"entry": fork_entry, "content": fork_text or ""}
+            question = sessions_backend.asked_by_fork(session, branch, fork_entry, fork_text or "")
+        result = _run(LESSONS["sessions"], secrets, source or sessions_backend.WEATHER_SOURCE, question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, **sessions_backend.outcome(session, result["events"], branch)}
+
     def run_eval(source: str, cases: Any, models: Any = None, trials: int = 1, class_code: str = "",
                  max_tokens: int = 1024, request: gr.Request = None) -> dict:
         """评估（code/evaluation.py）：cases 是用例集（列表、{"cases": 列表}，或它的 JSON 文本），每个用例跑 trials 次（1～5），
@@ -210,6 +228,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return session_io.session_document(lesson, source or "", backend.jsonable(tools), question or "",
                                            [backend.jsonable(e) for e in events[:MAX_EVENTS]], settings)
 
+    def check_exercise(lesson: str, exercise: str, state: Any = None, provider: str = "offline", model: str = "",
+                       class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """检查一个练习（catalogue/exercises.py）：从练习的起始状态加上 state（{字段: 值}，或它的 JSON 文本；只需写和起始状态不同的字段，
+        如 {"hooks": "..."}、{"strategy": "compact"}）跑这一课的循环，在离线模型上跑一次（它是规则模型，同样的输入同样的运行）；
+        provider 不是 offline 时，再在那个模型上跑 3 次，结果写在 own 里（通过与否以离线模型为准）。
+        返回 passed、没做到的地方 failures（每条 {"zh", "en"}）、summary、own，每次运行 trials（含事件）；没通过时还有 hint。
+        lesson 或 exercise 不对、state 有练习没有的字段时，ok 为 false，problem 说明原因。参考答案不在返回值里。"""
+        try:
+            found = exercises.find(lesson or "", exercise or "")
+            verdict = exercises.check(found, state, api_settings(provider, model, max_tokens), secrets=secrets,
+                                      session_id=session_of(request), request=request, class_code=class_code or "")
+        except exercises.ExerciseProblem as problem:
+            return {"ok": False, "problem": str(problem)}
+        for trial in verdict["trials"]:
+            trial["events"] = trial["events"][:MAX_EVENTS]
+        return {"ok": True, **verdict, **({} if verdict["passed"] else {"hint": exercises.hint(found)})}
+
     def run_workspace(question: str, files: dict | None = None, rules: dict | None = None,
                       provider: str = "offline", model: str = "", class_code: str = "",
                       max_tokens: int = 1024, stream: bool = False, request: gr.Request = None) -> dict:
@@ -252,8 +287,10 @@ def register(secrets: Mapping[str, str]) -> list[str]:
     endpoints = {"schema": schema, "try_call": try_call, "first_call": first_call, "run_function_calling": run_function_calling,
                  "run_planning": run_planning,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
-                 "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
-                 "run_workspace": run_workspace, "run_mini_agent": run_mini_agent, "export": export, "status": status, "echo": echo}
+                 "run_skills": run_skills, "run_subagent": run_subagent, "run_sessions": run_sessions,
+                 "run_eval": run_eval,
+                 "run_workspace": run_workspace, "run_mini_agent": run_mini_agent,
+                 "check_exercise": check_exercise, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")

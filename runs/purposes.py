@@ -79,6 +79,8 @@ CONTEXT = {case.question: case for case in (
     ask("构建为什么失败？", answer={"contains": "test_calc"}),
 )}
 
+# 8.1 第一次调用: a greeting wants no tool (the weather presets are the evaluation's cases).
+FIRST_CALL = {case.question: case for case in (ask("你好"),)}
 # 8.13 MiniAgent: fixing the workspace's failing test means an edit of the code under test (src/), then a test
 # run after it; headline.py holds a failed test run that nothing made good against the run, so a ✅ means the
 # tests passed after the edit, not that the loop ended.
@@ -86,9 +88,6 @@ MINI_AGENT = {case.question: case for case in (
     ask("找出失败的测试并修好它", call("edit", path={"contains": "src/"}), call("bash", command={"contains": "unittest"}),
         order="sequence"),
 )}
-
-# 8.1 第一次调用: a greeting wants no tool (the weather presets are the evaluation's cases).
-FIRST_CALL = {case.question: case for case in (ask("你好"),)}
 
 ASKS_FOR_A_SUBAGENT = re.compile(r"子代理|sub-?agent", re.I)
 DECLINES_A_SUBAGENT = re.compile(r"(?:不|别|无需|不要|不用)[^，。,.]{0,3}子代理|\b(?:without|no|don't use) a sub-?agent", re.I)

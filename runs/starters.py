@@ -20,7 +20,7 @@ from planning import plan_then_execute, run_with_plan
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
-from runs import backend, context_backend, hooks_backend, mcp_backend, mini_agent_backend, skills_backend
+from runs import backend, context_backend, hooks_backend, mcp_backend, mini_agent_backend, sessions_backend, skills_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -140,6 +140,14 @@ def subagent(client, question, tools, execute, settings, options):
                                                   temperature=settings.temperature))   # no streaming: one step each
 
 
+def session(client, question, tools, execute, settings, options):
+    """会话与分支: Function Calling on a branch of the session options["session"] (JSONL text), the
+    branch options["branch"]; options["fork"] ({"entry", "content"}) edits a message into a new branch
+    and runs on from it (runs/sessions_backend.py)."""
+    return sessions_backend.session_loop(client, question, tools, execute, options, max_turns=settings.max_turns,
+                                         temperature=settings.temperature, stream=settings.stream)
+
+
 def workspace(client, question, tools, execute, settings, options):
     """The four atomic tools on the session's workspace: the ReAct loop or Function Calling, by
     options["approach"]."""
@@ -161,7 +169,7 @@ def mini_agent(client, question, tools, execute, settings, options):
 
 # What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
 BY_NAME = {starter.__name__: starter for starter in (first_call, react, planning, registry, function_calling, mcp, hooks, context, skills,
-                                                      subagent, workspace, mini_agent)}
+                                                      subagent, session, workspace, mini_agent)}
 
 
 def of(lesson) -> Callable:

@@ -32,7 +32,7 @@ def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
         assert lesson.start is None or starters.of(lesson).__name__ == lesson.start, lesson.id
     assert [lesson.id for lesson in LESSONS.values() if lesson.workspace and lesson.start] == ["mini_agent"]
     assert catalogue.SOURCE_LESSONS == ("first_call", "react", "planning", "registry", "function_calling", "mcp", "hooks", "context", "skills",
-                                       "subagents", "evaluation")
+                                       "subagents", "sessions", "evaluation")
     assert catalogue.ROOT == "react" and LESSONS["react"].address == "/"      # links handed out before point there
     assert next(iter(LESSONS)) == "first_call"                                 # the course, and the list, start with 8.1
 
@@ -78,7 +78,7 @@ def test_the_readme_counts_and_names_the_catalogue_s_lessons():
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
     assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["first_call", "function_calling", "planning", "mcp", "react", "hooks", "context", "skills",
-                                                                          "subagents"]
+                                                                          "subagents", "sessions"]
 
 
 def test_a_lesson_naming_no_starter_is_told_which_there_are():

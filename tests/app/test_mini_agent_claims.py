@@ -90,9 +90,9 @@ def test_each_part_shows_where_it_acts_and_only_a_passing_test_is_a_success(less
         for box in boxes:
             before, gate, after = box.find("protect_tests"), box.find("🛡️"), box.find("mask_secrets")
             assert -1 < before < gate < after, (name, box[:400])
-    plans = panel.locator(".tw-protocol div.tw-plan")
+    plans = panel.locator(".tw-protocol .tw-plan")
     assert made.count("write_todos") == plans.count() > 0
-    assert T("📋 计划板", "📋 The plan board") in plans.last.text_content()
+    assert T("📋 计划板：", "📋 The plan board: ") in plans.last.text_content()
     assert headline.startswith("✅"), headline
     show_file(panel, "src/calc.py", FIXED)
     screenshot(lesson.page, "mini-agent-fixed")
