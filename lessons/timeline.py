@@ -93,8 +93,6 @@ CSS = """
 .tw-gate { border-left: 4px solid #2563eb; padding: 2px 8px; margin: 4px 0; background: rgba(37,99,235,0.06); border-radius: 4px; font-size: 0.92em; }
 .tw-gate.tw-gate-deny { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-gate.tw-gate-ask { border-left-color: #d97706; background: rgba(217,119,6,0.08); }
-.tw-plan { border-left: 4px solid #059669; padding: 2px 8px; margin: 4px 0; background: rgba(5,150,105,0.06); border-radius: 4px; }
-.tw-plan ul { margin: 2px 0; padding-left: 1.2em; list-style: none; }
 .tw-hook.tw-hook-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
 .tw-child > summary { cursor: pointer; font-weight: 600; }
