@@ -104,6 +104,8 @@ def presets() -> tuple[dict, dict]:
     return dict(permissions.TRUST_ALL), dict(permissions.READ_ONLY)
 
 
+TRIP = "出差前准备：查北京今天的天气，再查上海未来3天的天气预报"   # the planning lesson's task (runs/planning_backend.py)
+
 OPS = course_text("examples_ops.py")
 EMPTY_HOOKS = '''from hooks import Hooks, PRE, POST
 
@@ -466,6 +468,35 @@ def _all() -> list[Exercise]:
             tr("路径规则写成 \"write:路径\"，例如 \"write:hello.py\": \"allow\"。",
                "A path rule is \"write:path\", such as \"write:hello.py\": \"allow\"."),
             {"rules": rules_box({**read_only, "write:hello.py": "allow"})}, fields=("rules",)),
+
+        # 8.3 计划与执行
+        Exercise(
+            "plan_vague", "planning", tr("计划写得出，才做得对", "A plan is as good as its tools' descriptions"),
+            tr("含糊的天气示例里两个工具都只写“天气”：模型写计划时把“出差前准备”当成了城市，北京那一项根本没进计划。"
+               "改工具的描述，让计划里查北京天气的那一项做完（completed），并且真的调了 get_weather(city=\"北京\")。",
+               "In the vague weather example both tools just say \"weather\": planning, the model takes \"出差前准备\" "
+               "for a city and Beijing never makes it into the plan. Rewrite the descriptions so that the plan's "
+               "Beijing item is completed, with a real call get_weather(city=\"北京\")."),
+            {"source": WEATHER_VAGUE, "question": TRIP, "approach": "todos", "broken": ""},
+            ({"question": None, "expect": [{"plan_done": "北京"},
+                                           {"called": "get_weather", "arguments": {"city": "北京"}}]},),
+            tr("计划的每一项来自模型对工具的理解：描述写明查什么（今天的天气 / 未来几天的预报）。",
+               "Each plan item comes from what the model makes of the tools: say what each looks up (today's weather "
+               "/ the coming days' forecast)."),
+            {"source": WEATHER}, fields=("source",)),
+        Exercise(
+            "plan_adapt", "planning", tr("一步失败了，计划要跟着改", "A step failed: the plan must change"),
+            tr("get_forecast 被设定为失败。一次定好的计划（fixed）照样把“上海的预报”标成做完，其实什么也没查到。"
+               "换一种计划的做法，让模型在那一步失败之后改计划，用 get_weather 查到上海的天气，并把那一项做完。",
+               "get_forecast is set to fail. A plan fixed in advance still marks Shanghai's forecast done, though "
+               "nothing was found. Switch to the other way of planning so that after the failure the model changes "
+               "its plan, gets Shanghai's weather with get_weather, and completes that item."),
+            {"source": WEATHER, "question": TRIP, "approach": "fixed", "broken": "get_forecast"},
+            ({"question": None, "expect": [{"called": "get_weather", "arguments": {"city": "上海"}},
+                                           {"plan_done": "上海"}]},),
+            tr("计划是工具（write_todos）时，模型每一步都能重写它。", "When the plan is a tool (write_todos), the model can "
+               "rewrite it at every step."),
+            {"approach": "todos"}, fields=("approach",)),
     ]
 
 

@@ -345,7 +345,7 @@ def workspace_probe(state: dict, question: str, settings: Settings, session_id: 
 
 def run_probe(exercise: Exercise, state: dict, question: str, settings: Settings, **client) -> backend.Run:
     lesson = LESSONS[exercise.lesson]
-    if lesson.workspace:
+    if lesson.workspace and lesson.start is None:    # the atomic-tools and permission lessons
         client.pop("session_key", None)
         return workspace_probe(state, question, settings, **client)
     options = {name: value for name, value in state.items() if name not in PAGE_FIELDS}
