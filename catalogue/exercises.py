@@ -176,7 +176,7 @@ def _all() -> list[Exercise]:
             tr("get_forecast 的 days 被注解成了 str：schema 说它是字符串，模型就把 5 写成 \"5\"。改成整数，"
                "让“杭州未来 5 天的天气预报”收到整数 5。",
                "get_forecast's days is annotated str: the schema says string, so the model writes 5 as \"5\". Make it an "
-               "integer so that \"杭州未来 5 天的天气预报\" gets the integer 5."),
+               "integer so that `杭州未来 5 天的天气预报` gets the integer 5."),
             {"source": WEATHER_DAYS_TEXT, "question": "杭州未来 5 天的天气预报"},
             ({"question": None, "expect": [
                 {"schema": "get_forecast", "parameter": "days", "type": "integer"},
@@ -250,7 +250,7 @@ def _all() -> list[Exercise]:
                "让发出去的上下文不超过预算，回答里又有“小林”。",
                "The sliding window drops the oldest messages, \"I am Xiaolin\" among them: asked its name, the model "
                "cannot say. Keep the budget at 600 and pick another strategy, so that the context sent fits it and the "
-               "answer says 小林."),
+               "answer says `小林`."),
             {"conversation": conversation, "question": "我叫什么名字？", "strategy": "window", "budget": 600},
             ({"question": None, "expect": [{"budget_kept": True}, {"answer": {"contains": "小林"}}]},),
             tr("窗口只会从最早的消息丢起；大的是两份工具结果：把它们收拾掉，或者让摘要（/compact）把早先的事实写下来。",
@@ -276,15 +276,15 @@ def _all() -> list[Exercise]:
             "skills_description", "skills", tr("让模型读对技能", "Get the right skill loaded"),
             tr("release-notes 技能的描述写成了“审查代码。”：要写发布说明时，模型在目录里找不到它。改这条描述，"
                "让“帮我把这几个提交写成发布说明”读的是 release-notes。",
-               "The release-notes skill is described as \"审查代码。\" (review code): asked for release notes, the model "
-               "cannot find it in the catalogue. Rewrite that description so that \"帮我把这几个提交写成发布说明\" loads "
+               "The release-notes skill is described as `审查代码。` (review code): asked for release notes, the model "
+               "cannot find it in the catalogue. Rewrite that description so that `帮我把这几个提交写成发布说明` loads "
                "release-notes."),
             {"skills": skills_box((RELEASE_NOTES_DESCRIPTION, "description: 审查代码。")),
              "question": "帮我把这几个提交写成发布说明", "way": "catalogue"},
             ({"question": None, "expect": [{"called": "load_skill", "arguments": {"name": "release-notes"}}]},),
             tr("目录里只有名字和描述：描述要写它做什么、用户说什么时用它（“发布说明”“changelog”）。",
                "The catalogue holds only names and descriptions: say what the skill does and when to use it "
-               "(\"发布说明\", \"changelog\")."),
+               "(`发布说明`, \"changelog\")."),
             {"skills": skills_box()}, fields=("skills",)),
         Exercise(
             "skills_name", "skills", tr("技能的名字不合格", "A skill's name that does not pass"),
@@ -377,7 +377,7 @@ def _all() -> list[Exercise]:
             "subagent_description", "subagents", tr("子代理也只看描述", "The sub-agent reads descriptions too"),
             tr("子代理用的是同样的工具：描述都只写“天气”时，“交给子代理：上海这几天天气怎么样”里，子代理调的是查今天的 get_weather。"
                "改 get_forecast 的描述，让子代理调 get_forecast。",
-               "The sub-agent has the same tools: with both described as \"weather\", given \"上海这几天天气怎么样\" it "
+               "The sub-agent has the same tools: with both described as \"weather\", given `上海这几天天气怎么样` it "
                "calls today's get_weather. Rewrite get_forecast's description so that the sub-agent calls it."),
             {"source": WEATHER_VAGUE, "question": "交给子代理：上海这几天天气怎么样", "child_turns": 4, "child_seconds": 60},
             ({"question": None, "expect": [{"called": "task"},
@@ -425,7 +425,7 @@ def _all() -> list[Exercise]:
             "ws_fix_not_run", "workspace", tr("让它修，而不只是跑", "Have it fix, not just run"),
             tr("“运行测试”只让模型跑一遍测试，报告失败就停了。改写问题，让模型读代码、用 edit 改好 src/calc.py，"
                "再跑一遍测试（检查在一份新的练习项目上跑，不动你的工作区）。",
-               "\"运行测试\" only has the model run the tests and report the failure. Rewrite the question so that the "
+               "`运行测试` only has the model run the tests and report the failure. Rewrite the question so that the "
                "model reads the code, fixes src/calc.py with edit, and runs the tests again (the check runs on a fresh "
                "copy of the practice project, not your workspace)."),
             {"question": "运行测试", "approach": "function_calling"},
@@ -436,12 +436,12 @@ def _all() -> list[Exercise]:
         Exercise(
             "ws_new_file", "workspace", tr("写一个新文件", "Write a new file"),
             tr("“新建文件 hello.py”没有说写什么，模型只能写一个空文件。改写问题，让 write 写出的 hello.py 里有一行 print。",
-               "\"新建文件 hello.py\" does not say what to write, so the model can only write an empty file. Rewrite the "
+               "`新建文件 hello.py` does not say what to write, so the model can only write an empty file. Rewrite the "
                "question so that write puts a print line into hello.py."),
             {"question": "新建文件 hello.py", "approach": "function_calling"},
             ({"question": None, "expect": [{"called": "write", "arguments": {
                 "path": "hello.py", "content": {"contains": "print("}}}]},),
-            tr("写在问题里：新建文件 hello.py，内容是 ……", "Put it in the question: 新建文件 hello.py，内容是 …"),
+            tr("写在问题里：新建文件 hello.py，内容是 ……", "Put it in the question: `新建文件 hello.py，内容是 …`"),
             {"question": "新建文件 hello.py，内容是 print('你好，工作区')"}, fields=("question",)),
 
         # 8.6 权限与确认
@@ -474,9 +474,9 @@ def _all() -> list[Exercise]:
             "plan_vague", "planning", tr("计划写得出，才做得对", "A plan is as good as its tools' descriptions"),
             tr("含糊的天气示例里两个工具都只写“天气”：模型写计划时把“出差前准备”当成了城市，北京那一项根本没进计划。"
                "改工具的描述，让计划里查北京天气的那一项做完（completed），并且真的调了 get_weather(city=\"北京\")。",
-               "In the vague weather example both tools just say \"weather\": planning, the model takes \"出差前准备\" "
+               "In the vague weather example both tools just say \"weather\": planning, the model takes `出差前准备` "
                "for a city and Beijing never makes it into the plan. Rewrite the descriptions so that the plan's "
-               "Beijing item is completed, with a real call get_weather(city=\"北京\")."),
+               "Beijing item is completed, with a real call `get_weather(city=\"北京\")`."),
             {"source": WEATHER_VAGUE, "question": TRIP, "approach": "todos", "broken": ""},
             ({"question": None, "expect": [{"plan_done": "北京"},
                                            {"called": "get_weather", "arguments": {"city": "北京"}}]},),
