@@ -11,6 +11,8 @@ differs from the start.
 A check is a list of probes: one run each, on a question (or the state's own), and the matchers its
 events must meet (runs/exercises.py reads them):
   {"called": tool, "arguments": {name: evaluation matcher}}  the tool ran (the call was accepted and succeeded)
+  {"asked": tool, "arguments": {...}}                         a response asked for it (run or not: the first call runs nothing)
+  {"streamed": true}                                          the response arrived streamed, in fragments
   {"never": tool}                                             the model never asked for it
       (both with "child": true look at the sub-agents' calls instead of the main loop's)
   {"order": [tool, ...]}                                      these tools ran in this order
@@ -497,6 +499,29 @@ def _all() -> list[Exercise]:
             tr("计划是工具（write_todos）时，模型每一步都能重写它。", "When the plan is a tool (write_todos), the model can "
                "rewrite it at every step."),
             {"approach": "todos"}, fields=("approach",)),
+
+        # 8.1 第一次调用
+        Exercise(
+            "first_two_calls", "first_call", tr("一次回复，两个调用", "One reply, two calls"),
+            tr("第一次调用只发一个请求、不执行工具。写一个问题，让模型在这一次回复里就要求调用两次 get_weather：北京一次，上海一次。",
+               "The first call sends one request and runs no tool. Write a question for which the model asks, in "
+               "this one reply, for get_weather twice: once for Beijing, once for Shanghai."),
+            {"question": "北京今天天气怎么样？", "stream": False},
+            ({"question": None, "expect": [{"asked": "get_weather", "arguments": {"city": "北京"}},
+                                           {"asked": "get_weather", "arguments": {"city": "上海"}}]},),
+            tr("tool_calls 是一个列表：一个问题里问两个城市，模型可以一次要两个调用。",
+               "tool_calls is a list: ask about two cities in one question and the model may ask for two calls at once."),
+            {"question": "北京和上海今天天气怎么样？"}, fields=("question",)),
+        Exercise(
+            "first_streamed", "first_call", tr("看调用一片片到", "Watch a call arrive in pieces"),
+            tr("把请求改成流式：工具调用的参数会一片一片地到，页面把它们拼起来。检查要的是：回答是流式到达的，拼出来的参数仍是 city=北京。",
+               "Make the request streamed: the call's arguments arrive in fragments and the page assembles them. "
+               "The check wants the reply streamed, and the assembled arguments still `city=北京`."),
+            {"question": "北京今天天气怎么样？", "stream": False},
+            ({"question": None, "expect": [{"streamed": True},
+                                           {"asked": "get_weather", "arguments": {"city": "北京"}}]},),
+            tr("请求里的 stream: true：页面上是那个勾选框。", "stream: true in the request: the checkbox on the page."),
+            {"stream": True}, fields=("stream",)),
     ]
 
 
