@@ -83,7 +83,7 @@ from types import MappingProxyType  # noqa: E402
 import gradio as gr  # noqa: E402
 
 from endpoints import api  # noqa: E402
-from lessons import projector  # noqa: E402
+from lessons import code_box, projector  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
 from access import tab_lifetime  # noqa: E402
@@ -140,7 +140,7 @@ CSS = """
   #header h1 { font-size: 1.4em; }
   button[role=tab] { padding-left: 6px !important; padding-right: 6px !important; font-size: 0.88em !important; }
 }
-""" + projector.CSS + lesson_nav.CSS + exercise_panel.CSS
+""" + projector.CSS + lesson_nav.CSS + exercise_panel.CSS + code_box.CSS
 # Per page: the schema panels whose untouched example's schema comes with the page (see launch).
 FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # Per language: the page's <html lang> and its title (the browser's tab).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from first_call import FINISH_REASONS, NO_FINISH, sdk_code
+from llm_clients import GLM_BASE_URL, OPENAI_BASE_URL
 
 from i18n import now, tr
 from lessons.html_bits import esc, pre
@@ -65,6 +66,20 @@ def label(text: str) -> str:
     return f'<div class="tw-label">{esc(text)}</div>'
 
 
+def address(request: dict, sdk: str) -> str | None:
+    """Where the `sdk` snippet sends the request (None: the SDK's own default): the local offline server,
+    the Base URL the student typed, or else the provider's official address as this SDK must be told it.
+    Never the server's own Base URL: a request event carries only what the student typed."""
+    provider = request.get("provider")
+    if provider == "offline":
+        return OFFLINE_URLS[sdk]
+    if request.get("base_url"):
+        return request["base_url"]
+    if provider == "glm":
+        return GLM_BASE_URL if sdk == "openai" else None
+    return OPENAI_BASE_URL if sdk == "zhipuai" else None
+
+
 def render_request(request: dict) -> str:
     """The body the client sends, raw, and the same request through each SDK (no key in the code)."""
     body = request.get("body")
@@ -72,7 +87,7 @@ def render_request(request: dict) -> str:
         return ""
     offline = request.get("provider") == "offline"
     code = "".join(f'<div class="tw-fc-code tw-fc-sdk-{sdk}">{label(title)}'
-                   f'{pre(sdk_code(provider, body, OFFLINE_URLS[sdk] if offline else request.get("base_url") or None))}</div>'
+                   f'{pre(sdk_code(provider, body, address(request, sdk)))}</div>'
                    for sdk, provider, title in (("openai", "openai", tr("用 openai SDK 发", "Sent with the openai SDK")),
                                                 ("zhipuai", "glm", tr("用 zhipuai SDK 发（同一个请求）",
                                                                       "Sent with the zhipuai SDK (the same request)"))))

@@ -18,6 +18,7 @@ from i18n import now, pick, tr
 import workspace
 
 from lessons import timeline
+from lessons.code_box import CodeBox
 from lessons.rule_reasons import reason_in_english
 from serving.page_events import PRIVATE, session_of
 from runs.run_driver import RunState
@@ -84,7 +85,7 @@ class WorkspaceView:
         self.zip_file = gr.File(label=tr("工作区 zip", "Workspace zip"), interactive=False, visible=False, elem_classes=["tw-ws-zip"])
         self.note = gr.Markdown(elem_classes=["tw-ws-note"])
         self.tree = gr.Radio([], label=tr("文件树", "File tree"), elem_classes=["tw-ws-tree"])
-        self.file = gr.Code(NO_FILE, label=tr("文件内容", "File content"), language="python", interactive=False, lines=10, max_lines=30,
+        self.file = CodeBox(NO_FILE, label=tr("文件内容", "File content"), language="python", lines=10, max_lines=30,
                             elem_classes=["tw-ws-file"])
         self.memory_note = gr.Markdown(MEMORY_NOTE, elem_classes=["tw-memory-note", "tw-ws-memory"])
         self.replaced: list = []     # the events after which the files were replaced (重置, zip upload)
@@ -190,8 +191,7 @@ class AskBox:
     def __init__(self):
         with gr.Group(visible=False, elem_classes=["tw-ask"]) as self.box:
             self.title = gr.Markdown(elem_classes=["tw-ask-title"])
-            self.preview = gr.Code(label=PREVIEW_ACTION, language=None,
-                                   interactive=False, lines=4, max_lines=20, elem_classes=["tw-ask-preview"])
+            self.preview = CodeBox(label=PREVIEW_ACTION, lines=4, max_lines=20, elem_classes=["tw-ask-preview"])
             self.args = gr.Code(label=ARGS_EDITABLE, language="json", interactive=True,
                                 lines=3, elem_classes=["tw-ask-args"])
             self.reason = gr.Textbox(label=tr("拒绝的理由（会告诉模型）", "Reason for denying (told to the model)"), lines=1, elem_classes=["tw-ask-reason"])

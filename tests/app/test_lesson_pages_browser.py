@@ -12,7 +12,7 @@ import pytest
 from catalogue import LESSONS
 from offline.server import OfflineServer
 
-from tests.app.harness import lesson_address, open_page, tab
+from tests.app.harness import lesson_address, open_page, run_panel, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -109,8 +109,8 @@ def test_a_typed_key_follows_the_browser_tab_and_only_it(browser, app_url, model
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)
         model_server.authorizations.clear()
-        panel.locator(".tw-run").click()
-        panel.locator(".tw-status").filter(has_text="✅").first.wait_for(timeout=WAIT)
+        headline = run_panel(panel, timeout=WAIT)      # a run that fails says how
+        assert headline.startswith("✅"), headline
         assert set(model_server.authorizations) == {"Bearer " + KEY}
         assert KEY not in storage_text(page) and KEY not in page.content()
 
