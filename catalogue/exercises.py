@@ -11,6 +11,8 @@ differs from the start.
 A check is a list of probes: one run each, on a question (or the state's own), and the matchers its
 events must meet (runs/exercises.py reads them):
   {"called": tool, "arguments": {name: evaluation matcher}}  the tool ran (the call was accepted and succeeded)
+  {"asked": tool, "arguments": {...}}                         a response asked for it (run or not: the first call runs nothing)
+  {"streamed": true}                                          the response arrived streamed, in fragments
   {"never": tool}                                             the model never asked for it
       (both with "child": true look at the sub-agents' calls instead of the main loop's)
   {"order": [tool, ...]}                                      these tools ran in this order
@@ -104,6 +106,8 @@ def presets() -> tuple[dict, dict]:
     return dict(permissions.TRUST_ALL), dict(permissions.READ_ONLY)
 
 
+TRIP = "出差前准备：查北京今天的天气，再查上海未来3天的天气预报"   # the planning lesson's task (runs/planning_backend.py)
+
 OPS = course_text("examples_ops.py")
 EMPTY_HOOKS = '''from hooks import Hooks, PRE, POST
 
@@ -174,7 +178,7 @@ def _all() -> list[Exercise]:
             tr("get_forecast 的 days 被注解成了 str：schema 说它是字符串，模型就把 5 写成 \"5\"。改成整数，"
                "让“杭州未来 5 天的天气预报”收到整数 5。",
                "get_forecast's days is annotated str: the schema says string, so the model writes 5 as \"5\". Make it an "
-               "integer so that \"杭州未来 5 天的天气预报\" gets the integer 5."),
+               "integer so that `杭州未来 5 天的天气预报` gets the integer 5."),
             {"source": WEATHER_DAYS_TEXT, "question": "杭州未来 5 天的天气预报"},
             ({"question": None, "expect": [
                 {"schema": "get_forecast", "parameter": "days", "type": "integer"},
@@ -248,7 +252,7 @@ def _all() -> list[Exercise]:
                "让发出去的上下文不超过预算，回答里又有“小林”。",
                "The sliding window drops the oldest messages, \"I am Xiaolin\" among them: asked its name, the model "
                "cannot say. Keep the budget at 600 and pick another strategy, so that the context sent fits it and the "
-               "answer says 小林."),
+               "answer says `小林`."),
             {"conversation": conversation, "question": "我叫什么名字？", "strategy": "window", "budget": 600},
             ({"question": None, "expect": [{"budget_kept": True}, {"answer": {"contains": "小林"}}]},),
             tr("窗口只会从最早的消息丢起；大的是两份工具结果：把它们收拾掉，或者让摘要（/compact）把早先的事实写下来。",
@@ -274,15 +278,15 @@ def _all() -> list[Exercise]:
             "skills_description", "skills", tr("让模型读对技能", "Get the right skill loaded"),
             tr("release-notes 技能的描述写成了“审查代码。”：要写发布说明时，模型在目录里找不到它。改这条描述，"
                "让“帮我把这几个提交写成发布说明”读的是 release-notes。",
-               "The release-notes skill is described as \"审查代码。\" (review code): asked for release notes, the model "
-               "cannot find it in the catalogue. Rewrite that description so that \"帮我把这几个提交写成发布说明\" loads "
+               "The release-notes skill is described as `审查代码。` (review code): asked for release notes, the model "
+               "cannot find it in the catalogue. Rewrite that description so that `帮我把这几个提交写成发布说明` loads "
                "release-notes."),
             {"skills": skills_box((RELEASE_NOTES_DESCRIPTION, "description: 审查代码。")),
              "question": "帮我把这几个提交写成发布说明", "way": "catalogue"},
             ({"question": None, "expect": [{"called": "load_skill", "arguments": {"name": "release-notes"}}]},),
             tr("目录里只有名字和描述：描述要写它做什么、用户说什么时用它（“发布说明”“changelog”）。",
                "The catalogue holds only names and descriptions: say what the skill does and when to use it "
-               "(\"发布说明\", \"changelog\")."),
+               "(`发布说明`, \"changelog\")."),
             {"skills": skills_box()}, fields=("skills",)),
         Exercise(
             "skills_name", "skills", tr("技能的名字不合格", "A skill's name that does not pass"),
@@ -375,7 +379,7 @@ def _all() -> list[Exercise]:
             "subagent_description", "subagents", tr("子代理也只看描述", "The sub-agent reads descriptions too"),
             tr("子代理用的是同样的工具：描述都只写“天气”时，“交给子代理：上海这几天天气怎么样”里，子代理调的是查今天的 get_weather。"
                "改 get_forecast 的描述，让子代理调 get_forecast。",
-               "The sub-agent has the same tools: with both described as \"weather\", given \"上海这几天天气怎么样\" it "
+               "The sub-agent has the same tools: with both described as \"weather\", given `上海这几天天气怎么样` it "
                "calls today's get_weather. Rewrite get_forecast's description so that the sub-agent calls it."),
             {"source": WEATHER_VAGUE, "question": "交给子代理：上海这几天天气怎么样", "child_turns": 4, "child_seconds": 60},
             ({"question": None, "expect": [{"called": "task"},
@@ -423,7 +427,7 @@ def _all() -> list[Exercise]:
             "ws_fix_not_run", "workspace", tr("让它修，而不只是跑", "Have it fix, not just run"),
             tr("“运行测试”只让模型跑一遍测试，报告失败就停了。改写问题，让模型读代码、用 edit 改好 src/calc.py，"
                "再跑一遍测试（检查在一份新的练习项目上跑，不动你的工作区）。",
-               "\"运行测试\" only has the model run the tests and report the failure. Rewrite the question so that the "
+               "`运行测试` only has the model run the tests and report the failure. Rewrite the question so that the "
                "model reads the code, fixes src/calc.py with edit, and runs the tests again (the check runs on a fresh "
                "copy of the practice project, not your workspace)."),
             {"question": "运行测试", "approach": "function_calling"},
@@ -434,12 +438,12 @@ def _all() -> list[Exercise]:
         Exercise(
             "ws_new_file", "workspace", tr("写一个新文件", "Write a new file"),
             tr("“新建文件 hello.py”没有说写什么，模型只能写一个空文件。改写问题，让 write 写出的 hello.py 里有一行 print。",
-               "\"新建文件 hello.py\" does not say what to write, so the model can only write an empty file. Rewrite the "
+               "`新建文件 hello.py` does not say what to write, so the model can only write an empty file. Rewrite the "
                "question so that write puts a print line into hello.py."),
             {"question": "新建文件 hello.py", "approach": "function_calling"},
             ({"question": None, "expect": [{"called": "write", "arguments": {
                 "path": "hello.py", "content": {"contains": "print("}}}]},),
-            tr("写在问题里：新建文件 hello.py，内容是 ……", "Put it in the question: 新建文件 hello.py，内容是 …"),
+            tr("写在问题里：新建文件 hello.py，内容是 ……", "Put it in the question: `新建文件 hello.py，内容是 …`"),
             {"question": "新建文件 hello.py，内容是 print('你好，工作区')"}, fields=("question",)),
 
         # 8.6 权限与确认
@@ -466,6 +470,58 @@ def _all() -> list[Exercise]:
             tr("路径规则写成 \"write:路径\"，例如 \"write:hello.py\": \"allow\"。",
                "A path rule is \"write:path\", such as \"write:hello.py\": \"allow\"."),
             {"rules": rules_box({**read_only, "write:hello.py": "allow"})}, fields=("rules",)),
+
+        # 8.3 计划与执行
+        Exercise(
+            "plan_vague", "planning", tr("计划写得出，才做得对", "A plan is as good as its tools' descriptions"),
+            tr("含糊的天气示例里两个工具都只写“天气”：模型写计划时把“出差前准备”当成了城市，北京那一项根本没进计划。"
+               "改工具的描述，让计划里查北京天气的那一项做完（completed），并且真的调了 get_weather(city=\"北京\")。",
+               "In the vague weather example both tools just say \"weather\": planning, the model takes `出差前准备` "
+               "for a city and Beijing never makes it into the plan. Rewrite the descriptions so that the plan's "
+               "Beijing item is completed, with a real call `get_weather(city=\"北京\")`."),
+            {"source": WEATHER_VAGUE, "question": TRIP, "approach": "todos", "broken": ""},
+            ({"question": None, "expect": [{"plan_done": "北京"},
+                                           {"called": "get_weather", "arguments": {"city": "北京"}}]},),
+            tr("计划的每一项来自模型对工具的理解：描述写明查什么（今天的天气 / 未来几天的预报）。",
+               "Each plan item comes from what the model makes of the tools: say what each looks up (today's weather "
+               "/ the coming days' forecast)."),
+            {"source": WEATHER}, fields=("source",)),
+        Exercise(
+            "plan_adapt", "planning", tr("一步失败了，计划要跟着改", "A step failed: the plan must change"),
+            tr("get_forecast 被设定为失败。一次定好的计划（fixed）照样把“上海的预报”标成做完，其实什么也没查到。"
+               "换一种计划的做法，让模型在那一步失败之后改计划，用 get_weather 查到上海的天气，并把那一项做完。",
+               "get_forecast is set to fail. A plan fixed in advance still marks Shanghai's forecast done, though "
+               "nothing was found. Switch to the other way of planning so that after the failure the model changes "
+               "its plan, gets Shanghai's weather with get_weather, and completes that item."),
+            {"source": WEATHER, "question": TRIP, "approach": "fixed", "broken": "get_forecast"},
+            ({"question": None, "expect": [{"called": "get_weather", "arguments": {"city": "上海"}},
+                                           {"plan_done": "上海"}]},),
+            tr("计划是工具（write_todos）时，模型每一步都能重写它。", "When the plan is a tool (write_todos), the model can "
+               "rewrite it at every step."),
+            {"approach": "todos"}, fields=("approach",)),
+
+        # 8.1 第一次调用
+        Exercise(
+            "first_two_calls", "first_call", tr("一次回复，两个调用", "One reply, two calls"),
+            tr("第一次调用只发一个请求、不执行工具。写一个问题，让模型在这一次回复里就要求调用两次 get_weather：北京一次，上海一次。",
+               "The first call sends one request and runs no tool. Write a question for which the model asks, in "
+               "this one reply, for get_weather twice: once for Beijing, once for Shanghai."),
+            {"question": "北京今天天气怎么样？", "stream": False},
+            ({"question": None, "expect": [{"asked": "get_weather", "arguments": {"city": "北京"}},
+                                           {"asked": "get_weather", "arguments": {"city": "上海"}}]},),
+            tr("tool_calls 是一个列表：一个问题里问两个城市，模型可以一次要两个调用。",
+               "tool_calls is a list: ask about two cities in one question and the model may ask for two calls at once."),
+            {"question": "北京和上海今天天气怎么样？"}, fields=("question",)),
+        Exercise(
+            "first_streamed", "first_call", tr("看调用一片片到", "Watch a call arrive in pieces"),
+            tr("把请求改成流式：工具调用的参数会一片一片地到，页面把它们拼起来。检查要的是：回答是流式到达的，拼出来的参数仍是 city=北京。",
+               "Make the request streamed: the call's arguments arrive in fragments and the page assembles them. "
+               "The check wants the reply streamed, and the assembled arguments still `city=北京`."),
+            {"question": "北京今天天气怎么样？", "stream": False},
+            ({"question": None, "expect": [{"streamed": True},
+                                           {"asked": "get_weather", "arguments": {"city": "北京"}}]},),
+            tr("请求里的 stream: true：页面上是那个勾选框。", "stream: true in the request: the checkbox on the page."),
+            {"stream": True}, fields=("stream",)),
     ]
 
 

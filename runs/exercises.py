@@ -142,8 +142,37 @@ def check_order(matcher: dict, run_events: list[dict], tools: list) -> dict | No
                 f"should call {' → '.join(wanted)} in this order; the run did {' → '.join(ran) or 'no successful call'}")
 
 
+def asked_for(run_events: list[dict]) -> list[dict]:
+    """The calls a response asked for, run or not: the loop's tool_call events, or the first call's
+    assembled calls (8.1 asks once and runs nothing): each {"name", "arguments"}."""
+    own = loop_events.own(run_events)
+    asked = [{"name": e["name"], "arguments": e.get("arguments")} for e in own if e["type"] == "tool_call"]
+    return asked or [{"name": c.get("name"), "arguments": c.get("parsed")} for e in own if e["type"] == "assembled"
+                     for c in e.get("calls") or []]
+
+
+def check_asked(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
+    name, wanted = matcher["asked"], matcher.get("arguments") or {}
+    mine = [call for call in asked_for(run_events) if call["name"] == name]
+    if not mine:
+        others = sorted({call["name"] for call in asked_for(run_events)})
+        return said(f"模型没有要求调用 {name}（" + (f"要的是 {'、'.join(others)}）" if others else "它直接回答了）"),
+                    f"the model did not ask for {name} (" + (f"it asked for {', '.join(others)})" if others
+                                                             else "it answered directly)"))
+    problems = [argument_problem(call, wanted) for call in mine]
+    return None if any(p is None for p in problems) else problems[0]
+
+
+def check_streamed(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
+    assembled = [e for e in loop_events.own(run_events) if e["type"] == "assembled"]
+    if assembled and all(e.get("streamed") for e in assembled):
+        return None
+    return said("回答不是流式到达的（请求里 stream 不是 true）", "the answer did not arrive streamed (the request's stream "
+                "was not true)")
+
+
 def check_no_tool(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
-    used = sorted({call["name"] for call, _ in calls_and_results(run_events)})
+    used = sorted({call["name"] for call in asked_for(run_events)})
     return said(f"不该调用工具，模型调用了 {'、'.join(used)}", f"no tool should be called; the model called "
                 f"{', '.join(used)}") if used else None
 
@@ -261,7 +290,7 @@ def check_plan_done(matcher: dict, run_events: list[dict], tools: list) -> dict 
     return said(f"计划里“{text}”这一项没有标成做完（completed）", f"the plan's item \"{text}\" was not marked completed")
 
 
-MATCHERS = {"called": check_called, "never": check_never, "order": check_order, "no_tool": check_no_tool,
+MATCHERS = {"called": check_called, "asked": check_asked, "streamed": check_streamed, "never": check_never, "order": check_order, "no_tool": check_no_tool,
             "answer": check_answer, "answer_lacks": check_answer_lacks,
             "answer_names_result": check_answer_names_result, "hook": check_hook, "denied": check_denied, "budget_kept": check_budget_kept,
             "schema": check_schema, "plan_done": check_plan_done}
@@ -345,7 +374,7 @@ def workspace_probe(state: dict, question: str, settings: Settings, session_id: 
 
 def run_probe(exercise: Exercise, state: dict, question: str, settings: Settings, **client) -> backend.Run:
     lesson = LESSONS[exercise.lesson]
-    if lesson.workspace:
+    if lesson.workspace and lesson.start is None:    # the atomic-tools and permission lessons
         client.pop("session_key", None)
         return workspace_probe(state, question, settings, **client)
     options = {name: value for name, value in state.items() if name not in PAGE_FIELDS}

@@ -128,3 +128,12 @@ def test_the_students_own_model_runs_three_times_beside_the_offline_one():
     assert len(own) == 3 * len(BY_ID["fc_no_tool"].probes) and {t["trial"] for t in own} == {1, 2, 3}
     assert all("offline-rule-model" in t["model"] and "openai" in t["model"] for t in own)
     assert verdict["own"]["trials"] == 3 and verdict["own"]["passed"] == 3, [t["failures"] for t in own]
+
+
+@pytest.mark.parametrize("exercise", ALL, ids=[e.id for e in ALL])
+def test_the_english_quotes_chinese_only_as_code(exercise):
+    """The course is Chinese: an English task may quote a Chinese question, as code (what the page shows as
+    course content), never as its own words."""
+    import re
+    for text in (exercise.title, exercise.task, exercise.hint):
+        assert not re.search(r"[\u4e00-\u9fff]", re.sub(r"`[^`]*`", "", text.en)), text.en

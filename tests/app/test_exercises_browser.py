@@ -117,7 +117,7 @@ def test_a_failed_runs_link_opens_its_timeline(browser, app_url):
 # box the student types into, by the state's field.
 TYPED_INTO = {"source": ".tw-editor", "skills": ".tw-skills-box", "question": ".tw-question textarea"}
 TYPED = ["registry_enum", "react_days", "mcp_enum", "subagent_description", "eval_irrelevance", "skills_name",
-         "ws_new_file"]
+         "ws_new_file", "first_two_calls", "plan_vague"]
 
 
 @pytest.mark.parametrize("exercise_id", TYPED)
