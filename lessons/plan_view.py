@@ -68,7 +68,7 @@ def render(event: dict) -> str:
     if refused and problems:
         parts.append('<ul class="tw-plan-changes">' + "".join(f'<li class="tw-bad">{esc(p)}</li>' for p in problems)
                      + "</ul>")
-    changes = [str(c) for c in event.get("changes") or []]
+    changes = [headline.change_words(c) for c in event.get("changes") or []]
     if changes:
         said = tr("这次交来的清单想改的：", "What the list sent would change: ") if refused else tr("变了什么：", "What changed: ")
         parts.append(f"<div>{esc(said)}</div>" + '<ul class="tw-plan-changes">'

@@ -565,7 +565,7 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
         stopped = [r for r in recovered if r["code"] in STOPPED_BY and r["replanned"] is None]
         notes = [tr("🔁 {what} 失败以后，模型在{where}改了计划（{changes}）",
                     "🔁 after {what} failed, the model changed its plan in {where} ({changes})").format(
-                        what=_what([r]), where=_rounds([r]), changes=tr("；", "; ").join(r["replanned"]))
+                        what=_what([r]), where=_rounds([r]), changes=tr("；", "; ").join(map(change_words, r["replanned"])))
                  for r in replanned]
         if mistakes:
             notes.append(tr("模型在{where}改正了 {n} 次失败的调用", "the model corrected {n} failed call(s) in {where}"
@@ -674,6 +674,21 @@ def _plan_missed(purpose: evaluation.Case | None, events: list[dict]) -> list[tu
 
 
 DROPPED = "删掉："     # code/planning.py's plan_changes: how it says an item left the plan
+# plan_changes writes each change as one Chinese line (the course's words); the page says it in its own
+# language, the items' contents as the model wrote them.
+CHANGE_WORDS = ((re.compile(r"^改写：(.*) → (.*)$", re.S), ("改写：{0} → {1}", "rewritten: {0} → {1}")),
+                (re.compile(r"^删掉：(.*)$", re.S), ("删掉：{0}", "removed: {0}")),
+                (re.compile(r"^新增：(.*)（(\w+)）$", re.S), ("新增：{0}（{1}）", "added: {0} ({1})")),
+                (re.compile(r"^(.*)：(\w+) → (\w+)$", re.S), ("{0}：{1} → {2}", "{0}: {1} → {2}")))
+
+
+def change_words(change: object) -> str:
+    """One of plan_changes' lines in the page's language."""
+    for pattern, words in CHANGE_WORDS:
+        found = pattern.match(str(change))
+        if found:
+            return tr(*words).format(*found.groups())
+    return str(change)
 
 
 # The verdicts of a run that ended with an answer, whether or not a call went through: the purpose is asked of them.

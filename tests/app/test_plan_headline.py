@@ -6,9 +6,11 @@ import copy
 
 import pytest
 
+import i18n
+
 from examples_weather import registry
 from llm_clients import make_client
-from planning import WRITE_TODOS, run_with_plan
+from planning import WRITE_TODOS, plan_changes, run_with_plan
 from runs import headline
 from runs.planning_backend import TRIP
 
@@ -40,3 +42,16 @@ def test_an_empty_plan_is_no_plan_done(done):
     emptied = copy.deepcopy(done)
     next(e for e in reversed(emptied) if e["type"] == "plan")["after"] = []
     assert headline.verdict(emptied)["state"] == "plan_empty"
+
+
+def test_each_kind_of_plan_change_is_said_in_english_on_an_english_page():
+    before = [{"content": "查北京天气", "status": "completed"}, {"content": "查上海预报", "status": "pending"},
+              {"content": "写总结", "status": "pending"}]
+    after = [{"content": "查北京天气", "status": "completed"}, {"content": "查上海明天的天气", "status": "in_progress"},
+             {"content": "写总结", "status": "in_progress"}, {"content": "提醒带伞", "status": "pending"}]
+    changes, replanned = plan_changes(before, after)
+    assert replanned and len(changes) == 3
+    assert [headline.change_words(c) for c in changes] == changes          # the course's own words on a Chinese page
+    with i18n.using("en"):
+        said = [headline.change_words(c) for c in changes]
+    assert said == ["rewritten: 查上海预报 → 查上海明天的天气", "added: 提醒带伞 (pending)", "写总结: pending → in_progress"]
