@@ -8,6 +8,7 @@ from typing import Any
 
 from i18n import now, tr
 from lessons.html_bits import esc
+from runs import headline
 
 CSS = """
 .tw-plan { border-left: 4px solid #0f766e; padding: 4px 10px; margin: 6px 0; background: rgba(15,118,110,0.06); border-radius: 4px; font-size: 0.92em; }
