@@ -15,6 +15,7 @@ from i18n import now, tr
 from catalogue import LESSONS
 from mcp_schema_diff import MISSING, show
 
+from lessons.code_box import CodeBox
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.function_calling_page import PARALLEL_LABEL
 from lessons.lesson_page import LessonPage
@@ -123,9 +124,9 @@ def build(settings: SettingsPanel) -> LessonPage:
                 schema = SchemaPanel(REGISTRY_LABEL)
                 compared = gr.Markdown(elem_classes=["tw-mcp-compare"])
                 with gr.Row(equal_height=False):
-                    listed = gr.Code(label=LISTED_LABEL, language="json", interactive=False, lines=10, max_lines=30,
-                                     elem_classes=["tw-mcp-listed"], min_width=200)
-                    fastmcp = gr.Code(label=FASTMCP_LABEL, language="json", interactive=False, lines=10,
+                    listed = CodeBox(label=LISTED_LABEL, language="json", filename="tools_list.json", lines=10,
+                                     max_lines=30, elem_classes=["tw-mcp-listed"], min_width=200)
+                    fastmcp = CodeBox(label=FASTMCP_LABEL, language="json", filename="fastmcp_tools.json", lines=10,
                                       max_lines=30, elem_classes=["tw-mcp-fastmcp"], min_width=200)
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():

@@ -9,6 +9,7 @@ from i18n import tr
 from catalogue import LESSONS
 
 from json_loop import build_json_prompt
+from lessons.code_box import CodeBox
 from lessons.editor_panel import EditorPanel, lesson_text
 from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
@@ -52,10 +53,10 @@ def build(settings: SettingsPanel) -> LessonPage:
                 schema = SchemaPanel(label=tr("工具 schema（自动生成；ReAct 不发送 tools，下面的系统提示词由它写成）",
                                         "Tool schema (generated; ReAct sends no tools: the system prompt below is written "
                                         "from it)"))
-                prompt = gr.Code(label=tr("生成的系统提示词（模型收到的工具说明，由上面的 schema 写成）",
+                prompt = CodeBox(label=tr("生成的系统提示词（模型收到的工具说明，由上面的 schema 写成）",
                                     "Generated system prompt (the tools as the model reads them, written from the schema "
-                                    "above)"), language="markdown",
-                                 interactive=False, lines=8, max_lines=24, elem_classes=["tw-system-prompt"])
+                                    "above)"), language="markdown", filename="system_prompt.md",
+                                 lines=8, max_lines=24, elem_classes=["tw-system-prompt"])
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
                     approach = gr.Radio(APPROACHES, value="react", label=tr("解析方式", "Parsing"), elem_classes=["tw-approach"],

@@ -16,6 +16,7 @@ from i18n import tr
 from catalogue import LESSONS
 
 from runs import backend
+from lessons.code_box import CodeBox
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
 from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE, session_of
@@ -124,9 +125,9 @@ def build(settings: SettingsPanel) -> LessonPage:
             with gr.Column(scale=6, min_width=320):
                 with gr.Row(equal_height=False):
                     with gr.Column(min_width=240):
-                        naive = gr.Code(label=tr("朴素生成（inspect.signature + 查表）",
-                                          "Naive (inspect.signature + a lookup table)"), language="json", interactive=False,
-                                        lines=12, max_lines=26, elem_classes=["tw-naive"])
+                        naive = CodeBox(label=tr("朴素生成（inspect.signature + 查表）",
+                                          "Naive (inspect.signature + a lookup table)"), language="json",
+                                        filename="naive_tools.json", lines=12, max_lines=26, elem_classes=["tw-naive"])
                     with gr.Column(min_width=240):
                         schema = SchemaPanel(label=tr("ToolRegistry 生成（get_type_hints）", "ToolRegistry (get_type_hints)"))
                 diff = gr.HTML(css_template=DIFF_CSS, elem_classes=["tw-diff-view"])

@@ -12,6 +12,7 @@ from catalogue import LESSONS
 from i18n import tr
 
 from lessons import code_view, cost_view, timeline
+from lessons.code_box import CodeBox
 from runs import headline, run_driver
 from runs.run_driver import RunState
 
@@ -68,11 +69,11 @@ class RunViews:
             with gr.Tab(tr("对话视图", "Chat")):
                 self.chat = gr.Chatbot(label=tr("对话（工具步骤可折叠）", "Conversation (tool steps fold)"), height=460, elem_classes=["tw-chat"])
             with gr.Tab(tr("原始 JSON", "Raw JSON")):
-                self.raw = gr.Code(label=tr("事件流（流式分片已合并）", "Event stream (streamed chunks merged)"), language="json", interactive=False,
-                                   max_lines=40, elem_classes=["tw-raw"])
+                self.raw = CodeBox(label=tr("事件流（流式分片已合并）", "Event stream (streamed chunks merged)"), language="json",
+                                   filename="events.json", max_lines=40, elem_classes=["tw-raw"])
             with gr.Tab(tr("查看代码", "Code")):
-                self.code = gr.Code(code_view.python_for([]), label=tr("复现最近一次请求的 Python（可复制）", "Python that repeats the last request (copyable)"),
-                                    language="python", interactive=False, elem_classes=["tw-code"])
+                self.code = CodeBox(code_view.python_for([]), label=tr("复现最近一次请求的 Python（可复制）", "Python that repeats the last request (copyable)"),
+                                    language="python", filename="repeat_request.py", elem_classes=["tw-code"])
             with gr.Tab(tr("导出/导入", "Export/import")):
                 gr.Markdown(tr("导出：把整次运行（工具、源码、事件、原始响应，不含密钥）存成 JSON。导入：不需要模型，按「下一步」逐步回放。",
                                 "Export: the whole run (tools, source, events, raw responses, no keys) as JSON. "

@@ -11,6 +11,7 @@ import gradio as gr
 
 import i18n
 from i18n import tr
+from lessons.code_box import CodeBox
 
 from runs import backend
 from runs.backend import error_text
@@ -130,7 +131,7 @@ class SchemaPanel:
         self.first: dict = {}      # per language, what the page shows before it asks the server (`prepare`)
         self.tools_state = gr.State(None, time_to_live=expiry.session_ttl())
         self.status = gr.Markdown(elem_classes=["tw-schema-status"])
-        self.json = gr.Code(label=label, language="json", interactive=False, lines=14, max_lines=30,
+        self.json = CodeBox(label=label, language="json", filename="tools.json", lines=14, max_lines=30,
                             elem_classes=["tw-schema-json"])
 
     def wire(self, editor: gr.Code, strict: gr.Checkbox | None = None, extra: Extra | None = None,
@@ -174,13 +175,15 @@ class SchemaPanel:
             tools = json.dumps(report["tools"], ensure_ascii=False, indent=2)
             for lang in i18n.LANGUAGES:
                 with i18n.using(lang):
-                    self.first[lang] = {self.json: tools, self.status: status_markdown(report, False)}
+                    self.first[lang] = {self.json: self.json.postprocess(tools), self.status: status_markdown(report, False)}
 
     def load(self, values: dict, request: gr.Request) -> dict:
         """The refresh on page load (after the browser's memory is back): what the page already
         shows is not sent again, so an edit typed meanwhile is never overdrawn by this older answer."""
         out = self.refresh(values, request)
-        for component in (self.json, self.status):
-            if out.get(component) == values.get(component):
-                out[component] = gr.skip()
+        # The browser holds the schema box's HTML, drawn from the text: compared as drawn.
+        if self.json.postprocess(out[self.json]) == values.get(self.json):
+            out[self.json] = gr.skip()
+        if out[self.status] == values.get(self.status):
+            out[self.status] = gr.skip()
         return out

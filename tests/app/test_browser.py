@@ -95,7 +95,7 @@ def test_a_preset_question_runs_on_the_offline_model(page, name):
     chat = panel.locator(".tw-chat")
     wait_text(chat, "调用 get_weather")
     panel.get_by_role("tab", name="原始 JSON").click()
-    assert "\"type\": \"request\"" in panel.locator(".tw-raw").inner_text()
+    assert "\"type\": \"request\"" in code_text(panel.locator(".tw-raw"))
     panel.get_by_role("tab", name="查看代码").click()
     wait_text(panel.locator(".tw-code"), "from openai import OpenAI")
     panel.get_by_role("tab", name="协议时间线").click()

@@ -453,7 +453,7 @@ class TestFunctionCallingLesson:
         second_step = text[text.index(two):text.index(three)]
         assert T("tool_calls（1 个）", "tool_calls (1)") in second_step and '"arguments": "{' in second_step
         assert T("原始响应体 raw", "raw response body") in second_step and '"finish_reason": "tool_calls"' in second_step
-        assert '"type": "request"' in panel.locator(".tw-raw .cm-content").first.inner_text()
+        assert '"type": "request"' in code_text(panel.locator(".tw-raw"))
         panel.get_by_role("tab", name=T("查看代码", "Code")).click()
         panel.locator(".tw-code").filter(has_text="from openai import OpenAI").first.wait_for(timeout=WAIT)
 

@@ -20,7 +20,7 @@ import atomic_tools
 import workspace
 from lessons.permissions_page import PRESET_NAMES_EN
 from lessons.permissions_page import PRESETS as PERMISSION_PRESETS
-from tests.app.harness import ask, calls, code_text, LANGUAGE, open_in, paste_code, PERFORMED, set_code, T, tab, title_shown, wait_ask, wait_final, workspace_lesson
+from tests.app.harness import ask, calls, CODE_SHOWN, code_text, LANGUAGE, open_in, paste_code, PERFORMED, set_code, T, tab, title_shown, wait_ask, wait_final, workspace_lesson
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -126,7 +126,7 @@ class TestWorkspaceLesson:
         wait_tree(panel, present=("hello.py",))
         run(panel, "新建文件 hello.py，内容是 print('再见')")
         assert "（覆盖了原来的 1 行）" in results(panel)[0]
-        panel.locator(".tw-ws-file .cm-content").filter(has_text="再见").first.wait_for(timeout=WAIT)
+        panel.locator(f".tw-ws-file {CODE_SHOWN}").filter(has_text="再见").first.wait_for(timeout=WAIT)
         assert "你好" not in code_text(panel.locator(".tw-ws-file"))
         run(panel, "运行 `ls src; exit 3`")
         result = results(panel)[0]
@@ -233,7 +233,7 @@ class TestWorkspaceLesson:
                                             ).first.wait_for(timeout=WAIT)
         panel.locator(".tw-ws-tree label").filter(has_text="notes.md").first.click()
         first_line = starter_files()["notes.md"].splitlines()[0]
-        panel.locator(".tw-ws-file .cm-content").filter(has_text=first_line).first.wait_for(timeout=WAIT)
+        panel.locator(f".tw-ws-file {CODE_SHOWN}").filter(has_text=first_line).first.wait_for(timeout=WAIT)
 
 
 # ---------------------------------------------------------------- permissions.md
@@ -279,7 +279,7 @@ class TestPermissionsLesson:
         set_code(page, panel.locator(".tw-ask-args"), json.dumps({"path": "greet.py", "content": "print('再见')\n"}))
         panel.locator(".tw-approve-edited").click()
         answer = wait_final(panel)
-        panel.locator(".tw-ws-file .cm-content").filter(has_text="再见").first.wait_for(timeout=WAIT)
+        panel.locator(f".tw-ws-file {CODE_SHOWN}").filter(has_text="再见").first.wait_for(timeout=WAIT)
         assert "+print('再见')" in panel.locator(".tw-ws-diff").first.inner_text()
         assert '（执行前，用户修改了你写的参数：content："print(\'你好\')\\n" → "print(\'再见\')\\n"' in results(panel)[0]
         assert "print('再见')" in answer and "你在执行前修改了参数" in answer
