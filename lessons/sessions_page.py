@@ -53,6 +53,11 @@ def shown(text: str, branch: str | None, verdicts: dict | None) -> dict:
     session, problem = read(text, branch)
     if session is None and branch:          # a branch the session no longer has: its current one
         session, problem = read(text, None)
+    return drawn(session, problem, verdicts)
+
+
+def drawn(session: Session | None, problem: str, verdicts: dict | None) -> dict:
+    """Everything the session panel shows of a session already read (None: `problem` says why not)."""
     choices = sessions_view.branch_choices(session)
     current = session.branch_of() if session is not None and session.leaf else None
     return {"tree": sessions_view.render(session, verdicts, problem),
@@ -120,9 +125,11 @@ def build(settings: SettingsPanel) -> LessonPage:
 
         panel = [tree, branch, entry]
 
+        def on_panel(parts: dict) -> dict:
+            return {tree: parts["tree"], branch: parts["branch"], entry: parts["entries"]}
+
         def show(text: str, chosen: str | None, judged: dict | None) -> dict:
-            drawn = shown(text, chosen, judged)
-            return {tree: drawn["tree"], branch: drawn["branch"], entry: drawn["entries"]}
+            return on_panel(shown(text, chosen, judged))
 
         def redraw(values: dict) -> dict:
             return show(values[session_box], values[branch], values[verdicts])
@@ -146,8 +153,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 return {note: tr("❌ 这次运行写下的没有存进会话：", "❌ What this run wrote was not kept: ") + said(problem)}
             if ran_on:
                 judged[ran_on] = sessions_backend.own_events(state.run.events, ran_on)
-            text = session.dumps()
-            return {session_box: text, verdicts: judged, **show(text, session.branch_of(), judged)}
+            return {session_box: session.dumps(), verdicts: judged, **on_panel(drawn(session, "", judged))}
 
         for event in run.changed_files:
             event.then(after_run, {run.state, verdicts}, [session_box, verdicts, note, *panel], api_visibility=PRIVATE,
@@ -231,9 +237,8 @@ def build(settings: SettingsPanel) -> LessonPage:
             except OSError as problem:
                 return {upload: None, note: tr("❌ 文件读不出来（当前会话没有变）：", "❌ The file could not be read (the "
                                                "session is unchanged): ") + str(problem)}
-            text = session.dumps()
             number = session.branch_number(session.branch_of()) if session.leaf else 0
-            return {upload: None, session_box: text, verdicts: {}, **show(text, session.branch_of(), {}),
+            return {upload: None, session_box: session.dumps(), verdicts: {}, **on_panel(drawn(session, "", {})),
                     note: tr("📂 读进来了：{n} 条消息，{b} 条分支；当前是分支 {k}，问一句就接着这条分支跑。",
                              "📂 Read: {n} messages, {b} branches; branch {k} is current: ask and it runs on.").format(
                         n=len(session.entries), b=len(session.branch_ids()), k=number)}

@@ -127,13 +127,12 @@ def last_request(branch_events: list[dict]) -> list[dict] | None:
 
 
 def fork_question(session: Session, entry_id: str, content: str) -> str:
-    """The question of the branch a fork makes: the new text when the question itself is edited,
-    otherwise the question on the path (what the branch's run is judged against)."""
-    path = session.path_ids(entry_id)
-    question = session.question(path)
-    if question == entry_id:
+    """What the run after a fork answers, which its verdict is judged against: the new text when a user
+    message (the question, or one asked later) is edited, otherwise the last user message before it."""
+    if session.entries[entry_id]["message"]["role"] == "user":
         return content
-    return "" if question is None else str(session.entries[question]["message"].get("content") or "")
+    asked = [m for m in session.messages(entry_id) if m["role"] == "user"]
+    return str(asked[-1].get("content") or "") if asked else ""
 
 
 def asked_by_fork(text: str | None, branch: str | None, entry_id: str, content: str) -> str:

@@ -68,3 +68,15 @@ def test_a_hostile_session_is_refused_with_its_line_and_comes_back_as_it_was(cli
     assert result["session_problem"]["line"] == 2 and "parent_id 是它自己" in result["session_problem"]["zh"]
     assert [e["type"] for e in result["events"]] == ["purpose", "error"]
     assert "parent_id 是它自己" in result["error"]["message"]
+
+
+def test_a_fork_of_a_later_message_keeps_the_history_before_it(client):
+    first = client.predict("北京今天天气怎么样？", api_name="/run_sessions")
+    on = client.predict("广州冷不冷？", first["session"], api_name="/run_sessions")
+    follow_up = [json.loads(line) for line in on["session"].splitlines()[1:]][4]
+    assert follow_up["message"] == {"role": "user", "content": "广州冷不冷？"}
+    forked = client.predict("", on["session"], "", follow_up["id"], "北京明天会下雨吗？", api_name="/run_sessions")
+    assert forked["verdict"]["state"] == "answered" and len(forked["branches"]) == 2
+    assert forked["branches"][1]["change"]["kind"] == "user" and forked["branches"][1]["fork_point"] == follow_up["parent_id"]
+    sent = requests(forked)
+    assert sent and all(SUNNY in body and "北京明天会下雨吗？" in body and "广州冷不冷？" not in body for body in sent)
