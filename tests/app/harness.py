@@ -304,6 +304,9 @@ def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=
     fails with what the page did show, so a failure on a busy machine says where the run stood."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    # As a student does: the lesson ready first (its restore, which may put back a kept question, is done and
+    # the run button works), however long a busy machine takes, not a click's 30 s on a disabled button.
+    ready(panel, timeout)
     if question is not None:
         panel.locator(".tw-question textarea").fill(question)
     status = panel.locator(".tw-status").first
