@@ -284,6 +284,18 @@ def screenshot(page, name: str):
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
 
 
+# Each link of the lesson list as its lesson's label: the section and the title, without the row of exercise
+# marks (✓ / ·) the page draws after it when it has loaded (memory/exercise_progress.py).
+LESSON_LABELS = """els => els.map(a => { const c = a.cloneNode(true);
+  c.querySelectorAll('.tw-exercise-marks').forEach(m => m.remove());
+  return c.textContent.replace(/\\s+/g, ' ').trim(); })"""
+
+
+def lesson_labels(page) -> list[str]:
+    """The lesson list's labels, in order (LESSON_LABELS)."""
+    return page.locator("#lesson-nav a").evaluate_all(LESSON_LABELS)
+
+
 def nav_link(page, title: str):
     """The link to the lesson titled `title` (either language) in the page's lesson list."""
     spec = titled(title)

@@ -12,7 +12,7 @@ import pytest
 from catalogue import LESSONS
 from offline.server import OfflineServer
 
-from tests.app.harness import lesson_address, open_page, ready, run_panel, tab
+from tests.app.harness import lesson_address, lesson_labels, open_page, ready, run_panel, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -48,8 +48,7 @@ def test_every_page_lists_the_lessons_in_order_and_carries_only_its_own(browser,
             page.locator("#" + lesson.panel).wait_for(state="visible", timeout=WAIT)
             # Ready, not only shown: the next address is opened once this page's own events on load are done.
             ready(page.locator("#" + lesson.panel), WAIT)
-            links = page.locator("#lesson-nav a")
-            assert links.all_inner_texts() == [spec.label() for spec in LESSONS.values()]
+            assert lesson_labels(page) == [spec.label() for spec in LESSONS.values()]
             assert page.locator('#lesson-nav a[aria-current="page"]').get_attribute("data-lesson") == lesson.id
             assert page.locator(".tw-lesson").count() == 1      # no other lesson's components on this page
         assert watched.foreign_requests() == []
