@@ -87,7 +87,7 @@ from lessons import code_box, projector  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
 from access import tab_lifetime  # noqa: E402
-from catalogue import LESSONS  # noqa: E402
+from catalogue import LESSONS, ROOT  # noqa: E402
 from memory import workspace_memory  # noqa: E402
 from serving import page_compression  # noqa: E402
 from memory.browser_memory import BrowserMemory  # noqa: E402
@@ -95,6 +95,8 @@ from lessons import deep_links  # noqa: E402
 from lessons.deep_links import DeepLinks  # noqa: E402
 from lessons import lesson_nav  # noqa: E402
 from lessons.lesson_nav import LessonNav  # noqa: E402
+from lessons import exercise_panel  # noqa: E402
+from lessons.exercise_panel import ExercisePanel  # noqa: E402
 from lessons.projector import Projector  # noqa: E402
 from serving.page_events import PRIVATE, SILENT  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
@@ -138,7 +140,7 @@ CSS = """
   #header h1 { font-size: 1.4em; }
   button[role=tab] { padding-left: 6px !important; padding-right: 6px !important; font-size: 0.88em !important; }
 }
-""" + projector.CSS + lesson_nav.CSS + code_box.CSS
+""" + projector.CSS + lesson_nav.CSS + exercise_panel.CSS + code_box.CSS
 # Per page: the schema panels whose untouched example's schema comes with the page (see launch).
 FIRST_SCHEMAS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # Per language: the page's <html lang> and its title (the browser's tab).
@@ -159,23 +161,23 @@ def sandbox_notice() -> str:
 
 
 def build_demo(secrets=None) -> gr.Blocks:
-    """Every lesson's page: the first at /, each other one at its own address (catalogue `path`).
+    """Every lesson's page: the catalogue's ROOT lesson at /, each other one at its own address (catalogue `path`).
     A page carries only its own lesson, with the chrome every page has (header, lesson list,
     projector mode, the link banner, browser memory, model settings)."""
     secrets = SERVER_SECRETS if secrets is None else MappingProxyType(dict(secrets))
     gradio_patches.install_lean_session_records()   # each tab's record in Gradio: 0.4 MB less
     gradio_patches.install_range_messages()         # a number out of its box's range: the page says so
-    lessons = list(LESSONS.values())
     pages = []
     # Its config and app are made once, by launch (gradio_patches.page_blocks).
     with gradio_patches.page_blocks(title=PAGE_LANGUAGE["zh"][1], delete_cache=DELETE_CACHE) as demo:
         # Named endpoints first: their names must not be taken by the page's own handlers
         # (three lessons each have a private `export`).
         api.register(secrets)
-        pages.append(build_page(demo, lessons[0], secrets))
-    for lesson in lessons[1:]:
-        with demo.route(lesson.label(), lesson.path, show_in_navbar=False):
-            pages.append(build_page(demo, lesson, secrets))
+        pages.append(build_page(demo, LESSONS[ROOT], secrets))
+    for lesson in LESSONS.values():
+        if lesson.id != ROOT:
+            with demo.route(lesson.label(), lesson.path, show_in_navbar=False):
+                pages.append(build_page(demo, lesson, secrets))
     page_language.wire(demo)   # last: every label of every page is built
     # A lesson works as soon as its page is drawn: its schema arrives with the page.
     panels = FIRST_SCHEMAS[demo] = [page.schema for page in pages if page.schema is not None]
@@ -195,6 +197,7 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     memory = BrowserMemory()
     settings = SettingsPanel(secrets)
     page = importlib.import_module(lesson.page).build(settings)
+    exercises = ExercisePanel(lesson, page, settings)     # at the end of the page: its catalogue's exercises
     # What the browser kept is put back first, so the schema panel shows the student's source and
     # a workspace lesson's tree the student's files (kept once for the lessons with a workspace).
     if page.run.workspace is not None:
@@ -207,6 +210,7 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     links.wire(demo, page, restored, settings, memory)
     present.wire(demo)
     nav.wire(demo)
+    exercises.wire(demo)
     demo.load(None, None, None, js=gradio_patches.PAGE_LANG_JS, **SILENT)
     demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE, show_progress="hidden")
     return page

@@ -24,11 +24,11 @@ class Lesson:
     section: str | None
     course_files: tuple[str, ...]     # under code/: what the lesson's loop and tools are made of
     page: str                         # the module whose build(settings) makes the lesson's page
-    path: str                         # the page's address under the app's root ("": the first lesson, at /)
+    path: str                         # the page's address under the app's root ("": the lesson at /, see ROOT)
     panel: str                        # the page element that holds the lesson (its elem_id)
     editor: bool                      # tools come from an editable source with example sets
     # The name of its loop's starter in runs/starters.py (starters.of(lesson) is the function); a
-    # workspace lesson has none: workspace_backend starts starters.workspace itself.
+    # workspace lesson has none (workspace_backend starts starters.workspace) unless it names its own loop.
     start: str | None = None
     workspace: bool = False           # runs the four atomic tools on the session's workspace
     # Its tools come from a server that loads the source (MCP): a source that does not load is the
@@ -38,11 +38,18 @@ class Lesson:
     link_options: tuple[str, ...] = ()  # link parameters besides example / question
     approaches: tuple[str, ...] = ()    # the loops its "approach" option picks from
     step: bool = True                   # its loop takes step mode's edits (单步); the hooks' loop does not
-    tools: bool = True                  # its loop offers the model tools; the context lesson's offers none
+    # Its loop takes the tools of a source; the context lesson's offers none, the first call its own one tool.
+    tools: bool = True
 
     @property
     def name(self) -> str:
         return self.id
+
+    @property
+    def exercises(self) -> tuple:
+        """The lesson's exercises (catalogue/exercises.py), in order; () when it has none yet."""
+        from catalogue.exercises import lesson_exercises   # below: the exercises read this module's lessons' ids only
+        return lesson_exercises(self.id)
 
     @property
     def address(self) -> str:
@@ -59,10 +66,17 @@ BEYOND_THE_COURSE = None
 
 
 LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
+    # One request and its response, no loop: the course's first file; its one tool is the file's own.
+    Lesson("first_call", tr("第一次调用", "First call"), "8.1", ("first_call.py",),
+           "lessons.first_call_page", "first-call", "tab-first-call", editor=False, start="first_call",
+           step=False, tools=False, link_options=("stream",)),
     Lesson("react", tr("正则 ReAct", "Regex ReAct"), "8.2",
            ("react_loop.py", "json_loop.py", "text_parsers.py", "text_protocol_loop.py"),
            "lessons.react_page", "", "tab-react", editor=True, start="react", mistake_option="mistake",
            link_options=("approach", "mistake", "envelope"), approaches=("react", "json")),
+    Lesson("planning", tr("计划与执行", "Plan and execute"), "8.3", ("planning.py",),
+           "lessons.planning_page", "planning", "tab-planning", editor=True, start="planning",
+           link_options=("approach",), approaches=("todos", "fixed")),
     Lesson("registry", tr("工具注册", "Tool registry"), "8.4",
            ("naive_schema.py", "simple_registry.py", "tool_registry.py", "type_schema.py", "tool_arguments.py",
             "tool_outcome.py"),
@@ -90,10 +104,19 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
            "lessons.skills_page", "skills", "tab-skills", editor=False, start="skills", step=False, tools=False),
     Lesson("subagents", tr("子代理", "Sub-agents"), "8.10", ("subagents.py",),
            "lessons.subagents_page", "subagents", "tab-subagents", editor=True, start="subagent", step=False),
+    # A run is a tree of messages: fork from any step, branches side by side, JSONL saved and resumed.
+    Lesson("sessions", tr("会话与分支", "Sessions and branches"), "8.11", ("sessions.py",),
+           "lessons.sessions_page", "sessions", "tab-sessions", editor=True, start="session"),
     # A case set run against one or two models; its run panel runs one case's question through Function Calling.
     Lesson("evaluation", tr("评估", "Evaluation"), "8.12", ("evaluation.py", "evaluation_cases.py"),
            "lessons.evaluation_page", "evaluation", "tab-evaluation", editor=True, start="function_calling"),
+    # The chapter's parts on one loop, on the workspace; its file runs on its own (mini_agent_file.py).
+    Lesson("mini_agent", tr("MiniAgent", "MiniAgent"), "8.13", ("mini_agent.py", "mini_agent_file.py"),
+           "lessons.mini_agent_page", "mini-agent", "tab-mini-agent", editor=False, start="mini_agent",
+           workspace=True, step=False),
 )}
-FIRST = next(iter(LESSONS))
+# The lesson whose page is at the app's root (its path is ""): links handed out before 8.1 had a page
+# point there, so the root stays ReAct's although the course, and the list, start with 8.1.
+ROOT = next(lesson.id for lesson in LESSONS.values() if lesson.path == "")
 # The lessons whose loop runs on a tool source, by the named API's `lesson` parameter.
-SOURCE_LESSONS = tuple(lesson.id for lesson in LESSONS.values() if lesson.start is not None)
+SOURCE_LESSONS = tuple(lesson.id for lesson in LESSONS.values() if lesson.start is not None and not lesson.workspace)

@@ -248,7 +248,7 @@ class AssembledEvent(TypedDict):
 
 class PlanEvent(TypedDict):
     """计划板变了一次，或者一次改动被规则拒了（planning.py）。每一项：content、status、done_when，
-    完成的项还有 evidence 和 found_in（证据在哪个工具结果里）；固定流程的项还有 result 和 failed_calls。"""
+    完成的项还有 evidence 和 found_in（证据在哪个工具结果里）；固定流程的项还有 result、failed_calls 和 ok_calls（这一步失败、成功的调用各几次）。"""
     type: Literal["plan"]
     turn: int
     id: str | None                # 那次 write_todos 调用的 id；固定流程（循环自己改状态）是 None

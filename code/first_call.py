@@ -60,7 +60,9 @@ def sdk_code(provider: str, body: dict, base_url: str | None = None) -> str:
         arguments.append(f"    {key}=" + shown.replace("\n", "\n" + " " * (5 + len(key))) + ",")
     lines = ["import os", *head, "response = client.chat.completions.create(", *arguments, ")"]
     if body.get("stream"):
-        lines += ["for chunk in response:                 # 一片一片地到", "    print(chunk.choices[0].delta)"]
+        lines += ["for chunk in response:                 # 一片一片地到",
+                  "    for choice in chunk.choices:       # 最后一片可能只带 usage、没有 choices（llama-server 就这样发）",
+                  "        print(choice.delta)"]
     else:
         lines += ["print(response.choices[0].message)     # 一整块", "print(response.choices[0].finish_reason)"]
     return "\n".join(lines)

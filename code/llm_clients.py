@@ -33,6 +33,7 @@ MODEL_SUGGESTIONS = {
     "openai": ["gpt-4o-mini", "gpt-4.1-mini", "deepseek-chat", "qwen-plus"],
 }
 GLM_BASE_URL = "https://open.bigmodel.cn/api/paas/v4"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 class LLMError(Exception):
@@ -214,7 +215,7 @@ class OpenAICompatibleClient(BaseClient):
     def __init__(self, model=None, api_key=None, base_url=None, timeout=30.0, max_retries=0, http_client=None):
         import openai
         super().__init__(model or os.environ.get("OPENAI_MODEL") or MODEL_SUGGESTIONS["openai"][0])
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_BASE_URL
         self.timeout = timeout
         self.http_client = http_client
         # max_retries 要自己定：SDK 默认会悄悄重试 2 次，课堂上学生就看不到第一次失败了。

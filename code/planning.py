@@ -259,7 +259,7 @@ def breaking(execute: Executor, broken: Any = ()) -> Executor:
 
     def run(name: str, arguments: Any) -> Any:
         if name in broken:
-            return failure("tool_exception", f"{name} 这次没有成功：它背后的接口暂时不可用（演示：这个工具被设定为失败）",
+            return failure("demo_failure", f"{name} 这次没有成功：它背后的接口暂时不可用（演示：这个工具被设定为失败）",
                            "换一个能查到同样信息的工具，或者如实告诉用户这一步做不成",
                            arguments=arguments if isinstance(arguments, dict) else None)
         return execute(name, arguments)
@@ -334,18 +334,25 @@ def plan_then_execute(client: Any, task: str, tools: list[dict] | None, execute:
                     {"role": "user", "content": item["content"]}]
         run = run_function_calling(client, messages, tools, execute, max_turns=step_turns, stream=stream,
                                    temperature=temperature)
-        offset, result, failed = turn, "", 0
-        for event in run:
+        offset, result, failed, succeeded, sent = turn, "", 0, 0, None
+        while True:
+            try:
+                event = run.send(sent)          # send 进来的干预（单步时改过的参数）照样传给这一步的循环
+            except StopIteration:
+                break
+            sent = None
             turn = offset + event["turn"]
             if event["type"] == "final" or (event["type"] == "error" and event["code"] in LOOP_STOPS):
                 result = event.get("content") or event.get("message") or ""
                 continue
-            failed += event["type"] == "tool_result" and not event["ok"]
-            yield {**event, "turn": turn, "step": number}
+            if event["type"] == "tool_result":
+                failed, succeeded = failed + (not event["ok"]), succeeded + bool(event["ok"])
+            sent = yield {**event, "turn": turn, "step": number}
             if event["type"] == "error":            # 模型那边出了错（Key、网络……）：整个流程停下
                 return
         before = [dict(i) for i in board]
-        item.update(status="completed", result=result, failed_calls=failed)    # 课程的写法：交回一段话就算完成
+        item.update(status="completed", result=result, failed_calls=failed,    # 课程的写法：交回一段话就算完成
+                    ok_calls=succeeded)
         yield events.plan(turn, None, "fixed", True, before, board, None, *plan_changes(before, board), [])
         outputs.append(f"步骤 {number}（{item['content']}）：{result}")
     yield events.final(turn, "\n\n".join(outputs), history)
@@ -378,7 +385,8 @@ def tally(run: list[dict]) -> dict:
         "replanned_after_failure": first_failure is not None and any(
             e["replanned"] for e in run[first_failure:] if e["type"] == "plan"),
         "completed_despite_failure": [item["content"] for item in board
-                                      if item["status"] == "completed" and item.get("failed_calls")],
+                                      if item["status"] == "completed" and item.get("failed_calls")
+                                      and not item.get("ok_calls")],
         "board": board,
         "finished": any(e["type"] == "final" for e in run),
     }

@@ -63,6 +63,8 @@ LABELS = {
     "subagent_failed": "子代理没做完",
     # 计划（planning.py）：write_todos 交来的清单不合规则（两项同时在做、没有证据就标完成……），计划板没有改
     "plan_rule": "计划不合规则",
+    # 计划（planning.py 的 breaking）：演示“一步失败了”，这个工具这次被设定为一律失败，不是模型或参数的错
+    "demo_failure": "演示：设定为失败",
 }
 # 上面第一组：模型写的调用本身不对，工具没有运行。其余的失败，调用是对的，是工具、规则或人没让它成。
 CALL_MISTAKES = ("unknown_tool", "invalid_json", "invalid_arguments", "format_error")

@@ -8,9 +8,12 @@ from typing import Any, Mapping
 
 import gradio as gr
 
+from planning import tally
+
 from endpoints import workspace_api
 from i18n import tr
-from runs import backend, eval_backend, headline, purposes, session_io, starters
+from runs import (backend, eval_backend, exercises, headline, planning_backend, purposes, session_io,
+                  sessions_backend, starters)
 from serving.page_events import session_of
 from access.clients import Settings, settings_from
 from catalogue import LESSONS, SOURCE_LESSONS
@@ -27,10 +30,11 @@ def api_settings(provider: str, model: str, max_tokens: Any = None, stream: Any 
 
 
 def _run(lesson, secrets, source, question, settings, options, mistake, session_id, request=None,
-         class_code="") -> dict:
+         class_code="", fragments=False) -> dict:
     """A whole run of a catalogue lesson's loop through the same backend as the page's 运行, as one
     JSON result: {"ok", "final", "error", "verdict", "tools", "events"}; ok only when the verdict is a
-    success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py)."""
+    success. A preset question's run is judged against what it is for, as on the page (runs/purposes.py).
+    The streamed fragments (delta events) are left out unless `fragments`: they are the first call's lesson."""
     purpose = purposes.event(purposes.purpose_for(lesson.id, question or "", options))
     run = backend.run_to_end(backend.start_run(starters.of(lesson), source or "", question or "", settings, options,
                                                secrets=secrets, mistake=mistake, session_id=session_id,
@@ -38,7 +42,7 @@ def _run(lesson, secrets, source, question, settings, options, mistake, session_
                                                tools=lesson.tools, purpose=purpose))
     if run.error is not None:
         return {"ok": False, "final": "", "error": run.error, "verdict": None, "tools": run.tools, "events": []}
-    events = [e for e in run.events if e.get("type") != "delta"][:MAX_EVENTS]
+    events = [e for e in run.events if fragments or e.get("type") != "delta"][:MAX_EVENTS]
     return {**headline.summary(events), "tools": run.tools, "events": events}
 
 
@@ -56,6 +60,17 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         result = backend.call_tool(source, name, arguments if arguments is not None else "{}", session_of(request))
         return {key: result.get(key) for key in TRY_CALL_KEYS}
 
+    def first_call(question: str, stream: bool = True, provider: str = "offline", model: str = "",
+                   class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """第一次调用（8.1，code/first_call.py）：只问模型一次，带一个工具 get_weather(city)，不执行工具。
+        事件：request（还带着客户端发出的请求体 body）→ 流式时每一片 delta（at_ms 到达时刻；工具调用的碎片还有
+        index、id、name、arguments，so_far 拼到这一片的参数，closed / json_error 是 json.loads 读它的结果）→ response
+        （raw 是服务端发来的原文，流式时是分片列表）→ assembled（每个调用由几片拼成、第几片参数才完整，finish_reason 和它的意思）。
+        verdict.state：requested（模型要调用工具，参数是完整的 JSON；ok 为 true）、no_tool_call / answered（文字回答）、
+        truncated（写到 max_tokens 被截断）、unclosed（参数一直不是完整的 JSON）、missed（预设问题要的调用没有要）、error。"""
+        return _run(LESSONS["first_call"], secrets, "", question, api_settings(provider, model, max_tokens),
+                    {"stream": bool(stream)}, "", session_of(request), request, class_code, fragments=True)
+
     def run_function_calling(source: str, question: str, tool_choice: str = "auto",
                              parallel_tool_calls: bool = True, mistake: str = "",
                              provider: str = "offline", model: str = "", class_code: str = "",
@@ -72,6 +87,22 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["function_calling"], secrets, source, question,
                     api_settings(provider, model, max_tokens, stream), options, mistake, session_of(request), request,
                     class_code)
+
+    def run_planning(question: str, source: str = "", approach: str = "todos", broken: str = "",
+                     provider: str = "offline", model: str = "", class_code: str = "", max_tokens: int = 1024,
+                     request: gr.Request = None) -> dict:
+        """计划与执行（8.3）：approach=todos 时模型用 write_todos 工具自己写、自己改计划（工具守规则：同一时间最多一项
+        in_progress，标成 completed 要有原样摘自成功工具结果的 evidence，不合规则就退回 plan_rule 错误）；approach=fixed 是
+        课程仓库的写法，先一次写好全部步骤再逐步执行。source 是工具源码，不给就是示例「天气」；broken 是这次一律失败的工具名
+        （演示一步失败了）。事件里每次写计划后有一个 type 为 plan 的事件（之前和之后的计划板、变了什么、replanned 是否改了计划、
+        退回的理由 problems）；tally 是 code/planning.py 的计数（请求轮数、token：服务端报的，离线模型的是估算，estimated 为 true）。
+        verdict 只在计划做完（每项都有证据）时才是成功；一步失败后改了计划会写明。"""
+        if approach not in planning_backend.APPROACHES:
+            raise gr.Error(f"approach 只能是 {' / '.join(planning_backend.APPROACHES)}，收到 {approach!r}。")
+        options = {"approach": approach, "broken": broken or ""}
+        result = _run(LESSONS["planning"], secrets, source or planning_backend.weather_source(), question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, "tally": tally(result["events"]) if result["events"] else None}
 
     def run_mcp(source: str, question: str, tool_choice: str = "auto",
                 parallel_tool_calls: bool = True, mistake: str = "",
@@ -137,6 +168,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return _run(LESSONS["subagents"], secrets, source, question, api_settings(provider, model, max_tokens),
                     options, "", session_of(request), request, class_code)
 
+    def run_sessions(question: str, session: str = "", branch: str = "", fork_entry: str = "", fork_text: str = "",
+                     source: str = "", provider: str = "offline", model: str = "", class_code: str = "",
+                     max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """会话与分支（code/sessions.py）：在会话 session（JSONL 文本；空就是新会话）的分支 branch（任一条的 id；空就是文件里
+        最后写下的那条分支）上接着问 question，走 Function Calling 循环。给了 fork_entry（当前分支上一条消息的 id）时不接着问：
+        把那一条改成 fork_text，分出一条新分支，从那里接着跑（question 不用）。source 是工具源码，空就是天气示例。
+        返回值同 /run_function_calling，另有 session（跑完以后的 JSONL，下一次原样传回来就接着跑）、branch（当前分支）、
+        branches（每条分支从哪里分出、和兄弟哪里不同、最后的回答）。session 读不进来时（逐行检查：大小、字段类型、父条目、
+        重复的 id、调用和结果配对），session_problem 写着第几行、错在哪里，session 原样返回。"""
+        options: dict[str, Any] = {"session": session or "", "branch": branch or ""}
+        if fork_entry:
+            options["fork"] = {"entry": fork_entry, "content": fork_text or ""}
+            question = sessions_backend.asked_by_fork(session, branch, fork_entry, fork_text or "")
+        result = _run(LESSONS["sessions"], secrets, source or sessions_backend.WEATHER_SOURCE, question,
+                      api_settings(provider, model, max_tokens), options, "", session_of(request), request, class_code)
+        return {**result, **sessions_backend.outcome(session, result["events"], branch)}
+
     def run_eval(source: str, cases: Any, models: Any = None, trials: int = 1, class_code: str = "",
                  max_tokens: int = 1024, request: gr.Request = None) -> dict:
         """评估（code/evaluation.py）：cases 是用例集（列表、{"cases": 列表}，或它的 JSON 文本），每个用例跑 trials 次（1～5），
@@ -180,6 +228,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         return session_io.session_document(lesson, source or "", backend.jsonable(tools), question or "",
                                            [backend.jsonable(e) for e in events[:MAX_EVENTS]], settings)
 
+    def check_exercise(lesson: str, exercise: str, state: Any = None, provider: str = "offline", model: str = "",
+                       class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """检查一个练习（catalogue/exercises.py）：从练习的起始状态加上 state（{字段: 值}，或它的 JSON 文本；只需写和起始状态不同的字段，
+        如 {"hooks": "..."}、{"strategy": "compact"}）跑这一课的循环，在离线模型上跑一次（它是规则模型，同样的输入同样的运行）；
+        provider 不是 offline 时，再在那个模型上跑 3 次，结果写在 own 里（通过与否以离线模型为准）。
+        返回 passed、没做到的地方 failures（每条 {"zh", "en"}）、summary、own，每次运行 trials（含事件）；没通过时还有 hint。
+        lesson 或 exercise 不对、state 有练习没有的字段时，ok 为 false，problem 说明原因。参考答案不在返回值里。"""
+        try:
+            found = exercises.find(lesson or "", exercise or "")
+            verdict = exercises.check(found, state, api_settings(provider, model, max_tokens), secrets=secrets,
+                                      session_id=session_of(request), request=request, class_code=class_code or "")
+        except exercises.ExerciseProblem as problem:
+            return {"ok": False, "problem": str(problem)}
+        for trial in verdict["trials"]:
+            trial["events"] = trial["events"][:MAX_EVENTS]
+        return {"ok": True, **verdict, **({} if verdict["passed"] else {"hint": exercises.hint(found)})}
+
     def run_workspace(question: str, files: dict | None = None, rules: dict | None = None,
                       provider: str = "offline", model: str = "", class_code: str = "",
                       max_tokens: int = 1024, stream: bool = False, request: gr.Request = None) -> dict:
@@ -190,6 +255,23 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         用 gradio_client 调用时请设 Client(..., download_files=False)：事件里的 {"path": ...} 参数会被它当成文件去下载。"""
         return workspace_api.run(question, files, rules, api_settings(provider, model, max_tokens, stream),
                                  secrets=secrets, request=request, class_code=class_code or "")
+
+    def run_mini_agent(question: str, tools: Any = None, rules: Any = None, hooks: Any = None, context: str | None = None,
+                       budget: int | None = None, skills: Any = None, subagents: bool | None = None,
+                       plan: bool | None = None, files: dict | None = None, provider: str = "offline", model: str = "",
+                       class_code: str = "", max_tokens: int = 1024, request: gr.Request = None) -> dict:
+        """MiniAgent（8.13）：这一章的零件装在一个循环上，在一个临时工作区里做完 question（调用结束后工作区即删除）。
+        只有 question 必填；没给的零件用 code/mini_agent.py 的 DEMO（每个零件都选上）。
+        tools：read / write / edit / bash 里的几个；rules：权限规则（同「权限与确认」课），给 false 就不检查；
+        hooks：protect_tests、mask_secrets 里的几个；context：none / fold / forget / window / fold_window / compact，
+        budget 是它的 token 预算；skills：技能名（fix-tests，或工作区 skills/ 里的）；subagents、plan：要不要 task、write_todos。
+        files：运行前的工作区（不给就是初始练习项目）；返回的 files 是运行后的工作区。规则为 ask 时没有人可以批准，不执行。
+        用 gradio_client 调用时请设 Client(..., download_files=False)。"""
+        options = {"tools": tools, "rules_on": rules is not False, "rules": None if rules is False else rules,
+                   "hooks": hooks, "context": context, "budget": budget, "skills": skills, "subagents": subagents,
+                   "plan": plan}
+        return workspace_api.run_mini_agent(question, options, files, api_settings(provider, model, max_tokens),
+                                            secrets=secrets, request=request, class_code=class_code or "")
 
     def status() -> dict:
         """沙箱是否可用：mode（sandboxed / unsandboxed / refused）、各隔离层是否开启、给学生看的说明。"""
@@ -202,10 +284,13 @@ def register(secrets: Mapping[str, str]) -> list[str]:
         """原样返回输入（最多 1 万字）：服务器本身一次往返的开销，用来对比其他接口。"""
         return (text or "")[:MAX_ECHO_CHARS]
 
-    endpoints = {"schema": schema, "try_call": try_call, "run_function_calling": run_function_calling,
+    endpoints = {"schema": schema, "try_call": try_call, "first_call": first_call, "run_function_calling": run_function_calling,
+                 "run_planning": run_planning,
                  "run_mcp": run_mcp, "run_react": run_react, "run_hooks": run_hooks, "run_context": run_context,
-                 "run_skills": run_skills, "run_subagent": run_subagent, "run_eval": run_eval,
-                 "run_workspace": run_workspace, "export": export, "status": status, "echo": echo}
+                 "run_skills": run_skills, "run_subagent": run_subagent, "run_sessions": run_sessions,
+                 "run_eval": run_eval,
+                 "run_workspace": run_workspace, "run_mini_agent": run_mini_agent,
+                 "check_exercise": check_exercise, "export": export, "status": status, "echo": echo}
     for name, fn in endpoints.items():
         # The schema is a few milliseconds of work: answer it directly, not through the queue.
         gr.api(fn, api_name=name, queue=name != "schema")

@@ -8,9 +8,11 @@ sent on to that page's address (serving/lesson_addresses.py). `example` an examp
 offers (`none`: no mistake); `tool_choice` (Function Calling) auto / none / required or a tool of
 the source; `approach` the tab's loop (ReAct: react / json; the workspace tabs: function_calling /
 react); `parallel` and `envelope` (0 / 1) the Function Calling tab's checkboxes (envelope: ReAct's too);
+`stream` (0 / 1) the first call's stream=True checkbox;
 `rules` (the permission lesson) its rules as compact JSON, checked like the rules box; `run=1`
 starts the run once the page shows the link's values. `lang=en` / `lang=zh` is the page's
-language (i18n): not a scenario, but a copied link keeps it.
+language (i18n): not a scenario, but a copied link keeps it. `exercise=<id>` opens one of the lesson's
+exercises in its panel at the end of the page (exercise_panel.py reads it).
 
 A link is anybody's text: every value is checked here, a value that is unknown, too long or not
 for that lesson changes nothing and is named in a note on the page (escaped, shortened, never
@@ -44,7 +46,7 @@ import gradio as gr
 import i18n
 from i18n import now, tr
 
-from catalogue import FIRST, LESSONS, Lesson
+from catalogue import LESSONS, ROOT, Lesson
 
 from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
 from memory.browser_memory import Kept
@@ -54,13 +56,13 @@ import context
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
 
-DEFAULT_LESSON = FIRST
+DEFAULT_LESSON = ROOT      # the lesson of the page at /, where a link without a lesson opens
 
 
-PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "rules",
-          "strategy", "budget", "run")
-OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "rules", "strategy", "budget")
-FLAGS = ("parallel", "envelope")            # checkboxes: 1 or 0 in a link
+PARAMS = ("lesson", "example", "question", "approach", "tool_choice", "mistake", "parallel", "envelope", "stream",
+          "rules", "strategy", "budget", "run")
+OPTION_PARAMS = ("approach", "tool_choice", "mistake", "parallel", "envelope", "stream", "rules", "strategy", "budget")
+FLAGS = ("parallel", "envelope", "stream")  # checkboxes: 1 or 0 in a link
 # Where a link parameter lives on a tab: its run panel's option of that name, unless named here.
 RUN_OPTION = {"parallel": "parallel_tool_calls"}
 KEPT_CONTROL = {"rules"}                    # LessonPage.kept
@@ -68,6 +70,8 @@ KEPT_CONTROL = {"rules"}                    # LessonPage.kept
 FOREIGN = {"__theme", "deep_link", "view", "__sign", "logs", "write_token", "_target_url"}
 # Read by the browser alone (projector.py): how this screen shows the page, not a scenario.
 PAGE_ONLY = {"present", "lang"}
+# Read by a panel of the page itself: `exercise=<id>` opens that exercise (exercise_panel.py says when it is not one).
+PANEL_PARAMS = {"exercise"}
 QUESTION_LIMIT = 300
 RULES_LIMIT = 600
 VALUE_LIMIT = 80
@@ -155,7 +159,7 @@ def parse(items: Iterable[tuple[str, str]], page: str = DEFAULT_LESSON) -> Plan:
         return plan
     seen: dict[str, str] = {}
     for name, value in pairs:
-        if name in FOREIGN or name in PAGE_ONLY:
+        if name in FOREIGN or name in PAGE_ONLY or name in PANEL_PARAMS:
             continue
         if name not in PARAMS:
             if len(name) > NAME_LIMIT:

@@ -13,6 +13,7 @@ import i18n
 from i18n import tr
 
 from catalogue import LESSONS, Lesson
+from memory import exercise_progress
 from memory.browser_memory import UNSAVED
 from serving import gradio_patches
 from serving.page_events import SILENT
@@ -29,6 +30,7 @@ CSS = """
 #lesson-nav a[aria-current=page] { color: var(--body-text-color); border-bottom-color: var(--color-accent);
   font-weight: 600; }
 #lesson-nav .tw-section { font-variant-numeric: tabular-nums; opacity: 0.8; }
+#lesson-nav .tw-exercise-marks { color: var(--color-accent); letter-spacing: 1px; font-size: 0.85em; }
 @media (max-width: 640px) { #lesson-nav a { padding: 4px 6px; font-size: 0.88em; } }
 """
 # A click follows the link with the tab's language and projector mode (the page is drawn by then,
@@ -75,6 +77,9 @@ def _html(current: Lesson, english: bool, query: str = "") -> str:
         title = lesson.title.en if english else str(lesson.title)
         section = section.en if english and hasattr(section, "en") else str(section)
         mark = ' aria-current="page"' if lesson is current else ""
+        # Which exercises it has: the browser draws a ✓ for each one solved (memory/exercise_progress.py).
+        exercises = ",".join(exercise.id for exercise in lesson.exercises)
+        mark += f' data-exercises="{html.escape(exercises)}"' if exercises else ""
         items.append(f'<a href="./{html.escape(lesson.path + query)}" data-lesson="{lesson.id}"{mark}>'
                      f'<span class="tw-section">{html.escape(section)}</span> {html.escape(title)}</a>')
     label = "Lessons" if english else "课程"
@@ -91,3 +96,4 @@ class LessonNav:
         gradio_patches.set_page_values(demo, lambda request: {self.html: _html(
             self.current, i18n.of_request(request) == "en", kept_query(request))})
         demo.load(None, None, None, js=FOLLOW_JS, **SILENT)
+        demo.load(None, None, None, js=exercise_progress.MARK_JS, **SILENT)

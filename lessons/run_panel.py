@@ -208,13 +208,16 @@ class RunPanel:
 
 
 def holds(component: gr.components.Component, value: Any) -> bool:
-    """Whether `component` can show `value` as one of its own: a choice it offers, a number in its
-    range, a checkbox's true or false, a code box's text."""
+    """Whether `component` can show `value` as one of its own: a choice it offers (or several, for a group
+    of checkboxes), a number in its range, a checkbox's true or false, a code box's text."""
     if isinstance(component, gr.Checkbox):
         return isinstance(value, bool)
     if isinstance(component, gr.Slider):
         return (isinstance(value, (int, float)) and not isinstance(value, bool)
                 and component.minimum <= value <= component.maximum)
+    if isinstance(component, gr.CheckboxGroup):     # some of its choices (MiniAgent's tools, hooks, skills)
+        offered = [choice[1] if isinstance(choice, (tuple, list)) else choice for choice in component.choices or []]
+        return isinstance(value, list) and all(isinstance(item, str) and item in offered for item in value)
     if isinstance(component, (gr.Dropdown, gr.Radio)):
         offered = [choice[1] if isinstance(choice, (tuple, list)) else choice for choice in component.choices or []]
         return isinstance(value, str) and (value in offered or bool(getattr(component, "allow_custom_value", False)))

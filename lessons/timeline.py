@@ -16,10 +16,12 @@ import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, skills_view, token_count
+from lessons import context_view, cost_view, first_call_view, plan_view, skills_view, token_count
+from lessons.rule_reasons import reason_in_english
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
+from planning import WRITE_TODOS
 from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 
 
@@ -88,11 +90,14 @@ CSS = """
 .tw-rpc.tw-rpc-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-rpc-head { font-family: var(--font-mono); }
 .tw-hook { border-left: 4px solid #7c3aed; padding: 2px 8px; margin: 4px 0; background: rgba(124,58,237,0.06); border-radius: 4px; font-size: 0.92em; }
+.tw-gate { border-left: 4px solid #2563eb; padding: 2px 8px; margin: 4px 0; background: rgba(37,99,235,0.06); border-radius: 4px; font-size: 0.92em; }
+.tw-gate.tw-gate-deny { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
+.tw-gate.tw-gate-ask { border-left-color: #d97706; background: rgba(217,119,6,0.08); }
 .tw-hook.tw-hook-failed { border-left-color: #dc2626; background: rgba(220,38,38,0.08); }
 .tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
 .tw-child > summary { cursor: pointer; font-weight: 600; }
 .tw-unsaid, .tw-hook-unseen { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
-""" + context_view.CSS
+""" + context_view.CSS + first_call_view.CSS + plan_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
 ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
@@ -305,8 +310,8 @@ def unsaid_notes(call: dict, request: dict | None, response: dict | None = None)
     sent), with the question beside it. "Not in the conversation": a server may add text of its own (a chat
     template's worked example), and where the round's answer says the value came from there
     (accents.template_examples), the note says so."""
-    if not request or not isinstance(call.get("arguments"), dict):
-        return []
+    if not request or not isinstance(call.get("arguments"), dict) or call.get("name") == WRITE_TODOS:
+        return []       # a plan is the model's own words (what to do, when it is done): nobody said them first
     question = question_of([request]) or ""
     said = tr("问题是「{q}」", "the question was «{q}»").format(q=cut(question, 200))
     copied = [value for accent in (response or {}).get("accents") or [] if isinstance(accent, dict)
@@ -338,10 +343,10 @@ NOT_RUN = ("denied", "rule_denied", "hook_denied", "hook_failed", *CALL_MISTAKES
 
 
 def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = (),
-                hooks: list[dict] = (), child: list[dict] = ()) -> str:
-    """One tool call: the model's arguments, its hooks (code/hooks.py) before it ran, the sub-agent it
-    started (code/subagents.py), what ran and with what result, the hooks after it, and the message the
-    model then gets."""
+                hooks: list[dict] = (), child: list[dict] = (), gates: list[dict] = ()) -> str:
+    """One tool call: the model's arguments, its hooks (code/hooks.py) before it ran, the permission rule
+    that judged it (a loop's own gate, code/mini_agent.py), the sub-agent it started (code/subagents.py),
+    what ran and with what result, the hooks after it, and the message the model then gets."""
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
     body = [f"<div>{tr('模型给出的参数（原文）：', 'Arguments as the model wrote them:')}</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
@@ -353,6 +358,7 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     after = [e for e in hooks if e.get("event") != "PreToolUse"]
     if before:
         body.append(f"<div>{tr('执行之前的钩子：', 'Hooks before it runs:')}</div>" + "".join(render_hook(e) for e in before))
+    body += [render_permission(e) for e in gates]
     if child:
         body.append(render_child(child, result))
     if result is None:
@@ -391,6 +397,24 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     if result.get("message") is not None:
         body.append(f"<div>{tr('回填给模型的消息：', 'The message sent back to the model:')}</div>{pre(result.get('message'))}")
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
+
+
+PERMISSION_WORDS = {"allow": tr("放行", "allowed"), "ask": tr("先问人", "asks a person"), "deny": tr("拒绝", "denied")}
+
+
+def render_permission(event: dict) -> str:
+    """A permission rule's decision on one call (code/permissions.py), before it runs: which rule, what it
+    said and why (the course's own sentence). An ask's answer is the call's result below."""
+    verdict, reason = str(event.get("verdict") or ""), str(event.get("reason") or "")
+    rule = event.get("rule")
+    head = (tr("🛡️ 权限规则 {rule}：{verdict}", "🛡️ Permission rule {rule}: {verdict}").format(
+                rule=f"<code>{esc(rule)}</code>", verdict=esc(now(PERMISSION_WORDS.get(verdict, verdict))))
+            if rule else tr("🛡️ 没有规则管它：{verdict}", "🛡️ No rule covers it: {verdict}").format(
+                verdict=esc(now(PERMISSION_WORDS.get(verdict, verdict)))))
+    asked = tr("（人怎样回答，见下面这次调用的结果）", " (how the person answered: the call's result below)") \
+        if verdict == "ask" else ""
+    return (f'<div class="tw-gate tw-gate-{esc(verdict)}"><div>{head}</div>'
+            f'<div class="tw-meta">{esc(now(tr(reason, reason_in_english(reason))))}{asked}</div></div>')
 
 
 def child_of(children: dict | None, call: dict) -> list[dict]:
@@ -620,6 +644,11 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         meta.append(tokens)
     if calls:
         meta.append(tr("调用 ", "calls ") + ", ".join(str(c.get("name")) for c in calls))
+    plans = [e for e in events if e.get("type") == "plan"]
+    if any(not e.get("accepted") for e in plans):
+        meta.append(tr("计划被退回", "plan refused"))
+    if any(e.get("replanned") for e in plans):
+        meta.append(tr("🔁 改了计划", "🔁 replanned"))
     hook_runs = [e for e in events if e.get("type") == "hook" and not e.get("asking")]
     if hook_runs:
         meta.append(tr("钩子 {n} 次", "hooks {n}×").format(n=len(hook_runs)))
@@ -651,6 +680,7 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
             body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
         body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["request"]))}</div>{body}</div>')
+        parts.append(first_call_view.render_request(request))     # 8.1: the body raw, and as SDK code
 
     if response:
         message = response.get("message") or {}
@@ -672,21 +702,29 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         parts.append(f'<div class="tw-step"><div class="tw-label">{tr("流式接收中…", "Streaming in…")}</div>'
                      f'{pre(streamed_so_far(events))}</div>')
 
+    parts.append(first_call_view.render_arrival(events))      # 8.1: the stream's time axis, finish_reason
     for event in events:
         if event.get("type") == "parse":
             raw_text = (response or {}).get("text") or ((response or {}).get("message") or {}).get("content") or ""
             parts.append(render_parse(event, str(raw_text)))
 
     hooked: dict = {}
+    gated: dict = {}
     for event in events:
         if event.get("type") == "hook":
             hooked.setdefault((event.get("turn"), event.get("id")), []).append(event)
+        elif event.get("type") == "permission":
+            gated.setdefault((event.get("turn"), event.get("id")), []).append(event)
     if calls:
         body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []),
                                    unsaid_notes(c, request, response) if check_arguments else [],
-                                   hooked.get((c.get("turn"), c.get("id")), []), child_of(children, c))
+                                   hooked.get((c.get("turn"), c.get("id")), []), child_of(children, c),
+                                   gated.get((c.get("turn"), c.get("id")), []))
                        for c in calls)
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
+    plans = [e for e in events if e.get("type") == "plan"]
+    if plans:
+        parts.append('<div class="tw-step">' + "".join(plan_view.render(e) for e in plans) + "</div>")
     if rest:
         parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels.get("wire", "JSON-RPC")))}</div>'
                      + "".join(render_rpc(e) for e in rest) + "</div>")
@@ -812,6 +850,9 @@ def render_chat(events: list[dict], lesson: str = "function_calling", check_argu
                                       tr("❌ 工具出错 ", "❌ Tool error ") + str(result.get("error_code") or ""),
                                           "parent_id": call_id, "status": "done",
                                           "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
+        elif kind == "plan":
+            chat.append({"role": "assistant", "content": cut(plan_view.text(event), 3000),
+                         "metadata": {"title": plan_view.headline_of(event), "status": "done"}})
         elif kind == "context":
             chat.append({"role": "assistant", "content": "\n".join(event.get("notes") or []) or context_view.line(event),
                          "metadata": {"title": "📦 " + context_view.line(event), "status": "done"}})

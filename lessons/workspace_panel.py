@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import time
 from typing import Any, Callable
@@ -20,6 +19,7 @@ import workspace
 
 from lessons import timeline
 from lessons.code_box import CodeBox
+from lessons.rule_reasons import reason_in_english
 from serving.page_events import PRIVATE, session_of
 from runs.run_driver import RunState
 from lessons.run_views import RunViews
@@ -72,9 +72,10 @@ class WorkspaceView:
     """The workspace of the browser session: tree, selected file, the run's changes."""
 
     def __init__(self):
-        gr.Markdown(tr("**工作区**（每个浏览器会话一份，只有你看得到；两课共用同一个工作区，技能课的 `skills/` 也在这里）",
-                       "**Workspace** (one per browser session, seen only by you; both lessons share it, and the "
-                       "skills lesson's `skills/` lives here too)"))
+        gr.Markdown(tr("**工作区**（每个浏览器会话一份，只有你看得到；原子工具、权限与确认、MiniAgent 三课共用同一个工作区，"
+                       "技能课的 `skills/` 也在这里）",
+                       "**Workspace** (one per browser session, seen only by you; Atomic tools, Permissions and "
+                       "MiniAgent share it, and the skills lesson's `skills/` lives here too)"))
         self.shell = gr.Markdown(elem_classes=["tw-ws-shell"])
         with gr.Row():
             self.reset_btn = gr.Button(tr("↺ 重置工作区", "↺ Reset workspace"), size="sm", elem_classes=["tw-ws-reset"], min_width=100)
@@ -176,36 +177,6 @@ def file_text(session_id: str | None, path: str | None) -> Any:
         return gr.update(value=f"（{exc}）", language="markdown")
     language = "python" if path.endswith(".py") else "markdown" if path.endswith(".md") else None
     return gr.update(value=text, language=language)
-
-
-# The permission rules' reasons (code/permissions.py decide(), Chinese like all the course's code) as
-# sentences with their parts, so an English page says the same facts in English. A test walks every
-# branch of decide() through reason_in_english: a changed sentence there fails it, not the page.
-NO_RULE = re.compile(r"没有规则管 (?P<name>.+) 的这次调用，默认先问你（规则没想到的情况交给人）", re.S)
-CONTROL_ALLOW = re.compile(r"(?P<kind>模式规则|工具规则) (?P<key>.+?) 放行(?P<what>工具|命令|路径) (?P<value>.*)，"
-                           r"但命令里有 shell 控制字符（(?P<marks>.+?)），一条命令里可能藏着好几条，这条放行不算数："
-                           r"(?P<verdict>直接执行|先问你|拒绝)", re.S)
-MATCHED = re.compile(r"(?P<kind>模式规则|工具规则) (?P<key>.+?) 匹配(?P<what>工具|命令|路径) (?P<value>.*?)"
-                     r"(?:（同时匹配了 (?P<n>\d+) 条，取最严的）)?：(?P<verdict>直接执行|先问你|拒绝)", re.S)
-REASON_WORDS = {"模式规则": "pattern rule", "工具规则": "tool rule", "工具": "tool", "命令": "command", "路径": "path",
-                "直接执行": "run it", "先问你": "ask you first", "拒绝": "deny"}
-
-
-def reason_in_english(reason: str) -> str:
-    """A permission rule's reason in English (the course's own sentence when it is not one of decide()'s)."""
-    words = REASON_WORDS
-    if found := NO_RULE.fullmatch(reason):
-        return (f"no rule covers this call of {found['name']}, so it asks you first (what the rules did not foresee "
-                "goes to a person)")
-    if found := CONTROL_ALLOW.fullmatch(reason):
-        return (f"the {words[found['kind']]} {found['key']} allows the {words[found['what']]} {found['value']}, but "
-                f"the command holds shell control characters ({found['marks']}) and may hide several commands, so "
-                f"this allow does not count: {words[found['verdict']]}")
-    if found := MATCHED.fullmatch(reason):
-        several = f" ({found['n']} rules match, the strictest wins)" if found["n"] else ""
-        return (f"the {words[found['kind']]} {found['key']} matches the {words[found['what']]} {found['value']}"
-                f"{several}: {words[found['verdict']]}")
-    return reason
 
 
 PREVIEW_ACTION = tr("批准后将执行（bash 命令，或 write / edit 对文件的改动）",

@@ -23,10 +23,12 @@ from i18n import now, tr
 from memory.memory_format import NOT_KEPT_FILES, files_notice, keep_files, listed, restore_files
 
 # What this browser keeps of the workspace lessons (saved and restored here).
-MEMORY_NOTE = tr("💾 工作区的文件（两课共用，技能课的 skills/ 也在里面，只存一份）、问题、循环方式、权限规则和上次运行自动保存在**本浏览器**"
-                 "（localStorage），刷新页面、服务器重启或会话过期后恢复；「↺ 重置工作区」后保存的是初始练习项目。",
-                 "💾 The workspace's files (shared by both lessons, the skills lesson's skills/ among them, kept once), the question, the loop, the permission "
-                 "rules and the last run are saved in **this browser** (localStorage) and come back after a reload, a "
+MEMORY_NOTE = tr("💾 工作区的文件（用工作区的几课共用，技能课的 skills/ 也在里面，只存一份）、问题、这一页的选项（循环方式、权限规则、"
+                 "MiniAgent 的零件）和上次运行自动保存在**本浏览器**（localStorage），刷新页面、服务器重启或会话过期后恢复；"
+                 "「↺ 重置工作区」后保存的是初始练习项目。",
+                 "💾 The workspace's files (shared by the lessons with a workspace, the skills lesson's skills/ among "
+                 "them, kept once), the question, this page's options (the loop, the permission rules, MiniAgent's "
+                 "parts) and the last run are saved in **this browser** (localStorage) and come back after a reload, a "
                  "server restart or an expired session; after «↺ Reset workspace» the original practice project is "
                  "what is kept.")
 

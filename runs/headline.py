@@ -30,6 +30,12 @@ States, in the order they are checked:
      do it: the call the question wants was not made, or not with the arguments it wants, or the
      answer lacks what it must hold; said against what ran (a hook's or a person's arguments are
      named as theirs)
+  ⚠️ no_plan / plan_unfinished / plan_empty / plan_dropped / plan_unchecked / plan_missed: a
+     planned run (code/planning.py) that answered short of its plan: no plan accepted, items left
+     undone, an empty plan, an item dropped when a step failed, the course's fixed plan marking a
+     step completed that no call achieved (_plan_problems), or a preset's wanted call that never
+     succeeded (_plan_missed). A failed step the model planned around (an accepted write_todos
+     that rewrote the plan) counts as made good, and the headline says it was a replan
   💬 no_tool_call: tools were offered and the model answered without calling one (a purpose that
      wants no tool makes it ✅)
   ✍️ hand_written: answered from a result written by hand in step mode (the tool did not run)
@@ -75,7 +81,8 @@ STOPPED_BY = {"forbidden": "tool_rule", "rule_denied": "permission_rule", "denie
               "busy": "sandbox", "rate_limited": "sandbox", "probation": "sandbox", "sandbox_refused": "sandbox",
               "sandbox": "sandbox",
               "timeout": "limit", "memory_limit": "limit", "output_too_large": "limit", "workspace_full": "limit",
-              "exit_status": "command", "subagent_failed": "subagent", "subagent_budget": "budget"}
+              "exit_status": "command", "subagent_failed": "subagent", "subagent_budget": "budget",
+              "demo_failure": "demo"}
 REPEATED = 3        # the same call (name and arguments) this many times in a run: a loop, not a plan
 
 
@@ -95,6 +102,8 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
             fixed = next((e for e in events[index + 1:] if e.get("type") == "parse" and e.get("ok")), None)
         else:
             continue
+        replan = None if fixed or name in (None, WRITE_TODOS) else _replanned_after(events, index)
+        fixed = fixed or replan
         code = event.get("error_code")
         if event.get("changed_by") and code not in STOPPED_BY:   # it ran a hook's arguments, not the model's
             code = "hook_changed"
@@ -103,9 +112,21 @@ def failures(events: list[dict]) -> tuple[list[dict], list[dict]]:
         if name == "task" and code == "timeout":      # a sub-agent's time budget: the run's setting (subagents.py)
             code = "subagent_budget"
         entry = {"turn": event.get("turn"), "name": name, "fixed_in": (fixed or {}).get("turn"), "code": code,
-                 "hook": event.get("hook"), "arguments": event.get("arguments")}
+                 "hook": event.get("hook"), "arguments": event.get("arguments"),
+                 "replanned": list((replan or {}).get("changes") or []) if replan else None}
         (recovered if fixed else unrecovered).append(entry)
     return recovered, unrecovered
+
+
+WRITE_TODOS = "write_todos"     # code/planning.py's plan tool: its plan events say what the model planned
+
+
+def _replanned_after(events: list[dict], index: int) -> dict | None:
+    """The first plan the model wrote through write_todos after the failed call at `index` that the tool
+    accepted and that changed the plan (an item rewritten, dropped or added: code/planning.py's
+    plan_changes): a failed step planned around, not one left behind."""
+    return next((e for e in events[index + 1:] if e.get("type") == "plan" and e.get("source") == WRITE_TODOS
+                 and e.get("accepted") and e.get("replanned")), None)
 
 
 def _from_question(result: dict, events: list[dict]) -> bool:
@@ -183,6 +204,9 @@ def _stopped(entries: list[dict]) -> list[str]:
         "question": tr("{names} 对问题里原样给出的参数报了错（报错见时间线）",
                        "{names} raised an error on arguments taken word for word from the question (the timeline "
                        "shows the error)"),
+        "demo": tr("{names} 这次被设定为失败（演示：运行设置「让一个工具失败」），不是模型或参数的错",
+                   "{names} was set to fail this time (a demonstration: the run's setting «Make one tool fail»), not a "
+                   "fault of the model or its arguments"),
         "budget": tr("子代理「{names}」用完了给它的时间预算就被停下了，没有做完（预算是这次运行的设置「子代理的时间预算」，"
                      "不是沙箱的限额）",
                      "The sub-agent «{names}» used up the time budget it was given and was stopped before it "
@@ -322,10 +346,92 @@ def judge(events: list[dict], purpose: evaluation.Case | None) -> dict[str, Any]
     """The verdict of one loop's events (a parent's, or one sub-agent's) against what its run was
     for: how the loop ended (_one_loop), then the purpose, where it fits the run, and the checks
     every run gets (repeated calls, arguments nobody said, a context over its budget)."""
+    if any(e.get("type") == "assembled" for e in events):      # 8.1's one request: no loop to judge
+        return _one_request(events, purpose if purpose is not None and fits(purpose, events) else None)
     found = _one_loop(events)
     if found is None:
         return None
     return _checked(found, events, purpose if purpose is not None and fits(purpose, events) else None)
+
+
+def _one_request(events: list[dict], purpose: evaluation.Case | None) -> dict[str, Any]:
+    """The verdict of one request and its response (code/first_call.py, which ends with an assembled
+    event). No tool runs in it, so a call asked for is 📨 requested, never ✅: the title names each call
+    and, streamed, the fragment at which its arguments became complete JSON. ✂️ truncated: cut at
+    max_tokens; ⚠️ unclosed: a call whose arguments never parse; ⚠️ missed: not the calls (or the text
+    answer) its preset question wants; 💬 no_tool_call: a text answer; ✅ answered: a text answer where
+    the question wants no tool."""
+    assembled = next(e for e in reversed(events) if e.get("type") == "assembled")
+    calls, finish = assembled.get("calls") or [], assembled.get("finish_reason")
+    reason = f'finish_reason = "{finish}"' if finish else tr("没有 finish_reason", "no finish_reason")
+    detail = ""       # what finish_reason means is drawn under the reply, in the page's language
+    if finish == "length":
+        return {"state": "truncated", "icon": "✂️",
+                "title": tr("回复写到 max_tokens 被截断了（{reason}）：{what}",
+                            "The reply was cut at max_tokens ({reason}): {what}").format(
+                                reason=reason, what=tr("参数不完整的调用不能执行", "a call with incomplete arguments "
+                                                       "cannot run") if calls else tr("回答没有写完", "the answer is "
+                                                                                     "unfinished")),
+                "detail": detail}
+    unclosed = [c for c in calls if c.get("parsed") is None]
+    if unclosed:
+        return {"state": "unclosed", "icon": "⚠️",
+                "title": tr("{names} 的参数不是完整的 JSON（{reason}），不能执行",
+                            "The arguments of {names} are not complete JSON ({reason}): it cannot run").format(
+                                names=", ".join(str(c.get("name")) for c in unclosed), reason=reason),
+                "detail": detail}
+    missed = _one_request_missed(purpose, calls)
+    if missed:
+        return {"state": "missed", "icon": "⚠️", "title": tr("{missed}（{reason}）", "{missed} ({reason})").format(
+            missed=missed, reason=reason), "detail": detail}
+    if not calls:
+        if purpose is not None:
+            return {"state": "answered", "icon": "✅", "title": tr("模型用文字回答了，这个问题本来就不需要工具（{reason}）",
+                                                                 "The model answered in text, and this question needs "
+                                                                 "no tool ({reason})").format(reason=reason),
+                    "detail": detail}
+        return {"state": "no_tool_call", "icon": "💬",
+                "title": tr("模型用文字回答了，没有要调用工具（{reason}）",
+                            "The model answered in text and asked for no tool ({reason})").format(reason=reason),
+                "detail": detail}
+    return {"state": "requested", "icon": "📨",
+            "title": tr("模型要调用 {calls}（{reason}）：这一课只问这一次，工具没有执行",
+                        "The model asks to call {calls} ({reason}): this lesson asks once, and no tool ran").format(
+                            calls=tr("；", "; ").join(_closing(c) for c in calls), reason=reason),
+            "detail": detail}
+
+
+def _closing(call: dict) -> str:
+    """A requested call, and when its arguments closed: "get_weather({"city": "北京"})，第 4 片（0.3 ms）参数才完整"."""
+    shown = f'{call.get("name")}({call.get("arguments")})'
+    if not call.get("fragments"):
+        return shown
+    return shown + tr("，第 {n} 片（{ms:.1f} ms）参数才完整", ", its arguments complete at fragment {n} ({ms:.1f} ms)").format(
+        n=call.get("closed_at"), ms=float(call.get("closed_ms") or 0))
+
+
+def _one_request_missed(purpose: evaluation.Case | None, calls: list[dict]) -> str:
+    """"" when the requested calls are those the question wants (each wanted call asked for, with
+    arguments that match), else what is missing, in a sentence."""
+    if purpose is None:
+        return ""
+    if not purpose.calls:
+        return tr("这个问题不需要工具，模型却要调用 {names}", "This question needs no tool, yet the model asks to call "
+                  "{names}").format(names=", ".join(str(c.get("name")) for c in calls)) if calls else ""
+
+    def asked(want: dict) -> bool:
+        return any(c.get("name") == want["name"] and all(
+            evaluation.matches(spec, (c.get("parsed") or {}).get(name, evaluation.ABSENT))
+            for name, spec in (want.get("arguments") or {}).items()) for c in calls)
+
+    if all(asked(want) for want in purpose.calls):
+        return ""
+    if not calls:
+        return tr("这个预设问题要的是{want}，模型却用文字回答了，没有要调用工具",
+                  "This preset question wants {want}; the model answered in text and asked for no tool").format(
+                      want=purpose_text(purpose))
+    return tr("这个预设问题要的是{want}，模型要调用的是 {got}", "This preset question wants {want}; the model asks "
+              "for {got}").format(want=purpose_text(purpose), got=tr("；", "; ").join(_closing(c) for c in calls))
 
 
 def _child_said(key: tuple, child: list[dict], parent: list[dict]) -> str:
@@ -454,9 +560,13 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
         counts += _context_clause(shrunk)
     counts += _hooks_let_through(events)
     if recovered:
-        mistakes = [r for r in recovered if r["code"] not in STOPPED_BY]
-        stopped = [r for r in recovered if r["code"] in STOPPED_BY]
-        notes = []
+        replanned = [r for r in recovered if r["replanned"] is not None]
+        mistakes = [r for r in recovered if r["code"] not in STOPPED_BY and r["replanned"] is None]
+        stopped = [r for r in recovered if r["code"] in STOPPED_BY and r["replanned"] is None]
+        notes = [tr("🔁 {what} 失败以后，模型在{where}改了计划（{changes}）",
+                    "🔁 after {what} failed, the model changed its plan in {where} ({changes})").format(
+                        what=_what([r]), where=_rounds([r]), changes=tr("；", "; ").join(map(change_words, r["replanned"])))
+                 for r in replanned]
         if mistakes:
             notes.append(tr("模型在{where}改正了 {n} 次失败的调用", "the model corrected {n} failed call(s) in {where}"
                             ).format(where=_rounds(mistakes), n=len(mistakes)))
@@ -471,6 +581,8 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
 
 
 SUCCESS = ("answered", "recovered")
+# One request (8.1) did what it could: the model asked for calls whose arguments are complete JSON.
+ONE_REQUEST_DONE = ("requested",)
 
 
 # ---------------------------------------------------------------- what the run was for, and doubts
@@ -481,10 +593,14 @@ def _checked(found: dict, events: list[dict], purpose: evaluation.Case | None) -
     purpose becomes ⚠️ missed, one that repeated a call 🔁, one with a doubt ⚠️ doubtful."""
     repeated = _repeated_calls(events)
     missed = _missed(purpose, events) if purpose is not None and found["state"] in ANSWERED else ""
+    planned = _plan_problems(events) + _plan_missed(purpose, events)
+    said_of_plan = [sentence for _, sentence in planned]
     if found["state"] not in SUCCESS + ("no_tool_call",):     # a failure already: said beside it (an overflow
-        beside = [missed, repeated if found["state"] != "context_overflow" else ""]      # names its repeats itself)
+        beside = [*said_of_plan, missed, repeated if found["state"] != "context_overflow" else ""]   # names its repeats)
         return _beside(found, tr("；", "; ").join(s for s in beside if s))
     doubts = _unsaid(events) + _echoed(events) + _over_budget(events) + _no_skills(events)
+    if planned and found["state"] != "no_tool_call":
+        return _before(found, planned[0][0], "⚠️", [*said_of_plan, missed, repeated, *doubts])
     if missed:
         return _before(found, "missed", "⚠️", [missed, repeated, *doubts])
     if found["state"] == "no_tool_call" and purpose is not None:      # the question wants no tool: that is right
@@ -494,6 +610,85 @@ def _checked(found: dict, events: list[dict], purpose: evaluation.Case | None) -
     if repeated:
         return _before(found, "repeated_calls", "🔁", [repeated, *doubts])
     return _before(found, "doubtful", "⚠️", doubts) if doubts else found
+
+
+def _plan_problems(events: list[dict]) -> list[tuple[str, str]]:
+    """(state, sentence) for each way a planned run (code/planning.py) fell short of its plan; [] for a run
+    without a plan, or one whose every item was completed with evidence from a successful call.
+      - write_todos was offered and no plan of the model's was accepted: no_plan;
+      - the last accepted plan still has items not completed: plan_unfinished; or none at all: plan_empty;
+      - a replan after a failed step dropped an item: plan_dropped (the task was done in part);
+      - the course's fixed plan marked a step completed although none of its calls succeeded:
+        plan_unchecked (its loop marks a step done when the step returns)."""
+    said: list[tuple[str, str]] = []
+    first = next((e for e in events if e.get("type") == "request"), {})
+    offered = any((t.get("function") or {}).get("name") == WRITE_TODOS for t in first.get("tools") or []
+                  if isinstance(t, dict))
+    plans = [e for e in events if e.get("type") == "plan"]
+    own = [e for e in plans if e.get("source") == WRITE_TODOS and e.get("accepted")]
+    if offered and not own:
+        said.append(("no_plan", tr("工具里有 write_todos，模型却没有写下一份被接受的计划",
+                                   "write_todos was offered, yet the model wrote no plan the tool accepted")))
+    if own:
+        left = [item for item in own[-1].get("after") or [] if isinstance(item, dict)
+                and item.get("status") != "completed"]
+        if left:
+            said.append(("plan_unfinished", tr("计划没做完：还有 {n} 项没有完成（{items}）",
+                                               "the plan is not done: {n} item(s) not completed ({items})").format(
+                n=len(left), items=tr("、", ", ").join(str(item.get("content")) for item in left))))
+        dropped = [change for e in own if e.get("replanned") for change in e.get("changes") or []
+                   if str(change).startswith(DROPPED)]
+        if not own[-1].get("after") and not dropped:
+            said.append(("plan_empty", tr("最后被接受的计划是空的：没有一项做完的事", "the last plan accepted is empty: "
+                                                                 "not one item was done")))
+        if dropped:
+            said.append(("plan_dropped", tr("改计划时删掉了做不成的：{items}；任务只做成了一部分",
+                                            "replanning dropped what could not be done: {items}; the task was done "
+                                            "in part").format(
+                items=tr("、", ", ").join(str(change)[len(DROPPED):] for change in dropped))))
+    fixed = [e for e in plans if e.get("source") == "fixed"]
+    if fixed:
+        board = fixed[-1].get("after") or []
+        for number, item in enumerate(board, 1):
+            results = [e for e in events if e.get("type") == "tool_result" and e.get("step") == number]
+            if item.get("status") == "completed" and not any(e.get("ok") for e in results):
+                said.append(("plan_unchecked", tr(
+                    "先定好的计划照样把第 {n} 步「{item}」标成了 completed，可这一步没有一次成功的工具调用，计划也没有改",
+                    "the fixed plan marked step {n} «{item}» completed all the same, though it had no successful "
+                    "tool call, and the plan never changed").format(n=number, item=item.get("content"))))
+    return said
+
+
+def _plan_missed(purpose: evaluation.Case | None, events: list[dict]) -> list[tuple[str, str]]:
+    """A planned run whose question wants a call that never succeeded: a replan may finish every item of
+    a plan that no longer does what was asked (a 3-day forecast became today's weather)."""
+    if purpose is None or not any(e.get("type") == "plan" for e in events):
+        return []
+    done = [call for call, result in _ran(events) if result.get("ok")]
+    unmet = [want for want in purpose.calls if all(evaluation.call_problem(want, call) for call in done)]
+    if not unmet:
+        return []
+    return [("plan_missed", tr("这个问题要的 {want} 一次也没有做成：完成的计划没有做到问的事",
+                               "this question wants {want}, which never succeeded: the plan was finished without "
+                               "doing what was asked").format(want=_calls_text(unmet, wanted=True)))]
+
+
+DROPPED = "删掉："     # code/planning.py's plan_changes: how it says an item left the plan
+# plan_changes writes each change as one Chinese line (the course's words); the page says it in its own
+# language, the items' contents as the model wrote them.
+CHANGE_WORDS = ((re.compile(r"^改写：(.*) → (.*)$", re.S), ("改写：{0} → {1}", "rewritten: {0} → {1}")),
+                (re.compile(r"^删掉：(.*)$", re.S), ("删掉：{0}", "removed: {0}")),
+                (re.compile(r"^新增：(.*)（(\w+)）$", re.S), ("新增：{0}（{1}）", "added: {0} ({1})")),
+                (re.compile(r"^(.*)：(\w+) → (\w+)$", re.S), ("{0}：{1} → {2}", "{0}: {1} → {2}")))
+
+
+def change_words(change: object) -> str:
+    """One of plan_changes' lines in the page's language."""
+    for pattern, words in CHANGE_WORDS:
+        found = pattern.match(str(change))
+        if found:
+            return tr(*words).format(*found.groups())
+    return str(change)
 
 
 # The verdicts of a run that ended with an answer, whether or not a call went through: the purpose is asked of them.
@@ -822,7 +1017,7 @@ def summary(events: list[dict]) -> dict[str, Any]:
     mine = loop_events.own(events)        # a sub-agent's answer is not the run's
     final = next((e for e in reversed(mine) if e.get("type") == "final"), None)
     error = next((e for e in reversed(mine) if e.get("type") == "error"), None)
-    return {"ok": bool(found) and found["state"] in SUCCESS, "final": (final or {}).get("content") or "",
+    return {"ok": bool(found) and found["state"] in SUCCESS + ONE_REQUEST_DONE, "final": (final or {}).get("content") or "",
             "error": None if final else error, "verdict": found}
 
 

@@ -8,7 +8,8 @@ Where a purpose is written, beside its question:
     questions of the example tool sets want: those are the purposes of those questions;
   - OWN below: the presets the case sets do not cover, and the lessons' own presets (context
     budget, skills and memory);
-  - the sub-agent lesson's rule: a question that asks for a sub-agent wants `task`.
+  - the sub-agent lesson's rule (and MiniAgent's): a question that asks for a sub-agent wants `task`;
+  - MINI_AGENT below: MiniAgent's task on the workspace, fixed when the tests pass after an edit.
 A question typed freely has no purpose (None) and is judged on its events alone.
 
 The run records its purpose as its first event (events.purpose: turn 0, the case), so an
@@ -19,6 +20,7 @@ off: the purpose no longer applies, and nothing is judged against it.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any, Mapping
 
@@ -26,7 +28,7 @@ import events as loop_events
 from evaluation import Case, read_cases
 from evaluation_cases import CASE_SETS
 
-from runs import context_backend
+from runs import context_backend, planning_backend
 
 
 def ask(question: str, *calls: dict, order: str = "any", answer: Any = None) -> Case:
@@ -66,10 +68,25 @@ OWN = {case.question: case for case in (
     ask("你记得我的偏好吗", call("recall")),
 )}
 
+# 8.3 计划与执行: each preset is the same task; whatever the plan became, Shanghai's 3-day forecast is the step
+# no other tool can stand in for (get_weather tells today only).
+PLANNING = {question: ask(question, call("get_forecast", city="上海", days=3))
+            for question in planning_backend.QUESTIONS}
+
 # 8.8 上下文预算: over the example conversation, each question has its answer in an early message.
 CONTEXT = {case.question: case for case in (
     ask("我叫什么名字？", answer={"contains": "小林"}),
     ask("构建为什么失败？", answer={"contains": "test_calc"}),
+)}
+
+# 8.1 第一次调用: a greeting wants no tool (the weather presets are the evaluation's cases).
+FIRST_CALL = {case.question: case for case in (ask("你好"),)}
+# 8.13 MiniAgent: fixing the workspace's failing test means an edit of the code under test (src/), then a test
+# run after it; headline.py holds a failed test run that nothing made good against the run, so a ✅ means the
+# tests passed after the edit, not that the loop ended.
+MINI_AGENT = {case.question: case for case in (
+    ask("找出失败的测试并修好它", call("edit", path={"contains": "src/"}), call("bash", command={"contains": "unittest"}),
+        order="sequence"),
 )}
 
 ASKS_FOR_A_SUBAGENT = re.compile(r"子代理|sub-?agent", re.I)
@@ -83,7 +100,14 @@ def purpose_for(lesson: str, question: str, options: Mapping | None = None) -> C
     if lesson == "context":
         conversation = (options or {}).get("conversation")
         return CONTEXT.get(question) if context_backend.is_example(conversation) else None
-    if lesson == "subagents" and ASKS_FOR_A_SUBAGENT.search(question) and not DECLINES_A_SUBAGENT.search(question):
+    if lesson == "first_call":      # one request has no answer to check, only the calls it asks for
+        case = FIRST_CALL.get(question) or OWN.get(question) or EVALUATED.get(question)
+        return dataclasses.replace(case, answer=None) if case is not None else None
+    if lesson == "planning" and question in PLANNING:
+        return PLANNING[question]
+    if lesson == "mini_agent" and question in MINI_AGENT:
+        return MINI_AGENT[question]
+    if lesson in ("subagents", "mini_agent") and ASKS_FOR_A_SUBAGENT.search(question) and not DECLINES_A_SUBAGENT.search(question):
         return ask(question, DELEGATION)
     return OWN.get(question) or EVALUATED.get(question)
 

@@ -140,6 +140,12 @@ def drive(state: RunState, override: Any = backend.NEXT) -> Iterator[tuple[RunSt
                             "⏸ Waiting for you: the hook {hook} asks you first; the model wants to call {name} "
                             "(see the box).").format(hook=event.get("name"), name=state.asking["call"].get("name"))
             return
+        if event.get("type") == "permission" and event.get("asking"):   # a loop's own gate (code/mini_agent.py) asks
+            state.asking = gate_asking(state, event)
+            yield state, tr("⏸ 等待你的确认：模型要调用 {name}（见确认框）。",
+                            "⏸ Waiting for you: the model wants to call {name} (see the box).").format(
+                                name=event.get("name"))
+            return
         override, asking = workspace_backend.ruling(state.rules, event)
         if asking is not None:
             state.asking = {"call": event, "rule": asking.rule, "reason": asking.reason,
@@ -168,6 +174,25 @@ def hook_asking(state: RunState, event: dict) -> dict:
             "preview": json.dumps({"tool": call.get("name"), "arguments": arguments}, ensure_ascii=False, indent=2)}
 
 
+def workspace_purpose(lesson: Lesson, question: str, options: Mapping) -> dict | None:
+    """The purpose event of a workspace run: only a lesson with its own loop (MiniAgent) records one; the
+    two workspace lessons judge their runs on the events alone, as they always have."""
+    return purposes.event(purposes.purpose_for(lesson.id, question, options)) if lesson.start else None
+
+
+def gate_asking(state: RunState, event: dict) -> dict:
+    """What the ask box shows for a permission event that asks (the loop's own gate, not the driver's
+    rules): the call it holds back, exactly what approving it would do, the rule and its reason.
+    Its answers go back into the loop (answer(): {"allow": True}, {"arguments": …}, {"deny": …})."""
+    call = next((e for e in reversed(state.run.events) if e.get("type") == "tool_call"
+                 and (e.get("turn"), e.get("id"), e.get("child")) == (event.get("turn"), event.get("id"),
+                                                                      event.get("child"))),
+                {"turn": event.get("turn"), "id": event.get("id"), "name": event.get("name")})   # (its call comes first)
+    call = {**call, "arguments": event.get("arguments")}
+    return {"call": call, "rule": event.get("rule") or "", "reason": str(event.get("reason") or ""),
+            "preview": preview(state, call), "gate": True}
+
+
 def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: Mapping[str, str],
           session_id: str | None, step: bool, request: Any = None) -> Iterator[tuple[RunState, str]]:
     if inputs.rules_problem:
@@ -188,7 +213,10 @@ def begin(lesson: Lesson, inputs: RunInputs, old: RunState | None, *, secrets: M
             return
         state.run = workspace_backend.start_run(session_id, state.question, inputs.settings,
                                                 inputs.options.get("approach") or "function_calling",
-                                                session_key=inputs.session_key, secrets=secrets, request=request)
+                                                session_key=inputs.session_key, secrets=secrets, request=request,
+                                                start=starters.of(lesson) if lesson.start else None,
+                                                options=inputs.options,
+                                                purpose=workspace_purpose(lesson, state.question, inputs.options))
     else:
         mistake = inputs.options.get(lesson.mistake_option) if lesson.mistake_option else None
         state.run = backend.start_run(starters.of(lesson), state.source, state.question, inputs.settings, inputs.options,
@@ -250,6 +278,8 @@ def answer(state: RunState | None, choice: str, args_text: str = "",
                             "the hook return updatedInput.")
             return
         override = {"allow": True} if choice == APPROVE else {"deny": (reason or "").strip() or DEFAULT_DENIAL}
+    elif choice == APPROVE and state.asking.get("gate"):     # the loop's own gate waits for a yes
+        override = {"allow": True}
     elif choice == EDIT:
         try:
             edited = json.loads(args_text or "")

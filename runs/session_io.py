@@ -17,13 +17,14 @@ FORMAT = "tool-workshop-session"
 VERSION = 1
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
 # Events that make a visible step when replaying (stream fragments are skipped over).
-STEP_TYPES = {"request", "response", "parse", "tool_call", "tool_result", "final", "error"}
+STEP_TYPES = {"request", "response", "parse", "tool_call", "tool_result", "plan", "final", "error"}
 # What a replay step shows, in words (the replay's line says which step just appeared).
 STEP_NAMES = {"request": tr("发给模型的请求", "the request to the model"),
               "response": tr("模型的回复", "the model's reply"),
               "parse": tr("解析模型的文字", "parsing the model's text"),
               "tool_call": tr("工具调用", "a tool call"),
               "tool_result": tr("工具结果", "a tool result"),
+              "plan": tr("计划板（写计划之后）", "the plan board (after a write)"),
               "final": tr("最终回答", "the final answer"),
               "error": tr("错误", "an error")}
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+import first_call as one_request
 from function_calling_loop import run_function_calling
 from json_loop import run_json_from_text
 from llm_clients import without_parameter
+from mini_agent import MAX_TURNS as MINI_AGENT_TURNS
+from mini_agent import run_mini_agent
+from planning import plan_then_execute, run_with_plan
 from react_loop import run_react
 from subagents import CHILD_SECONDS, CHILD_TURNS, run_with_subagents
 
-from runs import backend, context_backend, hooks_backend, mcp_backend, skills_backend
+from runs import backend, context_backend, hooks_backend, mcp_backend, mini_agent_backend, sessions_backend, skills_backend
 
 
 def tool_choice_value(choice: str | None):
@@ -36,6 +40,18 @@ def _call_options(tools: list, options: dict, parallel_default: bool) -> tuple[l
     for parameter in options.get("without") or ():
         tools, tool_choice, parallel = without_parameter(tools, tool_choice, parallel, parameter)
     return tools, tool_choice, parallel
+
+
+def first_call(client, question, tools, execute, settings, options):
+    """第一次调用 (8.1): one request and its response, no loop and no tool run, with code/first_call.py's
+    own tool; options["stream"] (on unless said) turns streaming on for this lesson alone. Its request
+    event also carries the body the client sends (first_call.request_body), which the page shows raw, and
+    where it went: the provider and the Base URL the student typed (never the server's, never a key)."""
+    stream = bool(options.get("stream", True))
+    body = one_request.request_body(client, question, one_request.TOOLS, stream)
+    sent = {"body": body, "provider": settings.provider, "base_url": settings.base_url}
+    return backend.relayed(one_request.first_call(client, question, one_request.TOOLS, stream=stream),
+                           lambda event: {**event, **sent} if event.get("type") == "request" else event)
 
 
 def react(client, question, tools, execute, settings, options):
@@ -59,6 +75,18 @@ def function_calling(client, question, tools, execute, settings, options):
         max_turns=settings.max_turns, temperature=settings.temperature, stream=settings.stream,
         tool_choice=tool_choice, parallel_tool_calls=parallel, envelope=bool(options.get("envelope")),
     )
+
+
+def planning(client, question, tools, execute, settings, options):
+    """计划与执行: approach "todos" lets the model keep its plan through write_todos (checked by the tool's
+    rules); "fixed" is the course's way, one plan written first and run step by step. options["broken"]
+    names a tool made to fail this run (the demonstration of a failed step), the same in both."""
+    broken = {options["broken"]} if options.get("broken") else ()
+    if options.get("approach") == "fixed":
+        return plan_then_execute(client, question, tools, execute, broken=broken, temperature=settings.temperature,
+                                 stream=settings.stream)
+    return run_with_plan(client, question, tools, execute, broken=broken, max_turns=settings.max_turns,
+                         temperature=settings.temperature, stream=settings.stream)
 
 
 def mcp(client, question, tools, execute, settings, options):
@@ -112,6 +140,14 @@ def subagent(client, question, tools, execute, settings, options):
                                                   temperature=settings.temperature))   # no streaming: one step each
 
 
+def session(client, question, tools, execute, settings, options):
+    """会话与分支: Function Calling on a branch of the session options["session"] (JSONL text), the
+    branch options["branch"]; options["fork"] ({"entry", "content"}) edits a message into a new branch
+    and runs on from it (runs/sessions_backend.py)."""
+    return sessions_backend.session_loop(client, question, tools, execute, options, max_turns=settings.max_turns,
+                                         temperature=settings.temperature, stream=settings.stream)
+
+
 def workspace(client, question, tools, execute, settings, options):
     """The four atomic tools on the session's workspace: the ReAct loop or Function Calling, by
     options["approach"]."""
@@ -120,9 +156,20 @@ def workspace(client, question, tools, execute, settings, options):
     return function_calling(client, question, tools, execute, settings, {})
 
 
+def mini_agent(client, question, tools, execute, settings, options):
+    """MiniAgent (8.13): code/mini_agent.py with the parts the options choose (mini_agent_backend.choices_from:
+    its skills may be the session's workspace files) on the workspace's four tools. At least the course's
+    MAX_TURNS rounds (planning, reading a skill, fixing, checking take more than a question and an answer);
+    no streaming, like the sub-agent lesson: a sub-agent's events come one step each."""
+    choices = mini_agent_backend.choices_from(options, getattr(execute, "session_id", None))
+    return backend.child_turns(run_mini_agent(client, question, tools, execute, choices.parts(),
+                                              max_turns=max(settings.max_turns, MINI_AGENT_TURNS),
+                                              temperature=settings.temperature))
+
+
 # What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
-BY_NAME = {starter.__name__: starter for starter in (react, registry, function_calling, mcp, hooks, context, skills,
-                                                      subagent, workspace)}
+BY_NAME = {starter.__name__: starter for starter in (first_call, react, planning, registry, function_calling, mcp, hooks, context, skills,
+                                                      subagent, session, workspace, mini_agent)}
 
 
 def of(lesson) -> Callable:

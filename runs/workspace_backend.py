@@ -43,18 +43,25 @@ class WorkspaceRun(backend.Run):
 
 def start_run(session_id: str, question: str, settings: Settings, approach: str = "function_calling", *,
               session_key: str = "", secrets: Mapping[str, str] | None = None, request: Any = None,
-              class_code: str = "") -> WorkspaceRun:
-    """Makes the client and starts the loop; nothing has run yet (advance() for each event)."""
-    run = WorkspaceRun(tools=workspace.tool_schemas(), session_id=session_id)
+              class_code: str = "", start: backend.Starter | None = None, options: Mapping | None = None,
+              purpose: dict | None = None) -> WorkspaceRun:
+    """Makes the client and starts the loop; nothing has run yet (advance() for each event).
+    `start` is the lesson's loop over the workspace's tools (starters.workspace when None, with
+    `approach`), given `options`; `purpose` (runs/purposes.py's event) is the run's first event."""
+    run = WorkspaceRun(tools=workspace.tool_schemas(), session_id=session_id, events=[purpose] if purpose else [])
 
     def execute(name: str, args: Any) -> dict:
         step = workspace.run_workspace_tool(session_id, name, args)
         run.last_step = {key: step[key] for key in STEP_KEYS if changed(step.get(key))}
         return step
 
+    execute.session_id = session_id       # a loop that reads the workspace's own files (its skills/) finds them
     try:
         client = make_client(settings, session_key, secrets or {}, request=request, class_code=class_code)
-        run.loop = starters.workspace(client, question, run.tools, execute, settings, {"approach": approach})
+        if start is None:
+            run.loop = starters.workspace(client, question, run.tools, execute, settings, {"approach": approach})
+        else:
+            run.loop = start(client, question, run.tools, execute, settings, dict(options or {}))
     except Exception as exc:  # a missing key, an unknown provider: said plainly, nothing started
         run.error = {"code": getattr(exc, "code", "client"), "message": str(exc) or exc.__class__.__name__,
                      "line": None}

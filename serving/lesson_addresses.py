@@ -4,14 +4,14 @@ that page's address with the rest of its query (`/function-calling?example=…`)
 out before keep opening what they opened. A `lesson` that names no lesson is left to the page,
 which says so in its link banner (lessons/deep_links.py).
 
-An API client (gradio_client, or anything reading `/config` without naming a page) gets the first
-lesson's page, which carries the named API (endpoints/api.py): Gradio's answer for no page holds
+An API client (gradio_client, or anything reading `/config` without naming a page) gets the page at
+the root (catalogue.ROOT), which carries the named API (endpoints/api.py): Gradio's answer for no page holds
 every lesson's components and events, five times as much JSON for each client to read."""
 from __future__ import annotations
 
 from urllib.parse import parse_qsl, quote, urlencode
 
-from catalogue import LESSONS
+from catalogue import LESSONS, ROOT
 
 ADDRESSES = frozenset(lesson.address for lesson in LESSONS.values())
 
@@ -33,12 +33,11 @@ CONFIG_PATHS = ("/config", "/config/")
 
 
 def with_page(path: str, query: bytes) -> bytes:
-    """The query of a request for `path`: a config request that names no page names the first lesson's."""
+    """The query of a request for `path`: a config request that names no page names the root page's."""
     if path not in CONFIG_PATHS or any(name == "page" for name, _ in parse_qsl(query.decode("latin-1"),
                                                                               keep_blank_values=True)):
         return query
-    first = next(iter(LESSONS.values())).path
-    return (query + b"&" if query else b"") + urlencode({"page": first}).encode("ascii")
+    return (query + b"&" if query else b"") + urlencode({"page": LESSONS[ROOT].path}).encode("ascii")
 
 
 class LessonAddresses:

@@ -201,16 +201,39 @@ def lesson_address(url: str, lesson: str, query: str = "") -> str:
     return urljoin(url, "./" + LESSONS[lesson].path) + (("?" + query.lstrip("?")) if query else "")
 
 
+def titled(title: str):
+    """The catalogue's lesson titled `title` (in either language)."""
+    from catalogue import LESSONS
+
+    return next(spec for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
+
+
+def titled_address(url: str, title: str) -> str:
+    """The address of the page of the lesson titled `title` (either language) on the app that serves `url`:
+    a test about that lesson opens it there, one page load, not the first lesson's and then this one's."""
+    return lesson_address(url, titled(title).id)
+
+
 def tab(page, title: str):
     """Goes to the page of the lesson titled `title` (in either language), as its link in the lesson
     list does, unless it is the page shown; returns the lesson's panel."""
-    from catalogue import LESSONS
-
-    spec = next(spec for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
+    spec = titled(title)
     panel = page.locator("#" + spec.panel)
     if not panel.count():
         page.locator(f'#lesson-nav a[data-lesson="{spec.id}"]').click()
     panel.wait_for(state="visible", timeout=60_000)     # after a reload, behind the restore on a busy machine
+    return panel
+
+
+# The lesson's run button works: what the browser kept is back (LessonPage.on_load). A run area in a tab
+# not shown (the evaluation lesson's) is not drawn: that page is taken as it is.
+READY = "root => { const b = root.querySelector('button.tw-run, .tw-run button'); return !b || !b.disabled; }"
+
+
+def ready(panel, timeout: int = 60_000):
+    """Waits, as a student does before reading or using a lesson's page, until it has put back what the
+    browser kept and shows what follows from it (its run button works: READY); returns the panel."""
+    panel.page.wait_for_function(READY, arg=panel.element_handle(), timeout=timeout)
     return panel
 
 
@@ -263,9 +286,7 @@ def screenshot(page, name: str):
 
 def nav_link(page, title: str):
     """The link to the lesson titled `title` (either language) in the page's lesson list."""
-    from catalogue import LESSONS
-
-    spec = next(spec for spec in LESSONS.values() if title in (str(spec.title), spec.title.en))
+    spec = titled(title)
     return page.locator(f'#lesson-nav a[data-lesson="{spec.id}"]')
 
 
@@ -274,7 +295,7 @@ def nav_link(page, title: str):
 HEADLINE_DONE = r"""([root, before]) => { const s = root.querySelector('.tw-status');
   const text = s ? s.innerText.trim() : '';
   const fresh = root.querySelector('.tw-protocol .tw-round:not([data-old])');
-  return (text !== before || !!fresh) && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️]/u.test(text) && !text.includes('⏳'); }"""
+  return (text !== before || !!fresh) && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️📨]/u.test(text) && !text.includes('⏳'); }"""
 
 
 def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=None) -> str:
@@ -300,11 +321,6 @@ def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=
     return status.inner_text().strip()
 
 
-# The lesson's run button works: what the browser kept is back (LessonPage.on_load). A run area in a tab
-# not shown (the evaluation lesson's) is not drawn: that page is taken as it is.
-READY = "root => { const b = root.querySelector('button.tw-run, .tw-run button'); return !b || !b.disabled; }"
-
-
 class LessonPage:
     """A lesson's page in a fresh browser context, as a student has it: opened at its address in a
     language, with an example set, a question and a run, and what the page then says (its headline,
@@ -328,7 +344,7 @@ class LessonPage:
         on): a question typed earlier would be replaced by the kept one, and the kept last run's
         steps would appear after a test had marked the steps on screen as old."""
         self.panel.wait_for(state="visible", timeout=self.WAIT)
-        self.page.wait_for_function(READY, arg=self.panel.element_handle(), timeout=self.WAIT)
+        ready(self.panel, self.WAIT)
 
     def __enter__(self) -> "LessonPage":
         return self

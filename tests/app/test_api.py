@@ -19,7 +19,7 @@ def client(app_url):
 
 def test_endpoints_are_listed(client):
     names = set(client.view_api(print_info=False, return_format="dict")["named_endpoints"])
-    assert {"/schema", "/try_call", "/run_function_calling", "/run_react"} <= names
+    assert {"/schema", "/try_call", "/first_call", "/run_function_calling", "/run_react"} <= names
     for info in client.view_api(print_info=False, return_format="dict")["named_endpoints"].values():
         assert not any("key" in p["parameter_name"].lower() for p in info["parameters"])
 
@@ -62,6 +62,33 @@ def test_run_function_calling_with_a_simulated_mistake(client):
     assert results[0]["message"]["role"] == "tool" and results[0]["message"]["tool_call_id"] == results[0]["id"]
 
 
+def test_first_call_streams_one_request_and_runs_no_tool(client):
+    """Only the question is needed: streamed by default, every fragment kept with when it came and whether
+    the arguments so far parse; the request event carries the body the client sent."""
+    result = client.predict("北京今天天气怎么样？", api_name="/first_call")
+    types = [e["type"] for e in result["events"]]
+    assert types[:2] == ["purpose", "request"] and types[-2:] == ["response", "assembled"]
+    assert "tool_call" not in types and "tool_result" not in types              # asked once, nothing ran
+    body = result["events"][1]["body"]
+    assert body["stream"] is True and body["tools"][0]["function"]["name"] == "get_weather"
+    pieces = [e for e in result["events"] if e["type"] == "delta" and "index" in e]
+    assert [p["closed"] for p in pieces] == [False] * (len(pieces) - 1) + [True] and len(pieces) >= 3
+    assert pieces[0]["id"] and pieces[0]["name"] == "get_weather"
+    [call] = result["events"][-1]["calls"]
+    assert call["parsed"] == {"city": "北京"} and call["closed_at"] == len(pieces)
+    assert result["ok"] and result["verdict"]["state"] == "requested" and result["verdict"]["icon"] == "📨"
+    whole = client.predict("北京今天天气怎么样？", False, api_name="/first_call")
+    assert not any(e["type"] == "delta" for e in whole["events"]) and whole["events"][-1]["calls"][0]["fragments"] == 0
+    hello = client.predict("你好", api_name="/first_call")
+    assert hello["events"][-1]["finish_reason"] == "stop" and hello["events"][-1]["calls"] == []
+    assert hello["verdict"]["state"] == "answered"       # its purpose: no tool
+
+
+def test_first_call_on_a_real_provider_without_a_server_key_is_refused_clearly(client):
+    result = client.predict("北京今天天气怎么样？", True, "openai", "gpt-4o-mini", api_name="/first_call")
+    assert not result["ok"] and "API Key" in result["error"]["message"] and result["events"] == []
+
+
 def test_run_react_and_json_from_text(client):
     react = client.predict(CALCULATOR, "帮我算一下 (3+5)*12", "react", "", "offline", "", api_name="/run_react")
     assert react["ok"] and "96" in react["final"]
@@ -77,7 +104,7 @@ def test_a_real_provider_without_a_server_key_is_refused_clearly(client):
     assert not result["ok"] and "API Key" in result["error"]["message"]
 
 
-def test_an_api_client_reads_the_first_lesson_s_config_only(app_url):
+def test_an_api_client_reads_the_root_page_s_config_only(app_url):
     import json
     import urllib.request
 

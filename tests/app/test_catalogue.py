@@ -24,13 +24,17 @@ def test_each_lesson_names_a_page_that_builds_it_and_course_files_that_exist():
 
 
 def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
+    """A workspace lesson runs starters.workspace (no start of its own) unless it names its own loop
+    (MiniAgent); a lesson with a source has an editor unless its loop offers no tools."""
     for lesson in LESSONS.values():
-        assert (lesson.start is None) == lesson.workspace, lesson.id
-        assert lesson.editor == (lesson.start is not None and lesson.tools), lesson.id
+        assert lesson.start is not None or lesson.workspace, lesson.id
+        assert lesson.editor == (lesson.start is not None and lesson.tools and not lesson.workspace), lesson.id
         assert lesson.start is None or starters.of(lesson).__name__ == lesson.start, lesson.id
-    assert catalogue.SOURCE_LESSONS == ("react", "registry", "function_calling", "mcp", "hooks", "context", "skills",
-                                       "subagents", "evaluation")
-    assert catalogue.FIRST == "react"
+    assert [lesson.id for lesson in LESSONS.values() if lesson.workspace and lesson.start] == ["mini_agent"]
+    assert catalogue.SOURCE_LESSONS == ("first_call", "react", "planning", "registry", "function_calling", "mcp", "hooks", "context", "skills",
+                                       "subagents", "sessions", "evaluation")
+    assert catalogue.ROOT == "react" and LESSONS["react"].address == "/"      # links handed out before point there
+    assert next(iter(LESSONS)) == "first_call"                                 # the course, and the list, start with 8.1
 
 
 def test_sections_follow_the_course_order():
@@ -73,11 +77,11 @@ def test_the_readme_counts_and_names_the_catalogue_s_lessons():
 
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
     source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
-    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["function_calling", "mcp", "react", "hooks", "context", "skills",
-                                                                          "subagents"]
+    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["first_call", "function_calling", "planning", "mcp", "react", "hooks", "context", "skills",
+                                                                          "subagents", "sessions"]
 
 
 def test_a_lesson_naming_no_starter_is_told_which_there_are():
     wrong = dataclasses.replace(LESSONS["react"], start="reactt")
-    with pytest.raises(LookupError, match="start='reactt'.*react, registry"):
+    with pytest.raises(LookupError, match="start='reactt'.*react, planning, registry"):
         starters.of(wrong)

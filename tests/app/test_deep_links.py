@@ -9,14 +9,14 @@ import pytest
 from tool_registry import ToolRegistry
 
 from lessons import deep_links
-from catalogue import FIRST
+from catalogue import ROOT
 from lessons.deep_links import EXAMPLE_SETS, LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
 from lessons.editor_panel import example_text
 from lessons.presets import mistake_choices
 
 
-def plan_of(query: str, page: str = FIRST):
-    """The plan of a link to the page of lesson `page` (the first lesson's page: /)."""
+def plan_of(query: str, page: str = ROOT):
+    """The plan of a link to the page of lesson `page` (by default the page at /: catalogue.ROOT)."""
     return parse(parse_qsl(query.lstrip("?"), keep_blank_values=True), page)
 
 
@@ -42,7 +42,7 @@ def test_an_unknown_lesson_changes_nothing_and_lists_the_choices():
 
 def test_a_link_without_a_lesson_sets_up_the_lesson_of_its_page():
     plan = plan_of("question=hi")
-    assert plan.wanted and plan.lesson == FIRST and plan.values == {"question": "hi"} and plan.notes == []
+    assert plan.wanted and plan.lesson == ROOT and plan.values == {"question": "hi"} and plan.notes == []
     plan = plan_of("question=hi&tool_choice=auto", "function_calling")
     assert plan.lesson == "function_calling" and plan.values == {"question": "hi", "tool_choice": "auto"}
 
@@ -181,3 +181,13 @@ def test_a_context_link_carries_the_strategy_and_the_budget():
     assert "strategy=「magic」" in wrong.notes[0] and "budget=「10」" in wrong.notes[1] and "50 到 8000" in wrong.notes[1]
     elsewhere = plan_of("strategy=window", "function_calling")
     assert elsewhere.values == {} and "上下文预算" in elsewhere.notes[0]
+
+
+def test_the_first_call_s_stream_box_travels_in_its_link():
+    plan = plan_of("question=%E4%BD%A0%E5%A5%BD&stream=0&run=1", "first_call")
+    assert plan.lesson == "first_call" and plan.values == {"question": "你好", "stream": "0"} and plan.run
+    assert plan.notes == []
+    assert "只能是 1（勾选）或 0" in plan_of("stream=yes", "first_call").notes[0]
+    assert "stream" in plan_of("stream=1", "function_calling").notes[0]          # not that lesson's box
+    address, notes = link_query("first_call", None, None, None, "你好", {"stream": False})
+    assert address == "./first-call?question=%E4%BD%A0%E5%A5%BD&stream=0" and notes == []

@@ -19,7 +19,8 @@ from catalogue import LESSONS
 from tests.app.harness import lesson_address
 
 ROOT = Path(__file__).resolve().parents[2]
-CLAIMS = ("tests/app/test_lesson_claims.py", "tests/app/test_workspace_claims.py")
+CLAIMS = ("tests/app/test_lesson_claims.py", "tests/app/test_workspace_claims.py", "tests/app/test_first_call_claims.py",
+          "tests/app/test_planning_claims.py", "tests/app/test_mini_agent_claims.py")
 SERVER_TEXTS = ("app.py", "lessons", "runs", "memory", "access", "i18n", "endpoints", "serving", "catalogue")
 
 

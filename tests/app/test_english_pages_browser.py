@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.harness import open_page, run_panel, screenshot, tab
+from tests.app.harness import open_page, ready, run_panel, screenshot, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -65,9 +65,13 @@ def unfold(panel):
     panel.locator(".tw-protocol details").evaluate_all("els => els.forEach(e => e.open = true)")
 
 
+def opened(page, title: str):
+    """The lesson's page once it is ready (its restore done, its run button working): what it shows on opening."""
+    return ready(tab(page, title), WAIT)
+
+
 def run(panel):
     run_panel(panel, timeout=WAIT)
-    panel.page.wait_for_timeout(300)
     unfold(panel)
 
 
@@ -112,7 +116,16 @@ def test_no_lesson_of_an_english_page_shows_chinese_of_its_own(browser, app_url)
     try:
         assert page.locator("footer").inner_text().split() == ["Use", "via", "API", "·", "Built", "with", "Gradio",
                                                               "·", "Settings"]
-        panel = tab(page, "Regex ReAct")
+        panel = opened(page, "First call")
+        found["First call, opened"] = chinese_of_the_page(page)
+        # Streamed: the time axis, json.loads on every fragment, every finish_reason explained. Guangzhou: the
+        # purpose line of the Beijing presets quotes a value accepted but not said ("北京市"), not on screen elsewhere.
+        panel.locator(".tw-question textarea").fill("广州冷不冷？")
+        run(panel)
+        assert panel.locator(".tw-fc-piece").count() >= 3
+        found["First call, run"] = chinese_of_the_page(page)
+
+        panel = opened(page, "Regex ReAct")
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
         found["Regex ReAct, opened"] = chinese_of_the_page(page)
         found["Regex ReAct, mistakes open"] = mistakes_open(page, panel)
@@ -127,8 +140,7 @@ def test_no_lesson_of_an_english_page_shows_chinese_of_its_own(browser, app_url)
         screenshot(page, "english-react-naive-regex")
 
         for title in ("Tool registry", "Function Calling", "MCP", "Atomic tools"):
-            panel = tab(page, title)
-            page.wait_for_timeout(1_000)
+            panel = opened(page, title)
             found[f"{title}, opened"] = chinese_of_the_page(page)
             if panel.locator(".tw-mistake").count():
                 found[f"{title}, mistakes open"] = mistakes_open(page, panel)
@@ -136,8 +148,7 @@ def test_no_lesson_of_an_english_page_shows_chinese_of_its_own(browser, app_url)
                 run(panel)
                 found[f"{title}, run"] = chinese_of_the_page(page)
 
-        panel = tab(page, "Permissions")
-        page.wait_for_timeout(1_000)
+        panel = opened(page, "Permissions")
         found["Permissions, opened"] = chinese_of_the_page(page)
         run(panel)     # 运行测试: the default rules ask before bash runs
         panel.locator(".tw-ask-title").filter(has_text="Waiting for you").first.wait_for(timeout=WAIT)
@@ -146,9 +157,8 @@ def test_no_lesson_of_an_english_page_shows_chinese_of_its_own(browser, app_url)
         panel.locator(".tw-deny").click()
         panel.locator(".tw-ask").first.wait_for(state="hidden", timeout=WAIT)
 
-        for title in ("Hooks", "Context budget", "Skills", "Sub-agents", "Evaluation"):
-            panel = tab(page, title)
-            page.wait_for_timeout(1_000)
+        for title in ("Hooks", "Context budget", "Skills", "Sub-agents", "Sessions and branches", "Evaluation", "MiniAgent"):
+            panel = opened(page, title)
             found[f"{title}, opened"] = chinese_of_the_page(page)
             if title == "Context budget":
                 out_of_range(page, panel)

@@ -11,7 +11,7 @@ import examples_weather
 import i18n
 import permissions
 from lessons import presets, timeline
-from lessons.workspace_panel import reason_in_english
+from lessons.rule_reasons import reason_in_english
 from llm_clients import make_client
 from offline import model as offline_model
 from react_loop import run_react

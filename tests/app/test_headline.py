@@ -2,8 +2,11 @@
 over hand-made event lists for the states a run of the offline model cannot reach."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
+import events as loop_events
 import llm_clients
 import sandbox
 from function_calling_loop import run_function_calling
@@ -12,6 +15,7 @@ from runs import headline, purposes
 from runs.backend import executor
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from examples_weather import registry as weather
+from first_call import FINISH_REASONS, json_error
 from react_loop import run_react
 
 WEATHER = example_text(EXAMPLE_SETS["天气"])
@@ -479,7 +483,7 @@ def test_a_context_overflow_over_real_http_is_named_the_same():
 
 def test_every_preset_question_has_its_purpose_written():
     """A preset reworded in its list but not beside its purpose would lose its check without a word."""
-    from lessons import context_page, skills_page, subagents_page
+    from lessons import context_page, planning_page, skills_page, subagents_page
 
     missing = [q for questions in presets.PRESETS.values() for q in questions
                if purposes.purpose_for("function_calling", q) is None]
@@ -488,6 +492,8 @@ def test_every_preset_question_has_its_purpose_written():
                 if purposes.purpose_for("context", q, {"conversation": context_page.CONVERSATION}) is None]
     missing += [q for questions in subagents_page.EXAMPLE_PRESETS.values() for q in questions
                 if purposes.purpose_for("subagents", q) is None]
+    missing += [q for questions in planning_page.EXAMPLE_PRESETS.values() for q in questions
+                if purposes.purpose_for("planning", q) is None]
     assert missing == []
 
 
@@ -496,3 +502,54 @@ def test_the_offline_model_does_what_each_weather_preset_wants(question):
     purpose = purposes.purpose_for("function_calling", question)
     events = list(run_function_calling(llm_clients.make_client("offline"), question, weather.to_schemas(), weather))
     assert headline.fits(purpose, events) and headline.judge(events, purpose)["state"] == "answered"
+
+
+# ---------------------------------------------------------------- 8.1: one request, no loop
+
+def one_request(question: str, calls: list[dict], finish: str | None, stream: bool = True) -> list[dict]:
+    """A first call's events (code/first_call.py's shape) ending with the assembled calls: each
+    {"name", "arguments"} as text; parsed as json.loads reads it, fragments when streamed."""
+    def parsed(text):
+        return None if json_error(text) else json.loads(text)
+
+    made = [{"index": n, "id": f"call_{n}", "name": c["name"], "arguments": c["arguments"],
+             "parsed": parsed(c["arguments"]), "fragments": 3 if stream else 0, "first_ms": 1.0,
+             "closed_ms": (3.0 if stream else 4.0) if parsed(c["arguments"]) is not None else None,
+             "closed_at": (3 if stream else None) if parsed(c["arguments"]) is not None else None}
+            for n, c in enumerate(calls)]
+    case = purposes.purpose_for("first_call", question)
+    return [e for e in (purposes.event(case),) if e] + [
+        loop_events.request(1, [{"role": "user", "content": question}], [{"type": "function", "function": {
+            "name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+            {"model": "m", "stream": stream}),
+        loop_events.assembled(1, stream, made, finish, FINISH_REASONS.get(finish or "", ""), 4.0)]
+
+
+def test_a_first_call_asking_for_a_tool_is_requested_never_a_check_mark():
+    found = headline.verdict(one_request("北京今天天气怎么样？", [{"name": "get_weather", "arguments": '{"city": "北京"}'}],
+                                         "tool_calls"))
+    assert found["state"] == "requested" and found["icon"] == "📨" and "第 3 片" in found["title"]
+    assert headline.summary(one_request("北京今天天气怎么样？", [{"name": "get_weather", "arguments": '{"city": "北京"}'}],
+                                        "tool_calls"))["ok"]
+
+
+def test_a_first_call_cut_or_unclosed_or_off_its_purpose_says_so():
+    half = [{"name": "get_weather", "arguments": '{"city": "北'}]
+    cut = headline.verdict(one_request("北京今天天气怎么样？", half, "length"))
+    assert cut["state"] == "truncated" and cut["icon"] == "✂️" and "参数不完整的调用不能执行" in cut["title"]
+    unclosed = headline.verdict(one_request("北京今天天气怎么样？", half, "tool_calls"))
+    assert unclosed["state"] == "unclosed" and unclosed["icon"] == "⚠️" and "get_weather" in unclosed["title"]
+    elsewhere = headline.verdict(one_request("北京今天天气怎么样？", [{"name": "get_weather", "arguments": '{"city": "上海"}'}],
+                                             "tool_calls"))
+    assert elsewhere["state"] == "missed" and "上海" in elsewhere["title"] and "北京" in elsewhere["title"]
+    greeting = headline.verdict(one_request("你好", [{"name": "get_weather", "arguments": '{"city": "北京"}'}], "tool_calls"))
+    assert greeting["state"] == "missed" and "不需要工具" in greeting["title"]
+    assert not any(headline.summary(one_request("北京今天天气怎么样？", half, finish))["ok"] for finish in ("length", "tool_calls"))
+
+
+def test_a_first_call_answered_in_text_is_a_success_only_where_no_tool_is_wanted():
+    assert headline.verdict(one_request("你好", [], "stop"))["state"] == "answered"
+    free = headline.verdict(one_request("随便问问", [], "stop"))
+    assert free["state"] == "no_tool_call" and free["icon"] == "💬"
+    wanted = headline.verdict(one_request("北京今天天气怎么样？", [], "stop"))
+    assert wanted["state"] == "missed" and "没有要调用工具" in wanted["title"]

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.app.harness import open_page, screenshot, tab
+from tests.app.harness import TRANSITIONS_DONE, open_page, ready, run_panel, screenshot, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
+# Resolves once the page has drawn two more frames: the projector's watcher, which scrolls in the frame
+# after a change, has done so by then.
+NEXT_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+PRESENTING = "document.body.classList.contains('tw-present')"
 
 
 def font_px(page) -> float:
@@ -23,14 +27,15 @@ def in_view(page, locator) -> bool:
 
 
 def run_three_cities(page):
-    panel = tab(page, "Function Calling")
+    # Ready, not only shown: a script's click on a run button the restore has not enabled yet does nothing.
+    panel = ready(tab(page, "Function Calling"), WAIT)
     panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
     panel.get_by_role("tab", name="协议时间线").click()
     panel.locator(".tw-question textarea").fill("北京、上海和广州今天天气怎么样？")
     page.evaluate("window.scrollTo(0, 0)")
     panel.locator(".tw-run").evaluate("button => button.click()")   # a click that scrolls nothing itself
     panel.locator(".tw-status").filter(has_text="轮，").first.wait_for(timeout=WAIT)
-    page.wait_for_timeout(300)
+    page.evaluate(NEXT_FRAMES)
     return panel.locator(".tw-protocol .tw-round").last
 
 
@@ -97,6 +102,13 @@ TEXTS_ON_SCREEN = r"""() => {
   }
   return out;
 }"""
+# TEXTS_ON_SCREEN at each scroll position from the top down, a screen (`step` px) at a time, read in one go:
+# the page scrolls at once, and nothing it does comes between two positions.
+TEXTS_DOWN_THE_PAGE = """(step) => {
+  const read = """ + TEXTS_ON_SCREEN + """, out = [], height = document.body.scrollHeight;
+  for (let top = 0; top < height; top += step) { window.scrollTo({top, behavior: 'instant'}); out.push(...read()); }
+  return out;
+}"""
 # From the back of a classroom at 1280×720: no text under 18 px, none under WCAG's enhanced contrast (7:1).
 SMALLEST_PX, LEAST_CONTRAST = 18, 7
 # Each dropdown shown whose text box reaches under its arrow (the arrow is drawn over the box's right end):
@@ -115,24 +127,21 @@ def test_projector_mode_at_1280x720_is_large_and_dark_enough(browser, app_url, l
                         width=1280, height=720)
     page = watched.page
     try:
-        page.wait_for_function("document.body.classList.contains('tw-present')", timeout=WAIT)
+        page.wait_for_function(PRESENTING, timeout=WAIT)
         titles = (["正则 ReAct", "工具注册", "Function Calling", "MCP", "原子工具", "权限与确认"] if lang == "zh"
                   else ["Regex ReAct", "Tool registry", "Function Calling", "MCP", "Atomic tools", "Permissions"])
         texts, under_the_arrow = [], {}
         for title in titles:
-            panel = tab(page, title)
-            page.wait_for_timeout(800)
+            # Each lesson is a page of its own: read once it is ready, in projector mode, and still.
+            panel = ready(tab(page, title), WAIT)
+            page.wait_for_function(PRESENTING, timeout=WAIT)
+            page.wait_for_function(TRANSITIONS_DONE, timeout=WAIT)
             under_the_arrow.update(page.evaluate(UNDER_THE_ARROW))
             if panel.locator(".tw-run").count():    # the timeline, the verdict, a rule's question too
-                panel.locator(".tw-run").click()
-                page.wait_for_function("root => /[✅⚠️💬⏸]/u.test(root.querySelector('.tw-status')?.innerText || '')",
-                                       arg=panel.element_handle(), timeout=WAIT)
-                page.wait_for_timeout(500)
-            height = page.evaluate("document.body.scrollHeight")
-            for top in range(0, height, 600):
-                page.evaluate(f"window.scrollTo(0, {top})")
-                page.wait_for_timeout(100)
-                texts += page.evaluate(TEXTS_ON_SCREEN)
+                headline = run_panel(panel, timeout=WAIT)     # whatever the verdict: a failed run says what it was
+                assert headline[0] in "✅⚠💬⏸", (title, headline)
+                page.wait_for_function(TRANSITIONS_DONE, timeout=WAIT)
+            texts += page.evaluate(TEXTS_DOWN_THE_PAGE, 600)
         page.evaluate("window.scrollTo(0, 0)")
         screenshot(page, f"projector-1280x720-{lang}")
         assert len(texts) > 500

@@ -12,7 +12,7 @@ import pytest
 
 from catalogue import LESSONS
 
-from tests.app.harness import code_text, open_in, run_panel, set_code, tab
+from tests.app.harness import code_text, open_in, ready, run_panel, set_code, tab, titled_address
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -21,10 +21,9 @@ TITLES = {lang: [getattr(lesson.title, lang) for lesson in LESSONS.values()] for
 RAW_EVENT_NAMES = re.compile(r"(：|: )(request|response|parse|tool_call|tool_result|final|error)\b")
 
 WIDTHS = (1280, 800)
-# Resolves once the page has drawn two more frames: what a resize changes is laid out by then.
-NEXT_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
-# Text of a label over a code box that lies under the box's icons (copy, download).
-LABELS_UNDER_ICONS = """() => {
+# Text of a label over a code box that lies under the box's icons (copy, download), read once the page
+# has drawn two more frames: what a resize changes is laid out by then.
+LABELS_UNDER_ICONS = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => {
   const hits = [];
   for (const icons of document.querySelectorAll('.icon-button-wrapper.top-panel')) {
     const label = icons.parentElement.querySelector(':scope > label[data-testid="block-label"]');
@@ -34,8 +33,8 @@ LABELS_UNDER_ICONS = """() => {
     if ([...range.getClientRects()].some(r => r.width && r.right > box.left && r.left < box.right
                                            && r.bottom > box.top && r.top < box.bottom)) hits.push(label.innerText);
   }
-  return hits;
-}"""
+  done(hits);
+})))"""
 
 
 def status_of(panel) -> str:
@@ -70,7 +69,7 @@ def test_the_subtitle_names_every_lesson_or_none(browser, app_url, lang):
 
 
 def test_export_keeps_the_headline_and_says_where_the_file_is(browser, app_url):
-    watched = open_in(browser, app_url, "zh")
+    watched = open_in(browser, titled_address(app_url, "Function Calling"), "zh")
     try:
         page = watched.page
         panel = tab(page, "Function Calling")
@@ -92,7 +91,7 @@ def test_export_keeps_the_headline_and_says_where_the_file_is(browser, app_url):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_a_replay_names_its_steps_ends_on_the_verdict_and_restores_the_options(browser, app_url, lang, tmp_path):
-    watched = open_in(browser, app_url, lang)
+    watched = open_in(browser, titled_address(app_url, "Function Calling"), lang)
     try:
         page = watched.page
         panel = tab(page, "Function Calling")
@@ -130,7 +129,7 @@ def test_a_replay_names_its_steps_ends_on_the_verdict_and_restores_the_options(b
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_schema_error_note_points_at_the_schema(browser, app_url, lang):
-    watched = open_in(browser, app_url, lang)
+    watched = open_in(browser, titled_address(app_url, "Function Calling"), lang)
     try:
         page = watched.page
         panel = tab(page, "Function Calling")
@@ -153,7 +152,7 @@ def test_the_schema_error_note_points_at_the_schema(browser, app_url, lang):
 @pytest.mark.parametrize("lang, lesson", [("zh", "Function Calling"), ("en", "Function Calling"),
                                           ("zh", "正则 ReAct"), ("en", "MCP")])
 def test_every_mistake_choice_fits_its_selector(browser, app_url, lang, lesson):
-    watched = open_in(browser, app_url, lang)
+    watched = open_in(browser, titled_address(app_url, lesson), lang)
     try:
         page = watched.page
         panel = tab(page, lesson)
@@ -187,11 +186,9 @@ def test_no_code_box_label_runs_under_its_icons(browser, app_url, lang):
         page = watched.page
         hidden = {}
         for title in TITLES[lang]:
-            tab(page, title)
-            page.wait_for_timeout(500)
+            ready(tab(page, title), WAIT)     # its code boxes hold what the page shows on opening
             for width in WIDTHS:
                 page.set_viewport_size({"width": width, "height": 800})
-                page.evaluate(NEXT_FRAMES)
                 hidden[(title, width)] = page.evaluate(LABELS_UNDER_ICONS)
             page.set_viewport_size({"width": WIDTHS[0], "height": 800})
         assert all(not labels for labels in hidden.values()), hidden

@@ -229,7 +229,7 @@ def test_the_fixed_plan_marks_a_failed_step_completed_and_goes_on():
     assert failed["name"] == "get_weather" and failed["step"] == 1
     board = plans[-1]["after"]
     assert [i["status"] for i in board] == ["completed"] * 3
-    assert board[0]["failed_calls"] == 1 and "没有成功" in board[0]["result"]
+    assert board[0]["failed_calls"] == 1 and board[0]["ok_calls"] == 0 and "没有成功" in board[0]["result"]
     assert [e["step"] for e in kinds(run, "tool_result")] == [1, 2, 3]           # the later steps still ran
     count = tally(run)
     assert count["completed_despite_failure"] == [contents[0]] and not count["replanned_after_failure"]
@@ -263,3 +263,27 @@ def test_a_planner_reply_without_steps_ends_with_a_clear_error(connect, server):
     server.queue({"message": {"content": "好的，我会先查天气再算预算。"}})
     run = list(plan_then_execute(connect("openai"), TASK, None, TOOLS))
     assert run[-1]["type"] == "error" and run[-1]["code"] == "bad_plan" and '{"steps": [...]}' in run[-1]["message"]
+
+
+def test_the_fixed_plan_passes_a_step_edit_on_to_the_step_s_loop():
+    """Step mode (单步) edits a call before it runs: the fixed plan's steps are loops of their own, and the
+    edit reaches the one that is running, as it reaches run_with_plan's loop."""
+    run = plan_then_execute(make_client("offline"), "查北京今天的天气", None, TOOLS)
+    event = next(run)
+    while event["type"] != "tool_call":
+        event = next(run)
+    assert event["arguments"] == {"city": "北京"} and event["step"] == 1
+    event = run.send({"arguments": {"city": "上海"}})
+    while event["type"] != "tool_result":
+        event = next(run)
+    assert event["ok"] and "上海今天多云" in event["content"] and event["arguments"]["city"] == "上海"
+    run.close()
+
+
+def test_a_step_that_failed_and_then_succeeded_is_not_completed_despite_failure():
+    """The fixed plan's step loop may fail a call and make it good in its next round: that step was done, and
+    tally does not list it among the steps marked completed despite a failure."""
+    run = checked(list(plan_then_execute(make_client("offline", mistake="missing_argument"), TASK, None, TOOLS)))
+    board = kinds(run, "plan")[-1]["after"]
+    retried = [item for item in board if item["failed_calls"] and item["ok_calls"]]
+    assert retried and tally(run)["completed_despite_failure"] == []

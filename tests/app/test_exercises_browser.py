@@ -1,0 +1,143 @@
+"""An exercise solved on the page the way a student would: load its starting state, press 检查 and
+see what failed, ask for the hint, type the fix, press 检查 again, see ✓ on the lesson list; the ✓
+is still there after a reload (this browser keeps it). A link ?exercise=<id> opens that exercise."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from catalogue.exercises import BY_ID, GUARD_RM
+from tests.app.harness import lesson_address, nav_link, open_page, set_code, storage
+
+pytestmark = pytest.mark.browser
+WAIT = 90_000
+
+
+def summary(page):
+    return page.locator("#exercise-summary")
+
+
+def test_a_student_solves_the_rm_rf_hook(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "hooks"), height=2400)
+    page = watched.page
+    panel = page.locator("#exercise-panel")
+    panel.get_by_text("拦下 rm -rf，放行 ls").first.click()
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    assert "钩子应回答 deny" in page.locator("#exercise-verdict").inner_text()
+    page.locator("#exercise-verdict details[open] .tw-protocol, #exercise-verdict details[open]").first.wait_for()
+    assert "·" in nav_link(page, "钩子").inner_text() and "✓" not in nav_link(page, "钩子").inner_text()
+    # The second question's run (ls) did not fail: the first failing run's timeline is the one open.
+    assert page.locator("#exercise-run-0").get_attribute("open") is not None
+
+    page.locator("#exercise-hint").click()
+    page.locator("#exercise-shown").filter(has_text="permissionDecision").wait_for(timeout=WAIT)
+
+    set_code(page, page.locator(".tw-hooks"), GUARD_RM)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
+    page.wait_for_function("() => document.querySelector('#lesson-nav a[data-lesson=hooks]').innerText.includes('✓')",
+                           timeout=WAIT)
+    kept = [value for key, value in storage(page).items() if key.endswith("exercises")]
+    assert kept and '"hooks_block_rm"' in kept[0]
+
+    page.reload()
+    page.wait_for_function("() => document.querySelector('#lesson-nav a[data-lesson=hooks]')?.innerText.includes('✓')",
+                           timeout=WAIT)
+
+    # The teacher's file: downloaded by the browser from what it keeps, with the student's name.
+    page.locator("#exercise-student textarea, #exercise-student input").first.fill("小林")
+    with page.expect_download(timeout=WAIT) as download:
+        page.locator("#exercise-export").click()
+    exported = json.loads(open(download.value.path(), encoding="utf-8").read())
+    assert exported["student"] == "小林" and exported["results"]["hooks_block_rm"]["passed"] is True
+    assert exported["results"]["hooks_block_rm"]["tries"] == 2
+    watched.context.close()
+
+
+def test_rules_typed_on_the_permission_page(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "permissions"), height=2400)
+    page = watched.page
+    page.locator("#exercise-panel").get_by_text("全部信任也不许删").first.click()
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    assert "应被拒绝，它却运行了" in page.locator("#exercise-verdict").inner_text()
+
+    set_code(page, page.locator(".tw-rules"), BY_ID["perm_deny_rm"].solution["rules"])
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
+    assert "✓" in nav_link(page, "权限与确认").inner_text()
+    watched.context.close()
+
+
+def test_a_link_opens_an_exercise(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "context", "exercise=context_fit"), height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text="装进预算，还答得出").wait_for(timeout=WAIT)
+    page.locator("#exercise-answer").click()
+    page.locator("#exercise-shown").filter(has_text="fold").wait_for(timeout=WAIT)
+    watched.context.close()
+
+
+def test_the_english_page_shows_the_panel_in_english(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "skills", "lang=en"), height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text="Get the right skill loaded").wait_for(timeout=WAIT)
+    for label in ("Load the starting state", "Check", "Show the answer", "Export my results"):
+        assert page.get_by_role("button", name=label, exact=True).count() == 1, label
+    page.locator("#exercise-panel").get_by_text("A skill's name that does not pass").first.click()
+    page.locator("#exercise-task").filter(has_text="capitals and underscores").wait_for(timeout=WAIT)
+    watched.context.close()
+
+
+def test_a_failed_runs_link_opens_its_timeline(browser, app_url):
+    watched = open_page(browser, lesson_address(app_url, "function_calling", "exercise=fc_vague_forecast"),
+                        height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text="让模型分清今天和这几天").wait_for(timeout=WAIT)
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    second = page.locator("#exercise-run-1")
+    assert second.get_attribute("open") is None and "深圳周末" in second.locator("summary").first.inner_text()
+    page.locator('#exercise-verdict a[href="#exercise-run-1"]').click()
+    page.wait_for_function("() => document.getElementById('exercise-run-1').open", timeout=WAIT)
+    assert second.locator(".tw-round").count() >= 1
+    watched.context.close()
+
+
+# One exercise per page whose fix is typed (the hooks, permission and context pages are above): the
+# box the student types into, by the state's field.
+TYPED_INTO = {"source": ".tw-editor", "skills": ".tw-skills-box", "question": ".tw-question textarea"}
+TYPED = ["registry_enum", "react_days", "mcp_enum", "subagent_description", "eval_irrelevance", "skills_name",
+         "ws_new_file", "first_two_calls", "plan_vague"]
+
+
+@pytest.mark.parametrize("exercise_id", TYPED)
+def test_one_typed_fix_per_page(browser, app_url, exercise_id):
+    exercise = BY_ID[exercise_id]
+    (field, fix), = exercise.solution.items()
+    watched = open_page(browser, lesson_address(app_url, exercise.lesson, f"exercise={exercise_id}"), height=2400)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text=exercise.title.zh).wait_for(timeout=WAIT)
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    box = page.locator(f".tw-lesson {TYPED_INTO[field]}").first
+    if field == "question":
+        box.fill(fix)
+    else:
+        set_code(page, box, fix)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
+    page.wait_for_function("(id) => document.querySelector(`#lesson-nav a[data-lesson=${id}]`).innerText.includes('✓')",
+                           arg=exercise.lesson, timeout=WAIT)
+    watched.context.close()
