@@ -42,6 +42,26 @@ body.tw-present.dark, body.tw-present .dark { --tw-ok: #4ade80; --tw-bad: #fca5a
 body.tw-present .tw-ok { color: var(--tw-ok) !important; }
 body.tw-present .tw-bad, body.tw-present .tw-error { color: var(--tw-bad) !important; }
 body.tw-present #settings-panel, body.tw-present footer { display: none !important; }
+/* !important below: Gradio repeats every rule of the page's CSS under `.gradio-container.gradio-container-<version>
+   .contain`, and that copy of a component's own rule outranks a rule that starts at body.tw-present.
+   The lesson list's row of exercise marks and the code boxes' buttons were 0.8-0.85em of the running text. */
+body.tw-present #lesson-nav .tw-exercise-marks { font-size: max(0.85em, var(--text-xs)) !important; color: var(--tw-accent) !important; }
+body.tw-present .tw-codebox-bar button, body.tw-present .tw-codebox-said { font-size: var(--text-xs) !important; }
+/* The code boxes' Pygments colours (friendly, github-dark) are 3-5:1 on their grey: on a projector five
+   groups keep a hue, each at least 7:1 on the code box's background (zinc-100 light, zinc-800 dark), and
+   every other token is the text's colour. */
+body.tw-present { --tw-accent: #4338ca; --tw-code-text: #18181b; --tw-code-keyword: #1e40af;
+  --tw-code-string: #14532d; --tw-code-comment: #3f3f46; --tw-code-number: #7c2d12; --tw-code-name: #6b21a8; }
+body.tw-present.dark, body.tw-present .dark { --tw-accent: #a5b4fc; --tw-code-text: #f4f4f5; --tw-code-keyword: #93c5fd;
+  --tw-code-string: #86efac; --tw-code-comment: #d4d4d8; --tw-code-number: #fdba74; --tw-code-name: #d8b4fe; }
+body.tw-present .tw-codebox-code [class*="tw-hl-"] { color: var(--tw-code-text) !important; background: transparent !important; }
+body.tw-present .tw-codebox-code [class^="tw-hl-k"], body.tw-present .tw-codebox-code .tw-hl-ow,
+body.tw-present .tw-codebox-code .tw-hl-nb, body.tw-present .tw-codebox-code .tw-hl-bp { color: var(--tw-code-keyword) !important; }
+body.tw-present .tw-codebox-code [class^="tw-hl-s"] { color: var(--tw-code-string) !important; }
+body.tw-present .tw-codebox-code [class^="tw-hl-c"] { color: var(--tw-code-comment) !important; }
+body.tw-present .tw-codebox-code [class^="tw-hl-m"], body.tw-present .tw-codebox-code .tw-hl-il { color: var(--tw-code-number) !important; }
+body.tw-present .tw-codebox-code .tw-hl-nf, body.tw-present .tw-codebox-code .tw-hl-fm,
+body.tw-present .tw-codebox-code .tw-hl-nc, body.tw-present .tw-codebox-code .tw-hl-nd { color: var(--tw-code-name) !important; }
 """
 # On load: the address decides; a watcher keeps the last round of the visible timeline in view
 # while the page is in projector mode (a round added or redrawn scrolls into view, once per frame).
