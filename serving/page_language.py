@@ -71,8 +71,13 @@ def english_updates(demo: gr.Blocks) -> dict[Any, dict]:
 
 
 def _as_built(block: Any, props: dict) -> dict:
-    """The props as the page's config carries them: a value as the component's postprocess gives it."""
-    if "value" in props and hasattr(block, "postprocess"):
+    """The props as the page's config carries them: a value as the component's postprocess gives it.
+    A value the block itself holds as a Text is that already (Gradio keeps the constructor's value
+    postprocessed; a code box's postprocess draws both languages): drawn again, a code box would show
+    its own HTML as code, under Chinese buttons, until an event replaced it."""
+    held = getattr(block, "value", None)
+    drawn = isinstance(held, i18n.Text) and props.get("value") == held.en
+    if "value" in props and hasattr(block, "postprocess") and not drawn:
         shown = block.postprocess(props["value"])
         if hasattr(shown, "model_dump"):      # a table: Gradio's data model, as its config carries it
             shown = shown.model_dump()

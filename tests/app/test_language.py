@@ -147,3 +147,17 @@ def test_a_text_filled_with_texts_takes_each_one_in_its_own_language():
     line = Text("这次的写法：{way}（{n} 个）", "This run: {way} ({n})", "en").format(way=way, n=3)
     assert (line.zh, line.en, str(line)) == ("这次的写法：只列目录（3 个）", "This run: the catalogue only (3)",
                                              "This run: the catalogue only (3)")
+
+
+def test_a_code_box_on_an_english_page_is_drawn_once_in_english():
+    import gradio as gr
+
+    from lessons.code_box import CodeBox
+    from serving import page_language as page
+
+    with gr.Blocks() as demo:
+        box = CodeBox("x = 1", language="python", filename="x.py")
+    shown = page._as_built(box, page.english_updates(demo)[box])["value"]
+    assert ">Copy</button>" in shown and ">Download</button>" in shown and "复制" not in shown
+    assert "&lt;div" not in shown          # its HTML is not drawn again as the code of a box
+    demo.close()
