@@ -137,3 +137,23 @@ def test_the_english_quotes_chinese_only_as_code(exercise):
     import re
     for text in (exercise.title, exercise.task, exercise.hint):
         assert not re.search(r"[\u4e00-\u9fff]", re.sub(r"`[^`]*`", "", text.en)), text.en
+
+
+def test_forked_tells_a_new_branch_from_more_of_the_same():
+    def entry(role, **marks):
+        return {"type": "entry", "turn": 0, "branch": "b", "entry": {"id": "e1", "message": {"role": role,
+                                                                                           "content": "x"}, **marks}}
+    assert problem({"forked": "tool"}, [entry("tool", edited_from="e0")]) is None
+    assert "这次改的是 user" in problem({"forked": "tool"}, [entry("user", edited_from="e0")])["zh"]
+    # A question asked on the end of the branch writes entries too, none edited from another.
+    assert "没有分叉" in problem({"forked": "user"}, [entry("user"), entry("assistant")])["zh"]
+
+
+def test_requests_within_names_the_largest_request():
+    def request(turn, text):
+        return {"type": "request", "turn": turn, "messages": [{"role": "user", "content": text}]}
+    small, large = request(1, "修好测试"), request(2, "修好测试。" * 400)
+    assert problem({"requests_within": 1200}, [small]) is None
+    said = problem({"requests_within": 1200}, [small, large])
+    assert "第 2 轮" in said["zh"] and "估计值" in said["zh"] and "an estimate" in said["en"]
+    assert problem({"requests_within": 1200}, [])["zh"] == "这次运行没有发出请求"
