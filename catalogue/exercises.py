@@ -175,10 +175,14 @@ WEATHER_SESSION = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line i
 ])
 STORM = "北京今天暴雨，气温 12°C，湿度 95%"
 
-# The MiniAgent lesson's parts as its page holds them (code/mini_agent.py's DEMO), with some changed.
 def agent_parts(**changes: Any) -> dict:
-    from runs.mini_agent_backend import default_options
-    return {**default_options(), **changes}
+    """The MiniAgent page's parts as its controls hold them, code/mini_agent.py's DEMO (what
+    runs/mini_agent_backend.default_options gives the page; a test keeps the two the same), some changed."""
+    from mini_agent import DEMO
+    demo = {"tools": list(DEMO.tools), "rules_on": DEMO.rules is not None, "rules": rules_box(DEMO.rules or {}),
+            "hooks": list(DEMO.hooks), "context": DEMO.context, "budget": DEMO.budget, "skills": list(DEMO.skills),
+            "subagents": DEMO.subagents, "plan": DEMO.plan}
+    return {**demo, **changes}
 
 
 CAUTIOUS_RULES = {"read": "allow", "edit:src/*": "allow", "write": "ask", "bash": "ask"}

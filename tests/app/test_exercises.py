@@ -157,3 +157,9 @@ def test_requests_within_names_the_largest_request():
     said = problem({"requests_within": 1200}, [small, large])
     assert "第 2 轮" in said["zh"] and "估计值" in said["zh"] and "an estimate" in said["en"]
     assert problem({"requests_within": 1200}, [])["zh"] == "这次运行没有发出请求"
+
+
+def test_the_mini_agent_exercises_start_from_the_pages_own_parts():
+    from catalogue.exercises import agent_parts
+    from runs.mini_agent_backend import default_options
+    assert agent_parts() == default_options()
