@@ -163,3 +163,18 @@ def test_the_mini_agent_exercises_start_from_the_pages_own_parts():
     from catalogue.exercises import agent_parts
     from runs.mini_agent_backend import default_options
     assert agent_parts() == default_options()
+
+
+def test_what_the_mini_agent_hints_say_holds():
+    """The hints name a trap and another way out: each is what the offline model does."""
+    budget = BY_ID["mini_budget"]
+    window_only = exercises.check(budget, {"context": "window"})
+    assert not window_only["passed"] and any("edit" in f["zh"] for f in window_only["failures"])
+    assert exercises.check(budget, {"context": "compact", "plan": False})["passed"]
+    allow_all = exercises.check(BY_ID["mini_rules"], {"rules": '{"read": "allow", "edit:src/*": "allow", "bash": "allow"}'})
+    assert not allow_all["passed"] and "却运行了" in allow_all["failures"][0]["zh"]
+
+
+def test_asking_about_shanghai_on_the_same_branch_is_not_a_fork():
+    asked_on = exercises.check(BY_ID["sessions_fork_city"], {"question": "上海今天天气怎么样？"})
+    assert not asked_on["passed"] and "没有分叉" in asked_on["failures"][0]["zh"]
