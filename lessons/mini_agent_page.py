@@ -19,6 +19,7 @@ from i18n import now, tr
 
 from access.clients import make_client
 from catalogue import LESSONS
+from lessons.code_box import CodeBox
 from lessons.editor_panel import lesson_text
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
@@ -114,8 +115,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                            "`python code/offline_server.py --port 8765`, then `python mini_agent.py --workspace "
                            "some-folder`."))
             file_status = gr.Markdown(elem_classes=["tw-ma-file-status"])
-            source = gr.Code(mini_agent_backend.file_for(defaults, None, DEFAULT_TASK), language="python",
-                             interactive=False, lines=20, max_lines=40, label="mini_agent.py",
+            source = CodeBox(mini_agent_backend.file_for(defaults, None, DEFAULT_TASK), language="python",
+                             filename="mini_agent.py", lines=20, max_lines=40, label="mini_agent.py",
                              elem_classes=["tw-ma-file"])
             download_btn = gr.Button(tr("⬇ 下载 mini_agent.py", "⬇ Download mini_agent.py"), size="sm",
                                      elem_classes=["tw-ma-download"])

@@ -284,6 +284,18 @@ def screenshot(page, name: str):
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
 
 
+# Each link of the lesson list as its lesson's label: the section and the title, without the row of exercise
+# marks (✓ / ·) the page draws after it when it has loaded (memory/exercise_progress.py).
+LESSON_LABELS = """els => els.map(a => { const c = a.cloneNode(true);
+  c.querySelectorAll('.tw-exercise-marks').forEach(m => m.remove());
+  return c.textContent.replace(/\\s+/g, ' ').trim(); })"""
+
+
+def lesson_labels(page) -> list[str]:
+    """The lesson list's labels, in order (LESSON_LABELS)."""
+    return page.locator("#lesson-nav a").evaluate_all(LESSON_LABELS)
+
+
 def nav_link(page, title: str):
     """The link to the lesson titled `title` (either language) in the page's lesson list."""
     spec = titled(title)
@@ -304,6 +316,9 @@ def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=
     fails with what the page did show, so a failure on a busy machine says where the run stood."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    # As a student does: the lesson ready first (its restore, which may put back a kept question, is done and
+    # the run button works), however long a busy machine takes, not a click's 30 s on a disabled button.
+    ready(panel, timeout)
     if question is not None:
         panel.locator(".tw-question textarea").fill(question)
     status = panel.locator(".tw-status").first

@@ -81,3 +81,14 @@ def test_copy_and_download_give_the_code_exactly_from_the_keyboard_without_the_s
     # The code itself is reachable by the keyboard too (to scroll it, or select it by hand).
     page.keyboard.press("Tab")
     assert page.evaluate("selector => document.activeElement.matches(selector)", CODE_SHOWN)
+
+
+def test_the_python_that_repeats_the_request_is_copyable_as_its_label_says(first_lesson):
+    page, panel = first_lesson
+    panel.get_by_role("tab", name="查看代码").click()
+    box = panel.locator(".tw-code")
+    box.filter(has_text="# 先运行一次").first.wait_for(timeout=WAIT)
+    box.get_by_role("button", name="复制").click()
+    box.locator(".tw-codebox-said").filter(has_text="已复制").wait_for(timeout=WAIT)
+    assert page.evaluate("navigator.clipboard.readText()") == code_text(box)
+    box.get_by_role("button", name="下载").wait_for(timeout=WAIT)

@@ -12,7 +12,7 @@ import pytest
 from catalogue import LESSONS
 from offline.server import OfflineServer
 
-from tests.app.harness import lesson_address, open_page, run_panel, tab
+from tests.app.harness import lesson_address, lesson_labels, open_page, ready, run_panel, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -46,11 +46,9 @@ def test_every_page_lists_the_lessons_in_order_and_carries_only_its_own(browser,
             if urlsplit(page.url).path != lesson.address:     # the page at / (catalogue.ROOT) opens first
                 page.goto(lesson_address(app_url, lesson.id))
             page.locator("#" + lesson.panel).wait_for(state="visible", timeout=WAIT)
-            # Each link's label, without the row of exercise marks the browser draws after it.
-            labels = page.locator("#lesson-nav a").evaluate_all(
-                "links => links.map(a => [...a.childNodes].filter(n => !n.classList?.contains('tw-exercise-marks'))"
-                ".map(n => n.textContent).join('').trim())")
-            assert labels == [spec.label() for spec in LESSONS.values()]
+            # Ready, not only shown: the next address is opened once this page's own events on load are done.
+            ready(page.locator("#" + lesson.panel), WAIT)
+            assert lesson_labels(page) == [spec.label() for spec in LESSONS.values()]
             assert page.locator('#lesson-nav a[aria-current="page"]').get_attribute("data-lesson") == lesson.id
             assert page.locator(".tw-lesson").count() == 1      # no other lesson's components on this page
         assert watched.foreign_requests() == []

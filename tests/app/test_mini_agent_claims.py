@@ -198,15 +198,15 @@ def test_the_whole_agent_is_one_file_that_runs(lesson, offline_server, tmp_path)
     它会把测试修好。」"""
     panel = lesson.panel
     source = panel.locator(".tw-ma-file")
-    # The editor draws only the lines in view: its head (「这个文件里有：…」) is, the rest is read from the download.
+    # The box holds the whole file (lessons/code_box.py); that it runs is checked on the download.
     assert "子代理（task）" in code_text(source)
     other = "读一下 notes.md，告诉我练习要做什么"       # 「默认的任务是上面的问题」
     panel.locator(".tw-question textarea").fill(other)
-    lesson.page.wait_for_function("([root, task]) => root.querySelector('.tw-ma-file .cm-content').innerText.includes(task)",
+    lesson.page.wait_for_function("([root, task]) => root.querySelector('.tw-ma-file .tw-codebox-code').innerText.includes(task)",
                                   arg=[panel.element_handle(), other], timeout=WAIT)
     panel.locator(".tw-question textarea").fill(TASK)
     panel.locator(".tw-ma-subagents input").uncheck()
-    lesson.page.wait_for_function("root => !root.querySelector('.tw-ma-file .cm-content').innerText.includes('子代理（task）')",
+    lesson.page.wait_for_function("root => !root.querySelector('.tw-ma-file .tw-codebox-code').innerText.includes('子代理（task）')",
                                   arg=panel.element_handle(), timeout=WAIT)
     assert "计划（write_todos）" in code_text(source)
     panel.locator(".tw-ma-download").click()
