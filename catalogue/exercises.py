@@ -25,6 +25,10 @@ events must meet (runs/exercises.py reads them):
   {"budget_kept": true}                                       the context sent fits the budget
   {"schema": tool, "parameter": name, "enum": [...] | "type": t}  the registry's schema of that parameter
   {"plan_done": item}                                         the last plan marks the item containing this text done
+  {"forked": role}                                            the run went on from an edited message of that role
+                                                              (user / tool), on a new branch
+  {"requests_within": tokens}                                 every request the loop sent holds at most that many
+                                                              tokens (estimated as code/context.py does)
 The starting sources are the lessons' examples (the course's files, read as text), changed to hold the
 mistake the student fixes.
 """
@@ -150,6 +154,39 @@ def skills_box(change: tuple[str, str] | None = None) -> str:
 
 
 RELEASE_NOTES_DESCRIPTION = "description: 把一组提交记录写成给用户看的发布说明。用户要写发布说明、changelog、更新日志时用。"
+
+
+# The sessions lesson's file after one run of the weather example on the offline model (as the page's
+# export writes it), with fixed ids: a session the student forks from. The loader checks it like any file.
+ASKED_ID, CALLED_ID, RESULT_ID, ANSWERED_ID = "5e55100a0001", "5e55100a0002", "5e55100a0003", "5e55100a0004"
+WEATHER_SESSION = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in [
+    {"type": "session", "format": "tool-workshop-session", "version": 1, "id": "5e551017e0c54a0b9d2f3e8a4c6b1d7f",
+     "time": "2026-01-05T09:00:00.000Z"},
+    {"type": "message", "id": ASKED_ID, "parent_id": None, "time": "2026-01-05T09:00:00.100Z",
+     "message": {"role": "user", "content": "北京今天天气怎么样？"}},
+    {"type": "message", "id": CALLED_ID, "parent_id": ASKED_ID, "time": "2026-01-05T09:00:00.200Z",
+     "message": {"role": "assistant", "content": None, "tool_calls": [{"id": "call_5e55100a", "type": "function",
+                 "function": {"name": "get_weather", "arguments": "{\"city\": \"北京\"}"}}]},
+     "model": "offline-rule-model"},
+    {"type": "message", "id": RESULT_ID, "parent_id": CALLED_ID, "time": "2026-01-05T09:00:00.300Z",
+     "message": {"role": "tool", "tool_call_id": "call_5e55100a", "content": "北京今天晴，气温 25°C，湿度 30%"}},
+    {"type": "message", "id": ANSWERED_ID, "parent_id": RESULT_ID, "time": "2026-01-05T09:00:00.400Z",
+     "message": {"role": "assistant", "content": "北京今天晴，气温 25°C，湿度 30%。"}, "model": "offline-rule-model"},
+])
+STORM = "北京今天暴雨，气温 12°C，湿度 95%"
+
+def agent_parts(**changes: Any) -> dict:
+    """The MiniAgent page's parts as its controls hold them, code/mini_agent.py's DEMO (what
+    runs/mini_agent_backend.default_options gives the page; a test keeps the two the same), some changed."""
+    from mini_agent import DEMO
+    demo = {"tools": list(DEMO.tools), "rules_on": DEMO.rules is not None, "rules": rules_box(DEMO.rules or {}),
+            "hooks": list(DEMO.hooks), "context": DEMO.context, "budget": DEMO.budget, "skills": list(DEMO.skills),
+            "subagents": DEMO.subagents, "plan": DEMO.plan}
+    return {**demo, **changes}
+
+
+CAUTIOUS_RULES = {"read": "allow", "edit:src/*": "allow", "write": "ask", "bash": "ask"}
+FIX_TASK = "找出失败的测试并修好它"       # the MiniAgent page's default task (code/mini_agent_file.py)
 
 
 # ─────────────────────────────────────────────────────────── the exercises
@@ -522,6 +559,77 @@ def _all() -> list[Exercise]:
                                            {"asked": "get_weather", "arguments": {"city": "北京"}}]},),
             tr("请求里的 stream: true：页面上是那个勾选框。", "stream: true in the request: the checkbox on the page."),
             {"stream": True}, fields=("stream",)),
+
+        # 8.11 会话与分支
+        Exercise(
+            "sessions_fork_result", "sessions", tr("改掉工具结果，看回答跟着变", "Edit the tool result, see the answer follow"),
+            tr("会话里已经有一次运行：get_weather 说北京 25°C。从那条工具结果分叉：把它改成 " + STORM + "，在新分支上接着跑，"
+               "让新分支的回答说出改过的结果（不再是 25°C）。在「从当前分支的哪一条分叉」选消息，在「改成」里写新内容。",
+               "The session already holds a run: get_weather says 25°C in Beijing. Fork from that tool result: change "
+               "it to `" + STORM + "` and run on in a new branch, so that the new branch's answer names the edited "
+               "result (no more 25°C). Pick the message under «Fork from which message», write the new text in "
+               "«Change it to»."),
+            {"source": WEATHER, "question": "北京今天天气怎么样？", "session": WEATHER_SESSION, "fork_entry": None,
+             "fork_content": ""},
+            ({"question": None, "expect": [{"forked": "tool"}, {"answer_names_result": "get_weather"},
+                                           {"answer_lacks": "25°C"}]},),
+            tr("再问一次只会再调一次工具，拿回同样的 25°C。要分叉的是第 3 条（工具结果）：模型在新分支上读到的是你写的结果。",
+               "Asking again only calls the tool again and gets the same 25°C. Fork message 3 (the tool result): on "
+               "the new branch the model reads the result you wrote."),
+            {"fork_entry": RESULT_ID, "fork_content": STORM}, fields=("fork_entry", "fork_content")),
+        Exercise(
+            "sessions_fork_city", "sessions", tr("换个城市，另开一条分支", "Another city, on a branch of its own"),
+            tr("想知道上海的天气，又不想把北京那条分支弄乱。在问题框里接着问，问题会接在北京那条分支的后面；"
+               "要做的是从第 1 条（问题）分叉，改成问上海：新分支调 get_weather(city=\"上海\")，北京那条原样留着。",
+               "You want Shanghai's weather without cluttering the Beijing branch. Asking in the question box goes on "
+               "at the end of the Beijing branch; fork from message 1 (the question) instead and ask about Shanghai: "
+               "the new branch calls `get_weather(city=\"上海\")` and the Beijing one stays as it was."),
+            {"source": WEATHER, "question": "上海今天天气怎么样？", "session": WEATHER_SESSION, "fork_entry": None,
+             "fork_content": ""},
+            ({"question": None, "expect": [{"forked": "user"},
+                                           {"called": "get_weather", "arguments": {"city": "上海"}}]},),
+            tr("分叉把改好的问题挂在原来那条的旁边：选第 1 条消息，把“北京”改成“上海”，再检查。",
+               "A fork puts the edited question beside the old one: pick message 1, change `北京` to `上海`, check again."),
+            {"fork_entry": ASKED_ID, "fork_content": "上海今天天气怎么样？"}, fields=("fork_entry", "fork_content")),
+
+        # 8.13 MiniAgent
+        Exercise(
+            "mini_rules", "mini_agent", tr("测试直接跑，rm 一律不许", "Tests run at once, rm never"),
+            tr("规则里 bash 一律要先问人：检查时没有人回答，模型连测试都跑不了，失败的测试也就修不好。"
+               "改规则：让 python3 -m unittest 不用问就运行，bash 里的 rm 被规则拒绝。检查问两次：“"
+               + FIX_TASK + "”和“运行 `rm notes.md`”。",
+               "The rules have bash ask a person every time: nobody answers during a check, so the model cannot even "
+               "run the tests, let alone fix the failing one. Change the rules so that python3 -m unittest runs "
+               "without asking and rm in bash is refused by a rule. The check asks twice: `" + FIX_TASK + "` and "
+               "`运行 rm notes.md`."),
+            agent_parts(rules=rules_box(CAUTIOUS_RULES), question=FIX_TASK),
+            ({"question": FIX_TASK, "expect": [{"called": "edit", "arguments": {"path": "src/calc.py"}},
+                                                {"called": "bash", "arguments": {"command": {"contains": "unittest"}}}]},
+             {"question": "运行 `rm notes.md`", "expect": [{"denied": "bash"}]}),
+            tr("模式规则比工具名更具体，所以更优先：\"bash:python3 -m unittest*\": \"allow\"，\"bash:rm *\": \"deny\"。"
+               "只把 bash 改成 allow 的话，rm 也会照样运行。",
+               "A pattern rule is more specific than a tool name, so it wins: \"bash:python3 -m unittest*\": "
+               "\"allow\", \"bash:rm *\": \"deny\". Setting bash to allow would let rm run too."),
+            {"rules": rules_box({**CAUTIOUS_RULES, "bash:python3 -m unittest*": "allow", "bash:rm *": "deny"})},
+            fields=("rules",)),
+        Exercise(
+            "mini_budget", "mini_agent", tr("1200 个 token 里修好测试", "Fix the test within 1200 tokens"),
+            tr("每次发给模型的请求都不能超过 1200 个 token（估计值），失败的测试还要修好、再跑通。现在的零件（折叠长结果、"
+               "计划 write_todos）发出去的请求越来越长。换零件：上下文的做法、要不要计划……让这两件事同时做到。",
+               "Every request sent to the model must stay within 1200 tokens (an estimate), and the failing test must "
+               "still be fixed and pass. With the parts as they are (folding long results, the write_todos plan) the "
+               "requests keep growing. Change the parts (the context strategy, whether to plan ...) so that both "
+               "hold."),
+            agent_parts(budget=1200, question=FIX_TASK),
+            ({"question": None, "expect": [{"requests_within": 1200},
+                                           {"called": "edit", "arguments": {"path": "src/calc.py"}},
+                                           {"called": "bash", "arguments": {"command": {"contains": "unittest"}}}]},),
+            tr("折叠只收拾很长的工具结果，这里没有；滑动窗口装得下，可每一轮的计划很占地方，窗口一丢掉刚读的代码，"
+               "模型就从头再读。少一个零件（计划），再用窗口或摘要。",
+               "Folding only shrinks very long tool results, and there are none here; a window fits, but the plan "
+               "takes room every round, and once the window drops the code just read the model reads it again. Drop "
+               "one part (the plan), then use a window or a summary."),
+            {"plan": False, "context": "window"}, fields=("context", "plan")),
     ]
 
 

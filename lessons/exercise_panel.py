@@ -60,8 +60,8 @@ OPEN_FROM_LINK_JS = """(current) => {
 
 def field_components(page: LessonPage) -> dict[str, Any]:
     """The page's inputs by a state's field name: its source, its question, its run options and the
-    controls it keeps besides (the permission lesson's rules)."""
-    fields = {"question": page.run.question, **page.kept, **page.run.options}
+    controls it keeps besides (the permission lesson's rules) or offers to exercises (the sessions lesson's fork)."""
+    fields = {"question": page.run.question, **page.kept, **page.exercise_fields, **page.run.options}
     if page.run.editor is not None:
         fields["source"] = page.run.editor
     return fields

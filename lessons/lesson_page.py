@@ -36,6 +36,9 @@ class LessonPage:
     # Takes what a kept record holds from an older page (fields it no longer keeps): called with the
     # record's fields and the session id while the lesson is restored; returns notes for the student.
     adopt_kept: Callable[[dict, str | None], list[str]] | None = None
+    # Controls an exercise may set and read that are neither run options nor kept: name -> component
+    # (the sessions lesson's fork: which message, and what it becomes).
+    exercise_fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def on_load(self) -> tuple:
         """What the tab shows once its kept controls are back, as (fn, inputs, outputs): its schema

@@ -244,4 +244,5 @@ def build(settings: SettingsPanel) -> LessonPage:
                         n=len(session.entries), b=len(session.branch_ids()), k=number)}
 
         upload.upload(read_back, {upload}, [upload, session_box, verdicts, note, *panel], api_visibility=PRIVATE)
-    return LessonPage(LESSON.id, run, editor=editor, schema=schema)
+    return LessonPage(LESSON.id, run, editor=editor, schema=schema,
+                      exercise_fields={"fork_entry": entry, "fork_content": content})

@@ -21,6 +21,7 @@ import re
 import secrets
 from typing import Any, Mapping
 
+import context
 import events as loop_events
 import permissions
 import workspace
@@ -290,10 +291,45 @@ def check_plan_done(matcher: dict, run_events: list[dict], tools: list) -> dict 
     return said(f"计划里“{text}”这一项没有标成做完（completed）", f"the plan's item \"{text}\" was not marked completed")
 
 
+ROLE_NAMES = {"user": ("问题", "question"), "tool": ("工具结果", "tool result"), "system": ("system 提示词", "system prompt")}
+
+
+def check_forked(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
+    """The run went on from an edited message of this role: a new branch beside the old one (code/sessions.py's
+    fork writes the edited copy with "edited_from"), not more messages on the end of the same branch."""
+    role = matcher["forked"]
+    zh, en = ROLE_NAMES.get(role, (role, role))
+    edited = [e["entry"] for e in run_events if e["type"] == "entry" and isinstance(e.get("entry"), dict)
+              and e["entry"].get("edited_from")]
+    if any((entry.get("message") or {}).get("role") == role for entry in edited):
+        return None
+    if edited:
+        other = (edited[0].get("message") or {}).get("role")
+        return said(f"应从一条{zh}分叉，这次改的是 {other} 消息", f"the fork should edit a {en}; it edited a {other} message")
+    return said(f"这次运行没有分叉：它接在原来那条分支的后面，没有改{zh}分出新分支",
+                f"the run did not fork: it went on at the end of the same branch instead of editing the {en} into a new one")
+
+
+def check_requests_within(matcher: dict, run_events: list[dict], tools: list) -> dict | None:
+    """Every request the run's own loop sent holds at most this many tokens, estimated as the context lesson
+    estimates them (code/context.py): the budget a strategy aims at, whatever the budget box says."""
+    budget = matcher["requests_within"]
+    sent = [(e.get("turn"), sum(context.tokens(e["messages"]))) for e in loop_events.own(run_events)
+            if e["type"] == "request" and isinstance(e.get("messages"), list)]
+    if not sent:
+        return said("这次运行没有发出请求", "the run sent no request")
+    turn, most = max(sent, key=lambda pair: pair[1])
+    if most <= budget:
+        return None
+    return said(f"第 {turn} 轮的请求约有 {most} 个 token（估计值），超过了 {budget}",
+                f"round {turn}'s request holds about {most} tokens (an estimate), over {budget}")
+
+
 MATCHERS = {"called": check_called, "asked": check_asked, "streamed": check_streamed, "never": check_never, "order": check_order, "no_tool": check_no_tool,
             "answer": check_answer, "answer_lacks": check_answer_lacks,
             "answer_names_result": check_answer_names_result, "hook": check_hook, "denied": check_denied, "budget_kept": check_budget_kept,
-            "schema": check_schema, "plan_done": check_plan_done}
+            "schema": check_schema, "plan_done": check_plan_done, "forked": check_forked,
+            "requests_within": check_requests_within}
 
 
 def kind(matcher: Mapping) -> str:
@@ -360,24 +396,42 @@ def rules_of(state: dict) -> dict | None:
 
 
 def workspace_probe(state: dict, question: str, settings: Settings, session_id: str | None = None,
-                    **client) -> backend.Run:
+                    start: backend.Starter | None = None, **client) -> backend.Run:
     """A workspace lesson's run on a fresh copy of the practice project (never the student's own
-    workspace: a check must not change their files), with nobody to ask: a rule's "ask" is a refusal."""
+    workspace: a check must not change their files), with nobody to ask: a rule's "ask" is a refusal.
+    With the lesson's own loop (`start`: MiniAgent) the state's rules are its options, which it applies itself."""
     own = "exercise-" + secrets.token_hex(12)
     try:
         workspace.charge_to(own, session_id or "exercise-anonymous")
+        if start is not None:
+            options = {name: value for name, value in state.items() if name not in PAGE_FIELDS}
+            return workspace_backend.run_unattended(own, question, settings, None, start=start, options=options,
+                                                    **client)
         return workspace_backend.run_unattended(own, question, settings, rules_of(state),
                                                 state.get("approach") or "function_calling", **client)
     finally:
         workspace.forget(own)
 
 
+# The sessions lesson's fork, as the page holds it: which message (an entry's id) and what it becomes.
+# The page's ✂️ button hands the loop {"fork": {"entry", "content"}}; a check does the same from the state.
+FORK_FIELDS = ("fork_entry", "fork_content")
+
+
+def run_options(state: dict) -> dict:
+    options = {name: value for name, value in state.items() if name not in PAGE_FIELDS + FORK_FIELDS}
+    if state.get("fork_entry"):
+        options["fork"] = {"entry": state["fork_entry"], "content": state.get("fork_content") or ""}
+    return options
+
+
 def run_probe(exercise: Exercise, state: dict, question: str, settings: Settings, **client) -> backend.Run:
     lesson = LESSONS[exercise.lesson]
-    if lesson.workspace and lesson.start is None:    # the atomic-tools and permission lessons
+    if lesson.workspace:    # the atomic-tools and permission lessons, and MiniAgent with its own loop
         client.pop("session_key", None)
-        return workspace_probe(state, question, settings, **client)
-    options = {name: value for name, value in state.items() if name not in PAGE_FIELDS}
+        return workspace_probe(state, question, settings, start=starters.of(lesson) if lesson.start else None,
+                               **client)
+    options = run_options(state)
     return backend.run_to_end(backend.start_run(starters.of(lesson), state.get("source") or "", question, settings,
                                                  options, served=lesson.served, tools=lesson.tools, **client))
 

@@ -115,11 +115,13 @@ def preview(session_id: str, event: dict) -> str:
 
 def run_unattended(session_id: str, question: str, settings: Settings, rules: Mapping | None,
                    approach: str = "function_calling", *, secrets: Mapping[str, str] | None = None,
-                   request: Any = None, class_code: str = "") -> WorkspaceRun:
+                   request: Any = None, class_code: str = "", start: backend.Starter | None = None,
+                   options: Mapping | None = None) -> WorkspaceRun:
     """A whole run with nobody to ask: "ask" is answered as a denial (fails closed).
-    `rules` None: no gate, every call runs (the 原子工具 lesson)."""
+    `rules` None: no gate, every call runs (the 原子工具 lesson). A lesson's own loop (`start`, given
+    `options`: MiniAgent) gates its calls itself: its "ask" gets no answer, which it takes as a refusal."""
     run = start_run(session_id, question, settings, approach, secrets=secrets, request=request,
-                    class_code=class_code)
+                    class_code=class_code, start=start, options=options)
     override: Any = backend.NEXT
     while (event := advance(run, override)) is not None:
         override, asking = ruling(rules, event)

@@ -137,3 +137,44 @@ def test_the_english_quotes_chinese_only_as_code(exercise):
     import re
     for text in (exercise.title, exercise.task, exercise.hint):
         assert not re.search(r"[\u4e00-\u9fff]", re.sub(r"`[^`]*`", "", text.en)), text.en
+
+
+def test_forked_tells_a_new_branch_from_more_of_the_same():
+    def entry(role, **marks):
+        return {"type": "entry", "turn": 0, "branch": "b", "entry": {"id": "e1", "message": {"role": role,
+                                                                                           "content": "x"}, **marks}}
+    assert problem({"forked": "tool"}, [entry("tool", edited_from="e0")]) is None
+    assert "这次改的是 user" in problem({"forked": "tool"}, [entry("user", edited_from="e0")])["zh"]
+    # A question asked on the end of the branch writes entries too, none edited from another.
+    assert "没有分叉" in problem({"forked": "user"}, [entry("user"), entry("assistant")])["zh"]
+
+
+def test_requests_within_names_the_largest_request():
+    def request(turn, text):
+        return {"type": "request", "turn": turn, "messages": [{"role": "user", "content": text}]}
+    small, large = request(1, "修好测试"), request(2, "修好测试。" * 400)
+    assert problem({"requests_within": 1200}, [small]) is None
+    said = problem({"requests_within": 1200}, [small, large])
+    assert "第 2 轮" in said["zh"] and "估计值" in said["zh"] and "an estimate" in said["en"]
+    assert problem({"requests_within": 1200}, [])["zh"] == "这次运行没有发出请求"
+
+
+def test_the_mini_agent_exercises_start_from_the_pages_own_parts():
+    from catalogue.exercises import agent_parts
+    from runs.mini_agent_backend import default_options
+    assert agent_parts() == default_options()
+
+
+def test_what_the_mini_agent_hints_say_holds():
+    """The hints name a trap and another way out: each is what the offline model does."""
+    budget = BY_ID["mini_budget"]
+    window_only = exercises.check(budget, {"context": "window"})
+    assert not window_only["passed"] and any("edit" in f["zh"] for f in window_only["failures"])
+    assert exercises.check(budget, {"context": "compact", "plan": False})["passed"]
+    allow_all = exercises.check(BY_ID["mini_rules"], {"rules": '{"read": "allow", "edit:src/*": "allow", "bash": "allow"}'})
+    assert not allow_all["passed"] and "却运行了" in allow_all["failures"][0]["zh"]
+
+
+def test_asking_about_shanghai_on_the_same_branch_is_not_a_fork():
+    asked_on = exercises.check(BY_ID["sessions_fork_city"], {"question": "上海今天天气怎么样？"})
+    assert not asked_on["passed"] and "没有分叉" in asked_on["failures"][0]["zh"]

@@ -52,3 +52,12 @@ def test_what_cannot_be_checked_is_said(client):
     assert not field["ok"] and "没有字段 rules" in field["problem"]
     broken = client.predict("context", "context_fit", "{not json", api_name="/check_exercise")
     assert not broken["ok"] and "JSON" in broken["problem"]
+
+
+def test_a_fork_sent_by_name(client):
+    """The sessions lesson's fork is two fields: the message's id (the session file's) and its new text."""
+    from catalogue.exercises import RESULT_ID, STORM
+    solved = check(client, "sessions", "sessions_fork_result", {"fork_entry": RESULT_ID, "fork_content": STORM})
+    assert solved["passed"], solved["failures"]
+    unknown = check(client, "sessions", "sessions_fork_result", {"fork_entry": "nope", "fork_content": STORM})
+    assert not unknown["passed"] and any("nope" in f["zh"] for f in unknown["failures"]), unknown["failures"]

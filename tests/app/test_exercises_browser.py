@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from catalogue.exercises import BY_ID, GUARD_RM
-from tests.app.harness import lesson_address, nav_link, open_page, set_code, storage
+from catalogue.exercises import BY_ID, GUARD_RM, STORM
+from tests.app.harness import choose, lesson_address, nav_link, open_page, set_code, storage
 
 pytestmark = pytest.mark.browser
 WAIT = 90_000
@@ -140,4 +140,52 @@ def test_one_typed_fix_per_page(browser, app_url, exercise_id):
     summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
     page.wait_for_function("(id) => document.querySelector(`#lesson-nav a[data-lesson=${id}]`).innerText.includes('✓')",
                            arg=exercise.lesson, timeout=WAIT)
+    watched.context.close()
+
+
+def opened_at_start(browser, app_url, exercise_id: str):
+    """The exercise's page, its starting state loaded and checked once: not yet passed."""
+    exercise = BY_ID[exercise_id]
+    watched = open_page(browser, lesson_address(app_url, exercise.lesson, f"exercise={exercise_id}"), height=2600)
+    page = watched.page
+    page.locator("#exercise-task").filter(has_text=exercise.title.zh).wait_for(timeout=WAIT)
+    page.locator("#exercise-load").click()
+    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
+    return watched
+
+
+def solved(page, lesson_id: str):
+    page.locator("#exercise-check").click()
+    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
+    page.wait_for_function("(id) => document.querySelector(`#lesson-nav a[data-lesson=${id}]`).innerText.includes('✓')",
+                           arg=lesson_id, timeout=WAIT)
+
+
+def test_a_student_forks_the_tool_result(browser, app_url):
+    """The session the exercise loads shows its messages; the student picks the tool result (the box fills
+    with it), writes the storm over it, and the check runs on from that fork."""
+    watched = opened_at_start(browser, app_url, "sessions_fork_result")
+    page = watched.page
+    assert "没有分叉" in page.locator("#exercise-verdict").inner_text()
+    panel = page.locator(".tw-lesson").first
+    choose(page, panel.locator(".tw-fork-entry"), "3. ")
+    box = panel.locator(".tw-fork-text textarea")
+    page.wait_for_function("(box) => box.value.includes('25°C')", arg=box.element_handle(), timeout=WAIT)
+    box.fill(STORM)
+    solved(page, "sessions")
+    page.locator("#exercise-run-0 summary").first.click()      # the passing run's timeline: the branch's answer
+    answer = page.locator("#exercise-run-0 .tw-final").last
+    answer.filter(has_text="12°C").wait_for(timeout=WAIT)
+    assert "25°C" not in answer.inner_text()
+    watched.context.close()
+
+
+def test_a_student_types_the_mini_agent_rules(browser, app_url):
+    watched = opened_at_start(browser, app_url, "mini_rules")
+    page = watched.page
+    assert "unittest" in page.locator("#exercise-verdict").inner_text()
+    set_code(page, page.locator(".tw-lesson .tw-ma-rules").first, BY_ID["mini_rules"].solution["rules"])
+    solved(page, "mini_agent")
     watched.context.close()
