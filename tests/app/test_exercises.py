@@ -34,7 +34,8 @@ def test_each_exercise_is_whole(exercise):
             exercises.kind(matcher)     # exactly one known matcher
 
 
-def test_every_lesson_has_two_to_four_or_none_yet():
+def test_every_lesson_has_two_to_four():
+    assert set(EXERCISES) == set(LESSONS)
     for lesson_id, found in EXERCISES.items():
         assert 2 <= len(found) <= 4, lesson_id
     assert len(BY_ID) == len(ALL)      # ids are unique

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from catalogue.exercises import BY_ID, GUARD_RM, STORM
+from lessons import context_view
 from tests.app.harness import choose, lesson_address, nav_link, open_page, set_code, storage
 
 pytestmark = pytest.mark.browser
@@ -113,11 +114,11 @@ def test_a_failed_runs_link_opens_its_timeline(browser, app_url):
     watched.context.close()
 
 
-# One exercise per page whose fix is typed (the hooks, permission and context pages are above): the
-# box the student types into, by the state's field.
+# One exercise per page whose fix is typed (the hooks and permission pages are above; context, sessions and
+# MiniAgent below): the box the student types into, by the state's field.
 TYPED_INTO = {"source": ".tw-editor", "skills": ".tw-skills-box", "question": ".tw-question textarea"}
-TYPED = ["registry_enum", "react_days", "mcp_enum", "subagent_description", "eval_irrelevance", "skills_name",
-         "ws_new_file", "first_two_calls", "plan_vague"]
+TYPED = ["registry_enum", "fc_vague_forecast", "react_days", "mcp_enum", "subagent_description", "eval_irrelevance",
+         "skills_name", "ws_new_file", "first_two_calls", "plan_vague"]
 
 
 @pytest.mark.parametrize("exercise_id", TYPED)
@@ -188,4 +189,12 @@ def test_a_student_types_the_mini_agent_rules(browser, app_url):
     assert "unittest" in page.locator("#exercise-verdict").inner_text()
     set_code(page, page.locator(".tw-lesson .tw-ma-rules").first, BY_ID["mini_rules"].solution["rules"])
     solved(page, "mini_agent")
+    watched.context.close()
+
+
+def test_a_student_picks_the_strategy_that_fits_the_budget(browser, app_url):
+    watched = opened_at_start(browser, app_url, "context_fit")
+    page = watched.page
+    page.locator(".tw-lesson .tw-strategy label").filter(has_text=context_view.title("fold")).first.click()
+    solved(page, "context")
     watched.context.close()
