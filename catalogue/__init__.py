@@ -20,6 +20,7 @@ from i18n import now, tr
 class Lesson:
     id: str
     title: tr
+    heading: tr                       # its lesson text's title (the text itself: lessons/<id>.md, <id>.en.md)
     # The course's section (chapter 8 of the course), or None for a lesson beyond the course text.
     section: str | None
     course_files: tuple[str, ...]     # under code/: what the lesson's loop and tools are made of
@@ -67,51 +68,51 @@ BEYOND_THE_COURSE = None
 
 LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     # One request and its response, no loop: the course's first file; its one tool is the file's own.
-    Lesson("first_call", tr("第一次调用", "First call"), "8.1", ("first_call.py",),
+    Lesson("first_call", tr("第一次调用", "First call"), tr("一个请求，一个响应", "one request, one response"), "8.1", ("first_call.py",),
            "lessons.first_call_page", "first-call", "tab-first-call", editor=False, start="first_call",
            step=False, tools=False, link_options=("stream",)),
-    Lesson("react", tr("正则 ReAct", "Regex ReAct"), "8.2",
+    Lesson("react", tr("正则 ReAct", "Regex ReAct"), tr("用文字约定调用工具", "calling tools by a text convention"), "8.2",
            ("react_loop.py", "json_loop.py", "text_parsers.py", "text_protocol_loop.py"),
            "lessons.react_page", "", "tab-react", editor=True, start="react", mistake_option="mistake",
            link_options=("approach", "mistake", "envelope"), approaches=("react", "json")),
-    Lesson("planning", tr("计划与执行", "Plan and execute"), "8.3", ("planning.py",),
+    Lesson("planning", tr("计划与执行", "Plan and execute"), tr("计划是一个工具", "the plan is a tool"), "8.3", ("planning.py",),
            "lessons.planning_page", "planning", "tab-planning", editor=True, start="planning",
            link_options=("approach",), approaches=("todos", "fixed")),
-    Lesson("registry", tr("工具注册", "Tool registry"), "8.4",
+    Lesson("registry", tr("工具注册", "Tool registry"), tr("从函数签名生成 schema", "a schema from the function signature"), "8.4",
            ("naive_schema.py", "simple_registry.py", "tool_registry.py", "type_schema.py", "tool_arguments.py",
             "tool_outcome.py"),
            "lessons.registry_page", "registry", "tab-registry", editor=True, start="registry"),
-    Lesson("function_calling", tr("Function Calling", "Function Calling"), "8.4",
+    Lesson("function_calling", tr("Function Calling", "Function Calling"), tr("握手三步", "the three-step handshake"), "8.4",
            ("minimal_loop.py", "function_calling_loop.py", "loop_parts.py", "events.py", "llm_clients.py"),
            "lessons.function_calling_page", "function-calling", "tab-function-calling", editor=True, start="function_calling",
            mistake_option="mistake", link_options=("tool_choice", "mistake", "parallel", "envelope")),
     # MCP is not a section of the course's chapter: the same registry, served over a protocol.
-    Lesson("mcp", tr("MCP", "MCP"), BEYOND_THE_COURSE,
+    Lesson("mcp", tr("MCP", "MCP"), tr("同一批工具，放到 MCP 上", "the same tools, over MCP"), BEYOND_THE_COURSE,
            ("mcp_server.py", "mcp_client_loop.py", "mcp_schema_diff.py"),
            "lessons.mcp_page", "mcp", "tab-mcp", editor=True, start="mcp", mistake_option="mistake", served=True),
-    Lesson("workspace", tr("原子工具", "Atomic tools"), "8.5", ("atomic_tools.py",),
+    Lesson("workspace", tr("原子工具", "Atomic tools"), tr("四个原子工具", "four atomic tools"), "8.5", ("atomic_tools.py",),
            "lessons.workspace_page", "workspace", "tab-workspace", editor=False, workspace=True,
            link_options=("approach",), approaches=("function_calling", "react")),
-    Lesson("permissions", tr("权限与确认", "Permissions"), "8.6", ("permissions.py",),
+    Lesson("permissions", tr("权限与确认", "Permissions"), tr("合法的调用不等于被允许的调用", "a valid call is not an allowed call"), "8.6", ("permissions.py",),
            "lessons.permissions_page", "permissions", "tab-permissions", editor=False, workspace=True,
            link_options=("approach", "rules"), approaches=("function_calling", "react")),
-    Lesson("hooks", tr("钩子", "Hooks"), "8.7", ("hooks.py", "examples_ops.py"),
+    Lesson("hooks", tr("钩子", "Hooks"), tr("每次工具调用的前后", "before and after every tool call"), "8.7", ("hooks.py", "examples_ops.py"),
            "lessons.hooks_page", "hooks", "tab-hooks", editor=True, start="hooks", step=False),
-    Lesson("context", tr("上下文预算", "Context budget"), "8.8", ("context.py",),
+    Lesson("context", tr("上下文预算", "Context budget"), tr("上下文装不下的时候", "when the context does not fit"), "8.8", ("context.py",),
            "lessons.context_page", "context", "tab-context", editor=False, start="context", step=False,
            tools=False, link_options=("strategy", "budget")),
-    Lesson("skills", tr("技能", "Skills"), "8.9", ("skills.py",),
+    Lesson("skills", tr("技能", "Skills"), tr("用到时才读的说明书", "instructions read when needed"), "8.9", ("skills.py",),
            "lessons.skills_page", "skills", "tab-skills", editor=False, start="skills", step=False, tools=False),
-    Lesson("subagents", tr("子代理", "Sub-agents"), "8.10", ("subagents.py",),
+    Lesson("subagents", tr("子代理", "Sub-agents"), tr("把一件事交给子代理", "handing a job to a sub-agent"), "8.10", ("subagents.py",),
            "lessons.subagents_page", "subagents", "tab-subagents", editor=True, start="subagent", step=False),
     # A run is a tree of messages: fork from any step, branches side by side, JSONL saved and resumed.
-    Lesson("sessions", tr("会话与分支", "Sessions and branches"), "8.11", ("sessions.py",),
+    Lesson("sessions", tr("会话与分支", "Sessions and branches"), tr("一次运行是一棵树", "a run is a tree"), "8.11", ("sessions.py",),
            "lessons.sessions_page", "sessions", "tab-sessions", editor=True, start="session"),
     # A case set run against one or two models; its run panel runs one case's question through Function Calling.
-    Lesson("evaluation", tr("评估", "Evaluation"), "8.12", ("evaluation.py", "evaluation_cases.py"),
+    Lesson("evaluation", tr("评估", "Evaluation"), tr("给工具调用打分", "scoring tool calls"), "8.12", ("evaluation.py", "evaluation_cases.py"),
            "lessons.evaluation_page", "evaluation", "tab-evaluation", editor=True, start="function_calling"),
     # The chapter's parts on one loop, on the workspace; its file runs on its own (mini_agent_file.py).
-    Lesson("mini_agent", tr("MiniAgent", "MiniAgent"), "8.13", ("mini_agent.py", "mini_agent_file.py"),
+    Lesson("mini_agent", tr("MiniAgent", "MiniAgent"), tr("把零件装成一个 Agent", "the parts, assembled into one agent"), "8.13", ("mini_agent.py", "mini_agent_file.py"),
            "lessons.mini_agent_page", "mini-agent", "tab-mini-agent", editor=False, start="mini_agent",
            workspace=True, step=False),
 )}

@@ -39,6 +39,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from llm_clients import OFFLINE_MODEL
+
 from i18n import tr
 
 COURSE = Path(__file__).resolve().parent.parent / "code"
@@ -167,11 +169,11 @@ WEATHER_SESSION = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line i
     {"type": "message", "id": CALLED_ID, "parent_id": ASKED_ID, "time": "2026-01-05T09:00:00.200Z",
      "message": {"role": "assistant", "content": None, "tool_calls": [{"id": "call_5e55100a", "type": "function",
                  "function": {"name": "get_weather", "arguments": "{\"city\": \"北京\"}"}}]},
-     "model": "offline-rule-model"},
+     "model": OFFLINE_MODEL},
     {"type": "message", "id": RESULT_ID, "parent_id": CALLED_ID, "time": "2026-01-05T09:00:00.300Z",
      "message": {"role": "tool", "tool_call_id": "call_5e55100a", "content": "北京今天晴，气温 25°C，湿度 30%"}},
     {"type": "message", "id": ANSWERED_ID, "parent_id": RESULT_ID, "time": "2026-01-05T09:00:00.400Z",
-     "message": {"role": "assistant", "content": "北京今天晴，气温 25°C，湿度 30%。"}, "model": "offline-rule-model"},
+     "message": {"role": "assistant", "content": "北京今天晴，气温 25°C，湿度 30%。"}, "model": OFFLINE_MODEL},
 ])
 STORM = "北京今天暴雨，气温 12°C，湿度 95%"
 

@@ -13,7 +13,7 @@ from i18n import tr
 
 from catalogue import LESSONS
 from lessons import context_view
-from lessons.editor_panel import lesson_text
+from lessons.editor_panel import lesson_text_box
 from lessons.html_bits import esc
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
@@ -48,8 +48,7 @@ def shown_preview(conversation: str, question: str, strategy: str, budget) -> st
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：上下文装不下的时候", "📖 Lesson: when the context does not fit"), open=False):
-            gr.Markdown(lesson_text("context.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=2, min_width=320):
                 with gr.Row():

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from catalogue import Lesson
 from i18n import now, tr
 from lessons import CODE_DIR
 from memory.browser_memory import LESSON_NOTE
@@ -42,6 +43,12 @@ def example_text(file_name: str) -> str:
 def example_choices(sets) -> list:
     """The example sets as the dropdown shows them: (name in the page's language, name)."""
     return [(tr(name, EXAMPLE_NAMES_EN.get(name, name)), name) for name in sets]
+
+
+def lesson_text_box(lesson: Lesson) -> None:
+    """The lesson's text, folded under its heading: the catalogue's, so the title is written once."""
+    with gr.Accordion(tr("📖 课文：{heading}", "📖 Lesson: {heading}").format(heading=lesson.heading), open=False):
+        gr.Markdown(lesson_text(f"{lesson.id}.md"))
 
 
 def lesson_text(name: str) -> str:

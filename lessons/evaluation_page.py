@@ -15,7 +15,7 @@ from i18n import tr
 from provider_presets import PRESETS, settings_for
 
 from catalogue import LESSONS
-from lessons.editor_panel import EXAMPLE_SETS, VAGUE_WEATHER, EditorPanel, lesson_text
+from lessons.editor_panel import EXAMPLE_SETS, VAGUE_WEATHER, EditorPanel, lesson_text_box
 from lessons import evaluation_view
 from lessons.evaluation_view import (chosen_run, columns, comparison_html, opened_title, progress_html, table_rows,
                                      totals_html, widths)
@@ -113,8 +113,7 @@ def wire_model_b(settings: SettingsPanel, preset, provider, model, base_url, key
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：给工具调用打分", "📖 Lesson: scoring tool calls"), open=False):
-            gr.Markdown(lesson_text("evaluation.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(sets=SETS, default=FIRST_SET, presets=EXAMPLE_PRESETS)

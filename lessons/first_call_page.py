@@ -10,7 +10,7 @@ import gradio as gr
 from i18n import tr
 
 from catalogue import LESSONS
-from lessons.editor_panel import lesson_text
+from lessons.editor_panel import lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
@@ -25,8 +25,7 @@ STREAM_LABEL = tr("stream=True：流式，回复一片一片地到（不勾选�
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：一个请求，一个响应", "📖 Lesson: one request, one response"), open=False):
-            gr.Markdown(lesson_text("first_call.md"))
+        lesson_text_box(LESSON)
         stream = gr.Checkbox(value=True, label=STREAM_LABEL, elem_classes=["tw-fc-stream-option"])
         run = RunPanel(LESSON, settings, None, PRESETS, options={"stream": stream})
         run.wire()

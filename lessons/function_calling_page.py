@@ -8,7 +8,7 @@ from i18n import now, tr
 
 from catalogue import LESSONS
 
-from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
@@ -62,8 +62,7 @@ LESSON = LESSONS["function_calling"]
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：握手三步", "📖 Lesson: the three-step handshake"), open=False):
-            gr.Markdown(lesson_text("function_calling.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=PRESETS)

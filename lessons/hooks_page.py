@@ -11,7 +11,7 @@ from i18n import now, tr
 
 from catalogue import LESSONS
 from lessons import timeline
-from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
@@ -50,8 +50,7 @@ def hooks_status(source: str, session_id: str | None = None) -> str:
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：每次工具调用的前后", "📖 Lesson: before and after every tool call"), open=False):
-            gr.Markdown(lesson_text("hooks.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
                 editor = EditorPanel(default=TOOLS, presets=PRESETS)

@@ -16,7 +16,7 @@ from catalogue import LESSONS
 from mcp_schema_diff import MISSING, show
 
 from lessons.code_box import CodeBox
-from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.function_calling_page import PARALLEL_LABEL
 from lessons.lesson_page import LessonPage
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
@@ -26,7 +26,6 @@ from lessons.settings_panel import SettingsPanel
 from runs import mcp_backend
 
 # The tab's words, in one place.
-LESSON_TITLE = tr("📖 课文：同一批工具，放到 MCP 上", "📖 Lesson: the same tools, over MCP")
 REGISTRY_LABEL = tr("注册表的 schema（上一课的 tools）", "The registry's schema (the last lesson's tools)")
 LISTED_LABEL = tr("MCP 客户端看到的 tools/list（inputSchema、annotations）",
                   "tools/list as the MCP client sees it (inputSchema, annotations)")
@@ -116,8 +115,7 @@ def annotation_gate(source: str, on: bool) -> tuple[dict | None, str]:
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(LESSON_TITLE, open=False):
-            gr.Markdown(lesson_text("mcp.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=PRESETS)

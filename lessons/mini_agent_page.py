@@ -20,7 +20,7 @@ from i18n import now, tr
 from access.clients import make_client
 from catalogue import LESSONS
 from lessons.code_box import CodeBox
-from lessons.editor_panel import lesson_text
+from lessons.editor_panel import lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
@@ -67,8 +67,7 @@ def score_table(scores: mini_agent_backend.Scores) -> str:
 def build(settings: SettingsPanel) -> LessonPage:
     defaults = mini_agent_backend.default_options()
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：把零件装成一个 Agent", "📖 Lesson: the parts, assembled into one agent"), open=False):
-            gr.Markdown(lesson_text("mini_agent.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 gr.Markdown(tr("**零件**（默认是 `code/mini_agent.py` 的 DEMO：每个零件都选上）",

@@ -12,7 +12,7 @@ from i18n import tr
 from catalogue import LESSONS
 import permissions
 
-from lessons.editor_panel import lesson_text
+from lessons.editor_panel import lesson_text_box
 from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
 from lessons.run_panel import RunPanel
@@ -61,8 +61,7 @@ def rules_status(text: str) -> str:
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：合法的调用不等于被允许的调用", "📖 Lesson: a valid call is not an allowed call"), open=False):
-            gr.Markdown(lesson_text("permissions.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 preset = gr.Radio([(tr(name, PRESET_NAMES_EN.get(name, name)), name) for name in permissions.PRESETS],

@@ -10,7 +10,7 @@ from i18n import now, tr
 
 from catalogue import LESSONS
 from lessons import plan_view, timeline
-from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel
@@ -36,8 +36,7 @@ def broken_choices(names: list[str]) -> list:
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：计划是一个工具", "📖 Lesson: the plan is a tool"), open=False):
-            gr.Markdown(lesson_text("planning.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=EXAMPLE_PRESETS)

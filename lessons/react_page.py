@@ -10,7 +10,7 @@ from catalogue import LESSONS
 
 from json_loop import build_json_prompt
 from lessons.code_box import CodeBox
-from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
@@ -45,8 +45,7 @@ LESSON = LESSONS["react"]
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：用文字约定调用工具", "📖 Lesson: calling tools by a text convention"), open=False):
-            gr.Markdown(lesson_text("react.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=PRESETS)

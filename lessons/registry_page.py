@@ -17,7 +17,7 @@ from catalogue import LESSONS
 
 from runs import backend
 from lessons.code_box import CodeBox
-from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text
+from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text_box
 from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE, session_of
 from lessons.presets import PRESETS
@@ -113,8 +113,7 @@ LESSON = LESSONS["registry"]
 def build(settings: SettingsPanel) -> LessonPage:
     trap_text, drift_text = example_text(FUTURE_TRAP), example_text(DRIFT)
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：从函数签名生成 schema", "📖 Lesson: a schema from the function signature"), open=False):
-            gr.Markdown(lesson_text("registry.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=PRESETS)

@@ -23,7 +23,7 @@ from i18n import pick, tr
 
 from catalogue import LESSONS
 from lessons import sessions_view
-from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel
@@ -75,8 +75,7 @@ def written_file(text: str, name: str) -> str:
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：一次运行是一棵树", "📖 Lesson: a run is a tree"), open=False):
-            gr.Markdown(lesson_text("sessions.md"))
+        lesson_text_box(LESSON)
         # The session as its JSONL file: the loop's input (a run option), kept in the browser with them.
         session_box = gr.Code(Session().dumps(), language="json", interactive=False, lines=6, max_lines=20,
                               label=tr("会话文件（JSONL：第一行是文件头，之后一条消息一行，parent_id 连成树）",

@@ -19,7 +19,7 @@ from i18n import now, tr
 
 from catalogue import LESSONS
 from lessons import context_view, skills_view
-from lessons.editor_panel import lesson_text
+from lessons.editor_panel import lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
@@ -78,8 +78,7 @@ def hidden_note(hidden: list[str]) -> str:
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：用到时才读的说明书", "📖 Lesson: instructions read when needed"), open=False):
-            gr.Markdown(lesson_text("skills.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 box = gr.Code(STARTERS, language="markdown", interactive=True, lines=18, max_lines=40,

@@ -8,7 +8,7 @@ import gradio as gr
 from i18n import tr
 
 from catalogue import LESSONS
-from lessons.editor_panel import EditorPanel, lesson_text
+from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel
@@ -27,8 +27,7 @@ EXAMPLE_PRESETS["天气"] = ["派一个子代理去查北京今天的天气，�
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：把一件事交给子代理", "📖 Lesson: handing a job to a sub-agent"), open=False):
-            gr.Markdown(lesson_text("subagents.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 editor = EditorPanel(presets=EXAMPLE_PRESETS)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import gradio as gr
 
-from i18n import tr
 
 from catalogue import LESSONS
 
-from lessons.editor_panel import lesson_text
+from lessons.editor_panel import lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel
 from lessons.settings_panel import SettingsPanel
@@ -27,8 +26,7 @@ PRESETS = [
 
 def build(settings: SettingsPanel) -> LessonPage:
     with gr.Column(elem_id=LESSON.panel, elem_classes=["tw-lesson"]):
-        with gr.Accordion(tr("📖 课文：四个原子工具", "📖 Lesson: four atomic tools"), open=False):
-            gr.Markdown(lesson_text("workspace.md"))
+        lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
                 view = WorkspaceView()

@@ -85,3 +85,13 @@ def test_a_lesson_naming_no_starter_is_told_which_there_are():
     wrong = dataclasses.replace(LESSONS["react"], start="reactt")
     with pytest.raises(LookupError, match="start='reactt'.*react, planning, registry"):
         starters.of(wrong)
+
+
+def test_a_lesson_s_heading_is_written_once_in_the_catalogue():
+    """The page folds the lesson text under the catalogue's heading; the texts carry no title of their own."""
+    pages = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "lessons").glob("*_page.py"))
+    for lesson in LESSONS.values():
+        for name in (f"{lesson.id}.md", f"{lesson.id}.en.md"):
+            first = (ROOT / "lessons" / name).read_text(encoding="utf-8").lstrip().splitlines()[0]
+            assert not first.startswith("#"), (name, first)
+    assert "📖 课文：" not in pages and "📖 Lesson: " not in pages        # no page writes its own
