@@ -435,6 +435,16 @@ def choose(page, dropdown, name):
     page.get_by_role("option").first.wait_for(state="detached", timeout=WAIT)
 
 
+def pick_fork_point(page, panel, number: int):
+    """Picks message `number` of the sessions page to fork from and waits for its text to fill the box (the
+    server's reply to the pick), as a person would before typing over it; returns the box."""
+    box = panel.locator(".tw-fork-text textarea")
+    box.fill("")
+    choose(page, panel.locator(".tw-fork-entry"), f"{number}. ")
+    page.wait_for_function("(box) => box.value.trim() !== ''", arg=box.element_handle(), timeout=WAIT)
+    return box
+
+
 def storage(page) -> dict:
     return page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
 

@@ -48,7 +48,7 @@ def test_lang_en_shows_english_labels_lesson_text_and_verdict(browser, app_url):
         react = page.locator("#tab-react")
         assert react.locator(".tw-run").inner_text().strip() == "▶ Run"
         react.get_by_text("📖 Lesson: calling tools by a text convention").click()
-        react.get_by_text("This lesson: the model calls tools in").wait_for(timeout=WAIT)
+        react.get_by_text("Before models supported function calling natively").wait_for(timeout=WAIT)
         assert "在模型原生支持" not in react.inner_text()
         nav_link(page, "Function Calling").click()
         panel = page.locator("#tab-function-calling")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.app.harness import LessonPage, choose, choose_openai, free_port, run_panel, type_key, wait_stored
+from tests.app.harness import LessonPage, choose, choose_openai, free_port, pick_fork_point, run_panel, type_key, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -24,8 +24,7 @@ def llm_server():
 
 
 def fork(lesson, number: int, text: str) -> str:
-    choose(lesson.page, lesson.panel.locator(".tw-fork-entry"), f"{number}. ")
-    lesson.panel.locator(".tw-fork-text textarea").fill(text)
+    pick_fork_point(lesson.page, lesson.panel, number).fill(text)
     return run_panel(lesson.panel, button=lesson.panel.locator(".tw-fork"), timeout=WAIT)
 
 
@@ -98,8 +97,7 @@ def test_a_fork_the_session_refuses_starts_no_run_and_says_why(browser, app_url)
         rounds = lesson.rounds()
         said = fork(lesson, 1, BEIJING)          # the question, "edited" into itself
         assert said == "❌ 没有分叉：内容和原来一样：改了什么才会分出新分支"
-        choose(lesson.page, lesson.panel.locator(".tw-fork-entry"), "3. ")
-        lesson.panel.locator(".tw-fork-text textarea").fill("   ")
+        pick_fork_point(lesson.page, lesson.panel, 3).fill("   ")
         lesson.panel.locator(".tw-fork").click()
         lesson.panel.locator(".prose.tw-status").filter(has_text="❌ 没有分叉：内容是空的：写点什么再发").wait_for(timeout=WAIT)
         assert lesson.rounds() == rounds and lesson.panel.locator(".tw-session-tree .tw-branch").count() == 1

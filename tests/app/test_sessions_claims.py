@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.app.harness import LessonPage, choose, run_panel, screenshot, wait_stored
+from tests.app.harness import LessonPage, choose, pick_fork_point, run_panel, screenshot, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -53,9 +53,7 @@ def session_lines(lesson) -> list[dict]:
 
 
 def fork(lesson, number: int, text: str) -> str:
-    choose(lesson.page, lesson.panel.locator(".tw-fork-entry"), f"{number}. ")
-    box = lesson.panel.locator(".tw-fork-text textarea")
-    box.fill(text)
+    pick_fork_point(lesson.page, lesson.panel, number).fill(text)
     return run_panel(lesson.panel, button=lesson.panel.locator(".tw-fork"), timeout=WAIT)
 
 
