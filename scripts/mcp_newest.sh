@@ -39,7 +39,11 @@ fi
 VENV=$CACHE/mcp-newest
 STAMP=$VENV/.installed        # written after a whole install: the mcp version it got
 
-ready() { [ -f "$STAMP" ] && [ -x "$VENV/bin/python" ]; }
+# The course loop the test runs there (on the offline model) needs two more packages of requirements.txt
+# that mcp does not bring (the registry reads docstrings with docstring-parser, skills read YAML), at the
+# versions the app pins: as a student's machine has them.
+mapfile -t COURSE_NEEDS < <(grep -iE '^(docstring-parser|PyYAML)==' "$(dirname "$0")/../requirements.txt")
+ready() { [ -f "$STAMP" ] && [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import docstring_parser, yaml" 2>/dev/null; }
 
 if $CHECK_ONLY; then
   ready || exit 3
@@ -59,7 +63,7 @@ say "installing the newest mcp from PyPI into $VENV"
 /usr/bin/python3 -m venv "$work/venv"
 # `python -m pip` and `bin/python` only: a venv moved after its install still runs them (its
 # scripts' first lines name the old folder, and nothing here uses those).
-if "$work/venv/bin/python" -m pip install -q --disable-pip-version-check mcp >"$work/pip.log" 2>&1 \
+if "$work/venv/bin/python" -m pip install -q --disable-pip-version-check mcp "${COURSE_NEEDS[@]}" >"$work/pip.log" 2>&1 \
    && "$work/venv/bin/python" -c "import importlib.metadata as m; print(m.version('mcp'))" >"$work/venv/.installed"; then
   rm -rf "$VENV"
   mv "$work/venv" "$VENV"
