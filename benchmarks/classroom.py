@@ -123,6 +123,8 @@ MCP_EVERY = 5                # one student in five (another one) is on the MCP l
 LESSON_EVERY = 5             # and one in five more on each of the hooks, sub-agent, context and skills lessons
 MASK_HOOKS = "from hooks import Hooks, POST, mask_secrets\n\nhooks = Hooks()\nhooks.add(POST, mask_secrets)\n"
 CONTEXT_QUESTION = "我叫什么名字？"
+# A budget the summary fits: over it, the verdict says the context sent was over budget, and is no success.
+CONTEXT_BUDGET = 600
 SUBAGENT_QUESTION = "派一个子代理去查北京今天的天气，告诉我结论"
 SKILLS_QUESTION = "帮我把这几个提交写成发布说明"
 
@@ -589,7 +591,7 @@ async def student(url: str, seed: int, results: Results, think: float, tabs):
                                   lambda: tab.call("/run_workspace", WORKSPACE_QUESTION, None, None), check_bash)
             elif (seed - 3) % LESSON_EVERY == 0:
                 await timed_async(results, group, "context",
-                                  lambda: tab.call("/run_context", CONVERSATION, CONTEXT_QUESTION, "compact", 300),
+                                  lambda: tab.call("/run_context", CONVERSATION, CONTEXT_QUESTION, "compact", CONTEXT_BUDGET),
                                   check_context)
             elif (seed - 4) % LESSON_EVERY == 0:
                 await timed_async(results, group, "skills",
