@@ -205,6 +205,9 @@ def test_the_whole_agent_is_one_file_that_runs(lesson, offline_server, tmp_path)
     lesson.page.wait_for_function("([root, task]) => root.querySelector('.tw-ma-file .tw-codebox-code').innerText.includes(task)",
                                   arg=[panel.element_handle(), other], timeout=WAIT)
     panel.locator(".tw-question textarea").fill(TASK)
+    # The file follows the question before the next choice is made, as a person reads it first.
+    lesson.page.wait_for_function("([root, task]) => root.querySelector('.tw-ma-file .tw-codebox-code').innerText.includes(task)",
+                                  arg=[panel.element_handle(), json.dumps(TASK, ensure_ascii=False)], timeout=WAIT)
     panel.locator(".tw-ma-subagents input").uncheck()
     lesson.page.wait_for_function("root => !root.querySelector('.tw-ma-file .tw-codebox-code').innerText.includes('子代理（task）')",
                                   arg=panel.element_handle(), timeout=WAIT)
