@@ -125,22 +125,14 @@ TYPED = ["registry_enum", "fc_vague_forecast", "react_days", "mcp_enum", "subage
 def test_one_typed_fix_per_page(browser, app_url, exercise_id):
     exercise = BY_ID[exercise_id]
     (field, fix), = exercise.solution.items()
-    watched = open_page(browser, lesson_address(app_url, exercise.lesson, f"exercise={exercise_id}"), height=2400)
+    watched = opened_at_start(browser, app_url, exercise_id)
     page = watched.page
-    page.locator("#exercise-task").filter(has_text=exercise.title.zh).wait_for(timeout=WAIT)
-    page.locator("#exercise-load").click()
-    page.locator("#exercise-note").filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
-    page.locator("#exercise-check").click()
-    summary(page).filter(has_text="还没通过").wait_for(timeout=WAIT)
     box = page.locator(f".tw-lesson {TYPED_INTO[field]}").first
     if field == "question":
         box.fill(fix)
     else:
         set_code(page, box, fix)
-    page.locator("#exercise-check").click()
-    summary(page).filter(has_text="✓ 通过").wait_for(timeout=WAIT)
-    page.wait_for_function("(id) => document.querySelector(`#lesson-nav a[data-lesson=${id}]`).innerText.includes('✓')",
-                           arg=exercise.lesson, timeout=WAIT)
+    solved(page, exercise.lesson)
     watched.context.close()
 
 
