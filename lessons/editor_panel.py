@@ -48,14 +48,13 @@ def example_choices(sets) -> list:
 def lesson_text_box(lesson: Lesson) -> None:
     """The lesson's text, folded under its heading: the catalogue's, so the title is written once."""
     with gr.Accordion(tr("📖 课文：{heading}", "📖 Lesson: {heading}").format(heading=lesson.heading), open=False):
-        gr.Markdown(lesson_text(f"{lesson.id}.md"))
+        gr.Markdown(lesson_text(lesson.id))
 
 
-def lesson_text(name: str) -> str:
-    """A lesson's text (`react.md`), with its English beside it (`react.en.md`)."""
-    folder, path = Path(__file__).parent, Path(name)
-    english = folder / f"{path.stem}.en{path.suffix}"
-    return tr((folder / name).read_text(encoding="utf-8"), english.read_text(encoding="utf-8"))
+def lesson_text(lesson_id: str) -> str:
+    """A lesson's text (`react/lesson.md`), with its English beside it (`react/lesson.en.md`)."""
+    folder = Path(__file__).parent / lesson_id
+    return tr(*((folder / name).read_text(encoding="utf-8") for name in ("lesson.md", "lesson.en.md")))
 
 
 class EditorPanel:

@@ -16,7 +16,10 @@ import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, first_call_view, plan_view, skills_view, token_count
+from lessons import context_view, cost_view, token_count
+from lessons.first_call import first_call_view
+from lessons.planning import plan_view
+from lessons.skills import skills_view
 from lessons.rule_reasons import reason_in_english
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.

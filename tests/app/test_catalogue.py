@@ -65,14 +65,15 @@ def in_chinese(number: int) -> str:
 
 def test_the_readme_counts_and_names_the_catalogue_s_lessons():
     """The README says how many lessons there are, in Chinese and in its English summary, and its map of
-    lessons/ names each lesson's page module, in the catalogue's order."""
+    lessons/ names each lesson's folder, in the catalogue's order."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert in_chinese(7) == "七" and in_chinese(11) == "十一" and in_chinese(23) == "二十三"
     assert f"\n{in_chinese(len(LESSONS))}课，每课一页" in readme
     summary = readme.split("## English summary", 1)[1]
     assert f"{ENGLISH_NUMBERS[len(LESSONS) - 1].capitalize()} lessons," in summary
     lessons_map = next(p for p in readme.split("\n\n") if p.startswith("**`lessons/` 页面。**"))
-    assert re.findall(r"`(\w+_page)`", lessons_map) == [lesson.page.split(".")[-1] for lesson in LESSONS.values()]
+    folders = lessons_map.split("每课一个文件夹（", 1)[1].split("）", 1)[0]
+    assert re.findall(r"`(\w+)/`", folders) == list(LESSONS)
 
 
 def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
@@ -89,9 +90,9 @@ def test_a_lesson_naming_no_starter_is_told_which_there_are():
 
 def test_a_lesson_s_heading_is_written_once_in_the_catalogue():
     """The page folds the lesson text under the catalogue's heading; the texts carry no title of their own."""
-    pages = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "lessons").glob("*_page.py"))
+    pages = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "lessons").glob("*/page.py"))
     for lesson in LESSONS.values():
-        for name in (f"{lesson.id}.md", f"{lesson.id}.en.md"):
+        for name in (f"{lesson.id}/lesson.md", f"{lesson.id}/lesson.en.md"):
             first = (ROOT / "lessons" / name).read_text(encoding="utf-8").lstrip().splitlines()[0]
             assert not first.startswith("#"), (name, first)
     assert "📖 课文：" not in pages and "📖 Lesson: " not in pages        # no page writes its own

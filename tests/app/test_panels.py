@@ -202,7 +202,7 @@ def test_a_streamed_run_renders_while_it_arrives():
 def test_a_run_reads_its_inputs_by_name():
     import gradio as gr
 
-    from lessons import function_calling_page
+    from lessons.function_calling import page as function_calling_page
     from lessons.editor_panel import EditorPanel
     from lessons.run_panel import RunPanel
 

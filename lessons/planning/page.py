@@ -9,7 +9,8 @@ import gradio as gr
 from i18n import now, tr
 
 from catalogue import LESSONS
-from lessons import plan_view, timeline
+from lessons import timeline
+from lessons.planning import plan_view
 from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS

@@ -16,8 +16,8 @@ from provider_presets import PRESETS, settings_for
 
 from catalogue import LESSONS
 from lessons.editor_panel import EXAMPLE_SETS, VAGUE_WEATHER, EditorPanel, lesson_text_box
-from lessons import evaluation_view
-from lessons.evaluation_view import (chosen_run, columns, comparison_html, opened_title, progress_html, table_rows,
+from lessons.evaluation import evaluation_view
+from lessons.evaluation.evaluation_view import (chosen_run, columns, comparison_html, opened_title, progress_html, table_rows,
                                      totals_html, widths)
 from lessons.html_bits import esc
 from lessons.lesson_page import LessonPage

@@ -12,7 +12,7 @@ from i18n import now, tr
 from catalogue import LESSONS
 from lessons import timeline
 from lessons.editor_panel import EditorPanel, lesson_text_box
-from lessons.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
+from lessons.hooks.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel

@@ -17,7 +17,7 @@ from mcp_schema_diff import MISSING, show
 
 from lessons.code_box import CodeBox
 from lessons.editor_panel import EditorPanel, lesson_text_box
-from lessons.function_calling_page import PARALLEL_LABEL
+from lessons.function_calling.page import PARALLEL_LABEL
 from lessons.lesson_page import LessonPage
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel

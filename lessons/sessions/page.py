@@ -22,7 +22,7 @@ from sessions import Session, SessionProblem
 from i18n import pick, tr
 
 from catalogue import LESSONS
-from lessons import sessions_view
+from lessons.sessions import sessions_view
 from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
