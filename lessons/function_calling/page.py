@@ -65,7 +65,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
@@ -78,7 +78,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 describe_mistakes(mistake)
                 envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
                 choice_help = gr.Markdown(choice_note("auto", "offline"), elem_classes=["tw-choice-note"])
-                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example],
                                options={"tool_choice": tool_choice, "parallel_tool_calls": parallel,
                                         "mistake": mistake, "envelope": envelope})
 

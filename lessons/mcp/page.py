@@ -118,7 +118,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 schema = SchemaPanel(REGISTRY_LABEL)
                 compared = gr.Markdown(elem_classes=["tw-mcp-compare"])
                 with gr.Row(equal_height=False):
@@ -135,7 +135,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 describe_mistakes(mistake)
                 annotations = gr.Checkbox(value=False, label=ANNOTATIONS_LABEL, info=ANNOTATIONS_NOTE,
                                           elem_classes=["tw-mcp-annotations"])
-                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example],
                                options={"parallel_tool_calls": parallel, "mistake": mistake},
                                rules=lambda values: annotation_gate(values[editor.editor], bool(values[annotations])),
                                rule_inputs=[annotations], ask=True)

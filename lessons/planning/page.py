@@ -40,7 +40,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=EXAMPLE_PRESETS)
+                editor = EditorPanel(LESSON, presets=EXAMPLE_PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
                 approach = gr.Radio(APPROACHES, value="todos", label=tr("写法", "Approach"),

@@ -92,7 +92,36 @@ def test_a_lesson_s_heading_is_written_once_in_the_catalogue():
     """The page folds the lesson text under the catalogue's heading; the texts carry no title of their own."""
     pages = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "lessons").glob("*/page.py"))
     for lesson in LESSONS.values():
-        for name in (f"{lesson.id}/lesson.md", f"{lesson.id}/lesson.en.md"):
-            first = (ROOT / "lessons" / name).read_text(encoding="utf-8").lstrip().splitlines()[0]
+        for name in (lesson.texts.zh, lesson.texts.en):
+            first = (ROOT / name).read_text(encoding="utf-8").lstrip().splitlines()[0]
             assert not first.startswith("#"), (name, first)
     assert "📖 课文：" not in pages and "📖 Lesson: " not in pages        # no page writes its own
+
+
+def test_every_lesson_folder_is_a_catalogue_lesson_with_its_page_and_texts():
+    """A lesson is its catalogue entry and its folder: lessons/<id>/ with an empty __init__.py, page.py and
+    its two texts; every folder under lessons/ is a lesson's, and no page or text is left beside the shared panels."""
+    lessons = ROOT / "lessons"
+    folders = sorted(path.name for path in lessons.iterdir() if path.is_dir() and path.name != "__pycache__")
+    assert folders == sorted(LESSONS)
+    for lesson in LESSONS.values():
+        folder = ROOT / lesson.folder
+        assert (folder / "__init__.py").read_bytes() == b"", lesson.id        # empty: merges cleanly
+        assert (ROOT / lesson.page.replace(".", "/")).with_suffix(".py") == folder / "page.py"
+        assert all((ROOT / text).is_file() and (ROOT / text).parent == folder
+                   for text in (lesson.texts.zh, lesson.texts.en)), lesson.id
+    assert sorted(path.name for path in lessons.glob("*_page.py")) == ["lesson_page.py"]    # the pages' shared shape
+    assert sorted(path.name for path in lessons.glob("*.md")) == []
+
+
+def test_a_lesson_s_example_sets_are_ones_its_editor_can_open():
+    """The catalogue names the example sets (lessons/editor_panel.py has their files): the set an editor opens
+    with is one it offers, and a lesson's own sets are not the shared ones."""
+    from lessons.editor_panel import EXAMPLE_FILES, EXAMPLE_SETS, lesson_sets
+
+    for lesson in LESSONS.values():
+        assert lesson.editor or not lesson.own_examples, lesson.id
+        assert not set(lesson.own_examples) & set(EXAMPLE_SETS) and set(lesson.own_examples) <= set(EXAMPLE_FILES)
+        assert lesson.example is None or lesson.example in lesson_sets(lesson), lesson.id
+    assert list(lesson_sets(LESSONS["evaluation"])) == [*EXAMPLE_SETS, "天气（描述含糊）"]
+    assert lesson_sets(LESSONS["workspace"]) == {}

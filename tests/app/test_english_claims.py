@@ -76,8 +76,8 @@ def test_the_english_a_claim_looks_for_is_what_the_english_page_says(english, te
 
 def quoted_labels() -> list[tuple[str, str]]:
     """(lesson text, «label») of every English lesson text: the controls and results it names."""
-    return sorted({(path.parent.name, label) for path in (ROOT / "lessons").glob("*/lesson.en.md")
-                   for label in re.findall(r"«([^«»]+)»", path.read_text(encoding="utf-8"))})
+    return sorted({(lesson.id, label) for lesson in LESSONS.values()
+                   for label in re.findall(r"«([^«»]+)»", (ROOT / lesson.texts.en).read_text(encoding="utf-8"))})
 
 
 @pytest.mark.parametrize("lesson_text, label", quoted_labels())

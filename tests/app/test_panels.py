@@ -208,7 +208,7 @@ def test_a_run_reads_its_inputs_by_name():
 
     with gr.Blocks():
         settings = settings_panel.SettingsPanel({})
-        editor = EditorPanel()
+        editor = EditorPanel(function_calling_page.LESSON)
         choice, parallel = gr.Textbox(), gr.Checkbox()
         run = RunPanel(function_calling_page.LESSON, settings, editor.editor, ["广州冷不冷？"],
                        options={"tool_choice": choice, "parallel_tool_calls": parallel})

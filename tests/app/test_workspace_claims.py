@@ -18,6 +18,7 @@ import pytest
 
 import atomic_tools
 import workspace
+from catalogue import LESSONS
 from lessons.permissions.page import PRESET_NAMES_EN
 from lessons.permissions.page import PRESETS as PERMISSION_PRESETS
 from tests.app.harness import ask, calls, CODE_SHOWN, code_text, LANGUAGE, open_in, paste_code, PERFORMED, set_code, T, tab, title_shown, wait_ask, wait_final, workspace_lesson
@@ -26,7 +27,6 @@ pytestmark = pytest.mark.browser
 WAIT = 60_000
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "workspace" / "starter"
-LESSONS = ROOT / "lessons"
 
 
 @pytest.fixture(scope="class", params=PERFORMED)
@@ -206,7 +206,7 @@ class TestWorkspaceLesson:
     def test_a_command_that_goes_over_the_limits_is_undone(self, panel):
         """如果一条命令让工作区超过了上限（4 MB、300 个文件），这一步的改动会全部撤销。"""
         said = re.search(T(r"上限（(\d+) MB、(\d+) 个文件）", r"limits \((\d+) MB, (\d+) files\)"),
-                         (LESSONS / "workspace" / T("lesson.md", "lesson.en.md")).read_text(encoding="utf-8"))
+                         (ROOT / T(LESSONS["workspace"].texts.zh, LESSONS["workspace"].texts.en)).read_text(encoding="utf-8"))
         megabytes, files = int(said[1]), int(said[2])
         assert (megabytes << 20, files) == (atomic_tools.MAX_WORKSPACE_BYTES, atomic_tools.MAX_FILES)
         run(panel, f"运行 `for i in $(seq 1 {files + 50}); do echo $i > f$i.txt; done` "
