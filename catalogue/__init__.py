@@ -46,6 +46,9 @@ class Lesson:
     # are the sets only this lesson's editor offers beside them.
     example: str | None = None
     own_examples: tuple[str, ...] = ()
+    # Its endpoint in the named API (endpoints/api.py, "Use via API"): the one that runs its loop, or for
+    # the registry lesson the schema its editor shows.
+    api: str | None = None
 
     @property
     def editor(self) -> bool:
@@ -96,51 +99,51 @@ LESSONS: dict[str, Lesson] = {lesson.id: lesson for lesson in (
     # One request and its response, no loop: the course's first file; its one tool is the file's own.
     Lesson("first_call", tr("第一次调用", "First call"), tr("一个请求，一个响应", "one request, one response"), "8.1", ("first_call.py",),
            "first-call", "tab-first-call", start="first_call",
-           step=False, tools=False, link_options=("stream",)),
+           step=False, tools=False, link_options=("stream",), api="first_call"),
     Lesson("react", tr("正则 ReAct", "Regex ReAct"), tr("用文字约定调用工具", "calling tools by a text convention"), "8.2",
            ("react_loop.py", "json_loop.py", "text_parsers.py", "text_protocol_loop.py"),
            "", "tab-react", example=WEATHER, start="react", mistake_option="mistake",
-           link_options=("approach", "mistake", "envelope"), approaches=("react", "json")),
+           link_options=("approach", "mistake", "envelope"), approaches=("react", "json"), api="run_react"),
     Lesson("planning", tr("计划与执行", "Plan and execute"), tr("计划是一个工具", "the plan is a tool"), "8.3", ("planning.py",),
            "planning", "tab-planning", example=WEATHER, start="planning",
-           link_options=("approach",), approaches=("todos", "fixed")),
+           link_options=("approach",), approaches=("todos", "fixed"), api="run_planning"),
     Lesson("registry", tr("工具注册", "Tool registry"), tr("从函数签名生成 schema", "a schema from the function signature"), "8.4",
            ("naive_schema.py", "simple_registry.py", "tool_registry.py", "type_schema.py", "tool_arguments.py",
             "tool_outcome.py"),
-           "registry", "tab-registry", example=WEATHER, start="registry"),
+           "registry", "tab-registry", example=WEATHER, start="registry", api="schema"),
     Lesson("function_calling", tr("Function Calling", "Function Calling"), tr("握手三步", "the three-step handshake"), "8.4",
            ("minimal_loop.py", "function_calling_loop.py", "loop_parts.py", "events.py", "llm_clients.py"),
            "function-calling", "tab-function-calling", example=WEATHER, start="function_calling",
-           mistake_option="mistake", link_options=("tool_choice", "mistake", "parallel", "envelope")),
+           mistake_option="mistake", link_options=("tool_choice", "mistake", "parallel", "envelope"), api="run_function_calling"),
     # MCP is not a section of the course's chapter: the same registry, served over a protocol.
     Lesson("mcp", tr("MCP", "MCP"), tr("同一批工具，放到 MCP 上", "the same tools, over MCP"), BEYOND_THE_COURSE,
            ("mcp_server.py", "mcp_client_loop.py", "mcp_schema_diff.py"),
-           "mcp", "tab-mcp", example=WEATHER, start="mcp", mistake_option="mistake", served=True),
+           "mcp", "tab-mcp", example=WEATHER, start="mcp", mistake_option="mistake", served=True, api="run_mcp"),
     Lesson("workspace", tr("原子工具", "Atomic tools"), tr("四个原子工具", "four atomic tools"), "8.5", ("atomic_tools.py",),
            "workspace", "tab-workspace", workspace=True,
-           link_options=("approach",), approaches=("function_calling", "react")),
+           link_options=("approach",), approaches=("function_calling", "react"), api="run_workspace"),
     Lesson("permissions", tr("权限与确认", "Permissions"), tr("合法的调用不等于被允许的调用", "a valid call is not an allowed call"), "8.6", ("permissions.py",),
            "permissions", "tab-permissions", workspace=True,
-           link_options=("approach", "rules"), approaches=("function_calling", "react")),
+           link_options=("approach", "rules"), approaches=("function_calling", "react"), api="run_workspace"),
     Lesson("hooks", tr("钩子", "Hooks"), tr("每次工具调用的前后", "before and after every tool call"), "8.7", ("hooks.py", "examples_ops.py"),
-           "hooks", "tab-hooks", example="运维：配置、SQL、命令", start="hooks", step=False),
+           "hooks", "tab-hooks", example="运维：配置、SQL、命令", start="hooks", step=False, api="run_hooks"),
     Lesson("context", tr("上下文预算", "Context budget"), tr("上下文装不下的时候", "when the context does not fit"), "8.8", ("context.py",),
            "context", "tab-context", start="context", step=False,
-           tools=False, link_options=("strategy", "budget")),
+           tools=False, link_options=("strategy", "budget"), api="run_context"),
     Lesson("skills", tr("技能", "Skills"), tr("用到时才读的说明书", "instructions read when needed"), "8.9", ("skills.py",),
-           "skills", "tab-skills", start="skills", step=False, tools=False),
+           "skills", "tab-skills", start="skills", step=False, tools=False, api="run_skills"),
     Lesson("subagents", tr("子代理", "Sub-agents"), tr("把一件事交给子代理", "handing a job to a sub-agent"), "8.10", ("subagents.py",),
-           "subagents", "tab-subagents", example=WEATHER, start="subagent", step=False),
+           "subagents", "tab-subagents", example=WEATHER, start="subagent", step=False, api="run_subagent"),
     # A run is a tree of messages: fork from any step, branches side by side, JSONL saved and resumed.
     Lesson("sessions", tr("会话与分支", "Sessions and branches"), tr("一次运行是一棵树", "a run is a tree"), "8.11", ("sessions.py",),
-           "sessions", "tab-sessions", example=WEATHER, start="session"),
+           "sessions", "tab-sessions", example=WEATHER, start="session", api="run_sessions"),
     # A case set run against one or two models; its run panel runs one case's question through Function Calling.
     Lesson("evaluation", tr("评估", "Evaluation"), tr("给工具调用打分", "scoring tool calls"), "8.12", ("evaluation.py", "evaluation_cases.py"),
-           "evaluation", "tab-evaluation", example=WEATHER, own_examples=("天气（描述含糊）",), start="function_calling"),
+           "evaluation", "tab-evaluation", example=WEATHER, own_examples=("天气（描述含糊）",), start="function_calling", api="run_eval"),
     # The chapter's parts on one loop, on the workspace; its file runs on its own (mini_agent_file.py).
     Lesson("mini_agent", tr("MiniAgent", "MiniAgent"), tr("把零件装成一个 Agent", "the parts, assembled into one agent"), "8.13", ("mini_agent.py", "mini_agent_file.py"),
            "mini-agent", "tab-mini-agent", start="mini_agent",
-           workspace=True, step=False),
+           workspace=True, step=False, api="run_mini_agent"),
 )}
 # The lesson whose page is at the app's root (its path is ""): links handed out before 8.1 had a page
 # point there, so the root stays ReAct's although the course, and the list, start with 8.1.

@@ -1,5 +1,6 @@
 """The lesson catalogue is the one description of a lesson: the page, the run, the named API, links
 and the README all follow it."""
+import ast
 import dataclasses
 import importlib
 import pathlib
@@ -74,12 +75,37 @@ def test_the_readme_counts_and_names_the_catalogue_s_lessons():
     lessons_map = next(p for p in readme.split("\n\n") if p.startswith("**`lessons/` 页面。**"))
     folders = lessons_map.split("每课一个文件夹（", 1)[1].split("）", 1)[0]
     assert re.findall(r"`(\w+)/`", folders) == list(LESSONS)
+    editors = [str(lesson.title) for lesson in LESSONS.values() if lesson.editor]
+    assert f"有工具源码的{in_chinese(len(editors))}页（{'、'.join(editors)}）" in readme
 
 
-def test_the_named_api_starts_each_source_lesson_with_the_catalogue_s_starter():
-    source = (ROOT / "endpoints" / "api.py").read_text(encoding="utf-8")
-    assert re.findall(r'_run\(LESSONS\["(\w+)"\]', source) == ["first_call", "function_calling", "planning", "mcp", "react", "hooks", "context", "skills",
-                                                                          "subagents", "sessions"]
+def endpoint_functions() -> dict[str, ast.FunctionDef]:
+    """{api name: the function endpoints/api.py registers under it}, read from its `endpoints` table."""
+    tree = ast.parse((ROOT / "endpoints" / "api.py").read_text(encoding="utf-8"))
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    table = next(node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                 and [target.id for target in node.targets if isinstance(target, ast.Name)] == ["endpoints"])
+    return {key.value: functions[value.id] for key, value in zip(table.keys, table.values)}
+
+
+def lessons_run(function: ast.FunctionDef) -> list[str]:
+    """The lessons whose loop a function runs through _run(LESSONS["id"], ...)."""
+    return [call.args[0].slice.value for call in ast.walk(function) if isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name) and call.func.id == "_run"]
+
+
+def test_each_lesson_s_named_endpoint_is_registered_and_runs_that_lesson():
+    """The catalogue names each lesson's endpoint (Lesson.api): it is registered, and an endpoint that runs a
+    lesson's loop runs the lesson whose entry names it; the README's API paragraph lists each one."""
+    endpoints = endpoint_functions()
+    for lesson in LESSONS.values():
+        assert lesson.api in endpoints, lesson.id
+        assert lessons_run(endpoints[lesson.api]) in ([], [lesson.id]), lesson.id
+    run = {lesson for function in endpoints.values() for lesson in lessons_run(function)}
+    assert run == {lesson.id for lesson in LESSONS.values() if lesson.start and not lesson.workspace} - {"registry", "evaluation"}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    api_map = next(p for p in readme.split("\n\n") if p.startswith("**`endpoints/` 具名 API。**"))
+    assert [lesson.id for lesson in LESSONS.values() if f"`/{lesson.api}`" not in api_map] == []
 
 
 def test_a_lesson_naming_no_starter_is_told_which_there_are():
