@@ -110,8 +110,10 @@ def test_each_lesson_s_named_endpoint_is_registered_and_runs_that_lesson():
 
 def test_a_lesson_naming_no_starter_is_told_which_there_are():
     wrong = dataclasses.replace(LESSONS["react"], start="reactt")
-    with pytest.raises(LookupError, match="start='reactt'.*react, planning, registry"):
+    with pytest.raises(LookupError, match="start='reactt'.*first_call, react, registry, function_calling"):
         starters.of(wrong)
+    assert "tool_choice_value" not in starters.BY_NAME and set(starters.BY_NAME) >= {lesson.start for lesson in LESSONS.values()
+                                                                                  if lesson.start}
 
 
 def test_a_lesson_s_heading_is_written_once_in_the_catalogue():
