@@ -32,8 +32,9 @@ def test_a_lesson_runs_either_its_own_loop_on_a_source_or_the_workspace():
         assert lesson.editor == (lesson.start is not None and lesson.tools and not lesson.workspace), lesson.id
         assert lesson.start is None or starters.of(lesson).__name__ == lesson.start, lesson.id
     assert [lesson.id for lesson in LESSONS.values() if lesson.workspace and lesson.start] == ["mini_agent"]
-    assert catalogue.SOURCE_LESSONS == ("first_call", "react", "planning", "registry", "function_calling", "mcp", "hooks", "context", "skills",
-                                       "subagents", "sessions", "evaluation")
+    # The lessons a run's export may name: those with a loop of their own, not the workspace's.
+    assert {"first_call", "react", "context", "evaluation"} <= set(catalogue.SOURCE_LESSONS)
+    assert not {"workspace", "permissions", "mini_agent"} & set(catalogue.SOURCE_LESSONS)
     assert catalogue.ROOT == "react" and LESSONS["react"].address == "/"      # links handed out before point there
     assert next(iter(LESSONS)) == "first_call"                                 # the course, and the list, start with 8.1
 
