@@ -17,9 +17,8 @@ from mcp_schema_diff import MISSING, show
 
 from lessons.code_box import CodeBox
 from lessons.editor_panel import EditorPanel, lesson_text_box
-from lessons.function_calling.page import PARALLEL_LABEL
 from lessons.lesson_page import LessonPage
-from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PARALLEL_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
