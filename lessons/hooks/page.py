@@ -25,7 +25,6 @@ LESSON = LESSONS["hooks"]
 FIRST_HOOKS = HOOK_SETS[0][0]
 
 
-
 def hooks_status(source: str, session_id: str | None = None) -> str:
     """What the hooks source registers, in the order the hooks run, or why it cannot be used."""
     listing = hooks_backend.listed(source or "", session_id)
