@@ -36,10 +36,19 @@ from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 
 # ---------------------------------------------------------------- the registry
 
-# Event kind -> draws one event of it in the protocol view: renderer(event, round) -> HTML.
+# Event kind -> draws one event of it in the protocol view: renderer(event, round) -> HTML. One key is a
+# field, not a type: "child" draws the sub-agent run a task call started (its events carry "child").
 RENDERERS: dict[str, Callable[[dict, Round], str]] = {}
 # Event kind -> its messages in the chat view: renderer(event, conversation) -> [gr.Chatbot messages].
 CHAT: dict[str, Callable[[dict, Conversation], list[dict]]] = {}
+
+# The kinds with no renderer of their own, and where they show instead.
+SHOWN_ELSEWHERE = {
+    "delta": "the reply still streaming, in its round (streamed_so_far), and 8.1's time axis",
+    "assembled": "8.1's time axis and its assembled calls (first_call_view.render_arrival)",
+    "purpose": "the line above the rounds (render_purpose)",
+    "entry": "the sessions lesson's tree of messages (sessions_view), not the timeline",
+}
 
 
 def register(kind: str, view: dict | None = None) -> Callable:
