@@ -155,10 +155,11 @@ class SchemaPanel:
 
         # A few milliseconds of work: answered directly rather than through the queue. `edited`
         # is the refresh after an edit: what else an edit triggers (keeping the source in the
-        # browser) is chained after it, so the student sees the new schema first.
-        self.edited = editor.change(refresh, self.inputs, self.outputs, **SILENT)
-        if strict is not None:
-            strict.change(refresh, self.inputs, self.outputs, **SILENT)
+        # browser) is chained after it, so the student sees the new schema first. One listener for the
+        # source and strict: a refresh waits for the one under way and reads both as they are then, so
+        # an earlier edit's schema never lands after a later one's.
+        triggers = [editor.change] + ([strict.change] if strict is not None else [])
+        self.edited = gr.on(triggers, refresh, self.inputs, self.outputs, trigger_mode="always_last", **SILENT)
         self.refresh = refresh
         return refresh
 
