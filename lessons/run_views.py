@@ -3,6 +3,7 @@ mode, the replay buttons, and the views of the run (protocol, chat, raw JSON, co
 export/import). `render(state, note)` draws a RunState into all of them at once."""
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any, Callable
 
@@ -15,6 +16,10 @@ from lessons import code_view, cost_view, timeline
 from lessons.code_box import CodeBox
 from runs import headline, run_driver
 from runs.run_driver import RunState
+
+
+# Each drawing of a run area takes the next number (run_views.RunViews.mark).
+DRAWINGS = itertools.count(1)
 
 
 def summary(events: list[dict]) -> str:
@@ -46,6 +51,9 @@ class RunViews:
                                       interactive=False, visible=LESSONS[lesson].step if lesson in LESSONS else True)
         self.below_buttons = below_buttons() if below_buttons is not None else None
         self.status = gr.Markdown(elem_classes=["tw-status"])
+        # Not seen, changed by every drawing of the run: a headline equal to the last run's (the same question
+        # again) is still told apart from it, by whoever clicked and waits for this run's (a script, a test).
+        self.mark = gr.HTML("", visible="hidden", elem_classes=["tw-run-mark"])
         self.retry_btn = gr.Button(tr("🔁 去掉参数重试", "🔁 Retry without the parameter"), visible=False, size="sm", elem_classes=["tw-retry"])
         with gr.Row(visible=False, elem_classes=["tw-replay"]) as self.replay_row:
             self.next_btn = gr.Button(tr("下一步 ⏭", "Next ⏭"), variant="primary", elem_classes=["tw-next"], min_width=100)
@@ -88,7 +96,7 @@ class RunViews:
         # Everything render() writes (the tab's gr.State is added by the panel).
         self.outputs = [self.protocol, self.chat, self.raw, self.code, self.status,
                         self.step_box, self.step_args, self.step_result, self.replay_row, self.retry_btn,
-                        self.costs]
+                        self.costs, self.mark]
 
     def ready(self) -> dict:
         """The run buttons working: once what the browser kept of the page is back (LessonPage.on_load)."""
@@ -122,6 +130,7 @@ class RunViews:
             self.replay_row: gr.update(visible=state.replay is not None and state.pos < len(state.replay)),
             self.retry_btn: retry_button(state),
             self.costs: cost_view.render(events, (state.settings or {}).get("provider"), self.lesson),
+            self.mark: str(next(DRAWINGS)),
         }
 
 

@@ -135,10 +135,11 @@ class SchemaPanel:
                             elem_classes=["tw-schema-json"])
 
     def wire(self, editor: gr.Code, strict: gr.Checkbox | None = None, extra: Extra | None = None,
-             extra_inputs: Iterable = (), extra_outputs: Iterable = ()):
+             extra_inputs: Iterable = (), extra_outputs: Iterable = (), extra_triggers: Iterable = ()):
         """Re-extract on every edit (trigger_mode always_last collapses fast typing) and
-        when strict changes. `extra` feeds the tab's additional outputs (e.g. the try-call
-        tool list). Sets `inputs`/`outputs` and returns the handler, also used on page load."""
+        when strict changes (or `extra_triggers` fire: a tab control an extra output depends on).
+        `extra` feeds the tab's additional outputs (e.g. the try-call tool list). Sets
+        `inputs`/`outputs` and returns the handler, also used on page load."""
         self.inputs = {editor, self.tools_state, *([strict] if strict is not None else []), *extra_inputs}
         self.outputs = [self.json, self.status, self.tools_state, *extra_outputs]
         self.editor, self.strict = editor, strict
@@ -155,10 +156,11 @@ class SchemaPanel:
 
         # A few milliseconds of work: answered directly rather than through the queue. `edited`
         # is the refresh after an edit: what else an edit triggers (keeping the source in the
-        # browser) is chained after it, so the student sees the new schema first.
-        self.edited = editor.change(refresh, self.inputs, self.outputs, **SILENT)
-        if strict is not None:
-            strict.change(refresh, self.inputs, self.outputs, **SILENT)
+        # browser) is chained after it, so the student sees the new schema first. One listener for the
+        # source and strict: a refresh waits for the one under way and reads both as they are then, so
+        # an earlier edit's schema never lands after a later one's.
+        triggers = [editor.change] + ([strict.change] if strict is not None else []) + list(extra_triggers)
+        self.edited = gr.on(triggers, refresh, self.inputs, self.outputs, trigger_mode="always_last", **SILENT)
         self.refresh = refresh
         return refresh
 

@@ -157,12 +157,18 @@ def build(settings: SettingsPanel) -> LessonPage:
             path = os.path.join(tempfile.mkdtemp(prefix="tool-workshop-"), "mini_agent.py")
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(text)
-            return {download: gr.update(value=path, visible=True), source: text,
+            return {download: gr.update(value=path, visible=True),
                     file_status: tr("已写好，点文件名下载。", "Written: click the file name to download.")}
 
-        for component in inputs:
-            component.change(show_file, inputs, [source, file_status], api_visibility=PRIVATE, show_progress="hidden")
-        download_btn.click(save_file, inputs, [download, source, file_status], api_visibility=PRIVATE)
+        # One listener for every choice, not one per choice: separate listeners run side by side, and the
+        # redraw of an earlier change (the question) could land after a later one's (a box unticked),
+        # showing a file without the later choice. One listener's next run waits for the one under way and
+        # reads the choices as they are then ("always_last"): the last file drawn is the last choices'.
+        gr.on([component.change for component in inputs], show_file, inputs, [source, file_status],
+              trigger_mode="always_last", api_visibility=PRIVATE, show_progress="hidden")
+        # The box is left to that listener: a download writes the same file, and a second writer of the box
+        # could land after a change made just after the click.
+        download_btn.click(save_file, inputs, [download, file_status], api_visibility=PRIVATE)
 
         def scored(values: dict, request: gr.Request) -> str:
             options = {name: values[component] for name, component in parts.items()}

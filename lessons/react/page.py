@@ -69,12 +69,15 @@ def build(settings: SettingsPanel) -> LessonPage:
                                options={"approach": approach, "mistake": mistake, "envelope": envelope})
 
         def prompt_for(report, inputs, values):
-            return {prompt: system_prompt(values[approach], report["tools"]) if report["ok"] else gr.update()}
+            # A source that does not parse keeps the last good tools, as the schema shown does.
+            tools = report["tools"] if report["ok"] else inputs.previous
+            return {prompt: system_prompt(values[approach], tools) if tools is not None else gr.update()}
 
-        schema.wire(editor.editor, extra=prompt_for, extra_inputs=[approach], extra_outputs=[prompt])
-        # One update for both: the prompt and the mistakes that fit it are on screen together.
-        approach.change(lambda tools, a, m: (system_prompt(a, tools or []), mistakes_for_approach(a, m)),
-                        [schema.tools_state, approach, mistake], [prompt, mistake], api_visibility=PRIVATE,
+        # The prompt has one writer, the schema's refresh, on an edit and on a new approach alike: a second
+        # listener drawing it from the tools kept so far could land after an edit's and show the old tools.
+        schema.wire(editor.editor, extra=prompt_for, extra_inputs=[approach], extra_outputs=[prompt],
+                    extra_triggers=[approach.change])
+        approach.change(mistakes_for_approach, [approach, mistake], [mistake], api_visibility=PRIVATE,
                         show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()

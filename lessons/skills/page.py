@@ -116,9 +116,9 @@ def build(settings: SettingsPanel) -> LessonPage:
                                                elem_classes=["tw-memory-delete"])
                     memory_note = gr.Markdown(elem_classes=["tw-memory-said"])
         run = RunPanel(LESSON, settings, None, PRESETS, options={"skills": box, "way": way, "memory": memory_on})
-        for component in (box, way):
-            component.change(shown_skills, [box, way], [panel], api_visibility=PRIVATE, show_progress="hidden",
-                             trigger_mode="always_last")
+        # One listener for both (not one each): an earlier change's panel never lands after a later one's.
+        gr.on([box.change, way.change], shown_skills, [box, way], [panel], api_visibility=PRIVATE,
+              show_progress="hidden", trigger_mode="always_last")
         # What the student puts in the box (typed, ↺, an imported session, typed while the page was still
         # putting back what the browser kept) is written to the workspace; what the page's load puts
         # there came from the workspace (`loaded` holds its digest), and is not written back.

@@ -302,12 +302,14 @@ def nav_link(page, title: str):
     return page.locator(f'#lesson-nav a[data-lesson="{spec.id}"]')
 
 
-# This run's headline once the run is over: its verdict's mark first, no ⏳ of a run under way, and
-# either new words or a round that was not there before (the rounds before it are marked data-old).
-HEADLINE_DONE = r"""([root, before]) => { const s = root.querySelector('.tw-status');
-  const text = s ? s.innerText.trim() : '';
-  const fresh = root.querySelector('.tw-protocol .tw-round:not([data-old])');
-  return (text !== before || !!fresh) && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️📨]/u.test(text) && !text.includes('⏳'); }"""
+# The run area's mark (lessons/run_views.py: every drawing of the run changes it): a drawing since `before`.
+RUN_MARK = "root => { const m = root.querySelector('.tw-run-mark'); return m ? m.textContent.trim() : null; }"
+# This run's headline once the run is over: the run area drawn since the click (its mark is not the one
+# before it: a headline that reads as the last run's is this run's all the same), its verdict's mark
+# first, no ⏳ of a run under way. A run that fails ends so too: with its ❌ headline.
+HEADLINE_DONE = r"""([root, before]) => { const m = root.querySelector('.tw-run-mark');
+  const s = root.querySelector('.tw-status'); const text = s ? s.innerText.trim() : '';
+  return !!m && m.textContent.trim() !== before && /^[✅⚠️💬✂️🔁⏹🛑❌⏸✍️📨]/u.test(text) && !text.includes('⏳'); }"""
 
 
 def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=None) -> str:
@@ -323,16 +325,18 @@ def run_panel(panel, question: str | None = None, timeout: int = 60_000, button=
         panel.locator(".tw-question textarea").fill(question)
     status = panel.locator(".tw-status").first
     before = status.inner_text().strip() if status.count() else ""
-    panel.locator(".tw-protocol .tw-round").evaluate_all("els => els.forEach(e => e.dataset.old = '1')")
+    mark = panel.evaluate(RUN_MARK)
+    assert mark is not None, "this panel has no run area (no .tw-run-mark)"
     (button or panel.locator(".tw-run")).click()
     try:
-        panel.page.wait_for_function(HEADLINE_DONE, arg=[panel.element_handle(), before], timeout=timeout)
+        panel.page.wait_for_function(HEADLINE_DONE, arg=[panel.element_handle(), mark], timeout=timeout)
     except PlaywrightTimeout:
         shown = status.inner_text().strip() if status.count() else "(no headline)"
         protocol = panel.locator(".tw-protocol").first
         tail = protocol.inner_text()[-600:] if protocol.count() else "(no timeline)"
-        raise AssertionError(f"no headline for this run within {timeout} ms; before it: {before!r}; "
-                             f"the headline now: {shown!r}; the timeline ends with: {tail!r}") from None
+        drawn = "drawn since the click" if panel.evaluate(RUN_MARK) != mark else "not drawn since the click"
+        raise AssertionError(f"no headline for this run within {timeout} ms (the run area was {drawn}); before it: "
+                             f"{before!r}; the headline now: {shown!r}; the timeline ends with: {tail!r}") from None
     return status.inner_text().strip()
 
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.app.harness import READY, banner, link, nav_link, open_page, screenshot, visible_panel
+from tests.app.harness import READY, banner, link, nav_link, open_page, run_panel, screenshot, visible_panel
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -29,11 +29,8 @@ def wait_english(page):
 
 
 def run_status(panel) -> str:
-    panel.locator(".tw-run").click()
-    panel.page.wait_for_function(
-        """root => { const s = root.querySelector('.tw-status');
-                     return s && /^[✅⚠️💬✂️🔁⏹🛑❌]/u.test(s.innerText.trim()) && !s.innerText.includes('⏳'); }""",
-        arg=panel.element_handle(), timeout=WAIT)
+    """Runs and returns this run's headline (not one left from before: run_panel waits for the run's own)."""
+    run_panel(panel, timeout=WAIT)
     return panel.locator(".tw-status").first.inner_text()
 
 

@@ -233,6 +233,26 @@ def test_the_whole_agent_is_one_file_that_runs(lesson, offline_server, tmp_path)
     assert tested.returncode == 0, tested.stderr
 
 
+# The file shows this question and, as asked, the sub-agent part or not.
+FILE_SHOWS = """([root, task, subagents]) => {
+    const text = root.querySelector('.tw-ma-file .tw-codebox-code').innerText;
+    return text.includes(task) && text.includes('子代理（task）') === subagents; }"""
+
+
+def test_the_file_follows_two_quick_changes(lesson):
+    """「页面最下面是按左边的选择写成的 `mini_agent.py`（默认的任务是上面的问题）」: a person who changes the question
+    and then a part at once, without waiting between, sees the file of both, however the two redraws are served."""
+    panel = lesson.panel
+    subagents = panel.locator(".tw-ma-subagents input")
+    for n, (task, keep_subagents) in enumerate([("读一下 notes.md", False), ("再跑一次测试", True),
+                                                ("看看 src/calc.py", False), ("把测试修好", True)]):
+        task = f"{task}（第 {n + 1} 次）"
+        panel.locator(".tw-question textarea").fill(task)
+        subagents.set_checked(keep_subagents)
+        lesson.page.wait_for_function(FILE_SHOWS, arg=[panel.element_handle(), json.dumps(task, ensure_ascii=False),
+                                                       keep_subagents], timeout=WAIT)
+
+
 def test_the_parts_chosen_and_the_last_run_come_back_after_a_reload(lesson):
     """The page keeps the parts in this browser, as every lesson keeps its options (README): after a
     reload the boxes are as the student left them, and so is the last run's verdict."""
