@@ -26,7 +26,9 @@ import events as loop_events
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, first_call_view, plan_view, token_count
+from lessons import context_view, cost_view, token_count
+from lessons.first_call import first_call_view
+from lessons.planning import plan_view
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401

@@ -1,7 +1,7 @@
 """8.3 Planning's part of the timeline: the plan board after each change (or a change the rules refused)."""
 from __future__ import annotations
 
-from lessons import plan_view
+from lessons.planning import plan_view
 from lessons.html_bits import cut
 from i18n import tr
 from lessons.timeline import CHAT, SUMMARY, Conversation, Round, Said, register

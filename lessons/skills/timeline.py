@@ -1,8 +1,8 @@
 """8.9 Skills' part of the timeline: the skills a run starts with, as the step ahead of its first request."""
 from __future__ import annotations
 
-from lessons import skills_view
 from i18n import tr
+from lessons.skills import skills_view
 from lessons.timeline import SUMMARY, Round, Said, register
 
 
