@@ -6,7 +6,7 @@ through exactly the same code as a live run. Model output is untrusted: every
 piece of text is escaped before it reaches the page, and long blocks are cut.
 
 One renderer per kind of event (the `type` code/events.py gives it), found in RENDERERS (the protocol
-view) and CHAT (the chat view). This file holds the kinds every loop has (a request, a reply, a call and
+view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds every loop has (a request, a reply, a call and
 its result, the answer, an error) and the shape of a round: what comes before the request, what goes
 inside a call, what closes the round. A kind one lesson introduces is drawn beside that lesson, in
 lessons/<id>/timeline.py, which registers it; they are imported the first time a timeline is drawn, so a
