@@ -6,7 +6,7 @@ through exactly the same code as a live run. Model output is untrusted: every
 piece of text is escaped before it reaches the page, and long blocks are cut.
 
 One renderer per kind of event (the `type` code/events.py gives it), found in RENDERERS (the protocol
-view) and CHAT (the chat view). This file holds the kinds every loop has (a request, a reply, a call and
+view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds every loop has (a request, a reply, a call and
 its result, the answer, an error) and the shape of a round: what comes before the request, what goes
 inside a call, what closes the round. A kind one lesson introduces is drawn beside that lesson, in
 lessons/<id>/timeline.py, which registers it; they are imported the first time a timeline is drawn, so a
@@ -43,6 +43,9 @@ from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 RENDERERS: dict[str, Callable[[dict, Round], str]] = {}
 # Event kind -> its messages in the chat view: renderer(event, conversation) -> [gr.Chatbot messages].
 CHAT: dict[str, Callable[[dict, Conversation], list[dict]]] = {}
+# Event kind -> what a lesson's kind says on its round's summary line: renderer(round) -> Said, or None when
+# the round has none of it. Read in the course's order (lesson_sayings).
+SUMMARY: dict[str, Callable[[Round], Said | None]] = {}
 
 # The kinds with no renderer of their own, and where they show instead.
 SHOWN_ELSEWHERE = {
@@ -55,7 +58,8 @@ SHOWN_ELSEWHERE = {
 
 def register(kind: str, view: dict | None = None) -> Callable:
     """Decorator: `@register("hook")` makes the function the protocol view's renderer of hook events;
-    `@register("plan", CHAT)` the chat view's renderer of plan events."""
+    `@register("plan", CHAT)` the chat view's renderer of plan events, `@register("plan", SUMMARY)` what plan
+    events say on their round's summary line."""
     registry = RENDERERS if view is None else view
 
     def add(renderer: Callable) -> Callable:
@@ -515,6 +519,23 @@ class Round:
         return unsaid_notes(call, self.request, self.response) if self.check_arguments else []
 
 
+@dataclasses.dataclass(frozen=True)
+class Said:
+    """What a lesson's kind adds to its round's summary: words on its line, the round's title when the round
+    is about that kind, and whether the round stays open because that kind is the lesson."""
+    meta: tuple = ()
+    title: Any = None
+    keeps_open: bool = False
+
+
+def lesson_sayings(round_: Round) -> list[Said]:
+    """What the lessons' kinds say about a round, in the course's order (the first title wins)."""
+    lesson_renderers()
+    course = {f"lessons.{lesson}.timeline": index for index, lesson in enumerate(LESSONS)}
+    in_order = sorted(SUMMARY.values(), key=lambda says: course.get(says.__module__, -1))
+    return [said for says in in_order if (said := says(round_)) is not None]
+
+
 def step(label: Any, body: str) -> str:
     return f'<div class="tw-step"><div class="tw-label">{label}</div>{body}</div>'
 
@@ -530,9 +551,8 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
     and what closed it; each event by its kind's renderer."""
     round_ = Round(turn, events, labels, last, check_arguments, text_protocol, children, parsed)
     labels, request, response, calls = round_.labels, round_.request, round_.response, round_.calls
-    hook_runs = [e for e in round_.of("hook") if not e.get("asking")]
-    shrunk = round_.of("context")
-    parts = [render_summary(round_, hook_runs, shrunk)]
+    sayings = lesson_sayings(round_)
+    parts = [render_summary(round_, sayings)]
     parts += [draw(e, round_) for kind in AHEAD for e in round_.of(kind)]
     if round_.connect:
         parts.append(step(esc(now(labels.get("connect", "JSON-RPC"))), "".join(draw(e, round_) for e in round_.connect)))
@@ -555,15 +575,13 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
     called = {c.get("id") for c in calls}
     parts += [draw(e, round_) for e in round_.of("tool_result") if e.get("id") not in called]
     parts += [draw(e, round_) for e in events if e.get("type") in CLOSING]
-    # A round whose calls had hooks stays open (or whose failure hooks never saw: unseen_by), and so do the
-    # shrunk context and a round that started a sub-agent: they are the lesson.
-    opened = (last or bool(hook_runs) or bool(shrunk) or any(child_of(children, c) for c in calls)
-              or any(r.get("unseen_by") for r in round_.results.values()))
+    opened = last or any(said.keeps_open for said in sayings)
     return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
 
 
-def render_summary(round_: Round, hook_runs: list[dict], shrunk: list[dict]) -> str:
-    """The round's title and its one line: the model's time, tokens, the calls, and what else happened."""
+def render_summary(round_: Round, sayings: list[Said]) -> str:
+    """The round's title and its one line: the model's time, tokens, the calls, and what the lessons' own
+    kinds add (a refused plan, the hooks that ran, the context shrunk)."""
     request, response, calls = round_.request, round_.response, round_.calls
     meta = []
     if response:
@@ -573,19 +591,10 @@ def render_summary(round_: Round, hook_runs: list[dict], shrunk: list[dict]) -> 
         meta.append(tokens)
     if calls:
         meta.append(tr("调用 ", "calls ") + ", ".join(str(c.get("name")) for c in calls))
-    plans = round_.of("plan")
-    if any(not e.get("accepted") for e in plans):
-        meta.append(tr("计划被退回", "plan refused"))
-    if any(e.get("replanned") for e in plans):
-        meta.append(tr("🔁 改了计划", "🔁 replanned"))
-    if hook_runs:
-        meta.append(tr("钩子 {n} 次", "hooks {n}×").format(n=len(hook_runs)))
-    if shrunk:
-        meta.append(tr("{before} → {after} 个 token", "{before} → {after} tokens").format(
-            before=shrunk[0].get("before_tokens"), after=shrunk[0].get("after_tokens")))
-    title = (tr("发出之前：收拾上下文", "Before sending: the context shrunk") if shrunk else
-             tr("发出之前：技能", "Before sending: the skills") if round_.of("skills") else
-             tr("开始前", "Before the start") if round_.turn is None else tr("第 {n} 轮", "Round {n}").format(n=round_.turn))
+    meta += [words for said in sayings for words in said.meta]
+    title = next((said.title for said in sayings if said.title is not None), None)
+    if title is None:
+        title = tr("开始前", "Before the start") if round_.turn is None else tr("第 {n} 轮", "Round {n}").format(n=round_.turn)
     return f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>'
 
 

@@ -7,7 +7,7 @@ import hooks
 
 from i18n import now, tr
 from lessons.html_bits import esc, fold, milliseconds, pre
-from lessons.timeline import Round, diff_html, register
+from lessons.timeline import SUMMARY, Round, Said, diff_html, register
 
 
 @register("hook")
@@ -71,3 +71,14 @@ def render_hook(event: dict) -> str:
     if event.get("printed"):
         body += f"<div>{tr('它打印的：', 'What it printed:')}</div>{pre(event['printed'])}"
     return f'<div class="tw-hook{" tw-hook-failed" if problem else ""}">{head}{body}</div>'
+
+
+@register("hook", SUMMARY)
+def hooks_said(round_: Round) -> Said | None:
+    """How many hooks ran (a question put to a person is no run). A round whose calls had hooks stays open,
+    and so does one with a failure hooks never saw (unseen_by): they are the lesson."""
+    runs = [e for e in round_.of("hook") if not e.get("asking")]
+    unseen = any(r.get("unseen_by") for r in round_.results.values())
+    if not runs and not unseen:
+        return None
+    return Said(meta=(tr("钩子 {n} 次", "hooks {n}×").format(n=len(runs)),) if runs else (), keeps_open=True)

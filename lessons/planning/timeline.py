@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from lessons.planning import plan_view
 from lessons.html_bits import cut
-from lessons.timeline import CHAT, Conversation, Round, register
+from i18n import tr
+from lessons.timeline import CHAT, SUMMARY, Conversation, Round, Said, register
 
 
 @register("plan")
@@ -15,3 +16,12 @@ def draw_plan(event: dict, round_: Round) -> str:
 def chat_plan(event: dict, conversation: Conversation) -> list[dict]:
     return [{"role": "assistant", "content": cut(plan_view.text(event), 3000),
              "metadata": {"title": plan_view.headline_of(event), "status": "done"}}]
+
+
+@register("plan", SUMMARY)
+def plan_said(round_: Round) -> Said | None:
+    """A plan the rules refused, or one the model rewrote, is news on the round's line."""
+    plans = round_.of("plan")
+    meta = ([tr("计划被退回", "plan refused")] if any(not e.get("accepted") for e in plans) else []) + \
+        ([tr("🔁 改了计划", "🔁 replanned")] if any(e.get("replanned") for e in plans) else [])
+    return Said(meta=tuple(meta)) if meta else None

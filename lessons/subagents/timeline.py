@@ -7,7 +7,7 @@ from __future__ import annotations
 from i18n import tr
 from lessons import token_count
 from lessons.html_bits import esc
-from lessons.timeline import Round, child_of, register, render_protocol
+from lessons.timeline import SUMMARY, Round, Said, child_of, register, render_protocol
 
 
 @register("child")
@@ -41,3 +41,9 @@ def render_child(events: list[dict], result: dict | None) -> str:
                 back=back)
     return (f'<details class="tw-child"><summary>{esc(title)}</summary>'
             f'{render_protocol(events, "function_calling")}</details>')
+
+
+@register("child", SUMMARY)
+def child_said(round_: Round) -> Said | None:
+    """A round that started a sub-agent stays open: the sub-agent's run is the lesson."""
+    return Said(keeps_open=True) if any(child_of(round_.children, c) for c in round_.calls) else None
