@@ -90,14 +90,6 @@ def draw(event: dict, round_: Round) -> str:
     return renderer(str(event.get("type")))(event, round_)
 
 
-def __getattr__(name: str) -> Any:
-    """A name that moved beside its lesson (timeline.render_rpc, timeline.on_error) is still read from here."""
-    for module in lesson_renderers():
-        if name in vars(module):
-            return vars(module)[name]
-    raise AttributeError(f"module 'lessons.timeline' has no attribute {name!r}")
-
-
 # Labels per lesson: the function-calling tabs name the three-step handshake.
 HANDSHAKE = {
     "request": tr("① 握手第一步：把工具菜单 tools 和 messages 发给模型",
