@@ -6,11 +6,11 @@ through exactly the same code as a live run. Model output is untrusted: every
 piece of text is escaped before it reaches the page, and long blocks are cut.
 
 One renderer per kind of event (the `type` code/events.py gives it), found in RENDERERS (the protocol
-view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds every loop has (a request, a reply, a call and
-its result, the answer, an error) and the shape of a round: what comes before the request, what goes
-inside a call, what closes the round. A kind one lesson introduces is drawn beside that lesson, in
-lessons/<id>/timeline.py, which registers it; they are imported the first time a timeline is drawn, so a
-replay or a test draws every kind without building any page.
+view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds
+every loop has (a request, a reply, a call and its result, the answer, an error) and the shape of a round:
+what comes before the request, what goes inside a call, what closes the round. A kind one lesson
+introduces is drawn beside that lesson, in lessons/<id>/timeline.py, which registers it; they are imported
+the first time a timeline is drawn, so a replay or a test draws every kind without building any page.
 """
 from __future__ import annotations
 
@@ -377,7 +377,6 @@ def child_of(children: dict | None, call: dict) -> list[dict]:
     return (children or {}).get((call.get("turn"), str(call.get("id"))), [])
 
 
-
 def unseen_note(names: list[str], others_ran: bool) -> str:
     """A failed call that PostToolUse hooks (a masking one, say) never saw: they run only after a success."""
     said = tr("⚠️ 这次调用失败了。PostToolUse 钩子只在成功之后运行：{names} 没有看到失败的文本。",
@@ -389,7 +388,6 @@ def unseen_note(names: list[str], others_ran: bool) -> str:
                 "And no PostToolUseFailure hook is registered: the failure's text went to the model as it was, "
                 "through no hook."))
     return f'<div class="tw-hook-unseen">{esc(said)}</div>'
-
 
 
 def rpc_by_call(calls: list[dict], rpcs: list[dict]) -> tuple[dict, list[dict]]:
