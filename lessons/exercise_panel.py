@@ -136,7 +136,7 @@ class ExercisePanel:
                 self.hint = gr.Button(tr("提示", "Hint"), elem_id="exercise-hint", size="sm", visible=False)
                 self.answer = gr.Button(tr("看答案", "Show the answer"), elem_id="exercise-answer", size="sm")
             self.note = gr.Markdown(elem_id="exercise-note")
-            self.verdict = gr.HTML(elem_id="exercise-verdict", css_template=timeline.CSS)   # the run panel's timeline styles
+            self.verdict = gr.HTML(elem_id="exercise-verdict", css_template=timeline.css())   # the run panel's timeline styles
             self.shown = gr.Markdown(elem_id="exercise-shown")
             with gr.Row():
                 self.student = gr.Textbox(label=tr("你的名字（只写进导出的文件）", "Your name (only written into the file)"),
