@@ -26,7 +26,7 @@ from lessons import timeline
 from lessons.timeline import render_protocol
 from memory import exercise_progress
 from runs import exercises as checking
-from serving.page_events import PRIVATE, SILENT, session_of
+from serving.page_events import PRIVATE, SILENT, session_of, value_box
 
 CSS = """
 #exercise-panel .tw-verdict-pass { color: var(--color-green-600, #15803d); font-weight: 600; }
@@ -144,7 +144,7 @@ class ExercisePanel:
                 self.export = gr.Button(tr("导出我的练习结果", "Export my results"), elem_id="exercise-export",
                                         size="sm", scale=1)
             # The check's record for this browser's memory (memory/exercise_progress.RECORD_JS).
-            self.record = gr.Textbox(visible="hidden", elem_id="exercise-record")
+            self.record = value_box(elem_id="exercise-record")
             self.linked = gr.Textbox(visible="hidden", elem_id="exercise-linked")
 
     def wire(self, demo: gr.Blocks) -> None:
