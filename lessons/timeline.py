@@ -9,8 +9,9 @@ One renderer per kind of event (the `type` code/events.py gives it), found in RE
 view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds
 every loop has (a request, a reply, a call and its result, the answer, an error) and the shape of a round:
 what comes before the request, what goes inside a call, what closes the round. A kind one lesson
-introduces is drawn beside that lesson, in lessons/<id>/timeline.py, which registers it; they are imported
-the first time a timeline is drawn, so a replay or a test draws every kind without building any page.
+introduces is drawn beside that lesson, in lessons/<id>/timeline.py, which registers it (and names its styles
+CSS, which css() adds to the shared ones); they are imported the first time a timeline is drawn or styled, so a
+replay or a test draws every kind without building any page.
 """
 from __future__ import annotations
 
