@@ -18,7 +18,7 @@ Outside an event (building the page, a test calling a function directly) it is C
 A text is written once, both languages side by side: `tr("▶ 运行", "▶ Run")`. It returns the
 text of the current language as a `Text` (a str that also knows both), so the labels given when
 the page is built carry their English along and serving/page_language.py can put it on screen for an English tab.
-Longer texts (the lessons) are files side by side: react.md and react.en.md.
+Longer texts (the lessons) are files side by side: react/lesson.md and react/lesson.en.md.
 
 Why not Gradio's own i18n (gr.I18n with launch(i18n=...)): Gradio 6.31's frontend picks its
 locale from navigator.language alone (no query parameter can force one), and a browser whose

@@ -3,7 +3,7 @@
 A lesson's link is its page's address, with what to put on it in the query:
   /function-calling?example=天气&question=广州冷不冷？&tool_choice=auto&mistake=none&run=1
 The older links that name the lesson (`/?lesson=function_calling&…`, `lesson` a LESSONS id) are
-sent on to that page's address (serving/lesson_addresses.py). `example` an example set of its editor (editor_panel.EXAMPLE_SETS);
+sent on to that page's address (serving/lesson_addresses.py). `example` an example set of its editor (editor_panel.lesson_sets);
 `question` any text up to QUESTION_LIMIT; `mistake` a mistake of the offline model that the tab
 offers (`none`: no mistake); `tool_choice` (Function Calling) auto / none / required or a tool of
 the source; `approach` the tab's loop (ReAct: react / json; the workspace tabs: function_calling /
@@ -48,7 +48,7 @@ from i18n import now, tr
 
 from catalogue import LESSONS, ROOT, Lesson
 
-from lessons.editor_panel import EXAMPLE_NAMES_EN, EXAMPLE_SETS
+from lessons.editor_panel import EXAMPLE_NAMES_EN, lesson_sets
 from memory.browser_memory import Kept
 from runs import context_backend
 from serving.page_events import SILENT
@@ -221,10 +221,10 @@ def _check(name: str, value: str, spec: Lesson) -> str:
         if not spec.editor:
             return tr("「{title}」这一课没有示例工具集，链接里的 example 已忽略。",
                       "The lesson «{title}» has no example sets: the link's example was ignored.").format(title=title)
-        return "" if value in EXAMPLE_SETS else tr(
+        return "" if value in lesson_sets(spec) else tr(
             "链接里的 example={value}不认识，已忽略；可选：{known}。",
             "The link's example={value} is unknown: ignored; the example sets are: {known}.").format(
-                value=shown(value), known=_choices(EXAMPLE_SETS))
+                value=shown(value), known=_choices(lesson_sets(spec)))
     if name not in spec.link_options:
         where = _choices(now(LESSONS[n].title) for n, s in LESSONS.items() if name in s.link_options)
         return tr("链接里的 {name} 不适用于「{title}」这一课（只用于 {where}），已忽略。",
@@ -370,7 +370,7 @@ def link_query(lesson: str, example: str | None, source: str | None, example_sou
     spec = LESSONS[lesson]
     params: list[tuple[str, str]] = []
     notes: list[str] = []
-    if spec.editor and example in EXAMPLE_SETS:
+    if example in lesson_sets(spec):
         params.append(("example", example))
         if example_source is not None and (source or "").replace("\r\n", "\n").rstrip() != example_source.rstrip():
             notes.append(now(NOT_IN_LINK).format(example=tr(example, EXAMPLE_NAMES_EN.get(example, example))))

@@ -8,7 +8,7 @@ import gradio as gr
 
 from catalogue import Lesson
 from i18n import now, tr
-from lessons import CODE_DIR
+from lessons import CODE_DIR, ROOT
 from memory.browser_memory import LESSON_NOTE
 from serving.page_events import PRIVATE
 
@@ -26,7 +26,8 @@ EXAMPLES = [
 ]
 # Only the evaluation lesson offers it: the weather tools with vague descriptions, to be scored against the clear ones.
 VAGUE_WEATHER = ("天气（描述含糊）", "Weather (vague descriptions)", "examples_weather_vague.py")
-EXAMPLE_SETS = {name: file for name, _, file in EXAMPLES}
+EXAMPLE_SETS = {name: file for name, _, file in EXAMPLES}          # the sets every editor offers
+EXAMPLE_FILES = {name: file for name, _, file in [*EXAMPLES, VAGUE_WEATHER]}
 EXAMPLE_NAMES_EN = {name: english for name, english, _ in [*EXAMPLES, VAGUE_WEATHER]}
 FUTURE_TRAP = "examples_future_trap.py"
 DRIFT = "examples_drift.py"          # a hand-written schema left behind by a renamed parameter
@@ -40,6 +41,11 @@ def example_text(file_name: str) -> str:
         return tr("# 找不到示例文件 code/{file}\n", "# Example file not found: code/{file}\n").format(file=file_name) + "from tool_registry import ToolRegistry\n\nregistry = ToolRegistry()\n"
 
 
+def lesson_sets(lesson: Lesson) -> dict[str, str]:
+    """{name: file} of the example sets a lesson's editor offers: the shared ones, then its own (catalogue)."""
+    return {**EXAMPLE_SETS, **{name: EXAMPLE_FILES[name] for name in lesson.own_examples}} if lesson.editor else {}
+
+
 def example_choices(sets) -> list:
     """The example sets as the dropdown shows them: (name in the page's language, name)."""
     return [(tr(name, EXAMPLE_NAMES_EN.get(name, name)), name) for name in sets]
@@ -48,19 +54,17 @@ def example_choices(sets) -> list:
 def lesson_text_box(lesson: Lesson) -> None:
     """The lesson's text, folded under its heading: the catalogue's, so the title is written once."""
     with gr.Accordion(tr("📖 课文：{heading}", "📖 Lesson: {heading}").format(heading=lesson.heading), open=False):
-        gr.Markdown(lesson_text(f"{lesson.id}.md"))
+        gr.Markdown(lesson_text(lesson))
 
 
-def lesson_text(name: str) -> str:
-    """A lesson's text (`react.md`), with its English beside it (`react.en.md`)."""
-    folder, path = Path(__file__).parent, Path(name)
-    english = folder / f"{path.stem}.en{path.suffix}"
-    return tr((folder / name).read_text(encoding="utf-8"), english.read_text(encoding="utf-8"))
+def lesson_text(lesson: Lesson) -> tr:
+    """A lesson's text, with its English beside it: the files the catalogue names (`texts`)."""
+    return tr((ROOT / lesson.texts.zh).read_text(encoding="utf-8"), (ROOT / lesson.texts.en).read_text(encoding="utf-8"))
 
 
 class EditorPanel:
-    def __init__(self, sets: dict[str, str] | None = None, default: str = "天气", presets: dict[str, list[str]] | None = None):
-        self.sets = dict(sets or EXAMPLE_SETS)
+    def __init__(self, lesson: Lesson, presets: dict[str, list[str]] | None = None):
+        self.sets, default = lesson_sets(lesson), lesson.example
         self.texts = {label: example_text(file) for label, file in self.sets.items()}
         self.presets = presets or {}
         with gr.Row():

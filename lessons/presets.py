@@ -1,4 +1,5 @@
-"""Preset questions per example set and the offline model's simulated mistakes."""
+"""Preset questions per example set, the offline model's simulated mistakes, and the run options
+the Function Calling and MCP pages share."""
 from __future__ import annotations
 
 import gradio as gr
@@ -33,6 +34,7 @@ PRESETS = {
 }
 
 
+PARALLEL_LABEL = tr("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls")
 MISTAKE_LABEL = tr("模拟模型失误（离线模型）", "Simulate a model mistake (offline model)")
 MISTAKE_TAGS = {"quirk": tr("【容错】", "【tolerated】"), "error": tr("【出错】", "【error】")}
 NO_MISTAKE = tr("不模拟（模型表现正常）", "None (the model behaves normally)")

@@ -4,25 +4,98 @@ a chat view with collapsible tool steps, and the raw JSON.
 Everything here is a pure function of the events, so a recorded session replays
 through exactly the same code as a live run. Model output is untrusted: every
 piece of text is escaped before it reaches the page, and long blocks are cut.
+
+One renderer per kind of event (the `type` code/events.py gives it), found in RENDERERS (the protocol
+view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds every loop has (a request, a reply, a call and
+its result, the answer, an error) and the shape of a round: what comes before the request, what goes
+inside a call, what closes the round. A kind one lesson introduces is drawn beside that lesson, in
+lessons/<id>/timeline.py, which registers it; they are imported the first time a timeline is drawn, so a
+replay or a test draws every kind without building any page.
 """
 from __future__ import annotations
 
-import difflib
+import dataclasses
+import functools
+import importlib
 import json
-from typing import Any, Iterable
+import pathlib
+from types import ModuleType
+from typing import Any, Callable, Iterable
 
 import events as loop_events
-import hooks
 from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
-from lessons import context_view, cost_view, first_call_view, plan_view, skills_view, token_count
-from lessons.rule_reasons import reason_in_english
+from lessons import context_view, cost_view, token_count
+from lessons.first_call import first_call_view
+from lessons.planning import plan_view
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
 from planning import WRITE_TODOS
 from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
+
+
+# ---------------------------------------------------------------- the registry
+
+# Event kind -> draws one event of it in the protocol view: renderer(event, round) -> HTML. One key is a
+# field, not a type: "child" draws the sub-agent run a task call started (its events carry "child").
+RENDERERS: dict[str, Callable[[dict, Round], str]] = {}
+# Event kind -> its messages in the chat view: renderer(event, conversation) -> [gr.Chatbot messages].
+CHAT: dict[str, Callable[[dict, Conversation], list[dict]]] = {}
+# Event kind -> what a lesson's kind says on its round's summary line: renderer(round) -> Said, or None when
+# the round has none of it. Read in the course's order (lesson_sayings).
+SUMMARY: dict[str, Callable[[Round], Said | None]] = {}
+
+# The kinds with no renderer of their own, and where they show instead.
+SHOWN_ELSEWHERE = {
+    "delta": "the reply still streaming, in its round (streamed_so_far), and 8.1's time axis",
+    "assembled": "8.1's time axis and its assembled calls (first_call_view.render_arrival)",
+    "purpose": "the line above the rounds (render_purpose)",
+    "entry": "the sessions lesson's tree of messages (sessions_view), not the timeline",
+}
+
+
+def register(kind: str, view: dict | None = None) -> Callable:
+    """Decorator: `@register("hook")` makes the function the protocol view's renderer of hook events;
+    `@register("plan", CHAT)` the chat view's renderer of plan events, `@register("plan", SUMMARY)` what plan
+    events say on their round's summary line."""
+    registry = RENDERERS if view is None else view
+
+    def add(renderer: Callable) -> Callable:
+        registry[kind] = renderer
+        return renderer
+    return add
+
+
+LESSONS_FOLDER = pathlib.Path(__file__).resolve().parent
+
+
+@functools.cache
+def lesson_renderers() -> tuple[ModuleType, ...]:
+    """Every lesson's own renderers (lessons/<id>/timeline.py, for the lessons that have one), imported
+    once: importing a module registers its kinds."""
+    return tuple(importlib.import_module(f"lessons.{lesson.id}.timeline") for lesson in LESSONS.values()
+                 if (LESSONS_FOLDER / lesson.id / "timeline.py").is_file())
+
+
+def renderer(kind: str, view: dict | None = None) -> Callable:
+    """The renderer registered for a kind, after the lessons have registered theirs."""
+    lesson_renderers()
+    return (RENDERERS if view is None else view)[kind]
+
+
+def draw(event: dict, round_: Round) -> str:
+    """One event of a round, by its kind's renderer."""
+    return renderer(str(event.get("type")))(event, round_)
+
+
+def __getattr__(name: str) -> Any:
+    """A name that moved beside its lesson (timeline.render_rpc, timeline.on_error) is still read from here."""
+    for module in lesson_renderers():
+        if name in vars(module):
+            return vars(module)[name]
+    raise AttributeError(f"module 'lessons.timeline' has no attribute {name!r}")
 
 
 # Labels per lesson: the function-calling tabs name the three-step handshake.
@@ -166,105 +239,6 @@ def diff_html(diff: str) -> str:
 
 # ---------------------------------------------------------------- the protocol view
 
-def highlight_match(text: str, event: dict) -> str:
-    """The raw text with the regex match marked and each group value coloured inside it."""
-    span = event.get("span") or []
-    if not (isinstance(span, (list, tuple)) and len(span) == 2):
-        return esc(cut(text))
-    start, end = int(span[0]), int(span[1])
-    inside = text[start:end]
-    marks = []  # (start, end, group index) inside the match, first occurrence of each value
-    for index, value in enumerate((event.get("groups") or {}).values()):
-        value = "" if value is None else str(value)
-        pos = inside.find(value) if value else -1
-        if pos >= 0 and not any(s < pos + len(value) and pos < e for s, e, _ in marks):
-            marks.append((pos, pos + len(value), index % 4))
-    pieces, cursor = [], 0
-    for s, e, index in sorted(marks):
-        pieces.append(esc(inside[cursor:s]))
-        pieces.append(f'<span class="tw-g{index}">{esc(inside[s:e])}</span>')
-        cursor = e
-    pieces.append(esc(inside[cursor:]))
-    return esc(cut(text[:start], 4000)) + '<span class="tw-match">' + "".join(pieces) + "</span>" + esc(cut(text[end:], 4000))
-
-
-def parsed_as_json(event: dict) -> bool:
-    """JSON-from-text finds a JSON object (text_parsers.OPEN_BRACE, then json.JSONDecoder); ReAct uses a regex."""
-    try:
-        from text_parsers import OPEN_BRACE
-    except ImportError:
-        return False
-    return event.get("pattern") == OPEN_BRACE.pattern
-
-
-def render_parse(event: dict, raw_text: str) -> str:
-    as_json = parsed_as_json(event)
-    kinds = ({"action": tr("调用工具（tool + arguments）", "a tool call (tool + arguments)"),
-              "final": tr("最终答案（answer）", "the final answer (answer)"), "none": tr("没有可用的 JSON", "no usable JSON")}
-             if as_json else
-             {"action": tr("调用工具 (Action)", "a tool call (Action)"), "final": tr("最终答案 (Final Answer)", "the final answer (Final Answer)"),
-              "none": tr("无匹配", "no match")})
-    kind = kinds.get(event.get("kind"), event.get("kind"))
-    how = tr("从文本中找 JSON", "Finding JSON in the text") if as_json else tr("正则解析", "Regex parse")
-    if event.get("ok"):
-        found = tr("找到了", "found") if as_json else tr("匹配成功", "matched")
-    else:
-        found = tr("没有找到", "not found") if as_json else tr("没有匹配", "no match")
-    found = f"<span class={'tw-ok' if event.get('ok') else 'tw-bad'}>{found}</span>"
-    colon = tr("：", ": ")
-    parts = [f'<div class="tw-label tw-parse-label">{how}{colon}{found} · {esc(kind)}</div>']
-    if event.get("pattern"):
-        where = (tr("找 JSON 起点用的正则（之后交给 json.JSONDecoder 解析）",
-                    "the regex that finds where JSON starts (then json.JSONDecoder parses it)") if as_json
-                 else tr("正则", "regex"))
-        parts.append(f'<div>{where}{colon}<code>{esc(event["pattern"])}</code></div>')
-    if event.get("ok"):
-        parts.append(f'<div class="tw-pre">{highlight_match(raw_text, event)}</div>')
-        badges = "".join(
-            f'<div><span class="tw-badge tw-g{i % 4}">{esc(name)}</span>{esc(cut(str(value), 2000))}</div>'
-            for i, (name, value) in enumerate((event.get("groups") or {}).items())
-        )
-        parts.append(badges)
-    else:
-        why = tr("为什么没有找到", "why nothing was found") if as_json else tr("为什么没有匹配", "why it did not match")
-        reason = event.get("reason") or tr("模型输出不符合约定格式", "the model's output does not follow the agreed format")
-        parts.append(f'<div class="tw-error">{why}{colon}{esc(reason)}</div>')
-    for note in event.get("notes") or []:
-        parts.append(f"<div class='tw-note tw-parse-note'>{tr('ℹ️ 解析备注：', 'ℹ️ Parse note: ')}{esc(note)}</div>")
-    parts.append(render_naive(event.get("naive")))
-    return '<div class="tw-step">' + "".join(parts) + "</div>"
-
-
-def render_naive(naive: Any) -> str:
-    """ReAct only: what the naive regex (text_parsers.compare_naive) reads from the same reply, beside ours;
-    the verdict is the loop's own sentence (no match / the same / matched the wrong thing)."""
-    if not isinstance(naive, dict):
-        return ""
-    pattern = naive.get("final_pattern") if naive.get("kind") == "final" else naive.get("pattern")
-    differs = "" if naive.get("agrees") else " tw-naive-regex-differs"
-    mark = "＝" if naive.get("agrees") else "≠"
-    return (f'<div class="tw-naive-regex{differs}"><b>{tr("对照 · 朴素正则", "Compare · naive regex")}</b> <code>{esc(pattern)}</code>'
-            f'<div>{mark} {esc(naive_verdict(naive))}</div></div>')
-
-
-def naive_verdict(naive: dict) -> str:
-    """The loop's own sentence (text_parsers.compare_naive, Chinese like the course's code), or the same
-    facts in English for an English page."""
-    kind, agrees = naive.get("kind"), naive.get("agrees")
-    if kind == "none":
-        english = ("the naive regex does not match either" if agrees else
-                   'the naive regex does not match: it only reads a line that starts with exactly "Action: " and a '
-                   "tool name followed right away by [...]")
-    elif agrees:
-        english = "the naive regex reads the same"
-    elif kind == "final":
-        english = (f'the naive regex matched the wrong thing: it looks for Final Answer first and takes '
-                   f'"{str(naive.get("answer") or "")[:40]}" for the final answer')
-    else:
-        shown = str(naive.get("args") or "").replace("\n", "⏎")
-        english = f"the naive regex matched the wrong thing: tool {naive.get('tool')}, read the arguments as «{shown[:80]}»"
-    return tr(str(naive.get("verdict") or ""), english)
-
 
 def render_timing(result: dict) -> str:
     """Calls of one response that ran together: when each started and finished within the batch,
@@ -342,25 +316,32 @@ def unsaid_notes(call: dict, request: dict | None, response: dict | None = None)
 NOT_RUN = ("denied", "rule_denied", "hook_denied", "hook_failed", *CALL_MISTAKES)
 
 
-def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] = (), unsaid: list[str] = (),
-                hooks: list[dict] = (), child: list[dict] = (), gates: list[dict] = ()) -> str:
+@register("tool_call")
+def render_call(call: dict, round_: Round) -> str:
     """One tool call: the model's arguments, its hooks (code/hooks.py) before it ran, the permission rule
     that judged it (a loop's own gate, code/mini_agent.py), the sub-agent it started (code/subagents.py),
-    what ran and with what result, the hooks after it, and the message the model then gets."""
+    what ran and with what result, the hooks after it, and the message the model then gets. The kinds
+    drawn inside it are drawn by their own renderers."""
+    key = (call.get("turn"), call.get("id"))
+    result = round_.results.get(call.get("id"))
+    hooks = round_.by_call("hook").get(key, [])
+    before = [e for e in hooks if e.get("event") == "PreToolUse"]
+    after = [e for e in hooks if e.get("event") != "PreToolUse"]
+    child = child_of(round_.children, call)
     head = f'<b>{esc(call.get("name"))}</b> <span class="tw-meta">id={esc(call.get("id"))}</span>'
     body = [f"<div>{tr('模型给出的参数（原文）：', 'Arguments as the model wrote them:')}</div>{pre(str(call.get('raw_arguments', '')))}"]
     if call.get("problems"):
         body.append(call_notes(call))
-    body += [f'<div class="tw-unsaid">🔎 {esc(note)}</div>' for note in unsaid]
+    body += [f'<div class="tw-unsaid">🔎 {esc(note)}</div>' for note in round_.unsaid(call)]
+    wire = round_.wire.get(key, [])
     if wire:
-        body.append(f"<div>{esc(now(labels.get('wire', 'JSON-RPC')))}{tr('：', ': ')}</div>" + "".join(render_rpc(e) for e in wire))
-    before = [e for e in hooks if e.get("event") == "PreToolUse"]
-    after = [e for e in hooks if e.get("event") != "PreToolUse"]
+        body.append(f"<div>{esc(now(round_.labels.get('wire', 'JSON-RPC')))}{tr('：', ': ')}</div>"
+                    + "".join(draw(e, round_) for e in wire))
     if before:
-        body.append(f"<div>{tr('执行之前的钩子：', 'Hooks before it runs:')}</div>" + "".join(render_hook(e) for e in before))
-    body += [render_permission(e) for e in gates]
+        body.append(f"<div>{tr('执行之前的钩子：', 'Hooks before it runs:')}</div>" + "".join(draw(e, round_) for e in before))
+    body += [draw(e, round_) for e in round_.by_call("permission").get(key, [])]
     if child:
-        body.append(render_child(child, result))
+        body.append(renderer("child")(call, round_))
     if result is None:
         waiting = tr("⏳ 子代理在做这件事", "⏳ The sub-agent is at it") if child else tr("⏸ 尚未执行", "⏸ Not run yet")
         body.append(f'<div class="tw-pause">{waiting}</div>')
@@ -386,7 +367,7 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     if after:
         said = (tr("调用失败了，之后运行的钩子（PostToolUseFailure）：", "The call failed; the hooks run after it (PostToolUseFailure):")
                 if any(e.get("event") == "PostToolUseFailure" for e in after) else tr("执行之后的钩子：", "Hooks after it ran:"))
-        body.append(f"<div>{said}</div>" + "".join(render_hook(e) for e in after))
+        body.append(f"<div>{said}</div>" + "".join(draw(e, round_) for e in after))
     if result.get("unseen_by"):
         body.append(unseen_note(result["unseen_by"], bool(after)))
     said = tr("钩子之后的结果", "The result after the hooks") if after else tr("结果", "Result")
@@ -399,55 +380,10 @@ def render_call(call: dict, result: dict | None, labels: dict, wire: list[dict] 
     return f'<div class="tw-call">{head}{"".join(body)}</div>'
 
 
-PERMISSION_WORDS = {"allow": tr("放行", "allowed"), "ask": tr("先问人", "asks a person"), "deny": tr("拒绝", "denied")}
-
-
-def render_permission(event: dict) -> str:
-    """A permission rule's decision on one call (code/permissions.py), before it runs: which rule, what it
-    said and why (the course's own sentence). An ask's answer is the call's result below."""
-    verdict, reason = str(event.get("verdict") or ""), str(event.get("reason") or "")
-    rule = event.get("rule")
-    head = (tr("🛡️ 权限规则 {rule}：{verdict}", "🛡️ Permission rule {rule}: {verdict}").format(
-                rule=f"<code>{esc(rule)}</code>", verdict=esc(now(PERMISSION_WORDS.get(verdict, verdict))))
-            if rule else tr("🛡️ 没有规则管它：{verdict}", "🛡️ No rule covers it: {verdict}").format(
-                verdict=esc(now(PERMISSION_WORDS.get(verdict, verdict)))))
-    asked = tr("（人怎样回答，见下面这次调用的结果）", " (how the person answered: the call's result below)") \
-        if verdict == "ask" else ""
-    return (f'<div class="tw-gate tw-gate-{esc(verdict)}"><div>{head}</div>'
-            f'<div class="tw-meta">{esc(now(tr(reason, reason_in_english(reason))))}{asked}</div></div>')
-
-
 def child_of(children: dict | None, call: dict) -> list[dict]:
     """The events of the sub-agent a task call started (keyed by the call's round and id)."""
     return (children or {}).get((call.get("turn"), str(call.get("id"))), [])
 
-
-def render_child(events: list[dict], result: dict | None) -> str:
-    """A sub-agent's whole run, folded under the task call that started it: its own timeline, and what
-    it cost against what it handed back (the parent's context was spared the difference). Only the
-    requests the model answered are counted: a request the budget stopped first cost nothing."""
-    events = [{k: v for k, v in e.items() if k not in ("child", "child_turn")} for e in events]   # a run of its own
-    answered = {e.get("turn") for e in events if e.get("type") == "response"}
-    rows = [row for row in token_count.per_turn(events) if row["turn"] in answered]
-    used = None if any(row["input"] is None for row in rows) else sum(row["input"] for row in rows)
-    calls = sum(1 for e in events if e.get("type") == "tool_call")
-    title = tr("🧒 子代理的运行：模型答了 {rounds} 轮，{calls} 次工具调用",
-               "🧒 The sub-agent's run: the model answered {rounds} round(s), {calls} tool call(s)").format(
-                   rounds=len(answered), calls=calls)
-    if used is not None:
-        title += tr("，它的请求共 {used} 个 token（分词器计数）", ", {used} tokens in its requests (tokenizer count)"
-                    ).format(used=used)
-    if result is None:
-        title += tr("；⏳ 还在做", "; ⏳ still at it")
-    elif not result.get("ok"):
-        title += tr("；主代理收到的是一条失败结果", "; the parent got a failed result")
-    else:
-        back = token_count.count(str(result.get("content") or ""))
-        if back is not None:
-            title += tr("；交回给主代理的只有 {back} 个 token", "; only {back} tokens went back to the parent").format(
-                back=back)
-    return (f'<details class="tw-child"><summary>{esc(title)}</summary>'
-            f'{render_protocol(events, "function_calling")}</details>')
 
 
 def unseen_note(names: list[str], others_ran: bool) -> str:
@@ -462,91 +398,6 @@ def unseen_note(names: list[str], others_ran: bool) -> str:
                 "through no hook."))
     return f'<div class="tw-hook-unseen">{esc(said)}</div>'
 
-
-def on_error(fail: str) -> tr:
-    """What a hook's error does, in a few words (code/hooks.py's stops)."""
-    if hooks.stops(fail):
-        return tr("出错就拦下", "an error stops it")
-    return tr("出错照常", "an error lets it through")
-
-
-def hook_error_effect(event: dict) -> str:
-    """What a hook's error did (code/hooks.py's stops), by its event and its fail."""
-    if not hooks.stops(event.get("fail")):
-        if event.get("event") == hooks.FAILED:
-            return tr("它是 fail open 的：记下这个错，失败的文本照原样交给模型。",
-                      "It fails open: the error is noted and the failure's text goes to the model as it was.")
-        return tr("它是 fail open 的：记下这个错，调用照常。", "It fails open: the error is noted and the call goes on.")
-    if event.get("event") == hooks.PRE:
-        return tr("它是 fail closed 的：这次调用被拦下，工具没有运行。",
-                  "It fails closed: the call is stopped and the tool does not run.")
-    if event.get("event") == hooks.FAILED:
-        return tr("它是 fail closed 的：工具运行了但失败了，失败的文本不交给模型。",
-                  "It fails closed: the tool ran and failed, and the failure's text is kept from the model.")
-    return tr("它是 fail closed 的：工具已经运行了，结果不交给模型。",
-              "It fails closed: the tool has run, but its result is kept from the model.")
-
-
-def render_hook(event: dict) -> str:
-    """One run of one hook: what it got, what it returned (the result's changes as a diff), its error
-    and what the error did, and what it printed (a hook keeps no state: its log is its print)."""
-    answer, problem = event.get("answer"), event.get("problem")
-    if event.get("asking"):        # not a run: the loop stops here until a person answers
-        answered = tr("（回答见下面这次调用的结果）", " (the result of the call below says the answer)")
-        return (f'<div class="tw-hook"><div class="tw-hook-head">⏸ {esc(event.get("event"))} · '
-                f'<b>{esc(event.get("name"))}</b></div><div>{tr("要先问人：", "Asks a person first: ")}'
-                f'{esc(event["asking"])}{answered}</div></div>')
-    ms = milliseconds(event.get("duration_ms"))
-    fail = f'fail {event.get("fail")}{tr("：", ": ")}{now(on_error(str(event.get("fail"))))}'
-    head = (f'<div class="tw-hook-head">🪝 {esc(event.get("event"))} · <b>{esc(event.get("name"))}</b> '
-            f'<span class="tw-meta">{esc(fail)} · {ms}</span></div>')
-    body = fold(tr("钩子拿到的输入", "What the hook got"), pre(event.get("payload")))
-    if problem:
-        body += (f'<div class="tw-bad">{tr("出错：", "Error: ")}{esc(problem)}</div>'
-                 f'<div>{esc(now(hook_error_effect(event)))}</div>')
-    elif answer is None:
-        body += f"<div>{tr('没意见（返回 None 或空 dict）：什么都不改。', 'No opinion (returned None or an empty dict): nothing changes.')}</div>"
-    else:
-        body += f"<div>{tr('返回：', 'Returned:')}</div>{pre(answer)}"
-        got = "error" if event.get("event") == hooks.FAILED else "tool_response"     # a failure's text, or a result
-        before = (event.get("payload") or {}).get(got)
-        after = answer.get("updatedToolOutput") if isinstance(answer, dict) else None
-        if isinstance(before, str) and isinstance(after, str):
-            lines = difflib.unified_diff(before.splitlines(), after.splitlines(), got, "updatedToolOutput", lineterm="")
-            said = (tr("它换掉的失败文本（diff）：", "The failure's text it replaced (diff):") if got == "error"
-                    else tr("它换掉的结果（diff）：", "The result it replaced (diff):"))
-            body += f"<div>{said}</div>{diff_html(chr(10).join(lines))}"
-    if event.get("printed"):
-        body += f"<div>{tr('它打印的：', 'What it printed:')}</div>{pre(event['printed'])}"
-    return f'<div class="tw-hook{" tw-hook-failed" if problem else ""}">{head}{body}</div>'
-
-
-ARROWS = {"send": tr("→ 客户端发给服务器", "→ client to server"), "receive": tr("← 服务器发给客户端", "← server to client")}
-KINDS = {"request": tr("请求", "request"), "notification": tr("通知", "notification"), "result": tr("响应", "response"),
-         "error": tr("JSON-RPC 错误", "JSON-RPC error")}
-
-
-def render_rpc(event: dict) -> str:
-    """One JSON-RPC message between the MCP client and server: direction, kind, method, id,
-    the moment (ms since the connection opened) and its params / result / error. A tool that
-    failed (result.isError) and a protocol error are marked as failures."""
-    result = event.get("result") if isinstance(event.get("result"), dict) else None
-    failed = event.get("kind") == "error" or bool(result and result.get("isError"))
-    mark = ""
-    if event.get("kind") == "error":
-        mark = f" <span class=tw-bad>{tr('✗ 协议层出错', '✗ protocol error')}</span>"
-    elif failed:
-        mark = (" <span class=tw-bad>" + tr("✗ isError: true（工具失败，结果照样回给模型）",
-                                            "✗ isError: true (the tool failed; the result still goes back to the model)") + "</span>")
-    at = event.get("at_ms")
-    when = f"{float(at):.0f} ms" if isinstance(at, (int, float)) else "?"
-    ident = "" if event.get("id") is None else f" id={esc(event.get('id'))}"
-    head = (f'<div class="tw-rpc-head">{esc(now(ARROWS.get(event.get("direction"), event.get("direction"))))} · '
-            f'{esc(now(KINDS.get(event.get("kind"), event.get("kind"))))} <b>{esc(event.get("method") or "?")}</b>'
-            f'{ident} <span class="tw-meta">@ {when}</span>{mark}</div>')
-    body = {"request": "params", "notification": "params", "result": "result", "error": "error"}.get(event.get("kind"))
-    shown = fold(body, pre(event.get(body))) if body and event.get(body) is not None else ""
-    return f'<div class="tw-rpc{" tw-rpc-failed" if failed else ""}">{head}{shown}</div>'
 
 
 def rpc_by_call(calls: list[dict], rpcs: list[dict]) -> tuple[dict, list[dict]]:
@@ -626,128 +477,175 @@ def error_title(event: dict) -> str:
     return now(SETUP_ERRORS[code]) if code in SETUP_ERRORS else tr("出错（{code}）", "Error ({code})").format(code=code)
 
 
+@dataclasses.dataclass
+class Round:
+    """One round as its renderers read it: its events and, found once, the request, the reply, the calls
+    and their results, the MCP messages by the call they carried, and the sub-agents' events by the call
+    that started them. `parsed`: the run reads replies as text (it has parse events): a request without
+    tools is then a text protocol's, not a native loop's that offered none."""
+    turn: Any
+    events: list[dict]
+    labels: dict
+    last: bool
+    check_arguments: bool = True
+    text_protocol: bool = True
+    children: dict | None = None
+    parsed: bool = False
+
+    def __post_init__(self) -> None:
+        self.request = next((e for e in self.events if e.get("type") == "request"), None)
+        self.response = next((e for e in self.events if e.get("type") == "response"), None)
+        if self.labels is HANDSHAKE and self.request is not None and not self.request.get("tools") and not self.parsed:
+            self.labels = WITHOUT_TOOLS
+        self.calls = self.of("tool_call")
+        self.results = {e.get("id"): e for e in self.of("tool_result")}
+        # MCP: the messages before this round's request (initialize, tools/list) open it; tools/call
+        # messages go inside their call; any other message is listed after the calls.
+        at = self.events.index(self.request) if self.request in self.events else len(self.events)
+        self.connect = [e for e in self.events[:at] if e.get("type") == "rpc"]
+        self.wire, self.rest = rpc_by_call(self.calls, [e for e in self.events[at:] if e.get("type") == "rpc"])
+
+    def of(self, kind: str) -> list[dict]:
+        return [e for e in self.events if e.get("type") == kind]
+
+    def by_call(self, kind: str) -> dict:
+        """This round's events of a kind that belong to a call (hooks, permission decisions), by (turn, id)."""
+        found: dict = {}
+        for event in self.of(kind):
+            found.setdefault((event.get("turn"), event.get("id")), []).append(event)
+        return found
+
+    def unsaid(self, call: dict) -> list[str]:
+        return unsaid_notes(call, self.request, self.response) if self.check_arguments else []
+
+
+@dataclasses.dataclass(frozen=True)
+class Said:
+    """What a lesson's kind adds to its round's summary: words on its line, the round's title when the round
+    is about that kind, and whether the round stays open because that kind is the lesson."""
+    meta: tuple = ()
+    title: Any = None
+    keeps_open: bool = False
+
+
+def lesson_sayings(round_: Round) -> list[Said]:
+    """What the lessons' kinds say about a round, in the course's order (the first title wins)."""
+    lesson_renderers()
+    course = {f"lessons.{lesson}.timeline": index for index, lesson in enumerate(LESSONS)}
+    in_order = sorted(SUMMARY.values(), key=lambda says: course.get(says.__module__, -1))
+    return [said for says in in_order if (said := says(round_)) is not None]
+
+
+def step(label: Any, body: str) -> str:
+    return f'<div class="tw-step"><div class="tw-label">{label}</div>{body}</div>'
+
+
+# The kinds drawn ahead of a round's request (each its own step), and the kinds that close it, in their order.
+AHEAD = ("context", "skills")
+CLOSING = ("final", "error")
+
+
 def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_arguments: bool = True,
                  text_protocol: bool = True, children: dict | None = None, parsed: bool = False) -> str:
-    """One round. `parsed`: the run reads replies as text (it has parse events): a request without
-    tools is then a text protocol's, not a native loop's that offered none."""
-    request = next((e for e in events if e.get("type") == "request"), None)
-    response = next((e for e in events if e.get("type") == "response"), None)
-    if labels is HANDSHAKE and request is not None and not request.get("tools") and not parsed:
-        labels = WITHOUT_TOOLS
-    calls = [e for e in events if e.get("type") == "tool_call"]
-    results = {e.get("id"): e for e in events if e.get("type") == "tool_result"}
+    """One round: its summary line, what came before the request, the request and the reply, the calls,
+    and what closed it; each event by its kind's renderer."""
+    round_ = Round(turn, events, labels, last, check_arguments, text_protocol, children, parsed)
+    labels, request, response, calls = round_.labels, round_.request, round_.response, round_.calls
+    sayings = lesson_sayings(round_)
+    parts = [render_summary(round_, sayings)]
+    parts += [draw(e, round_) for kind in AHEAD for e in round_.of(kind)]
+    if round_.connect:
+        parts.append(step(esc(now(labels.get("connect", "JSON-RPC"))), "".join(draw(e, round_) for e in round_.connect)))
+    if request:
+        parts.append(draw(request, round_))
+    if response:
+        parts.append(draw(response, round_))
+    elif any(e.get("type") == "delta" for e in events):
+        parts.append(step(tr("流式接收中…", "Streaming in…"), pre(streamed_so_far(events))))
+    parts.append(first_call_view.render_arrival(events))      # 8.1: the stream's time axis, finish_reason
+    parts += [draw(e, round_) for e in round_.of("parse")]
+    if calls:
+        parts.append(step(esc(now(labels["execute"])), "".join(draw(c, round_) for c in calls)))
+    plans = round_.of("plan")
+    if plans:
+        parts.append('<div class="tw-step">' + "".join(draw(e, round_) for e in plans) + "</div>")
+    if round_.rest:
+        parts.append(step(esc(now(labels.get("wire", "JSON-RPC"))), "".join(draw(e, round_) for e in round_.rest)))
+    # Results without a matching call (e.g. a text protocol that feeds back a notice).
+    called = {c.get("id") for c in calls}
+    parts += [draw(e, round_) for e in round_.of("tool_result") if e.get("id") not in called]
+    parts += [draw(e, round_) for e in events if e.get("type") in CLOSING]
+    opened = last or any(said.keeps_open for said in sayings)
+    return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
+
+
+def render_summary(round_: Round, sayings: list[Said]) -> str:
+    """The round's title and its one line: the model's time, tokens, the calls, and what the lessons' own
+    kinds add (a refused plan, the hooks that ran, the context shrunk)."""
+    request, response, calls = round_.request, round_.response, round_.calls
     meta = []
     if response:
         meta.append(tr("模型 ", "model ") + seconds(response.get("duration_ms")))
-    tokens = cost_view.round_meta(request, response, text_protocol)
+    tokens = cost_view.round_meta(request, response, round_.text_protocol)
     if tokens:
         meta.append(tokens)
     if calls:
         meta.append(tr("调用 ", "calls ") + ", ".join(str(c.get("name")) for c in calls))
-    plans = [e for e in events if e.get("type") == "plan"]
-    if any(not e.get("accepted") for e in plans):
-        meta.append(tr("计划被退回", "plan refused"))
-    if any(e.get("replanned") for e in plans):
-        meta.append(tr("🔁 改了计划", "🔁 replanned"))
-    hook_runs = [e for e in events if e.get("type") == "hook" and not e.get("asking")]
-    if hook_runs:
-        meta.append(tr("钩子 {n} 次", "hooks {n}×").format(n=len(hook_runs)))
-    shrunk = [e for e in events if e.get("type") == "context"]
-    if shrunk:
-        meta.append(tr("{before} → {after} 个 token", "{before} → {after} tokens").format(
-            before=shrunk[0].get("before_tokens"), after=shrunk[0].get("after_tokens")))
-    mounted = [e for e in events if e.get("type") == "skills"]
-    title = (tr("发出之前：收拾上下文", "Before sending: the context shrunk") if shrunk else
-             tr("发出之前：技能", "Before sending: the skills") if mounted else
-             tr("开始前", "Before the start") if turn is None else tr("第 {n} 轮", "Round {n}").format(n=turn))
-    parts = [f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>']
-    parts += [f'<div class="tw-step">{context_view.render(e)}</div>' for e in shrunk]
-    parts += [f'<div class="tw-step">{skills_view.render(e)}</div>' for e in mounted]
-    # MCP: the messages before this round's request (initialize, tools/list) open it; tools/call
-    # messages go inside their call; any other message is listed after the calls.
-    at = events.index(request) if request in events else len(events)
-    connect = [e for e in events[:at] if e.get("type") == "rpc"]
-    wire, rest = rpc_by_call(calls, [e for e in events[at:] if e.get("type") == "rpc"])
-    if connect:
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels.get("connect", "JSON-RPC")))}</div>'
-                     + "".join(render_rpc(e) for e in connect) + "</div>")
+    meta += [words for said in sayings for words in said.meta]
+    title = next((said.title for said in sayings if said.title is not None), None)
+    if title is None:
+        title = tr("开始前", "Before the start") if round_.turn is None else tr("第 {n} 轮", "Round {n}").format(n=round_.turn)
+    return f'<summary>{esc(title)} <span class="tw-meta">{esc(" · ".join(meta))}</span></summary>'
 
-    if request:
-        messages = request.get("messages") or []
-        tools = request.get("tools")
-        body = fold(tr("messages（{n} 条）", "messages ({n})").format(n=len(messages)), pre(messages), open_=last)
-        if tools:
-            body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
-        body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["request"]))}</div>{body}</div>')
-        parts.append(first_call_view.render_request(request))     # 8.1: the body raw, and as SDK code
 
-    if response:
-        message = response.get("message") or {}
-        text = response.get("text") if response.get("text") is not None else message.get("content")
-        body = ""
-        if message.get("tool_calls"):
-            count = tr("tool_calls（{n} 个）：", "tool_calls ({n}):").format(n=len(message["tool_calls"]))
-            body += f"<div>{count}</div>{pre(message['tool_calls'])}"
-        if text:
-            body += f"<div>{tr('文本：', 'Text:')}</div>{pre(str(text))}"
-        if not body:
-            body = f"<div class='tw-meta'>{tr('（空回复）', '(empty reply)')}</div>"
-        finish = response.get("finish_reason")
-        body += f"<div class='tw-meta'>finish_reason = {esc(finish)}</div>" if finish else ""
-        body = render_reasoning(response) + body + render_accents(response)
-        body += fold(tr("原始响应体 raw", "raw response body"), pre(response.get("raw")))
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["response"]))}</div>{body}</div>')
-    elif any(e.get("type") == "delta" for e in events):
-        parts.append(f'<div class="tw-step"><div class="tw-label">{tr("流式接收中…", "Streaming in…")}</div>'
-                     f'{pre(streamed_so_far(events))}</div>')
+@register("request")
+def render_request(request: dict, round_: Round) -> str:
+    """What went to the model: the messages (open in the last round), the tools, the parameters."""
+    messages = request.get("messages") or []
+    tools = request.get("tools")
+    body = fold(tr("messages（{n} 条）", "messages ({n})").format(n=len(messages)), pre(messages), open_=round_.last)
+    if tools:
+        body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
+    body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
+    return (step(esc(now(round_.labels["request"])), body)
+            + first_call_view.render_request(request))     # 8.1: the body raw, and as SDK code
 
-    parts.append(first_call_view.render_arrival(events))      # 8.1: the stream's time axis, finish_reason
-    for event in events:
-        if event.get("type") == "parse":
-            raw_text = (response or {}).get("text") or ((response or {}).get("message") or {}).get("content") or ""
-            parts.append(render_parse(event, str(raw_text)))
 
-    hooked: dict = {}
-    gated: dict = {}
-    for event in events:
-        if event.get("type") == "hook":
-            hooked.setdefault((event.get("turn"), event.get("id")), []).append(event)
-        elif event.get("type") == "permission":
-            gated.setdefault((event.get("turn"), event.get("id")), []).append(event)
-    if calls:
-        body = "".join(render_call(c, results.get(c.get("id")), labels, wire.get((c.get("turn"), c.get("id")), []),
-                                   unsaid_notes(c, request, response) if check_arguments else [],
-                                   hooked.get((c.get("turn"), c.get("id")), []), child_of(children, c),
-                                   gated.get((c.get("turn"), c.get("id")), []))
-                       for c in calls)
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels["execute"]))}</div>{body}</div>')
-    plans = [e for e in events if e.get("type") == "plan"]
-    if plans:
-        parts.append('<div class="tw-step">' + "".join(plan_view.render(e) for e in plans) + "</div>")
-    if rest:
-        parts.append(f'<div class="tw-step"><div class="tw-label">{esc(now(labels.get("wire", "JSON-RPC")))}</div>'
-                     + "".join(render_rpc(e) for e in rest) + "</div>")
-    # Results without a matching call (e.g. a text protocol that feeds back a notice).
-    called = {c.get("id") for c in calls}
-    for event in events:
-        if event.get("type") == "tool_result" and event.get("id") not in called:
-            parts.append(f'<div class="tw-step"><div class="tw-label">{tr("回填", "Sent back")}</div>'
-                         f'{pre(event.get("message") or event.get("content"))}</div>')
+@register("response")
+def render_response(response: dict, round_: Round) -> str:
+    """The model's reply: its tool_calls, its text, finish_reason, reasoning and accents, the raw body."""
+    message = response.get("message") or {}
+    text = response.get("text") if response.get("text") is not None else message.get("content")
+    body = ""
+    if message.get("tool_calls"):
+        count = tr("tool_calls（{n} 个）：", "tool_calls ({n}):").format(n=len(message["tool_calls"]))
+        body += f"<div>{count}</div>{pre(message['tool_calls'])}"
+    if text:
+        body += f"<div>{tr('文本：', 'Text:')}</div>{pre(str(text))}"
+    if not body:
+        body = f"<div class='tw-meta'>{tr('（空回复）', '(empty reply)')}</div>"
+    finish = response.get("finish_reason")
+    body += f"<div class='tw-meta'>finish_reason = {esc(finish)}</div>" if finish else ""
+    body = render_reasoning(response) + body + render_accents(response)
+    body += fold(tr("原始响应体 raw", "raw response body"), pre(response.get("raw")))
+    return step(esc(now(round_.labels["response"])), body)
 
-    for event in events:
-        if event.get("type") == "final":
-            parts.append(f'<div class="tw-step"><div class="tw-label">{tr("最终回答", "Final answer")}</div>'
-                         f'<div class="tw-final">{esc(cut(str(event.get("content") or "")))}</div></div>')
-        elif event.get("type") == "error":
-            failed = esc(error_title(event))
-            parts.append(f'<div class="tw-step"><div class="tw-error"><b>{failed}</b>{tr("：", ": ")}'
-                         f'{esc(event.get("message"))}</div></div>')
-    # A round whose calls had hooks stays open (or whose failure hooks never saw: unseen_by), and so do the
-    # shrunk context and a round that started a sub-agent: they are the lesson.
-    opened = (last or bool(hook_runs) or bool(shrunk) or any(child_of(children, c) for c in calls)
-              or any(r.get("unseen_by") for r in results.values()))
-    return f'<details class="tw-round"{" open" if opened else ""}>' + "".join(parts) + "</details>"
+
+@register("tool_result")
+def render_sent_back(result: dict, round_: Round) -> str:
+    """A result no call of the round asked for (a text protocol's notice); a call's own result is drawn in it."""
+    return step(tr("回填", "Sent back"), pre(result.get("message") or result.get("content")))
+
+
+@register("final")
+def render_final(event: dict, round_: Round) -> str:
+    return step(tr("最终回答", "Final answer"), f'<div class="tw-final">{esc(cut(str(event.get("content") or "")))}</div>')
+
+
+@register("error")
+def render_error(event: dict, round_: Round) -> str:
+    return (f'<div class="tw-step"><div class="tw-error"><b>{esc(error_title(event))}</b>{tr("：", ": ")}'
+            f'{esc(event.get("message"))}</div></div>')
 
 
 def render_protocol(events: list[dict], lesson: str = "function_calling", note: str = "",
@@ -808,57 +706,86 @@ def question_of(events: list[dict]) -> str | None:
     return None
 
 
+@dataclasses.dataclass
+class Conversation:
+    """What the chat view's renderers read besides their event: the lesson, the results by (turn, id) (some
+    backends reuse call ids from one round to the next), and the last request and reply seen so far."""
+    lesson: str
+    check_arguments: bool
+    results: dict
+    request: dict | None = None
+    answered: dict | None = None
+
+
 def render_chat(events: list[dict], lesson: str = "function_calling", check_arguments: bool = True) -> list[dict]:
     """Messages for gr.Chatbot: the question, each model step and tool call as a
-    collapsible step (metadata title), tool results nested under their call, the answer.
+    collapsible step (metadata title), tool results nested under their call, the answer; each event by
+    its kind's chat renderer (a kind without one says nothing in the chat).
     A call's step says which arguments nobody said, as the protocol view does (check_arguments)."""
     chat: list[dict] = []
     events = loop_events.own(events)    # a sub-agent's steps are in the protocol view, under its call
     question = question_of(events)
     if question is not None:
         chat.append({"role": "user", "content": question})
-    # Keyed by (turn, id): some backends reuse call ids from one round to the next.
     results = {(e.get("turn"), e.get("id")): e for e in events if e.get("type") == "tool_result"}
-    request = answered = None
+    conversation = Conversation(lesson, check_arguments, results)
+    lesson_renderers()
     for event in events:
-        kind = event.get("type")
-        if kind == "request":
-            request = event
-        elif kind == "response":
-            answered = event
-            chat.extend(chat_notes(event))
-            text = event.get("text") if event.get("text") is not None else (event.get("message") or {}).get("content")
-            if text and (lesson == "react" or (event.get("message") or {}).get("tool_calls")):
-                chat.append({"role": "assistant", "content": cut(str(text), 4000),
-                             "metadata": {"title": tr("💭 第 {n} 轮模型输出", "💭 The model's output in round {n}").format(
-                                              n=event.get("turn")), "status": "done",
-                                          "duration": round(float(event.get("duration_ms") or 0) / 1000, 2)}})
-        elif kind == "tool_call":
-            call_id = f"call-{event.get('turn')}-{event.get('id')}"
-            result = results.get((event.get("turn"), event.get("id")))
-            shown_args = result.get("arguments") if result else event.get("arguments")
-            unsaid = "".join(f"\n\n🔎 {note}" for note in (unsaid_notes(event, request, answered)
-                                                            if check_arguments else []))
-            chat.append({"role": "assistant",
-                         "content": tr("参数：", "Arguments:") + "\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```" + unsaid,
-                         "metadata": {"title": tr("🛠️ 调用 {name}", "🛠️ Call {name}").format(name=event.get("name")),
-                                      "id": call_id,
-                                      "status": "done" if result else "pending"}})
-            if result:
-                chat.append({"role": "assistant", "content": cut(str(result.get("content", "")), 3000),
-                             "metadata": {"title": tr("✅ 工具结果", "✅ Tool result") if result.get("ok") else
-                                      tr("❌ 工具出错 ", "❌ Tool error ") + str(result.get("error_code") or ""),
-                                          "parent_id": call_id, "status": "done",
-                                          "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
-        elif kind == "plan":
-            chat.append({"role": "assistant", "content": cut(plan_view.text(event), 3000),
-                         "metadata": {"title": plan_view.headline_of(event), "status": "done"}})
-        elif kind == "context":
-            chat.append({"role": "assistant", "content": "\n".join(event.get("notes") or []) or context_view.line(event),
-                         "metadata": {"title": "📦 " + context_view.line(event), "status": "done"}})
-        elif kind == "final":
-            chat.append({"role": "assistant", "content": cut(str(event.get("content") or ""))})
-        elif kind == "error":
-            chat.append({"role": "assistant", "content": str(event.get("message") or ""),
-                         "metadata": {"title": "⚠️ " + error_title(event)}})
+        said = CHAT.get(str(event.get("type")))
+        if said is not None:
+            chat.extend(said(event, conversation))
     return chat
+
+
+@register("request", CHAT)
+def chat_request(event: dict, conversation: Conversation) -> list[dict]:
+    conversation.request = event      # the question is said once, on top; the request is what calls are checked against
+    return []
+
+
+@register("response", CHAT)
+def chat_response(event: dict, conversation: Conversation) -> list[dict]:
+    """The reply's reasoning and accents; its text when it is a step, not the answer (a text protocol's
+    every reply, a native reply with calls)."""
+    conversation.answered = event
+    said = chat_notes(event)
+    text = event.get("text") if event.get("text") is not None else (event.get("message") or {}).get("content")
+    if text and (conversation.lesson == "react" or (event.get("message") or {}).get("tool_calls")):
+        said.append({"role": "assistant", "content": cut(str(text), 4000),
+                     "metadata": {"title": tr("💭 第 {n} 轮模型输出", "💭 The model's output in round {n}").format(
+                                      n=event.get("turn")), "status": "done",
+                                  "duration": round(float(event.get("duration_ms") or 0) / 1000, 2)}})
+    return said
+
+
+@register("tool_call", CHAT)
+def chat_call(event: dict, conversation: Conversation) -> list[dict]:
+    """A call as a step, and its result nested under it."""
+    call_id = f"call-{event.get('turn')}-{event.get('id')}"
+    result = conversation.results.get((event.get("turn"), event.get("id")))
+    shown_args = result.get("arguments") if result else event.get("arguments")
+    unsaid = "".join(f"\n\n🔎 {note}" for note in (unsaid_notes(event, conversation.request, conversation.answered)
+                                                    if conversation.check_arguments else []))
+    said = [{"role": "assistant",
+             "content": tr("参数：", "Arguments:") + "\n```json\n" + cut(to_json(shown_args if shown_args is not None else event.get("raw_arguments")), 3000) + "\n```" + unsaid,
+             "metadata": {"title": tr("🛠️ 调用 {name}", "🛠️ Call {name}").format(name=event.get("name")),
+                          "id": call_id,
+                          "status": "done" if result else "pending"}}]
+    if result:
+        said.append({"role": "assistant", "content": cut(str(result.get("content", "")), 3000),
+                     "metadata": {"title": tr("✅ 工具结果", "✅ Tool result") if result.get("ok") else
+                                  tr("❌ 工具出错 ", "❌ Tool error ") + str(result.get("error_code") or ""),
+                                  "parent_id": call_id, "status": "done",
+                                  "duration": round(float(result.get("duration_ms") or 0) / 1000, 3)}})
+    return said
+
+
+@register("final", CHAT)
+def chat_final(event: dict, conversation: Conversation) -> list[dict]:
+    return [{"role": "assistant", "content": cut(str(event.get("content") or ""))}]
+
+
+@register("error", CHAT)
+def chat_error(event: dict, conversation: Conversation) -> list[dict]:
+    return [{"role": "assistant", "content": str(event.get("message") or ""),
+             "metadata": {"title": "⚠️ " + error_title(event)}}]

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 import accents
 import context
@@ -462,53 +462,8 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
     recovered, unrecovered = failures(events)
     counts = _counts(events)
     if end.get("type") == "error":
-        code = end.get("code") or ""
-        message = str(end.get("message") or "")
-        if code == "too_many_failures":
-            return {"state": "guard", "icon": "🛑", "title": tr("循环的保险停下了运行（too_many_failures）：{counts}",
-                                                            "The loop's guard stopped the run (too_many_failures): {counts}"
-                                                            ).format(counts=counts),
-                    "detail": message}
-        if code == "mcp_connect":
-            return {"state": "mcp_failed", "icon": "❌",
-                    "title": tr("MCP 服务器没有连上（initialize / tools/list 没有完成），模型还没被问到",
-                               "The MCP server was not reached (initialize / tools/list did not finish): the model "
-                               "was not asked yet"), "detail": message}
-        if code == "hooks_source":
-            title = (tr("沙箱这次没有运行钩子源码（不是源码的错，原因见下），模型还没被问到",
-                        "The sandbox did not run the hooks source this time (not a fault of the source; see below why): "
-                        "the model was not asked yet")
-                     if STOPPED_BY.get(end.get("cause")) == "sandbox" else
-                     tr("钩子源码没有加载，模型还没被问到", "The hooks source did not load: the model was not asked yet"))
-            return {"state": "hooks_failed", "icon": "❌", "title": title, "detail": message}
-        if code == "conversation":
-            return {"state": "conversation_invalid", "icon": "❌",
-                    "title": tr("对话用不了（下面说了哪里不对），模型还没被问到",
-                                "The conversation cannot be used (see below what is wrong): the model was not asked yet"),
-                    "detail": message}
-        shrunk = _context(events)
-        if code == "orphan_result" and shrunk and shrunk.get("orphans"):
-            return {"state": "context_rejected", "icon": "❌",
-                    "title": tr("服务端拒收了这次请求：「{title}」留下了找不到调用的工具结果，不是模型的错",
-                                "The server refused this request: «{title}» left tool results whose calls are gone; "
-                                "not the model's fault").format(title=_strategy(shrunk)),
-                    "detail": message}
-        if code == "context_exceeded":
-            return {"state": "context_overflow", "icon": "❌",
-                    "title": tr("对话超出了服务端的上下文长度，第 {turn} 轮的请求被拒收了（服务端的原话见下）：{grew}：{counts}",
-                                "The conversation outgrew the server's context: the request of round {turn} was refused "
-                                "(the server's words below): {grew}: {counts}").format(
-                                    turn=_last_request(events).get("turn"), grew=_grown(events), counts=counts),
-                    "detail": message}
-        if code == "max_turns":
-            return {"state": "max_turns", "icon": "⏹",
-                    "title": tr("用完 max_turns 仍没有最终回答：{counts}",
-                                "max_turns used up without a final answer: {counts}").format(counts=counts),
-                    "detail": message}
-        return {"state": "error", "icon": "❌",
-                "title": tr("模型端或客户端出错（{code}）：{counts}", "Error at the model's end or in the client ({code}): {counts}"
-                            ).format(code=code or tr("未知", "unknown"), counts=counts),
-                "detail": message}
+        ended = ENDED_BY.get(end.get("code") or "")
+        return (ended(end, events, counts) if ended else None) or _error(end, counts)
     answer = str(end.get("content") or "")
     last = _last_response(events)
     if any(a.get("code") == "repetition" for a in last.get("accents") or []):
@@ -578,6 +533,96 @@ def _one_loop(events: list[dict]) -> dict[str, Any] | None:
                 "title": tr("{counts}（{notes}）", "{counts} ({notes})").format(
                     counts=counts, notes=tr("；", "; ").join(notes)), "detail": answer}
     return {"state": "answered", "icon": "✅", "title": counts, "detail": answer}
+
+
+# ---------------------------------------------------------------- a run that ended on an error
+
+# An error event's code -> the verdict of a run it ended: verdict(end, events, counts) -> dict, or None
+# when the code says no more than any error (_error says it then).
+ENDED_BY: dict[str, Callable[[dict, list[dict], str], dict[str, Any] | None]] = {}
+
+
+def ended_by(code: str) -> Callable:
+    """Decorator: `@ended_by("max_turns")` makes the function the verdict of a run that error ended."""
+    def add(judged: Callable) -> Callable:
+        ENDED_BY[code] = judged
+        return judged
+    return add
+
+
+@ended_by("too_many_failures")
+def _guard(end: dict, events: list[dict], counts: str) -> dict[str, Any]:
+    return {"state": "guard", "icon": "🛑", "title": tr("循环的保险停下了运行（too_many_failures）：{counts}",
+                                                    "The loop's guard stopped the run (too_many_failures): {counts}"
+                                                    ).format(counts=counts),
+            "detail": str(end.get("message") or "")}
+
+
+@ended_by("mcp_connect")
+def _mcp_failed(end: dict, events: list[dict], counts: str) -> dict[str, Any]:
+    return {"state": "mcp_failed", "icon": "❌",
+            "title": tr("MCP 服务器没有连上（initialize / tools/list 没有完成），模型还没被问到",
+                        "The MCP server was not reached (initialize / tools/list did not finish): the model "
+                        "was not asked yet"), "detail": str(end.get("message") or "")}
+
+
+@ended_by("hooks_source")
+def _hooks_failed(end: dict, events: list[dict], counts: str) -> dict[str, Any]:
+    title = (tr("沙箱这次没有运行钩子源码（不是源码的错，原因见下），模型还没被问到",
+                "The sandbox did not run the hooks source this time (not a fault of the source; see below why): "
+                "the model was not asked yet")
+             if STOPPED_BY.get(end.get("cause")) == "sandbox" else
+             tr("钩子源码没有加载，模型还没被问到", "The hooks source did not load: the model was not asked yet"))
+    return {"state": "hooks_failed", "icon": "❌", "title": title, "detail": str(end.get("message") or "")}
+
+
+@ended_by("conversation")
+def _conversation_invalid(end: dict, events: list[dict], counts: str) -> dict[str, Any]:
+    return {"state": "conversation_invalid", "icon": "❌",
+            "title": tr("对话用不了（下面说了哪里不对），模型还没被问到",
+                        "The conversation cannot be used (see below what is wrong): the model was not asked yet"),
+            "detail": str(end.get("message") or "")}
+
+
+@ended_by("orphan_result")
+def _context_rejected(end: dict, events: list[dict], counts: str) -> dict[str, Any] | None:
+    """The server refused tool results without their calls: the context lesson's strategy left them, if
+    the run shrank its context; otherwise it is any error."""
+    shrunk = _context(events)
+    if not (shrunk and shrunk.get("orphans")):
+        return None
+    return {"state": "context_rejected", "icon": "❌",
+            "title": tr("服务端拒收了这次请求：「{title}」留下了找不到调用的工具结果，不是模型的错",
+                        "The server refused this request: «{title}» left tool results whose calls are gone; "
+                        "not the model's fault").format(title=_strategy(shrunk)),
+            "detail": str(end.get("message") or "")}
+
+
+@ended_by("context_exceeded")
+def _context_overflow(end: dict, events: list[dict], counts: str) -> dict[str, Any]:
+    return {"state": "context_overflow", "icon": "❌",
+            "title": tr("对话超出了服务端的上下文长度，第 {turn} 轮的请求被拒收了（服务端的原话见下）：{grew}：{counts}",
+                        "The conversation outgrew the server's context: the request of round {turn} was refused "
+                        "(the server's words below): {grew}: {counts}").format(
+                            turn=_last_request(events).get("turn"), grew=_grown(events), counts=counts),
+            "detail": str(end.get("message") or "")}
+
+
+@ended_by("max_turns")
+def _max_turns(end: dict, events: list[dict], counts: str) -> dict[str, Any]:
+    return {"state": "max_turns", "icon": "⏹",
+            "title": tr("用完 max_turns 仍没有最终回答：{counts}",
+                        "max_turns used up without a final answer: {counts}").format(counts=counts),
+            "detail": str(end.get("message") or "")}
+
+
+def _error(end: dict, counts: str) -> dict[str, Any]:
+    """Any other error: the model's end or the client's, by its code."""
+    code = end.get("code") or ""
+    return {"state": "error", "icon": "❌",
+            "title": tr("模型端或客户端出错（{code}）：{counts}", "Error at the model's end or in the client ({code}): {counts}"
+                        ).format(code=code or tr("未知", "unknown"), counts=counts),
+            "detail": str(end.get("message") or "")}
 
 
 SUCCESS = ("answered", "recovered")

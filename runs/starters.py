@@ -7,6 +7,7 @@ them needs a page module to start a run.
 """
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Callable
 
@@ -167,9 +168,12 @@ def mini_agent(client, question, tools, execute, settings, options):
                                               temperature=settings.temperature))
 
 
-# What a catalogue lesson's `start` may name: the catalogue names its starter and imports none.
-BY_NAME = {starter.__name__: starter for starter in (first_call, react, planning, registry, function_calling, mcp, hooks, context, skills,
-                                                      subagent, session, workspace, mini_agent)}
+# What a catalogue lesson's `start` may name: the catalogue names its starter and imports none. Every
+# function written here with backend.Starter's parameters is one, so a new loop's starter is only written.
+STARTER_PARAMETERS = ["client", "question", "tools", "execute", "settings", "options"]
+BY_NAME = {name: value for name, value in list(globals().items())
+           if inspect.isfunction(value) and value.__module__ == __name__
+           and list(inspect.signature(value).parameters) == STARTER_PARAMETERS}
 
 
 def of(lesson) -> Callable:

@@ -132,3 +132,18 @@ if __name__ == "__main__":      # python tests/test_layers.py: the folder-level 
         upward = sorted(name for name in imported if RANKS[name] > RANKS[layer])
         print(f"{RANKS[layer]:>2} {layer} -> {', '.join(sorted(imported, key=RANKS.get)) or '-'}"
               + (f"   (upward: {', '.join(upward)})" if upward else ""))
+
+
+def test_a_lesson_s_folder_imports_no_other_lesson_s_folder():
+    """What two lessons share lives beside the shared panels in lessons/, not in one of the two folders:
+    a lesson's folder can then be read, changed or removed alone."""
+    from catalogue import LESSONS
+
+    crossing = {}
+    for lesson in LESSONS:
+        for path in sorted((ROOT / "lessons" / lesson).rglob("*.py")):
+            others = sorted({parts[1] for module in imported_modules(path) if len(parts := module.split(".")) > 1
+                             and parts[0] == "lessons" and parts[1] in LESSONS and parts[1] != lesson})
+            if others:
+                crossing[str(path.relative_to(ROOT))] = others
+    assert crossing == {}

@@ -34,7 +34,7 @@ def test_the_masking_hook_is_written_once_and_the_example_shows_the_course_s():
     import inspect
 
     import hooks
-    from lessons.hook_sets import HOOK_SOURCES
+    from lessons.hooks.hook_sets import HOOK_SOURCES
 
     written = [str(path.relative_to(ROOT)) for path in project_sources()
                if '{"updatedToolOutput": masked}' in path.read_text(encoding="utf-8")]

@@ -1,5 +1,5 @@
-"""context.md, performed: each claim of the context lesson (8.8) on its page, offline, in Chinese.
-The English page makes the same claims in context.en.md."""
+"""context/lesson.md, performed: each claim of the context lesson (8.8) on its page, offline, in Chinese.
+The English page makes the same claims in context/lesson.en.md."""
 from __future__ import annotations
 
 import context

@@ -10,8 +10,8 @@ from tool_registry import ToolRegistry
 
 from lessons import deep_links
 from catalogue import ROOT
-from lessons.deep_links import EXAMPLE_SETS, LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
-from lessons.editor_panel import example_text
+from lessons.deep_links import LESSONS, NO_MISTAKE, for_page, link_query, parse, shown
+from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.presets import mistake_choices
 
 
@@ -72,6 +72,17 @@ def test_values_for_another_lesson_are_named_and_ignored():
     assert len(plan.notes) == 3 and all("不适用于「工具注册」" in n for n in plan.notes)
     plan = plan_of("lesson=workspace&example=天气&approach=react")
     assert plan.values == {"approach": "react"} and "没有示例工具集" in plan.notes[0]
+
+
+def test_a_lesson_s_own_example_set_is_linked_on_that_lesson_only():
+    """The catalogue's own_examples: the evaluation editor offers the vague weather set, so its link keeps it;
+    on Function Calling, whose editor does not offer it, the same value is named and ignored."""
+    (vague,) = LESSONS["evaluation"].own_examples
+    assert plan_of(urlencode({"example": vague}), "evaluation").values == {"example": vague}
+    plan = plan_of(urlencode({"example": vague}), "function_calling")
+    assert plan.values == {} and "不认识" in plan.notes[0]
+    query, notes = link_query("evaluation", vague, None, None, "", {})
+    assert notes == [] and dict(parse_qsl(urlsplit(query).query)) == {"example": vague}
 
 
 def test_unknown_parameters_duplicates_and_bad_run():

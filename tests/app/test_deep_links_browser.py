@@ -190,3 +190,19 @@ def test_a_link_does_not_run_on_the_students_own_model(browser, app_url):
         assert panel.locator(".tw-status").first.inner_text().strip() == ""
     finally:
         watched.context.close()
+
+
+def test_an_evaluation_link_opens_the_example_set_only_its_editor_offers(browser, app_url):
+    """The vague weather set is the evaluation lesson's own (catalogue own_examples): its link opens it there."""
+    watched = open_page(browser, link(app_url, lesson="evaluation", example="天气（描述含糊）"))
+    page = watched.page
+    try:
+        panel = page.locator("#tab-evaluation")
+        editor = panel.locator(".tw-editor")
+        page.wait_for_function("(box) => box.textContent.includes('@registry.tool(\"天气\"')", arg=editor.element_handle(),
+                               timeout=WAIT)
+        assert panel.locator(".tw-example-set input").input_value() == "天气（描述含糊）"
+        assert '@registry.tool("天气", read_only=True)' in code_text(editor)
+        assert not banner(page).is_visible()      # every value of the link was used
+    finally:
+        watched.context.close()

@@ -1,6 +1,6 @@
 """The lesson claims in English, checked as text. Each claim of the lesson texts is performed once,
 in Chinese (test_lesson_claims.py, test_workspace_claims.py); the English page makes the same claims
-(react.en.md and so on) with the same behaviour, and the words a claim test looks for on an English
+(react/lesson.en.md and so on) with the same behaviour, and the words a claim test looks for on an English
 page, T(zh, en)'s English, must be what the English page says: a label, a value or a lesson text
 of the lesson's English page, or an English text the server writes (every tr(zh, en) of the app,
 a {placeholder} standing for any value). That the server's texts follow the page's language is
@@ -76,8 +76,8 @@ def test_the_english_a_claim_looks_for_is_what_the_english_page_says(english, te
 
 def quoted_labels() -> list[tuple[str, str]]:
     """(lesson text, «label») of every English lesson text: the controls and results it names."""
-    return sorted({(path.name, label) for path in (ROOT / "lessons").glob("*.en.md")
-                   for label in re.findall(r"«([^«»]+)»", path.read_text(encoding="utf-8"))})
+    return sorted({(lesson.id, label) for lesson in LESSONS.values()
+                   for label in re.findall(r"«([^«»]+)»", (ROOT / lesson.texts.en).read_text(encoding="utf-8"))})
 
 
 @pytest.mark.parametrize("lesson_text, label", quoted_labels())

@@ -1,5 +1,5 @@
-"""evaluation.md, performed: each claim of the evaluation lesson (8.12) on its page, offline, in
-Chinese. The English page makes the same claims in evaluation.en.md."""
+"""evaluation/lesson.md, performed: each claim of the evaluation lesson (8.12) on its page, offline, in
+Chinese. The English page makes the same claims in evaluation/lesson.en.md."""
 from __future__ import annotations
 
 import csv

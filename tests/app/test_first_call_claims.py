@@ -1,5 +1,5 @@
-"""first_call.md, performed: each claim of the first-call lesson (8.1) on its page, offline, in Chinese,
-in the order the text makes them. The English text (first_call.en.md) makes the same claims: what a
+"""first_call/lesson.md, performed: each claim of the first-call lesson (8.1) on its page, offline, in Chinese,
+in the order the text makes them. The English text (first_call/lesson.en.md) makes the same claims: what a
 claim looks for is written T(zh, en) and test_english_claims.py checks the English as text; the last
 test here checks that the English lesson names what the Chinese one does."""
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from catalogue import LESSONS
 from tests.app.harness import T, LessonPage, screenshot
 
 pytestmark = pytest.mark.browser
@@ -207,8 +208,8 @@ CLAIM_WORDS = [("openai", "openai"), ("zhipuai", "zhipuai"), ("Key 从环境变�
 
 
 def test_the_english_lesson_makes_the_same_claims():
-    chinese = (ROOT / "lessons" / "first_call.md").read_text(encoding="utf-8")
-    english = (ROOT / "lessons" / "first_call.en.md").read_text(encoding="utf-8")
+    chinese = (ROOT / LESSONS["first_call"].texts.zh).read_text(encoding="utf-8")
+    english = (ROOT / LESSONS["first_call"].texts.en).read_text(encoding="utf-8")
     assert [zh for zh, _ in CLAIM_WORDS if zh not in chinese] == []
     assert [en for _, en in CLAIM_WORDS if en not in english] == []
     assert chinese.count("**") == english.count("**")          # the same paragraphs, each named

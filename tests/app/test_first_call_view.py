@@ -1,4 +1,4 @@
-"""The first call's request drawn as SDK code (lessons/first_call_view.py): each snippet is sent where
+"""The first call's request drawn as SDK code (lessons/first_call/first_call_view.py): each snippet is sent where
 the run's request went, as that SDK must be told it, and never to an address the student did not type."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from first_call import TOOLS
-from lessons import first_call_view
+from lessons.first_call import first_call_view
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "北京今天天气怎么样？"}], "stream": True, "tools": TOOLS}
 

@@ -74,7 +74,7 @@ def test_gradio_internals_are_touched_only_in_gradio_patches():
     only_in = {r"\b_queue\b": "gradio_patches.py", r"\bstate_holder\b": "gradio_patches.py",
                r"\bimport gradio\.": "gradio_patches.py", r"\bGRADIO_ANALYTICS_": "gradio_patches.py",
                r"\bsession_hash\b": "page_events.py", r'api_visibility="private"': "page_events.py"}
-    sources = [ROOT / "app.py", *sorted(path for folder in APP_FOLDERS for path in (ROOT / folder).glob("*.py"))]
+    sources = [ROOT / "app.py", *sorted(path for folder in APP_FOLDERS for path in (ROOT / folder).rglob("*.py"))]
     found = [(path.name, pattern) for path in sources for pattern, home in only_in.items()
              if path.name != home and re.search(pattern, path.read_text(encoding="utf-8"))]
     assert found == []

@@ -483,7 +483,10 @@ def test_a_context_overflow_over_real_http_is_named_the_same():
 
 def test_every_preset_question_has_its_purpose_written():
     """A preset reworded in its list but not beside its purpose would lose its check without a word."""
-    from lessons import context_page, planning_page, skills_page, subagents_page
+    from lessons.context import page as context_page
+    from lessons.planning import page as planning_page
+    from lessons.skills import page as skills_page
+    from lessons.subagents import page as subagents_page
 
     missing = [q for questions in presets.PRESETS.values() for q in questions
                if purposes.purpose_for("function_calling", q) is None]

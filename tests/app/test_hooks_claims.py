@@ -1,5 +1,5 @@
-"""hooks.md, performed: each claim of the hooks lesson (8.7) on its page, offline, in Chinese. The
-English page makes the same claims in hooks.en.md."""
+"""hooks/lesson.md, performed: each claim of the hooks lesson (8.7) on its page, offline, in Chinese. The
+English page makes the same claims in hooks/lesson.en.md."""
 from __future__ import annotations
 
 import pytest

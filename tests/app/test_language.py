@@ -133,7 +133,7 @@ def test_an_english_tab_gets_the_english_of_every_label_built_with_tr():
     assert all(f"📖 Lesson: {lesson.heading.en}" in shown for lesson in LESSONS.values())
     # The lesson texts, and each page's first exercise (lessons/exercise_panel.py: its task ends with what to change).
     tasks = [v for v in shown if v.startswith("###") and "What to change:" in v]
-    english_texts = [lesson_text(f"{lesson}.md").en for lesson in LESSONS]
+    english_texts = [lesson_text(lesson).en for lesson in LESSONS.values()]
     assert all(text in shown for text in english_texts)                       # every lesson's English text
     assert not any("这一课" in text or "要记住的" in text for text in english_texts)
     assert len(tasks) >= len(LESSONS) and not any("要改的地方" in v for v in tasks)

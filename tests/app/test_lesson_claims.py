@@ -1,8 +1,8 @@
-"""Each sentence of the lesson texts (react.md, registry.md, function_calling.md, mcp.md) that
+"""Each sentence of the lesson texts (react/lesson.md, registry/lesson.md, function_calling/lesson.md, mcp/lesson.md) that
 says what will happen on screen, performed in the real page and checked: one page per lesson,
 one test per claim, in the order the text makes them. Everything runs on the offline model.
 
-Each claim is performed once, in Chinese. The English text (react.en.md and so on) makes the same
+Each claim is performed once, in Chinese. The English text (react/lesson.en.md and so on) makes the same
 claims with the same behaviour: T(zh, en) writes what a claim looks for in both languages, and
 test_english_claims.py checks the English as text (it is what the English page says). What the
 course itself writes (the offline model, the tools' messages, the parsers' verdicts, the
@@ -114,7 +114,7 @@ def page(browser, app_url, lang):
         LANGUAGE.lang = "zh"
 
 
-# ---------------------------------------------------------------- react.md
+# ---------------------------------------------------------------- react/lesson.md
 
 class TestReactLesson:
     @pytest.fixture(scope="class")
@@ -240,7 +240,7 @@ class TestReactLesson:
         assert T("OpenAI cl100k_base", "OpenAI's cl100k_base") in numbers["text"] and T("离线模型按字数粗估", "rough estimate") in numbers["text"]
 
 
-# ---------------------------------------------------------------- registry.md
+# ---------------------------------------------------------------- registry/lesson.md
 
 class TestRegistryLesson:
     @pytest.fixture(scope="class")
@@ -433,7 +433,7 @@ class TestRegistryLesson:
         panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
 
 
-# ---------------------------------------------------------------- function_calling.md
+# ---------------------------------------------------------------- function_calling/lesson.md
 
 class TestFunctionCallingLesson:
     @pytest.fixture(scope="class")
@@ -699,7 +699,7 @@ class TestFunctionCallingLesson:
         assert T("沙箱", "sandbox") not in status          # every call ran: none was refused on the way
 
 
-# ---------------------------------------------------------------- mcp.md
+# ---------------------------------------------------------------- mcp/lesson.md
 
 AUTHORIZATION_SET = "转账与删除用户（Schema ≠ 授权）"
 # The lesson's step 8: a source with one more line at its end, which raises at import.

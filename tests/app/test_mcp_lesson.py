@@ -5,7 +5,8 @@ from __future__ import annotations
 import events
 import permissions
 
-from lessons import mcp_page, timeline
+from lessons import timeline
+from lessons.mcp import page as mcp_page
 from runs import headline
 
 

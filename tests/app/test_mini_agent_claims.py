@@ -1,8 +1,8 @@
-"""The sentences of mini_agent.md that promise something on screen, each performed in the real page on
+"""The sentences of mini_agent/lesson.md that promise something on screen, each performed in the real page on
 the offline model, its sentence quoted in the docstring. Every test opens its own page (a browser
 session of its own, so a workspace of its own): the claims change the rules and the workspace.
 
-Each claim is performed once, in Chinese; mini_agent.en.md makes the same claims and
+Each claim is performed once, in Chinese; mini_agent/lesson.en.md makes the same claims and
 test_english_claims.py checks the English of T(zh, en) here as text. What the course writes (the
 rules' reasons, the tools' results, the offline model's answers) is Chinese in both."""
 from __future__ import annotations

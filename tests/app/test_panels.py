@@ -202,13 +202,13 @@ def test_a_streamed_run_renders_while_it_arrives():
 def test_a_run_reads_its_inputs_by_name():
     import gradio as gr
 
-    from lessons import function_calling_page
+    from lessons.function_calling import page as function_calling_page
     from lessons.editor_panel import EditorPanel
     from lessons.run_panel import RunPanel
 
     with gr.Blocks():
         settings = settings_panel.SettingsPanel({})
-        editor = EditorPanel()
+        editor = EditorPanel(function_calling_page.LESSON)
         choice, parallel = gr.Textbox(), gr.Checkbox()
         run = RunPanel(function_calling_page.LESSON, settings, editor.editor, ["广州冷不冷？"],
                        options={"tool_choice": choice, "parallel_tool_calls": parallel})

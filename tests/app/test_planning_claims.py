@@ -1,5 +1,5 @@
-"""planning.md, performed: each claim of the plan lesson (8.3) on its page, offline, in Chinese. The
-English page makes the same claims in planning.en.md; the English each claim looks for (T's) is checked
+"""planning/lesson.md, performed: each claim of the plan lesson (8.3) on its page, offline, in Chinese. The
+English page makes the same claims in planning/lesson.en.md; the English each claim looks for (T's) is checked
 as text by test_english_claims.py."""
 from __future__ import annotations
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from lessons import function_calling_page, registry_page, settings_panel, timeline
+from lessons import settings_panel, timeline
+from lessons.function_calling import page as function_calling_page
+from lessons.registry import page as registry_page
 from runs import run_driver
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from runs.run_driver import RunInputs, RunState

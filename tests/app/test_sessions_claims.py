@@ -1,6 +1,6 @@
-"""sessions.md, performed: each claim of the sessions lesson (8.11) on its page, offline, in Chinese, in
+"""sessions/lesson.md, performed: each claim of the sessions lesson (8.11) on its page, offline, in Chinese, in
 the order the text makes them (each test goes on from the session the one before left). The English
-page makes the same claims in sessions.en.md."""
+page makes the same claims in sessions/lesson.en.md."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
-"""skills.md, performed: each claim of the skills lesson (8.9) on its page, offline, in Chinese. The
-English page makes the same claims in skills.en.md."""
+"""skills/lesson.md, performed: each claim of the skills lesson (8.9) on its page, offline, in Chinese. The
+English page makes the same claims in skills/lesson.en.md."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
-"""subagents.md, performed: each claim of the sub-agent lesson (8.10) on its page, offline, in
-Chinese. The English page makes the same claims in subagents.en.md."""
+"""subagents/lesson.md, performed: each claim of the sub-agent lesson (8.10) on its page, offline, in
+Chinese. The English page makes the same claims in subagents/lesson.en.md."""
 from __future__ import annotations
 
 import json

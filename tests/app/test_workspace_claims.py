@@ -1,11 +1,11 @@
-"""The sentences of workspace.md and permissions.md that promise something on screen and that
+"""The sentences of workspace/lesson.md and permissions/lesson.md that promise something on screen and that
 test_workspace_browser.py, test_workspace_memory.py and test_workspace_lessons.py do not
 already perform: each performed here in the real page, on the offline model, its sentence
 quoted in the docstring. One page (one browser session, one workspace) per lesson, the
 tests of a lesson in the order the text makes its claims.
 
-Each claim is performed once, in Chinese, the way test_lesson_claims.py does; workspace.en.md and
-permissions.en.md make the same claims, and test_english_claims.py checks the English of T(zh, en)
+Each claim is performed once, in Chinese, the way test_lesson_claims.py does; workspace/lesson.en.md and
+permissions/lesson.en.md make the same claims, and test_english_claims.py checks the English of T(zh, en)
 as text. What the course itself writes (the tools' results and errors, the permission rules'
 reasons, the offline model's answers) is Chinese in both."""
 from __future__ import annotations
@@ -18,15 +18,15 @@ import pytest
 
 import atomic_tools
 import workspace
-from lessons.permissions_page import PRESET_NAMES_EN
-from lessons.permissions_page import PRESETS as PERMISSION_PRESETS
+from catalogue import LESSONS
+from lessons.permissions.page import PRESET_NAMES_EN
+from lessons.permissions.page import PRESETS as PERMISSION_PRESETS
 from tests.app.harness import ask, calls, CODE_SHOWN, code_text, LANGUAGE, open_in, paste_code, PERFORMED, set_code, T, tab, title_shown, wait_ask, wait_final, workspace_lesson
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "workspace" / "starter"
-LESSONS = ROOT / "lessons"
 
 
 @pytest.fixture(scope="class", params=PERFORMED)
@@ -97,7 +97,7 @@ def headline(panel) -> str:
     return panel.locator(".tw-status").first.inner_text()
 
 
-# ---------------------------------------------------------------- workspace.md
+# ---------------------------------------------------------------- workspace/lesson.md
 
 class TestWorkspaceLesson:
     @pytest.fixture(scope="class")
@@ -206,7 +206,7 @@ class TestWorkspaceLesson:
     def test_a_command_that_goes_over_the_limits_is_undone(self, panel):
         """如果一条命令让工作区超过了上限（4 MB、300 个文件），这一步的改动会全部撤销。"""
         said = re.search(T(r"上限（(\d+) MB、(\d+) 个文件）", r"limits \((\d+) MB, (\d+) files\)"),
-                         (LESSONS / T("workspace.md", "workspace.en.md")).read_text(encoding="utf-8"))
+                         (ROOT / T(LESSONS["workspace"].texts.zh, LESSONS["workspace"].texts.en)).read_text(encoding="utf-8"))
         megabytes, files = int(said[1]), int(said[2])
         assert (megabytes << 20, files) == (atomic_tools.MAX_WORKSPACE_BYTES, atomic_tools.MAX_FILES)
         run(panel, f"运行 `for i in $(seq 1 {files + 50}); do echo $i > f$i.txt; done` "
@@ -236,7 +236,7 @@ class TestWorkspaceLesson:
         panel.locator(f".tw-ws-file {CODE_SHOWN}").filter(has_text=first_line).first.wait_for(timeout=WAIT)
 
 
-# ---------------------------------------------------------------- permissions.md
+# ---------------------------------------------------------------- permissions/lesson.md
 
 class TestPermissionsLesson:
     @pytest.fixture(scope="class")

@@ -10,7 +10,8 @@ import pytest
 from gradio_client import Client
 
 import workspace
-from lessons import permissions_page, workspace_page
+from lessons.permissions import page as permissions_page
+from lessons.workspace import page as workspace_page
 from runs import session_io
 from runs import run_driver
 from serving import expiry, gradio_patches

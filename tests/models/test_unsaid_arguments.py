@@ -139,7 +139,8 @@ def test_on_the_headline_it_is_a_doubt_not_a_success_and_the_workspace_lessons_l
 def test_a_tab_draws_it_unless_its_tools_are_the_workspaces():
     import gradio as gr
 
-    from lessons import function_calling_page, workspace_page
+    from lessons.function_calling import page as function_calling_page
+    from lessons.workspace import page as workspace_page
     from lessons.settings_panel import SettingsPanel
     from runs.run_driver import RunState
 

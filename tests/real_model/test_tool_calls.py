@@ -18,7 +18,7 @@ import pytest
 
 from lessons import timeline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
-from lessons.evaluation_view import percent
+from lessons.evaluation.evaluation_view import percent
 from tests.app.harness import LessonPage, choose, code_text, paste_code, screenshot, set_code
 
 pytestmark = pytest.mark.real_model

@@ -12,7 +12,7 @@ from i18n import now, tr
 from catalogue import LESSONS
 from lessons import timeline
 from lessons.editor_panel import EditorPanel, lesson_text_box
-from lessons.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
+from lessons.hooks.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel
@@ -22,9 +22,7 @@ from runs import hooks_backend
 from serving.page_events import PRIVATE, session_of
 
 LESSON = LESSONS["hooks"]
-TOOLS = "运维：配置、SQL、命令"
 FIRST_HOOKS = HOOK_SETS[0][0]
-
 
 
 def hooks_status(source: str, session_id: str | None = None) -> str:
@@ -53,7 +51,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=1, min_width=320):
-                editor = EditorPanel(default=TOOLS, presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=1, min_width=320):
                 with gr.Row():
@@ -68,7 +66,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 status = gr.Markdown(elem_classes=["tw-hooks-status"])
         # The example set is recorded with the run (its loop reads only the hooks), so an imported
         # session file puts it back with the hooks it names.
-        run = RunPanel(LESSON, settings, editor.editor, PRESETS[TOOLS], options={"hooks": hooks, "hook_set": hook_set},
+        run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example], options={"hooks": hooks, "hook_set": hook_set},
                        ask=True)
 
         def shown_status(values: dict, request: gr.Request) -> dict:

@@ -18,7 +18,8 @@ import workspace
 from i18n import now, tr
 
 from catalogue import LESSONS
-from lessons import context_view, skills_view
+from lessons import context_view
+from lessons.skills import skills_view
 from lessons.editor_panel import lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.run_panel import RunPanel

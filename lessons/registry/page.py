@@ -116,7 +116,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 with gr.Row():
                     trap_btn = gr.Button(tr("⚠️ 载入 __future__ 陷阱", "⚠️ Load the __future__ trap"), size="sm", elem_classes=["tw-trap"], min_width=140)
                     drift_btn = gr.Button(tr("⚠️ 载入 手写 schema 漂移", "⚠️ Load hand-written schema drift"), size="sm", elem_classes=["tw-drift"], min_width=140)
@@ -150,7 +150,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                                              elem_classes=["tw-try-content"])
         with gr.Accordion(tr("▶ 用这些工具跑一次 Function Calling", "▶ Run Function Calling once with these tools"),
                           open=False, elem_classes=["tw-run-opener"]):
-            run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"], strict=strict)
+            run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example], strict=strict)
 
         def compare(report, inputs, values):
             naive_result = backend.extract(inputs.source, "naive", False, inputs.session_id)

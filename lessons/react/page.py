@@ -48,7 +48,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 schema = SchemaPanel(label=tr("工具 schema（自动生成；ReAct 不发送 tools，下面的系统提示词由它写成）",
                                         "Tool schema (generated; ReAct sends no tools: the system prompt below is written "
                                         "from it)"))
@@ -65,7 +65,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                                       elem_classes=["tw-mistake"])
                 describe_mistakes(mistake)
                 envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
-                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example],
                                options={"approach": approach, "mistake": mistake, "envelope": envelope})
 
         def prompt_for(report, inputs, values):

@@ -30,7 +30,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=EXAMPLE_PRESETS)
+                editor = EditorPanel(LESSON, presets=EXAMPLE_PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
@@ -40,7 +40,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                     child_seconds = gr.Slider(0, starters.CHILD_SECONDS_MAX, value=CHILD_SECONDS, step=1,
                                               label=tr("子代理的时间预算（秒）", "A sub-agent's time budget (s)"),
                                               elem_classes=["tw-child-seconds"])
-                run = RunPanel(LESSON, settings, editor.editor, EXAMPLE_PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, EXAMPLE_PRESETS[LESSON.example],
                                options={"child_turns": child_turns, "child_seconds": child_seconds})
         schema.wire(editor.editor)
         editor.wire(run.presets, run.question)

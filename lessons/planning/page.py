@@ -9,7 +9,8 @@ import gradio as gr
 from i18n import now, tr
 
 from catalogue import LESSONS
-from lessons import plan_view, timeline
+from lessons import timeline
+from lessons.planning import plan_view
 from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
@@ -39,7 +40,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=EXAMPLE_PRESETS)
+                editor = EditorPanel(LESSON, presets=EXAMPLE_PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
                 approach = gr.Radio(APPROACHES, value="todos", label=tr("写法", "Approach"),

@@ -1,7 +1,7 @@
 """8.1 第一次调用: one request and its response, no loop and no tool run (code/first_call.py). The
 timeline shows the request body raw with the same request as openai and zhipuai SDK code, the raw
 response and, streamed, every fragment on a time axis with whether json.loads takes the arguments
-so far (lessons/first_call_view.py), then each assembled call and what finish_reason says."""
+so far (lessons/first_call/first_call_view.py), then each assembled call and what finish_reason says."""
 from __future__ import annotations
 
 import first_call

@@ -17,9 +17,8 @@ from mcp_schema_diff import MISSING, show
 
 from lessons.code_box import CodeBox
 from lessons.editor_panel import EditorPanel, lesson_text_box
-from lessons.function_calling_page import PARALLEL_LABEL
 from lessons.lesson_page import LessonPage
-from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PARALLEL_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -118,7 +117,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 schema = SchemaPanel(REGISTRY_LABEL)
                 compared = gr.Markdown(elem_classes=["tw-mcp-compare"])
                 with gr.Row(equal_height=False):
@@ -135,7 +134,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 describe_mistakes(mistake)
                 annotations = gr.Checkbox(value=False, label=ANNOTATIONS_LABEL, info=ANNOTATIONS_NOTE,
                                           elem_classes=["tw-mcp-annotations"])
-                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example],
                                options={"parallel_tool_calls": parallel, "mistake": mistake},
                                rules=lambda values: annotation_gate(values[editor.editor], bool(values[annotations])),
                                rule_inputs=[annotations], ask=True)

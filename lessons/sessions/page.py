@@ -22,7 +22,7 @@ from sessions import Session, SessionProblem
 from i18n import pick, tr
 
 from catalogue import LESSONS
-from lessons import sessions_view
+from lessons.sessions import sessions_view
 from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
@@ -87,10 +87,10 @@ def build(settings: SettingsPanel) -> LessonPage:
                                       "Current branch (▶ Run asks on after its last message)"), render=False)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
-                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example],
                                options={"session": session_box, "branch": branch})
         verdicts = gr.State({}, time_to_live=expiry.session_ttl())     # branch id -> the events it was judged on
         with gr.Group(elem_classes=["tw-session-panel"]):

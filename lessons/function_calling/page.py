@@ -11,7 +11,7 @@ from catalogue import LESSONS
 from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
 from serving.page_events import PRIVATE
-from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
+from lessons.presets import MISTAKE_LABEL, PARALLEL_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
@@ -39,7 +39,6 @@ FORCED_NOTE = tr("强制调用 `{name}`：第一次请求必须调用它。**强
                  "requests carry no tool_choice (the default, auto); otherwise the model would have to call it again in "
                  "every round, could never give a final answer, and would call until max_turns.")
 FORCED_CHOICE = tr("强制调用 {name}", "force {name}")
-PARALLEL_LABEL = tr("允许并行调用 parallel_tool_calls", "Allow parallel calls parallel_tool_calls")
 # tool_outcome.as_envelope: the result the model gets is a fixed-shape JSON instead of a sentence.
 ENVELOPE_LABEL = tr("结果信封 status/data/error_code（回填固定形状的 JSON，而不是一段文字）",
                     "Result envelope status/data/error_code (JSON of a fixed shape goes back, not text)")
@@ -65,7 +64,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(presets=PRESETS)
+                editor = EditorPanel(LESSON, presets=PRESETS)
                 schema = SchemaPanel()
             with gr.Column(scale=6, min_width=320):
                 with gr.Row():
@@ -78,7 +77,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 describe_mistakes(mistake)
                 envelope = gr.Checkbox(value=False, label=ENVELOPE_LABEL, elem_classes=["tw-envelope"])
                 choice_help = gr.Markdown(choice_note("auto", "offline"), elem_classes=["tw-choice-note"])
-                run = RunPanel(LESSON, settings, editor.editor, PRESETS["天气"],
+                run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example],
                                options={"tool_choice": tool_choice, "parallel_tool_calls": parallel,
                                         "mistake": mistake, "envelope": envelope})
 

@@ -15,9 +15,9 @@ from i18n import tr
 from provider_presets import PRESETS, settings_for
 
 from catalogue import LESSONS
-from lessons.editor_panel import EXAMPLE_SETS, VAGUE_WEATHER, EditorPanel, lesson_text_box
-from lessons import evaluation_view
-from lessons.evaluation_view import (chosen_run, columns, comparison_html, opened_title, progress_html, table_rows,
+from lessons.editor_panel import EditorPanel, lesson_sets, lesson_text_box
+from lessons.evaluation import evaluation_view
+from lessons.evaluation.evaluation_view import (chosen_run, columns, comparison_html, opened_title, progress_html, table_rows,
                                      totals_html, widths)
 from lessons.html_bits import esc
 from lessons.lesson_page import LessonPage
@@ -34,8 +34,7 @@ from serving import expiry
 from serving.page_events import PRIVATE, SILENT, session_of
 
 LESSON = LESSONS["evaluation"]
-SETS = {**EXAMPLE_SETS, VAGUE_WEATHER[0]: VAGUE_WEATHER[2]}
-FIRST_SET = "天气"
+SETS = lesson_sets(LESSON)
 REDRAW_S = 0.25           # while an evaluation runs, the table is redrawn at most this often
 # The questions of each set's cases: the run panel below runs one of them on its own.
 EXAMPLE_PRESETS = {name: [case["question"] for case in CASE_SETS.get(file, [])] for name, file in SETS.items()}
@@ -116,11 +115,11 @@ def build(settings: SettingsPanel) -> LessonPage:
         lesson_text_box(LESSON)
         with gr.Row(equal_height=False):
             with gr.Column(scale=5, min_width=320):
-                editor = EditorPanel(sets=SETS, default=FIRST_SET, presets=EXAMPLE_PRESETS)
+                editor = EditorPanel(LESSON, presets=EXAMPLE_PRESETS)
                 from_registry = gr.Button(tr("⇦ 用「工具注册」一课里保存的源码", "⇦ Use the source kept by the «Tool registry» lesson"),
                                           size="sm", elem_classes=["tw-from-registry"])
                 schema = SchemaPanel()
-                cases = gr.Code(cases_text(FIRST_SET), language="json", interactive=True, lines=14, max_lines=30,
+                cases = gr.Code(cases_text(LESSON.example), language="json", interactive=True, lines=14, max_lines=30,
                                 label=tr("用例集（JSON，可编辑；写法见课文）", "Case set (JSON, editable; see the lesson)"),
                                 elem_classes=["tw-eval-cases"])
                 with gr.Row():
@@ -197,7 +196,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 opened_run = gr.HTML(elem_classes=["tw-eval-opened"])
         with gr.Accordion(tr("单独运行一个用例的问题（Function Calling）", "Run one case's question on its own (Function Calling)"),
                           open=False):
-            run = RunPanel(LESSON, settings, editor.editor, EXAMPLE_PRESETS[FIRST_SET])
+            run = RunPanel(LESSON, settings, editor.editor, EXAMPLE_PRESETS[LESSON.example])
         current = gr.State(None, time_to_live=expiry.session_ttl())
         before = gr.State(None, time_to_live=expiry.session_ttl())
         b_key_state = gr.State("")          # B's typed key: on the server, for this session only, never sent back
