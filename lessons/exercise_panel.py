@@ -203,9 +203,11 @@ class ExercisePanel:
         self.choice.input(pick, [self.choice], outputs, api_visibility=PRIVATE, show_progress="hidden")
         self.load.click(load, [self.choice], [*targets, self.note, self.verdict, self.shown], api_visibility=PRIVATE)
         check_inputs = {self.choice, *targets, *self.settings.components}
-        self.check.click(check, check_inputs, [self.verdict, self.record, self.note, self.hint, self.shown],
-                         api_visibility=PRIVATE).then(None, [self.record], None, js=exercise_progress.RECORD_JS,
-                                                      **SILENT)
+        # A second 检查 while one is under way is not dropped (a click's default): it runs after it, on what
+        # the page holds then.
+        checked = self.check.click(check, check_inputs, [self.verdict, self.record, self.note, self.hint, self.shown],
+                                   api_visibility=PRIVATE, trigger_mode="always_last")
+        checked.then(None, [self.record], None, js=exercise_progress.RECORD_JS, **SILENT)
         self.hint.click(hint, [self.choice], [self.shown], api_visibility=PRIVATE, show_progress="hidden")
         self.answer.click(answer, [self.choice], [self.shown], api_visibility=PRIVATE, show_progress="hidden")
         self.export.click(None, [self.student], [self.student], js=exercise_progress.EXPORT_JS, **SILENT)

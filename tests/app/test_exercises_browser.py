@@ -130,6 +130,13 @@ def test_one_typed_fix_per_page(browser, app_url, exercise_id):
     box = page.locator(f".tw-lesson {TYPED_INTO[field]}").first
     if field == "question":
         box.fill(fix)
+    elif field == "source":
+        # As a person does: the fix typed, and the schema it makes on screen, before pressing 检查.
+        schema = page.locator(".tw-lesson .tw-schema-json .tw-codebox-code").first
+        before = schema.inner_text()
+        set_code(page, box, fix)
+        page.wait_for_function("([box, before]) => box.innerText !== before", arg=[schema.element_handle(), before],
+                               timeout=WAIT)
     else:
         set_code(page, box, fix)
     solved(page, exercise.lesson)
