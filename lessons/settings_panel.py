@@ -164,25 +164,37 @@ class SettingsPanel:
         resolve_credentials from the address, whatever the preset."""
         secrets = self.secrets
 
-        def on_preset(key, session_key):
+        # Gradio's dropdown sends `input` again whenever the box loses focus, and picking an option
+        # blurs it: one choice arrives twice. Only the first may fill the fields; a late second one
+        # put the preset's address back over the address the student had typed since, and the run
+        # went there. The preset the fields last received is held on the server (read when the
+        # handler runs, not when the browser sent the event) and the two are handled one after the
+        # other, so the repeat sees the first one's mark and carries no value.
+        filled = gr.State(NO_PRESET)
+
+        def on_preset(key, session_key, filled_with):
+            if key == filled_with:
+                return {}
             if key not in PRESETS:
-                return {self.preset_card: gr.update(value="", visible=False)}
+                return {self.preset_card: gr.update(value="", visible=False), filled: NO_PRESET}
             values = settings_for(key)
-            return {self.provider: values["provider"],
+            return {filled: key, self.provider: values["provider"],
                     self.model: gr.update(choices=list(PRESETS[key].models), value=values["model"]),
                     self.base_url: gr.update(value=values["base_url"], visible=values["provider"] == "openai"),
                     self.preset_card: gr.update(value=preset_card(key, secrets), visible=True),
                     self.key_status: key_status(values["provider"], session_key, secrets, values["base_url"], key)}
 
-        self.preset.input(on_preset, [self.preset, self.key_state],
-                          [self.provider, self.model, self.base_url, self.preset_card, self.key_status],
-                          api_visibility=PRIVATE, show_progress="hidden")
+        self.preset.input(on_preset, [self.preset, self.key_state, filled],
+                          [filled, self.provider, self.model, self.base_url, self.preset_card, self.key_status],
+                          api_visibility=PRIVATE, show_progress="hidden", concurrency_limit=1,
+                          concurrency_id="preset-fill")
 
         def on_pick(provider):
-            return NO_PRESET, gr.update(visible=False), model_update(provider, secrets)
+            return NO_PRESET, NO_PRESET, gr.update(visible=False), model_update(provider, secrets)
 
-        self.provider.input(on_pick, [self.provider], [self.preset, self.preset_card, self.model],
-                            api_visibility=PRIVATE, show_progress="hidden")
+        self.provider.input(on_pick, [self.provider], [self.preset, filled, self.preset_card, self.model],
+                            api_visibility=PRIVATE, show_progress="hidden", concurrency_limit=1,
+                            concurrency_id="preset-fill")
 
         # Enter only (not blur): a blur racing the key box's own update could show a stale line.
         self._settle_status(self.base_url.submit(self._status_now, [self.provider, self.key_state, self.base_url, self.preset],
