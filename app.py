@@ -6,6 +6,7 @@ of the environment (and the process is made non-dumpable) before gradio is impor
 no thread, helper or child process that gradio starts can ever see them. Only then is
 gradio imported, with telemetry off.
 """
+import dataclasses
 import gc
 import importlib
 import os
@@ -98,7 +99,7 @@ from lessons.lesson_nav import LessonNav  # noqa: E402
 from lessons import exercise_panel  # noqa: E402
 from lessons.exercise_panel import ExercisePanel  # noqa: E402
 from lessons.projector import Projector  # noqa: E402
-from serving.page_events import PRIVATE, SILENT  # noqa: E402
+from serving.page_events import SILENT, joined  # noqa: E402
 from lessons.settings_panel import SettingsPanel  # noqa: E402
 import i18n  # noqa: E402
 from i18n import tr  # noqa: E402
@@ -197,6 +198,10 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     memory = BrowserMemory()
     settings = SettingsPanel(secrets)
     page = importlib.import_module(lesson.page).build(settings)
+    # The notice comes back with the lesson's own first round trip (on_load) instead of one of its
+    # own: a second request at that moment made the server answer both later.
+    shown = (lambda values, request: {notice: sandbox_notice()}, set(), [notice])
+    page = dataclasses.replace(page, also_on_load=joined(page.also_on_load, shown) if page.also_on_load else shown)
     exercises = ExercisePanel(lesson, page, settings)     # at the end of the page: its catalogue's exercises
     # What the browser kept is put back first, so the schema panel shows the student's source and
     # a workspace lesson's tree the student's files (kept once for the lessons with a workspace).
@@ -212,7 +217,6 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     nav.wire(demo)
     exercises.wire(demo)
     demo.load(None, None, None, js=gradio_patches.PAGE_LANG_JS, **SILENT)
-    demo.load(sandbox_notice, None, [notice], api_visibility=PRIVATE, show_progress="hidden")
     return page
 
 

@@ -11,8 +11,10 @@ schema panel answers.
    to the server before it is usable). Goal: median ratio <= 2.5 (it was 1.5: a lesson page made of
    Gradio's components, its editor and its run panel, has a floor of about 3x a one-textbox page;
    2.5 is what drawing the read-only code as HTML (lessons/code_box.py) instead of CodeMirror
-   editors aims at). Also the page's main-thread time until usable (Chrome's TaskDuration),
-   steadier than the clock on a busy machine.
+   editors, leaving gr.api's stand-ins out of the page's config and not drawing the boxes that only
+   carry values aims at). Also the page's main-thread time until usable (Chrome's TaskDuration),
+   steadier than the clock on a busy machine. The machine's load is printed first: compare figures
+   of one run only.
    Page bytes: the page itself (the HTML document, with the config Gradio inlines in it) over
    the wire, goal <= 200 KB; and everything the page received (encoded sizes, headers included,
    from the browser's own network events), by kind, next to the one-textbox page's total: most

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 MEASURE = textwrap.dedent('''
-    import dataclasses, gzip, json, os, re, socket, sys, urllib.request
+    import dataclasses, gzip, importlib, json, os, re, socket, sys, urllib.request
     sys.argv = ["app.py"]
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     import app
@@ -34,7 +34,9 @@ MEASURE = textwrap.dedent('''
         copied = catalogue.LESSONS["function_calling"]
         for n in range(extra):
             fields = {"id": f"extra_{n}", "path": f"extra-{n}"} if hasattr(copied, "path") else {"id": f"extra_{n}"}
-            catalogue.LESSONS[f"extra_{n}"] = dataclasses.replace(copied, **fields)
+            extra_lesson = catalogue.LESSONS[f"extra_{n}"] = dataclasses.replace(copied, **fields)
+            if extra_lesson.page != copied.page:    # the page module is found by the id (lessons/<id>/page.py)
+                sys.modules[extra_lesson.page] = importlib.import_module(copied.page)
     except (ImportError, KeyError):
         pass
     demo = app.build_demo()

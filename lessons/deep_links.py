@@ -51,7 +51,7 @@ from catalogue import LESSONS, ROOT, Lesson
 from lessons.editor_panel import EXAMPLE_NAMES_EN, lesson_sets
 from memory.browser_memory import Kept
 from runs import context_backend
-from serving.page_events import SILENT
+from serving.page_events import SILENT, value_box
 import context
 from tool_registry import TOOL_NAME
 from lessons.presets import mistake_choices
@@ -504,8 +504,8 @@ class DeepLinks:
                                    interactive=False, elem_id="page-link", scale=4)
         self.link_note = gr.Markdown(visible=False, elem_id="page-link-note")
         self.go = gr.Button("open link", visible="hidden", elem_id="deep-link-go")
-        self.run_flag = gr.Textbox(visible="hidden", elem_id="deep-link-run")
-        self.said = gr.Textbox(visible="hidden", elem_id="page-link-said")
+        self.run_flag = value_box(elem_id="deep-link-run")
+        self.said = value_box(elem_id="page-link-said")
 
     def wire(self, demo: gr.Blocks, page: Any, restored: Mapping[str, Any], settings: Any, memory: Any = None) -> None:
         """`page`: the lesson this page shows (a LessonPage), the one its links set up."""

@@ -26,7 +26,7 @@ from lessons import timeline
 from lessons.timeline import render_protocol
 from memory import exercise_progress
 from runs import exercises as checking
-from serving.page_events import PRIVATE, SILENT, session_of
+from serving.page_events import PRIVATE, SILENT, session_of, value_box
 
 CSS = """
 #exercise-panel .tw-verdict-pass { color: var(--color-green-600, #15803d); font-weight: 600; }
@@ -136,7 +136,7 @@ class ExercisePanel:
                 self.hint = gr.Button(tr("提示", "Hint"), elem_id="exercise-hint", size="sm", visible=False)
                 self.answer = gr.Button(tr("看答案", "Show the answer"), elem_id="exercise-answer", size="sm")
             self.note = gr.Markdown(elem_id="exercise-note")
-            self.verdict = gr.HTML(elem_id="exercise-verdict", css_template=timeline.CSS)   # the run panel's timeline styles
+            self.verdict = gr.HTML(elem_id="exercise-verdict", css_template=timeline.css())   # the run panel's timeline styles
             self.shown = gr.Markdown(elem_id="exercise-shown")
             with gr.Row():
                 self.student = gr.Textbox(label=tr("你的名字（只写进导出的文件）", "Your name (only written into the file)"),
@@ -144,7 +144,7 @@ class ExercisePanel:
                 self.export = gr.Button(tr("导出我的练习结果", "Export my results"), elem_id="exercise-export",
                                         size="sm", scale=1)
             # The check's record for this browser's memory (memory/exercise_progress.RECORD_JS).
-            self.record = gr.Textbox(visible="hidden", elem_id="exercise-record")
+            self.record = value_box(elem_id="exercise-record")
             self.linked = gr.Textbox(visible="hidden", elem_id="exercise-linked")
 
     def wire(self, demo: gr.Blocks) -> None:

@@ -70,7 +70,7 @@ class RunViews:
                 self.finish_btn = gr.Button(tr("不再暂停，跑完", "Stop pausing, finish"), elem_classes=["tw-finish"], min_width=100)
         with gr.Tabs() as self.views_tabs:
             with gr.Tab(tr("协议时间线", "Timeline"), id="protocol"):
-                self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.CSS,
+                self.protocol = gr.HTML(timeline.render_protocol([], lesson), css_template=timeline.css(),
                                         elem_classes=["tw-timeline"])
             with gr.Tab(tr("模型收到什么 · tokens", "Model input · tokens"), id="costs"):
                 self.costs = gr.HTML(cost_view.render([]), css_template=cost_view.CSS, elem_classes=["tw-costs-view"])

@@ -26,7 +26,7 @@ from i18n import now, tr
 
 from access.typed_keys import TYPED_KEYS
 from memory.browser_memory import KEEP_HANDLE_JS, MARK_HANDLE_JS, SettingsControls
-from serving.page_events import PRIVATE, SILENT
+from serving.page_events import PRIVATE, SILENT, value_box
 from lessons.server_key_panel import ServerKeyPanel
 from provider_presets import PRESETS, Preset, settings_for
 
@@ -78,7 +78,7 @@ class SettingsPanel:
                 self.round_seconds = gr.Slider(5, 300, value=60, step=5, label=tr("每轮时限（秒）：超过就停止等待", "Time limit per round (s): past it, stop waiting"),
                                                elem_id="round-seconds", min_width=220)
             # The browser tab's handle of what it typed (access/typed_keys.py): the browser may hold this one.
-            self.key_handle = gr.Textbox(visible="hidden", elem_id="key-handle")
+            self.key_handle = value_box(elem_id="key-handle")
             self.server_keys = ServerKeyPanel(self.secrets, accordion, self.provider, self.key_handle)
             # Remember the key in this browser / forget it / clear what this page keeps (browser_memory.py).
             self.memory = SettingsControls()

@@ -6,10 +6,11 @@ through exactly the same code as a live run. Model output is untrusted: every
 piece of text is escaped before it reaches the page, and long blocks are cut.
 
 One renderer per kind of event (the `type` code/events.py gives it), found in RENDERERS (the protocol
-view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds every loop has (a request, a reply, a call and
-its result, the answer, an error) and the shape of a round: what comes before the request, what goes
-inside a call, what closes the round. A kind one lesson introduces is drawn beside that lesson, in
-lessons/<id>/timeline.py, which registers it; they are imported the first time a timeline is drawn, so a
+view), CHAT (the chat view) and SUMMARY (what a kind adds to its round's line). This file holds the kinds
+every loop has (a request, a reply, a call and its result, the answer, an error) and the shape of a round:
+what comes before the request, what goes inside a call, what closes the round. A kind one lesson
+introduces is drawn beside that lesson, in lessons/<id>/timeline.py, which registers it (and names its styles
+CSS, which css() adds to the shared ones); they are imported the first time a timeline is drawn or styled, so a
 replay or a test draws every kind without building any page.
 """
 from __future__ import annotations
@@ -27,8 +28,6 @@ from accents import ANSWER_PROBLEMS, unsaid_arguments
 from catalogue import LESSONS
 from i18n import now, tr
 from lessons import context_view, cost_view, token_count
-from lessons.first_call import first_call_view
-from lessons.planning import plan_view
 from runs import headline
 # Re-exported: the run views and the panels write with timeline.esc, timeline.pre and the rest.
 from lessons.html_bits import SHOW_LIMIT, cut, esc, fold, milliseconds, pre, seconds, to_json  # noqa: F401
@@ -38,8 +37,9 @@ from tool_outcome import CALL_MISTAKES, RESULT_LIMIT
 
 # ---------------------------------------------------------------- the registry
 
-# Event kind -> draws one event of it in the protocol view: renderer(event, round) -> HTML. One key is a
-# field, not a type: "child" draws the sub-agent run a task call started (its events carry "child").
+# Event kind -> draws one event of it in the protocol view: renderer(event, round) -> HTML. Two keys are
+# fields, not types: "child" draws the sub-agent run a task call started (its events carry "child"), "body"
+# the request body a request carries as sent.
 RENDERERS: dict[str, Callable[[dict, Round], str]] = {}
 # Event kind -> its messages in the chat view: renderer(event, conversation) -> [gr.Chatbot messages].
 CHAT: dict[str, Callable[[dict, Conversation], list[dict]]] = {}
@@ -50,7 +50,6 @@ SUMMARY: dict[str, Callable[[Round], Said | None]] = {}
 # The kinds with no renderer of their own, and where they show instead.
 SHOWN_ELSEWHERE = {
     "delta": "the reply still streaming, in its round (streamed_so_far), and 8.1's time axis",
-    "assembled": "8.1's time axis and its assembled calls (first_call_view.render_arrival)",
     "purpose": "the line above the rounds (render_purpose)",
     "entry": "the sessions lesson's tree of messages (sessions_view), not the timeline",
 }
@@ -79,6 +78,11 @@ def lesson_renderers() -> tuple[ModuleType, ...]:
                  if (LESSONS_FOLDER / lesson.id / "timeline.py").is_file())
 
 
+def css() -> str:
+    """The timeline's styles: the shared ones, then each lesson's own (a lesson's timeline.py CSS)."""
+    return CSS + "".join(getattr(module, "CSS", "") for module in lesson_renderers())
+
+
 def renderer(kind: str, view: dict | None = None) -> Callable:
     """The renderer registered for a kind, after the lessons have registered theirs."""
     lesson_renderers()
@@ -88,14 +92,6 @@ def renderer(kind: str, view: dict | None = None) -> Callable:
 def draw(event: dict, round_: Round) -> str:
     """One event of a round, by its kind's renderer."""
     return renderer(str(event.get("type")))(event, round_)
-
-
-def __getattr__(name: str) -> Any:
-    """A name that moved beside its lesson (timeline.render_rpc, timeline.on_error) is still read from here."""
-    for module in lesson_renderers():
-        if name in vars(module):
-            return vars(module)[name]
-    raise AttributeError(f"module 'lessons.timeline' has no attribute {name!r}")
 
 
 # Labels per lesson: the function-calling tabs name the three-step handshake.
@@ -170,7 +166,7 @@ CSS = """
 .tw-child { border-left: 4px solid #0d9488; padding: 2px 8px; margin: 6px 0; background: rgba(13,148,136,0.05); border-radius: 4px; }
 .tw-child > summary { cursor: pointer; font-weight: 600; }
 .tw-unsaid, .tw-hook-unseen { border-left: 4px solid #d97706; padding: 4px 10px; margin: 4px 0; background: rgba(217,119,6,0.08); border-radius: 4px; font-size: 0.92em; }
-""" + context_view.CSS + first_call_view.CSS + plan_view.CSS
+""" + context_view.CSS
 REASONING_TITLE = tr("模型的思考过程（不放回历史）", "The model's reasoning (not put back into the history)")
 ANSWER_PROBLEM = tr("⚠️ 回答有问题", "⚠️ A problem with the answer")
 ACCENT = tr("ℹ️ 端点的口音", "ℹ️ The endpoint's accent")
@@ -385,7 +381,6 @@ def child_of(children: dict | None, call: dict) -> list[dict]:
     return (children or {}).get((call.get("turn"), str(call.get("id"))), [])
 
 
-
 def unseen_note(names: list[str], others_ran: bool) -> str:
     """A failed call that PostToolUse hooks (a masking one, say) never saw: they run only after a success."""
     said = tr("⚠️ 这次调用失败了。PostToolUse 钩子只在成功之后运行：{names} 没有看到失败的文本。",
@@ -397,7 +392,6 @@ def unseen_note(names: list[str], others_ran: bool) -> str:
                 "And no PostToolUseFailure hook is registered: the failure's text went to the model as it was, "
                 "through no hook."))
     return f'<div class="tw-hook-unseen">{esc(said)}</div>'
-
 
 
 def rpc_by_call(calls: list[dict], rpcs: list[dict]) -> tuple[dict, list[dict]]:
@@ -562,7 +556,11 @@ def render_round(turn: Any, events: list[dict], labels: dict, last: bool, check_
         parts.append(draw(response, round_))
     elif any(e.get("type") == "delta" for e in events):
         parts.append(step(tr("流式接收中…", "Streaming in…"), pre(streamed_so_far(events))))
-    parts.append(first_call_view.render_arrival(events))      # 8.1: the stream's time axis, finish_reason
+    # How a timed reply arrived (8.1), drawn once a round by the assembled kind's renderer: from the first
+    # timed fragment on while it streams, then with the assembled calls.
+    timed = [e for e in events if e.get("type") == "assembled" or e.get("type") == "delta" and "at_ms" in e]
+    if timed:
+        parts.append(renderer("assembled")(timed[-1], round_))
     parts += [draw(e, round_) for e in round_.of("parse")]
     if calls:
         parts.append(step(esc(now(labels["execute"])), "".join(draw(c, round_) for c in calls)))
@@ -607,8 +605,8 @@ def render_request(request: dict, round_: Round) -> str:
     if tools:
         body += fold(tr("tools（{n} 个）", "tools ({n})").format(n=len(tools)), pre(tools))
     body += fold(tr("参数", "request parameters"), pre(request.get("params") or {}))
-    return (step(esc(now(round_.labels["request"])), body)
-            + first_call_view.render_request(request))     # 8.1: the body raw, and as SDK code
+    sent = renderer("body")(request, round_) if "body" in request else ""       # the body as sent (8.1)
+    return step(esc(now(round_.labels["request"])), body) + sent
 
 
 @register("response")

@@ -90,7 +90,7 @@ class WorkspaceView:
         self.memory_note = gr.Markdown(MEMORY_NOTE, elem_classes=["tw-memory-note", "tw-ws-memory"])
         self.replaced: list = []     # the events after which the files were replaced (重置, zip upload)
         with gr.Accordion(tr("这次运行改了什么（diff）", "What this run changed (diff)"), open=True):
-            self.changes = gr.HTML(changes_html([]), css_template=timeline.CSS, elem_classes=["tw-ws-diff"])
+            self.changes = gr.HTML(changes_html([]), css_template=timeline.css(), elem_classes=["tw-ws-diff"])
         self.outputs = [self.tree, self.file, self.changes]
 
     def render(self, session_id: str | None, selected: str | None = None, events: list[dict] | None = None) -> dict:

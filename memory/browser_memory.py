@@ -67,7 +67,7 @@ from access.typed_keys import TYPED_KEYS
 from runs import session_io
 from memory.memory_format import (NOT_KEPT_FIELD, NOT_KEPT_FILES, PREFIX, RUN_NOT_KEPT, SOURCE_LIMIT, TEXT_LIMIT, VALUE_LIMIT, FieldSpec, Record, decode,
                                    keep_fields, origin_notice, restore_fields, run_text, storage_key, when)
-from serving.page_events import SILENT, joined, session_of
+from serving.page_events import SILENT, joined, session_of, value_box
 
 TAB_KEY = PREFIX + "tab"          # sessionStorage: this browser tab's id (survives F5, not shared)
 LESSON_NOTE = tr("💾 源码、示例集、问题、选项和上次运行自动保存在**本浏览器**（刷新或服务器重启后恢复，密钥默认不保存）。"
@@ -299,7 +299,7 @@ class BrowserMemory:
     from the tabs) and then wire(demo, settings, tabs) once, after the tabs are built."""
 
     def __init__(self):
-        self.client = gr.Textbox(visible="hidden", elem_id="memory-client")
+        self.client = value_box(elem_id="memory-client")
         self.silent = dict(SILENT, show_progress_on=[self.client])
         # A part's saves go one at a time, each with the page's values when it starts: the page runs
         # a queued event with trigger_mode="always_last" again once the running one is done (an
@@ -313,7 +313,7 @@ class BrowserMemory:
         self.demo: gr.Blocks | None = None
 
     def part(self, name: str) -> Part:
-        part = Part(name, gr.Textbox(visible="hidden"), gr.Textbox(visible="hidden"), gr.State(None))
+        part = Part(name, value_box(), value_box(), gr.State(None))
         self.parts.append(part)
         return part
 
@@ -441,7 +441,7 @@ class BrowserMemory:
         guarded = [c for c in dict.fromkeys(guarded) if c in outputs]
         if not guarded:
             return (event := start.then(fn, inputs, outputs, **self.silent)), event
-        landed = gr.Textbox(visible="hidden")
+        landed = value_box()
 
         def restore(values: dict, request: gr.Request) -> dict:
             return {**fn(values, request), landed: "1"}
@@ -544,7 +544,7 @@ class BrowserMemory:
         """Marks `part` unsaved, in the browser and at once, whenever one of `triggers` fires (or once
         `after` has run); returns `save` and its inputs so that its write script gets the mark back.
         Wire it before the save: the page starts a trigger's listeners one after the other."""
-        part.mark = part.mark or gr.Textbox(visible="hidden")
+        part.mark = part.mark or value_box()
         js = dict(js=mark_js(part.name), **SILENT)
         marking = after.then(None, None, [part.mark], **js) if after is not None else gr.on(triggers, None, None, [part.mark], **js)
 

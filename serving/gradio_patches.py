@@ -481,6 +481,7 @@ def shape_page_config(blocks, config: dict, request=None) -> dict:
     for provider in _page_props.get(blocks, ()):
         for component, changes in provider(request).items():
             props.setdefault(getattr(component, "_id", component), {}).update(changes)
+    without_api_blocks(config)
     for entry in config.get("components", ()):
         for key in API_ONLY_KEYS:
             entry.pop(key, None)
@@ -489,6 +490,39 @@ def shape_page_config(blocks, config: dict, request=None) -> dict:
     if blocks in _page_language:
         config["page_lang"], config["title"] = _page_language[blocks](request)
     return config
+
+
+def without_api_blocks(config: dict) -> None:
+    """Drops the named endpoints' stand-in components (gr.api makes one per parameter and result,
+    and puts them in the page's layout) and those endpoints from the page's config, and from its
+    entry in the map of pages: the page never calls them (a script does, through /config and
+    gradio_client), yet the frontend mounted every one of them before the first lesson was drawn."""
+    components = config.get("components")
+    if not isinstance(components, list):
+        return
+    stand_ins = {entry.get("id") for entry in components if entry.get("type") == "api"}
+    if not stand_ins:
+        return
+
+    def endpoint(dep: dict) -> bool:
+        used = set(dep.get("inputs", ())) | set(dep.get("outputs", ()))
+        return not dep.get("targets") and bool(used) and used <= stand_ins
+
+    def pruned(layout):
+        if isinstance(layout, dict) and isinstance(layout.get("children"), list):
+            layout = dict(layout, children=[pruned(child) for child in layout["children"]
+                                            if not (isinstance(child, dict) and child.get("id") in stand_ins)])
+        return layout
+
+    config["components"] = [entry for entry in components if entry.get("id") not in stand_ins]
+    dropped = {dep.get("id") for dep in config.get("dependencies", ()) if endpoint(dep)}
+    config["dependencies"] = [dep for dep in config.get("dependencies", ()) if dep.get("id") not in dropped]
+    config["layout"] = pruned(config.get("layout"))
+    for page in (config.get("page") or {}).values():
+        if isinstance(page, dict):
+            page["layout"] = pruned(page.get("layout"))
+            page["components"] = [i for i in page.get("components", ()) if i not in stand_ins]
+            page["dependencies"] = [i for i in page.get("dependencies", ()) if i not in dropped]
 
 
 def _with_language(blocks, response, request):

@@ -11,6 +11,8 @@ write to the browser's storage): private, not queued behind runs, with no progre
 session_of: the browser tab's session id (Gradio's session_hash), None when the request has
 none (a direct call in a test, an API client without a session).
 
+value_box: a text box the page never shows, that only carries a value between events and scripts.
+
 joined: several steps (fn, inputs, outputs), whose handlers take their inputs as one dict, as one
 step: one request instead of several, when they write different components.
 """
@@ -49,3 +51,11 @@ def joined(*steps: tuple) -> tuple:
         return out
 
     return all_of, set().union(*(set(inputs) for _, inputs, _ in steps)), outputs
+
+
+def value_box(**kwargs) -> gr.Textbox:
+    """A text box that only carries a value from one event or script to another. Never drawn
+    (visible=False): the page keeps its value all the same, and an event reads and writes it, but a
+    drawn one (visible="hidden") cost the first lesson's page a mounted text box each, about twenty.
+    Not for a box whose own change must fire an event: only a drawn box reports its changes."""
+    return gr.Textbox(visible=False, **kwargs)

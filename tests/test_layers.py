@@ -147,3 +147,14 @@ def test_a_lesson_s_folder_imports_no_other_lesson_s_folder():
             if others:
                 crossing[str(path.relative_to(ROOT))] = others
     assert crossing == {}
+
+
+def test_the_shared_panels_import_no_lesson_s_folder():
+    """What lessons/ shares draws a lesson's own kinds through the registries they fill (lessons/timeline.py),
+    so removing a lesson's folder leaves every shared panel importable."""
+    from catalogue import LESSONS
+
+    reaching = {path.name: sorted({parts[1] for module in imported_modules(path) if len(parts := module.split(".")) > 1
+                                   and parts[0] == "lessons" and parts[1] in LESSONS})
+                for path in sorted((ROOT / "lessons").glob("*.py"))}
+    assert {name: lessons for name, lessons in reaching.items() if lessons} == {}

@@ -79,8 +79,8 @@ def build(settings: SettingsPanel) -> LessonPage:
         def shown(values: dict, request: gr.Request) -> dict:
             return {preview: shown_preview(*(values[component] for component in inputs))}
 
-        # One listener for the four (not one each): a redraw waits for the one under way, so an earlier
-        # change's preview never lands after a later one's.
+        # One listener for the four: a redraw waits for the one under way, so the preview shown is always
+        # the latest inputs'.
         gr.on([component.change for component in inputs], shown_preview, inputs, [preview], api_visibility=PRIVATE,
               show_progress="hidden", trigger_mode="always_last")
         reset.click(lambda: CONVERSATION, None, [conversation], api_visibility=PRIVATE, show_progress="hidden")

@@ -10,9 +10,9 @@ import hooks as hooks_module
 from i18n import now, tr
 
 from catalogue import LESSONS
-from lessons import timeline
 from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.hooks.hook_sets import HOOK_NAMES_EN, HOOK_SETS, HOOK_SOURCES
+from lessons.hooks.timeline import on_error
 from lessons.lesson_page import LessonPage
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel
@@ -41,7 +41,7 @@ def hooks_status(source: str, session_id: str | None = None) -> str:
                 "✅ {n} hook(s) registered, run in this order around each call (PostToolUseFailure only when the call "
                 "failed, instead of PostToolUse):").format(n=len(ordered))]
     lines += [f"{number}. `{hook['event']}` · `{hook['name']}` · fail {hook['fail']}"
-              + tr("（{said}）", " ({said})").format(said=now(timeline.on_error(hook["fail"])))
+              + tr("（{said}）", " ({said})").format(said=now(on_error(hook["fail"])))
               for number, hook in enumerate(ordered, 1)]
     return "\n".join(lines)
 

@@ -160,14 +160,11 @@ def build(settings: SettingsPanel) -> LessonPage:
             return {download: gr.update(value=path, visible=True),
                     file_status: tr("已写好，点文件名下载。", "Written: click the file name to download.")}
 
-        # One listener for every choice, not one per choice: separate listeners run side by side, and the
-        # redraw of an earlier change (the question) could land after a later one's (a box unticked),
-        # showing a file without the later choice. One listener's next run waits for the one under way and
-        # reads the choices as they are then ("always_last"): the last file drawn is the last choices'.
+        # The file has one writer for all the choices: its next redraw waits for the one under way and reads
+        # the choices as they are then ("always_last"), so the file shown is always the latest choices'.
         gr.on([component.change for component in inputs], show_file, inputs, [source, file_status],
               trigger_mode="always_last", api_visibility=PRIVATE, show_progress="hidden")
-        # The box is left to that listener: a download writes the same file, and a second writer of the box
-        # could land after a change made just after the click.
+        # A download writes the file the box shows; the box stays that listener's alone.
         download_btn.click(save_file, inputs, [download, file_status], api_visibility=PRIVATE)
 
         def scored(values: dict, request: gr.Request) -> str:

@@ -51,7 +51,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 with gr.Accordion(tr("⚖️ 同一个任务，两种写法对照", "⚖️ One task, both approaches side by side"), open=True):
                     compare_btn = gr.Button(tr("⚖️ 两种写法各跑一遍", "⚖️ Run both approaches"), size="sm",
                                             elem_classes=["tw-compare"])
-                    compared = gr.HTML(plan_view.comparison([]), css_template=timeline.CSS,
+                    compared = gr.HTML(plan_view.comparison([]), css_template=timeline.css(),
                                        elem_classes=["tw-compare-table"])
                 run = RunPanel(LESSON, settings, editor.editor, list(planning_backend.QUESTIONS),
                                options={"approach": approach, "broken": broken})

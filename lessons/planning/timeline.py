@@ -6,6 +6,8 @@ from lessons.html_bits import cut
 from i18n import tr
 from lessons.timeline import CHAT, SUMMARY, Conversation, Round, Said, register
 
+CSS = plan_view.CSS
+
 
 @register("plan")
 def draw_plan(event: dict, round_: Round) -> str:

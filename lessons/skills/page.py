@@ -116,7 +116,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                                                elem_classes=["tw-memory-delete"])
                     memory_note = gr.Markdown(elem_classes=["tw-memory-said"])
         run = RunPanel(LESSON, settings, None, PRESETS, options={"skills": box, "way": way, "memory": memory_on})
-        # One listener for both (not one each): an earlier change's panel never lands after a later one's.
+        # One listener for both: a redraw waits for the one under way, so the panel is always the latest inputs'.
         gr.on([box.change, way.change], shown_skills, [box, way], [panel], api_visibility=PRIVATE,
               show_progress="hidden", trigger_mode="always_last")
         # What the student puts in the box (typed, ↺, an imported session, typed while the page was still

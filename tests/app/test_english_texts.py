@@ -10,7 +10,8 @@ import pytest
 import examples_weather
 import i18n
 import permissions
-from lessons import presets, timeline
+from lessons import presets
+from lessons.react.timeline import naive_verdict
 from lessons.rule_reasons import reason_in_english
 from llm_clients import make_client
 from offline import model as offline_model
@@ -39,9 +40,9 @@ def test_the_naive_regex_verdict_is_english_on_an_english_page(mistake):
     assert naives
     for naive in naives:
         with i18n.using("zh"):
-            assert timeline.naive_verdict(naive) == naive["verdict"]       # the loop's own sentence
+            assert naive_verdict(naive) == naive["verdict"]       # the loop's own sentence
         with i18n.using("en"):
-            said = timeline.naive_verdict(naive)
+            said = naive_verdict(naive)
             quoted = "".join(re.findall(r'"[^"]*"|«[^»]*»', said))            # what it quotes from the reply
             assert said.startswith("the naive regex") and not CJK.search(said.replace(quoted, ""))
 

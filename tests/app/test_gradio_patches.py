@@ -306,6 +306,20 @@ def test_the_page_inlines_a_config_without_the_apis_descriptions_and_with_the_fi
     with urllib.request.urlopen(url + "config", timeout=30) as response:
         whole = json.loads(response.read())
     assert any("api_info" in entry for entry in whole["components"])
+    # The named endpoints' stand-ins (gr.api's) are the API's too: /config has them, the page does not,
+    # nor their endpoints, nor any part of its layout (or of its entry in the map of pages).
+    stand_ins = {entry["id"] for entry in whole["components"] if entry["type"] == "api"}
+    endpoints = {dep["id"] for dep in whole["dependencies"] if dep["api_name"] == "schema"}
+    assert stand_ins and endpoints
+    carried = {entry["id"] for entry in config["components"]}
+    assert not carried & stand_ins and not {dep["id"] for dep in config["dependencies"]} & endpoints
+
+    def ids(layout: dict) -> set:
+        return {layout["id"]}.union(*(ids(child) for child in layout.get("children", ())))
+
+    page = config["page"][config["current_page"]]
+    assert not ids(config["layout"]) & stand_ins and not ids(page["layout"]) & stand_ins
+    assert not set(page["components"]) & stand_ins
 
 
 def test_an_english_page_carries_its_labels_and_no_load_event_touches_the_whole_page(served):

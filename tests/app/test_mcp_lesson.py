@@ -7,6 +7,7 @@ import permissions
 
 from lessons import timeline
 from lessons.mcp import page as mcp_page
+from lessons.mcp.timeline import render_rpc
 from runs import headline
 
 
@@ -19,19 +20,19 @@ def test_an_is_error_result_and_a_protocol_error_are_marked_as_failures():
     failed = rpc("receive", {"jsonrpc": "2.0", "id": 3, "result": {"content": [], "isError": True}}, "tools/call")
     broken = rpc("receive", {"jsonrpc": "2.0", "id": 4, "error": {"code": -32601, "message": "Method not found"}},
                  "tools/lisst")
-    assert "tw-rpc-failed" not in timeline.render_rpc(ok)
-    assert "tw-rpc-failed" in timeline.render_rpc(failed) and "isError: true" in timeline.render_rpc(failed)
-    shown = timeline.render_rpc(broken)
+    assert "tw-rpc-failed" not in render_rpc(ok)
+    assert "tw-rpc-failed" in render_rpc(failed) and "isError: true" in render_rpc(failed)
+    shown = render_rpc(broken)
     assert "tw-rpc-failed" in shown and "协议层出错" in shown and "Method not found" in shown and "tools/lisst" in shown
 
 
 def test_a_message_is_shown_with_its_direction_kind_id_and_moment_and_escaped():
     request = rpc("send", {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
                            "params": {"name": "x", "arguments": {"q": "<img src=x onerror=alert(1)>"}}}, at_ms=12.6)
-    shown = timeline.render_rpc(request)
+    shown = render_rpc(request)
     assert "→ 客户端发给服务器" in shown and "请求 <b>tools/call</b> id=7" in shown and "@ 13 ms" in shown
     assert "<img" not in shown and "&lt;img" in shown
-    note = timeline.render_rpc(rpc("send", {"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    note = render_rpc(rpc("send", {"jsonrpc": "2.0", "method": "notifications/initialized"}))
     assert "通知" in note and "id=" not in note
 
 

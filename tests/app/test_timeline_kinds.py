@@ -27,7 +27,7 @@ def test_every_kind_of_event_has_a_renderer_or_says_where_it_shows():
     kinds = event_kinds()
     assert {"request", "tool_call", "hook", "rpc", "permission", "plan"} <= kinds      # the union is read
     assert kinds - set(timeline.RENDERERS) == set(timeline.SHOWN_ELSEWHERE)
-    assert set(timeline.RENDERERS) - kinds == {"child"}       # the one key that is a field: a sub-agent's run
+    assert set(timeline.RENDERERS) - kinds == {"child", "body"}   # the keys that are fields: a sub-agent's run, a body
 
 
 def test_a_lessons_own_kinds_are_drawn_from_its_folder():
