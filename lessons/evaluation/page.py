@@ -24,7 +24,8 @@ from lessons.lesson_page import LessonPage
 from lessons.presets import mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
-from lessons.settings_panel import NO_KEY_HINT, NO_PRESET, PROVIDERS, SettingsPanel, key_status, preset_choices
+from lessons.settings_panel import (NO_KEY_HINT, NO_PRESET, PROVIDERS, SettingsPanel, key_status, on_each_choice,
+                                     preset_choices)
 from lessons.timeline import render_protocol
 from memory.memory_format import storage_key
 from runs import eval_backend
@@ -93,13 +94,13 @@ def wire_model_b(settings: SettingsPanel, preset, provider, model, base_url, key
 
     def on_preset(chosen: str):
         if chosen not in PRESETS:
-            return gr.update(), gr.update(), gr.update()
+            return {}
         values = settings_for(chosen)
-        return values["provider"], values["model"], values["base_url"]
+        return {provider: values["provider"], model: values["model"], base_url: values["base_url"]}
 
-    chosen = preset.input(on_preset, [preset], [provider, model, base_url], **SILENT)
+    chosen, filled = on_each_choice(preset, on_preset, [], [provider, model, base_url])
     chosen.then(line, status_inputs, [status], **SILENT)
-    provider.input(lambda _: NO_PRESET, [provider], [preset], **SILENT)
+    provider.input(lambda _: (NO_PRESET, NO_PRESET), [provider], [preset, filled], **SILENT)
 
     def store(typed: str, kept: str):
         return "", (typed or "").strip() or kept

@@ -169,6 +169,23 @@ def test_a_typed_key_with_the_deepseek_preset_shows_the_reasoning_field(page, lo
     assert len(local_server.requests) == 2
 
 
+def test_the_typed_address_outlives_the_preset_box_losing_focus_and_is_the_one_run(page, local_server):
+    # The preset box sends its choice again each time it loses focus (picking an option blurs it too):
+    # that repeat must not put the preset's address back over the one the student typed.
+    local_server.reset()
+    panel = tab(page, "Function Calling")
+    open_settings(page)
+    choose_preset(page, "ollama")
+    typed = local_server.url + "/accent/ollama/v1"
+    set_base_url(page, typed)
+    page.locator("#preset input").click()
+    base_url_box(page).click()                 # the preset box loses focus: its choice is sent once more
+    text = run(panel)
+    assert "出错" not in text and local_server.requests, text
+    expect(base_url_box(page)).to_have_value(typed)
+    assert page.locator("#preset-card").filter(has_text=PRESETS["ollama"].name).is_visible()
+
+
 def test_a_refused_tool_choice_offers_the_retry_and_it_succeeds(page, local_server):
     local_server.reset()
     open_settings(page)
