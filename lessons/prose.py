@@ -42,5 +42,9 @@ class Prose(gr.HTML):
     (the first one, a handler's, an update's), draws it. A class, not a configured gr.HTML, so a box
     Gradio makes again for a tab (page_language) draws the same way."""
 
+    def __init__(self, value: Any = "", **kwargs: Any):
+        kwargs.setdefault("padding", False)     # gr.Markdown has none: the text sits where it did
+        super().__init__(value, **kwargs)
+
     def postprocess(self, value: Any) -> Text:
         return prose("" if value is None else value)
