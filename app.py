@@ -85,7 +85,6 @@ import gradio as gr  # noqa: E402
 
 from endpoints import api  # noqa: E402
 from lessons import code_box, projector  # noqa: E402
-from lessons.prose import Prose  # noqa: E402
 from runs import backend  # noqa: E402
 from serving import expiry  # noqa: E402
 from access import tab_lifetime  # noqa: E402
@@ -191,7 +190,7 @@ def build_demo(secrets=None) -> gr.Blocks:
 
 def build_page(demo: gr.Blocks, lesson, secrets):
     """One lesson's page, inside its route of `demo`; returns the built lesson (a LessonPage)."""
-    Prose(HEADER, elem_id="header")
+    gr.Markdown(HEADER, elem_id="header")
     nav = LessonNav(lesson)
     present = Projector()
     notice = gr.Markdown(elem_id="sandbox-notice")

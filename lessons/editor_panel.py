@@ -9,7 +9,6 @@ import gradio as gr
 from catalogue import Lesson
 from i18n import now, tr
 from lessons import CODE_DIR, ROOT
-from lessons.prose import Prose
 from memory.browser_memory import LESSON_NOTE
 from serving.page_events import PRIVATE
 
@@ -55,7 +54,7 @@ def example_choices(sets) -> list:
 def lesson_text_box(lesson: Lesson) -> None:
     """The lesson's text, folded under its heading: the catalogue's, so the title is written once."""
     with gr.Accordion(tr("📖 课文：{heading}", "📖 Lesson: {heading}").format(heading=lesson.heading), open=False):
-        Prose(lesson_text(lesson))
+        gr.Markdown(lesson_text(lesson))
 
 
 def lesson_text(lesson: Lesson) -> tr:
