@@ -10,7 +10,7 @@ from catalogue import Lesson
 from i18n import now, tr
 from lessons import CODE_DIR, ROOT
 from memory.browser_memory import LESSON_NOTE
-from serving.page_events import PRIVATE
+from serving.page_events import PRIVATE, on_choice
 
 # (name, its English, file): the name is what links and the browser's memory hold, in either language.
 EXAMPLES = [
@@ -89,7 +89,7 @@ class EditorPanel:
             return source, gr.update(choices=choices, value=first), first
 
         outputs = [self.editor] + ([presets_dropdown, question] if presets_dropdown is not None else [])
-        self.example_set.input(pick, [self.example_set], outputs, api_visibility=PRIVATE)
+        on_choice(self.example_set, pick, [], outputs)
 
         def reset(label):
             return texts.get(label, ""), now(LESSON_NOTE) + "\n\n" + tr(

@@ -20,7 +20,7 @@ from i18n import tr
 from lessons import workspace_panel
 from runs import run_driver, session_io
 from serving import expiry
-from serving.page_events import PRIVATE, session_of
+from serving.page_events import PRIVATE, on_choice, session_of
 from runs.run_driver import RunInputs, RunState
 from catalogue import Lesson
 from lessons.run_views import RunViews
@@ -126,8 +126,7 @@ class RunPanel:
                     yield self.show(state, note)
 
             self.changed_files.append(views.retry_btn.click(retry, run_inputs, outputs, api_visibility=PRIVATE))
-        views.presets.input(lambda q: q, [views.presets], [views.question], api_visibility=PRIVATE,
-                            show_progress="hidden")
+        on_choice(views.presets, lambda q: q, [], [views.question])
 
         def resumer(keep_stepping: bool):
             def resume(values: dict, request: gr.Request):

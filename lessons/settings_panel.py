@@ -26,7 +26,7 @@ from i18n import now, tr
 
 from access.typed_keys import TYPED_KEYS
 from memory.browser_memory import KEEP_HANDLE_JS, MARK_HANDLE_JS, SettingsControls
-from serving.page_events import PRIVATE, SILENT, value_box
+from serving.page_events import PRIVATE, SILENT, on_choice, value_box
 from lessons.server_key_panel import ServerKeyPanel
 from provider_presets import PRESETS, Preset, settings_for
 
@@ -174,14 +174,13 @@ class SettingsPanel:
                     self.preset_card: gr.update(value=preset_card(key, secrets), visible=True),
                     self.key_status: key_status(values["provider"], session_key, secrets, values["base_url"], key)}
 
-        _, filled = on_each_choice(self.preset, on_preset, [self.key_state],
-                                   [self.provider, self.model, self.base_url, self.preset_card, self.key_status])
+        on_choice(self.preset, on_preset, [self.key_state],
+                  [self.provider, self.model, self.base_url, self.preset_card, self.key_status])
 
         def on_pick(provider):
-            return NO_PRESET, NO_PRESET, gr.update(visible=False), model_update(provider, secrets)
+            return NO_PRESET, gr.update(visible=False), model_update(provider, secrets)
 
-        self.provider.input(on_pick, [self.provider], [self.preset, filled, self.preset_card, self.model],
-                            api_visibility=PRIVATE, show_progress="hidden", **ONE_AFTER_ANOTHER)
+        on_choice(self.provider, on_pick, [], [self.preset, self.preset_card, self.model])
 
         # Enter only (not blur): a blur racing the key box's own update could show a stale line.
         self._settle_status(self.base_url.submit(self._status_now, [self.provider, self.key_state, self.base_url, self.preset],
@@ -226,31 +225,6 @@ def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base
 # ---------------------------------------------------------------- 预设 (provider_presets)
 
 NO_PRESET = ""
-# A preset's handlers, every session's, one at a time and in the order they came: each is instant,
-# and a choice's repeat must see what the choice itself left (on_each_choice).
-ONE_AFTER_ANOTHER = dict(concurrency_limit=1, concurrency_id="preset-choice")
-
-
-def on_each_choice(preset: gr.Dropdown, fill, inputs: list, outputs: list):
-    """Wires `fill(key, *inputs) -> {component: update}` to the student choosing in `preset`, once per
-    choice; returns the event and the State naming the preset the fields were last filled from
-    (whatever leaves the preset sets it back to NO_PRESET).
-
-    Gradio's dropdown sends `input` again whenever the box loses focus, and picking an option blurs
-    it: one choice arrives twice, side by side. A late second fill put the preset's address back over
-    the address the student had typed since, and the run went there. The State is read when the
-    handler runs (not when the browser sent the event) and the two are handled one after the other,
-    so the repeat sees the first one's mark and carries no value."""
-    filled = gr.State(NO_PRESET)
-
-    def once(key, filled_with, *rest):
-        if key == filled_with:
-            return {}
-        return {filled: key if key in PRESETS else NO_PRESET, **fill(key, *rest)}
-
-    event = preset.input(once, [preset, filled, *inputs], [filled, *outputs], api_visibility=PRIVATE,
-                         show_progress="hidden", **ONE_AFTER_ANOTHER)
-    return event, filled
 
 
 SUPPORT = {True: tr("支持", "yes"), False: tr("不支持", "no"), None: tr("未确认", "unconfirmed")}

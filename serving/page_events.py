@@ -59,3 +59,14 @@ def value_box(**kwargs) -> gr.Textbox:
     drawn one (visible="hidden") cost the first lesson's page a mounted text box each, about twenty.
     Not for a box whose own change must fire an event: only a drawn box reports its changes."""
     return gr.Textbox(visible=False, **kwargs)
+
+
+def on_choice(dropdown: gr.Dropdown, fn, inputs: list, outputs: list):
+    """Wires `fn(value, *inputs)` to a person choosing an option in `dropdown`; returns the event.
+
+    Not `input`: Gradio's dropdown sends `input` again whenever the box loses focus, so a box only
+    clicked into and left would run the listener once more, and a late fill put a preset's address
+    back over the one typed since, or an example's source over the student's edits. `select` is
+    sent once per option chosen (tests/app/test_gradio_patches.py checks that no dropdown listens
+    to `input`)."""
+    return dropdown.select(fn, [dropdown, *inputs], outputs, api_visibility=PRIVATE, show_progress="hidden")

@@ -24,7 +24,7 @@ from lessons.lesson_page import LessonPage
 from lessons.presets import mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
-from lessons.settings_panel import (NO_KEY_HINT, NO_PRESET, PROVIDERS, SettingsPanel, key_status, on_each_choice,
+from lessons.settings_panel import (NO_KEY_HINT, NO_PRESET, PROVIDERS, SettingsPanel, key_status,
                                      preset_choices)
 from lessons.timeline import render_protocol
 from memory.memory_format import storage_key
@@ -32,7 +32,7 @@ from runs import eval_backend
 from access.clients import Settings
 from runs.eval_backend import CaseProblem, Contender, Evaluation
 from serving import expiry
-from serving.page_events import PRIVATE, SILENT, session_of
+from serving.page_events import PRIVATE, SILENT, on_choice, session_of
 
 LESSON = LESSONS["evaluation"]
 SETS = lesson_sets(LESSON)
@@ -98,9 +98,8 @@ def wire_model_b(settings: SettingsPanel, preset, provider, model, base_url, key
         values = settings_for(chosen)
         return {provider: values["provider"], model: values["model"], base_url: values["base_url"]}
 
-    chosen, filled = on_each_choice(preset, on_preset, [], [provider, model, base_url])
-    chosen.then(line, status_inputs, [status], **SILENT)
-    provider.input(lambda _: (NO_PRESET, NO_PRESET), [provider], [preset, filled], **SILENT)
+    on_choice(preset, on_preset, [], [provider, model, base_url]).then(line, status_inputs, [status], **SILENT)
+    on_choice(provider, lambda _: NO_PRESET, [], [preset])
 
     def store(typed: str, kept: str):
         return "", (typed or "").strip() or kept
@@ -205,7 +204,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         editor.wire(run.presets, run.question)
         run.wire()
 
-    editor.example_set.input(cases_text, [editor.example_set], [cases], api_visibility=PRIVATE)
+    on_choice(editor.example_set, cases_text, [], [cases])
     cases_reset.click(cases_text, [editor.example_set], [cases], **SILENT)
     compare.change(lambda on: gr.update(visible=bool(on)), [compare], [second], **SILENT)
     wire_model_b(settings, b_preset, b_provider, b_model, b_base_url, b_key, b_key_state, b_key_status)

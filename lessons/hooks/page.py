@@ -19,7 +19,7 @@ from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
 from lessons.settings_panel import SettingsPanel
 from runs import hooks_backend
-from serving.page_events import PRIVATE, session_of
+from serving.page_events import PRIVATE, on_choice, session_of
 
 LESSON = LESSONS["hooks"]
 FIRST_HOOKS = HOOK_SETS[0][0]
@@ -75,7 +75,7 @@ def build(settings: SettingsPanel) -> LessonPage:
         def pick(name: str):
             return HOOK_SOURCES.get(name, "")
 
-        hook_set.input(pick, [hook_set], [hooks], api_visibility=PRIVATE, show_progress="hidden")
+        on_choice(hook_set, pick, [], [hooks])
         reset.click(pick, [hook_set], [hooks], api_visibility=PRIVATE, show_progress="hidden")
         hooks.change(shown_status, {hooks}, [status], api_visibility=PRIVATE, show_progress="hidden")
         schema.wire(editor.editor)

@@ -134,7 +134,7 @@ def build(settings: SettingsPanel) -> LessonPage:
             return show(values[session_box], values[branch], values[verdicts])
 
         # The box changes after a run, an upload, a new session, and when the browser puts a kept one back.
-        for changed in (session_box.change, branch.input):
+        for changed in (session_box.change, branch.select):
             changed(redraw, {session_box, branch, verdicts}, panel, api_visibility=PRIVATE, show_progress="hidden")
 
         def after_run(values: dict) -> dict:
@@ -165,7 +165,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 return ""
             return str(session.entries[chosen]["message"].get("content") or "")
 
-        entry.input(fill, {session_box, branch, entry}, [content], api_visibility=PRIVATE, show_progress="hidden")
+        entry.select(fill, {session_box, branch, entry}, [content], api_visibility=PRIVATE, show_progress="hidden")
 
         fork_inputs = {editor.editor, run.question, run.state, *settings.components, *run.options.values(), entry, content}
 

@@ -12,6 +12,7 @@ import time
 import warnings
 from pathlib import Path
 
+import gradio as gr
 import pytest
 
 import sandbox
@@ -407,3 +408,17 @@ def test_gradio_still_calls_the_stub_writer_by_that_name():
     import gradio.component_meta as meta
 
     assert f"{gradio_patches.STUB_WRITER}(component_class, name, events)" in inspect.getsource(meta.ComponentMeta.__new__)
+
+
+def test_no_dropdown_listens_to_input():
+    """Gradio's dropdown sends `input` again each time it loses focus: a listener on it would run
+    when a box is only clicked into and left, and overwrite what was typed since (an edited source
+    with the example's, a typed address with the preset's). Choices are wired to `select`
+    (serving.page_events.on_choice); tests/app/test_dropdown_focus_browser.py shows it in chromium."""
+    import app
+
+    demo = app.build_demo({})
+    wired = [(demo.blocks[target].label, event) for dependency in demo.fns.values()
+             for target, event in dependency.targets
+             if event == "input" and isinstance(demo.blocks.get(target), gr.Dropdown)]
+    assert wired == []
