@@ -392,7 +392,13 @@ def test_run_context_on_a_real_model_the_summary_is_its_own_and_the_verdict_stay
             summary = shrunk["model_call"]["answer"]
             assert summary.strip() and request["messages"][1]["content"] == f"{context.SUMMARY_HEAD}\n{summary}"
         responses = of(result, "response")
-        assert responses, (result["verdict"], of(result, "error"))     # the request was answered at all
+        if not responses:
+            # The server's own parser may refuse what the model wrote (HTTP 500, "does not match the
+            # expected ... format"; seen once in three runs at temperature 0): a failure the headline names.
+            verdict = result["verdict"]
+            assert verdict["state"] == "error" and result["ok"] is False, verdict
+            assert "HTTP 500" in verdict["detail"] and "does not match" in verdict["detail"], verdict
+            continue
         ended = responses[-1]["finish_reason"]
         state = result["verdict"]["state"]
         # A looping answer (measured: "I'm glad you're here." over and over) is 🔁 first, cut or not; a finished
