@@ -191,7 +191,10 @@ class ExercisePanel:
         def answer(exercise_id: str):
             return {self.shown: solution_text(self.exercises[exercise_id])}
 
-        def linked(exercise_id: str):
+        def linked(exercise_id: str, shown_id: str):
+            if exercise_id == shown_id:
+                # Already on screen: a start loaded or a check pressed before the link was read stays.
+                return gr.skip()
             if exercise_id in self.exercises:
                 return {self.choice: exercise_id, **pick(exercise_id)}
             known = ", ".join(self.exercises)
@@ -213,5 +216,5 @@ class ExercisePanel:
         self.export.click(None, [self.student], [self.student], js=exercise_progress.EXPORT_JS, **SILENT)
         # The link's exercise arrives in a hidden box, which the server then checks and opens.
         demo.load(None, [self.choice], [self.choice, self.linked], js=OPEN_FROM_LINK_JS, **SILENT)
-        self.linked.change(linked, [self.linked], [self.choice, *outputs], api_visibility=PRIVATE,
+        self.linked.change(linked, [self.linked, self.choice], [self.choice, *outputs], api_visibility=PRIVATE,
                            show_progress="hidden")

@@ -4,12 +4,16 @@ is still there after a reload (this browser keeps it). A link ?exercise=<id> ope
 from __future__ import annotations
 
 import json
+import re
+import urllib.request
 
 import pytest
 
+from catalogue import LESSONS
 from catalogue.exercises import BY_ID, GUARD_RM, STORM
 from lessons import context_view
-from tests.app.harness import choose, lesson_address, nav_link, open_page, set_code, storage
+from tests.app.harness import (Watched, choose, lesson_address, nav_link, open_page, record_streams, set_code,
+                               storage)
 
 pytestmark = pytest.mark.browser
 WAIT = 90_000
@@ -83,6 +87,61 @@ def test_a_link_opens_an_exercise(browser, app_url):
     page.locator("#exercise-task").filter(has_text="装进预算，还答得出").wait_for(timeout=WAIT)
     page.locator("#exercise-answer").click()
     page.locator("#exercise-shown").filter(has_text="fold").wait_for(timeout=WAIT)
+    watched.context.close()
+
+
+def test_a_start_loaded_before_the_link_is_read_stays(browser, app_url):
+    """A link to a lesson's first exercise shows its task at once, so a student may load its start before
+    the server has read the link. The link's answer, arriving after, leaves the loaded start and its note."""
+    exercise = BY_ID["fc_vague_forecast"]
+    assert LESSONS[exercise.lesson].exercises[0] is exercise      # on screen before the link is read
+    address = lesson_address(app_url, exercise.lesson, f"exercise={exercise.id}")
+    with urllib.request.urlopen(address, timeout=60) as response:
+        html = response.read().decode("utf-8")
+    config = json.loads(re.search(r"window\.gradio_config = (.*?);</script>", html, re.S).group(1))
+    box = next(c["id"] for c in config["components"] if (c.get("props") or {}).get("elem_id") == "exercise-linked")
+    reads_link = next(d["id"] for d in config["dependencies"] if [box, "change"] in d["targets"])
+
+    context = browser.new_context(viewport={"width": 1280, "height": 2400}, locale="zh-CN")
+    page = context.new_page()
+    watched = Watched(context, page, keep_bodies=True)
+    record_streams(context, page, watched.bodies)
+    held = []
+    page.route("**/queue/join*", lambda route: held.append(route)
+               if json.loads(route.request.post_data or "{}").get("fn_index") == reads_link else route.continue_())
+    page.goto(address)
+    page.locator("#exercise-task").filter(has_text=exercise.title.zh).wait_for(timeout=WAIT)
+    for _ in range(600):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the page never asked the server to read the link"
+    page.locator("#exercise-load").click()
+    note = page.locator("#exercise-note")
+    note.filter(has_text="已载入起始状态").wait_for(timeout=WAIT)
+
+    answered = held[0].fetch()
+    event_id = answered.json()["event_id"]
+    held[0].fulfill(response=answered)
+
+    def link_read() -> bool:
+        for body in list(watched.bodies):
+            for line in bytes(body).decode("utf-8", "replace").splitlines():
+                if line.startswith("data:") and event_id in line:
+                    message = json.loads(line[5:])
+                    if message.get("event_id") == event_id and message.get("msg") == "process_completed":
+                        return True
+        return False
+
+    for _ in range(1200):
+        if link_read():
+            break
+        page.wait_for_timeout(50)
+    assert link_read(), "the link's answer never came"
+    # Asked after the link's answer came, drawn after it: the note is read once the page has applied both.
+    page.locator("#exercise-answer").click()
+    page.locator("#exercise-shown").filter(has_text="参考答案").wait_for(timeout=WAIT)
+    assert "已载入起始状态" in note.inner_text()
     watched.context.close()
 
 
