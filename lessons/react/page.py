@@ -2,8 +2,11 @@
 (or exactly why not), the Observation appended. JSON-from-text is selectable too."""
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 
+import i18n
 from i18n import tr
 
 from catalogue import LESSONS
@@ -12,7 +15,7 @@ from json_loop import build_json_prompt
 from lessons.code_box import CodeBox
 from lessons.editor_panel import EditorPanel, lesson_text_box
 from lessons.lesson_page import LessonPage
-from serving.page_events import PRIVATE
+from serving.page_events import SILENT
 from lessons.presets import MISTAKE_LABEL, PRESETS, describe_mistakes, mistake_choices
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel
@@ -33,11 +36,24 @@ def system_prompt(approach: str, tools: list) -> str:
         return tr("（无法生成系统提示词：{exc}）", "(Could not write the system prompt: {exc})").format(exc=exc)
 
 
-def mistakes_for_approach(approach: str, current: str | None):
-    """Only the mistakes that can happen in this approach; a choice that cannot is reset to none."""
-    choices = mistake_choices("json" if approach == "json" else "react")
-    keep = current if current in {code for _, code in choices} else ""
-    return gr.update(choices=choices, value=keep)
+def mistake_lists() -> dict:
+    """{approach: {language: [[label, code], ...]}}: only the mistakes that can happen in that approach."""
+    lists = {}
+    for approach in ("react", "json"):
+        for lang in ("zh", "en"):
+            with i18n.using(lang):
+                lists.setdefault(approach, {})[lang] = [[str(label), code] for label, code in mistake_choices(approach)]
+    return lists
+
+
+# The mistakes follow the approach in the browser, at once; a choice the new approach cannot make goes back
+# to none. A list that came back from the server later could be opened in between, and Gradio's open list
+# then keeps drawing options it no longer has.
+MISTAKES_JS = """(approach, current) => {
+  const lists = %s;
+  const shown = lists[approach === "json" ? "json" : "react"][/^en/.test(window.gradio_config?.page_lang || "") ? "en" : "zh"];
+  return {__type__: "update", choices: shown, value: shown.some((choice) => choice[1] === current) ? current : ""};
+}"""
 
 
 LESSON = LESSONS["react"]
@@ -73,12 +89,14 @@ def build(settings: SettingsPanel) -> LessonPage:
             tools = report["tools"] if report["ok"] else inputs.previous
             return {prompt: system_prompt(values[approach], tools) if tools is not None else gr.update()}
 
+        # First of the approach's listeners: the page starts them in this order, each after the one before
+        # has reached the server.
+        approach.change(None, [approach, mistake], [mistake],
+                        js=MISTAKES_JS % json.dumps(mistake_lists(), ensure_ascii=False), **SILENT)
         # The prompt has one writer, the schema's refresh, on an edit and on a new approach alike: a second
         # listener drawing it from the tools kept so far could land after an edit's and show the old tools.
         schema.wire(editor.editor, extra=prompt_for, extra_inputs=[approach], extra_outputs=[prompt],
                     extra_triggers=[approach.change])
-        approach.change(mistakes_for_approach, [approach, mistake], [mistake], api_visibility=PRIVATE,
-                        show_progress="hidden")
         editor.wire(run.presets, run.question)
         run.wire()
     return LessonPage(LESSON.id, run, editor=editor, schema=schema)

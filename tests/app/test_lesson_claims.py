@@ -151,16 +151,27 @@ class TestReactLesson:
     def test_the_mistake_list_holds_only_what_the_approach_can_show(self, page, panel):
         react = options_of(page, panel.locator(".tw-mistake"))
         assert any(T("粗体", "bold") in o for o in react) and any(T("方括号写成圆括号", "parentheses") in o for o in react)
-        panel.get_by_text(T("从文本中解析 JSON", "Parse JSON from text")).click()
-        panel.locator(".tw-system-prompt").filter(has_text='"tool": "工具名"').first.wait_for(timeout=WAIT)
-        # The list follows the approach in an update of its own: the open list drops what JSON cannot show.
-        panel.locator(".tw-mistake input").click()
-        options = page.get_by_role("option")
-        options.first.wait_for(timeout=WAIT)
-        expect(options.filter(has_text=re.compile(T("粗体|方括号", "bold|parentheses")))).to_have_count(0, timeout=WAIT)
-        json_mode = options.all_inner_texts()
-        page.keyboard.press("Escape")
+        # The list follows the approach in the page itself: opened at once, with the server not answering
+        # yet, it holds only what JSON can show (an open list that shrank later would keep stale options).
+        held, events = [], ("**/queue/join*", "**/run/predict*")
+        for pattern in events:
+            page.route(pattern, lambda route: held.append(route))
+        try:
+            panel.get_by_text(T("从文本中解析 JSON", "Parse JSON from text")).click()
+            panel.locator(".tw-mistake input").click()
+            options = page.get_by_role("option")
+            options.first.wait_for(timeout=WAIT)
+            expect(options.filter(has_text=re.compile(T("粗体|方括号", "bold|parentheses")))).to_have_count(0,
+                                                                                                           timeout=WAIT)
+            json_mode = options.all_inner_texts()
+            page.keyboard.press("Escape")
+        finally:
+            for route in held:
+                route.continue_()
+            for pattern in events:
+                page.unroute(pattern)
         assert any(T("编造 Observation", "invented Observation") in o for o in json_mode)
+        panel.locator(".tw-system-prompt").filter(has_text='"tool": "工具名"').first.wait_for(timeout=WAIT)
 
     def test_json_from_text_finds_the_json_object(self, panel):
         status = run(panel, "北京今天天气怎么样？")
