@@ -210,6 +210,7 @@ def build_page(demo: gr.Blocks, lesson, secrets):
     elif page.keep_shared is not None:
         page.keep_shared(memory)
     restored = memory.wire(demo, settings, [page], replaced=lambda request: deep_links.replaced_lesson(request, lesson.id))
+    settings.wire_status()
     page.wire_refresh(demo, restored=page.name in restored)     # its run buttons work from then on
     # A link's scenario is applied after the lesson's restore: the link wins.
     links.wire(demo, page, restored, settings, memory)

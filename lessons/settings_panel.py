@@ -25,7 +25,7 @@ import gradio as gr
 from i18n import now, tr
 
 from access.typed_keys import TYPED_KEYS
-from memory.browser_memory import KEEP_HANDLE_JS, MARK_HANDLE_JS, SettingsControls
+from memory.browser_memory import KEEP_HANDLE_JS, KEY_REMEMBERED, MARK_HANDLE_JS, TYPED_ELSEWHERE, SettingsControls
 from serving.page_events import PRIVATE, SILENT, on_choice, value_box
 from lessons.server_key_panel import ServerKeyPanel
 from provider_presets import PRESETS, Preset, settings_for
@@ -38,6 +38,8 @@ PROVIDERS = [(tr("离线演示模型", "Offline demo model"), "offline"), (tr("�
 NO_KEY_HINT = tr("仅保存在当前浏览器会话（服务器端内存），不会回传、不会记录",
                 "Kept only for this browser session (in the server's memory), never sent back, never logged")
 SERVER_KEY_HINT = tr("已使用服务器配置的密钥", "Using the key configured on the server")
+# Where the session's key came from -> its status line; a key typed on this page has key_status's.
+KEY_ORIGINS = {"typed": None, "tab": TYPED_ELSEWHERE, "remembered": KEY_REMEMBERED}
 
 
 def model_update(provider: str, secrets: Mapping[str, str] | None = None, model: str | None = None) -> dict:
@@ -84,6 +86,8 @@ class SettingsPanel:
             self.memory = SettingsControls()
         # The typed key: server-side only, one per browser session (and held for the tab's other pages).
         self.key_state = gr.State("")
+        # Where that key came from, for the status line: KEY_ORIGINS.
+        self.key_origin = gr.State("typed")
         # Settings field -> the control that sets it; handlers read them by name (read()).
         self.fields = MappingProxyType({"provider": self.provider, "model": self.model, "base_url": self.base_url,
                                         "temperature": self.temperature, "max_turns": self.max_turns,
@@ -113,48 +117,40 @@ class SettingsPanel:
         # model. Nor is the key box's value: it is emptied whenever a key is stored (Enter, or
         # leaving the box, as picking a provider does), and an update arriving late would wipe
         # what a student had begun to type.
-        def on_provider(provider, session_key, preset, base_url):
+        def on_provider(provider):
             offline = provider == "offline"
             hint = SERVER_KEY_HINT if server_has_key(provider, secrets) else NO_KEY_HINT
             return (gr.update(visible=provider == "openai",
                               placeholder=tr("使用服务器配置的地址", "Using the address configured on the server")
                               if secrets.get(BASE_URL_ENV.get(provider, "")) else "https://api.openai.com/v1"),
                     gr.update(interactive=not offline,
-                              placeholder=tr("离线模型不需要密钥", "The offline model needs no key") if offline else now(hint)),
-                    key_status(provider, session_key, secrets, base_url, preset),
-                    gr.update(visible=bool(session_key)))
+                              placeholder=tr("离线模型不需要密钥", "The offline model needs no key") if offline else now(hint)))
 
-        provider_changed = self.provider.change(
-            on_provider, [self.provider, self.key_state, self.preset, self.base_url],
-            [self.base_url, self.api_key, self.key_status, self.clear_key],
-            api_visibility=PRIVATE, show_progress="hidden")
-        self._settle_status(provider_changed)
+        self.provider.change(on_provider, [self.provider], [self.base_url, self.api_key],
+                             api_visibility=PRIVATE, show_progress="hidden")
         self._wire_presets()
 
-        def store_key(typed, session_key, handle, provider, base_url, preset):
-            # The box is emptied at once; only the status line and the key's handle go back to the browser.
+        def store_key(typed, session_key, handle):
+            # The box is emptied at once; only the key's handle goes back to the browser (the status
+            # line follows the key: wire_status).
             typed = (typed or "").strip()
             new_key = typed or session_key
             if typed:
                 handle = TYPED_KEYS.hold(typed, handle)
-            return ("", new_key, handle, key_status(provider, new_key, secrets, base_url, preset),
-                    gr.update(visible=bool(new_key)))
+            return "", new_key, handle, "typed" if typed else gr.skip()
 
         for event in (self.api_key.submit, self.api_key.blur):
-            storing = event(store_key, [self.api_key, self.key_state, self.key_handle, self.provider, self.base_url,
-                                        self.preset],
-                            [self.api_key, self.key_state, self.key_handle, self.key_status, self.clear_key],
+            storing = event(store_key, [self.api_key, self.key_state, self.key_handle],
+                            [self.api_key, self.key_state, self.key_handle, self.key_origin],
                             api_visibility=PRIVATE, show_progress="hidden")
             storing.then(None, [self.key_handle], None, js=KEEP_HANDLE_JS, api_visibility=PRIVATE,
                          show_progress="hidden")
-            self._settle_status(storing)
 
-        def forget_key(handle, provider, base_url, preset):
+        def forget_key(handle):
             handle = TYPED_KEYS.hold("", handle)      # the tab's class code, if any, stays
-            return "", handle, key_status(provider, "", secrets, base_url, preset), gr.update(visible=False)
+            return "", handle
 
-        self.clear_key.click(forget_key, [self.key_handle, self.provider, self.base_url, self.preset],
-                             [self.key_state, self.key_handle, self.key_status, self.clear_key],
+        self.clear_key.click(forget_key, [self.key_handle], [self.key_state, self.key_handle],
                              api_visibility=PRIVATE).then(None, [self.key_handle], None, js=KEEP_HANDLE_JS,
                                                           api_visibility=PRIVATE, show_progress="hidden")
 
@@ -164,38 +160,42 @@ class SettingsPanel:
         resolve_credentials from the address, whatever the preset."""
         secrets = self.secrets
 
-        def on_preset(key, session_key):
+        def on_preset(key):
             if key not in PRESETS:
                 return {self.preset_card: gr.update(value="", visible=False)}
             values = settings_for(key)
             return {self.provider: values["provider"],
                     self.model: gr.update(choices=list(PRESETS[key].models), value=values["model"]),
                     self.base_url: gr.update(value=values["base_url"], visible=values["provider"] == "openai"),
-                    self.preset_card: gr.update(value=preset_card(key, secrets), visible=True),
-                    self.key_status: key_status(values["provider"], session_key, secrets, values["base_url"], key)}
+                    self.preset_card: gr.update(value=preset_card(key, secrets), visible=True)}
 
-        on_choice(self.preset, on_preset, [self.key_state],
-                  [self.provider, self.model, self.base_url, self.preset_card, self.key_status])
+        on_choice(self.preset, on_preset, [], [self.provider, self.model, self.base_url, self.preset_card])
 
         def on_pick(provider):
             return NO_PRESET, gr.update(visible=False), model_update(provider, secrets)
 
         on_choice(self.provider, on_pick, [], [self.preset, self.preset_card, self.model])
 
-        # Enter only (not blur): a blur racing the key box's own update could show a stale line.
-        self._settle_status(self.base_url.submit(self._status_now, [self.provider, self.key_state, self.base_url, self.preset],
-                                                 [self.key_status], api_visibility=PRIVATE, show_progress="hidden"))
+    def wire_status(self):
+        """The key's status line and 清除本会话密钥 have this one writer, run again after whatever
+        they follow from changed: with several writers, one computed from the key before it was
+        cleared could finish after the clearing and leave "🔑" on screen over no key. The page
+        runs it once more after a run in progress ("always_last"), which reads the session's
+        key as it is by then. Wire it after the browser memory, whose marks of a changed key must
+        come at once: the page starts a trigger's listeners one after the other."""
+        secrets = self.secrets
 
-    def _settle_status(self, event) -> None:
-        """After each event that writes the key status line, the line once more from what the
-        session holds by then: two of them handled side by side (an address's Enter and the
-        key's) may finish in either order, and the one computed from the older key must not
-        stay on screen."""
-        event.then(self._status_now, [self.provider, self.key_state, self.base_url, self.preset], [self.key_status],
-                   api_visibility=PRIVATE, show_progress="hidden")
+        def status(provider, session_key, origin, base_url, preset):
+            line = KEY_ORIGINS.get(origin) if session_key else None
+            return (now(line) if line and provider != "offline" else
+                    key_status(provider, session_key, secrets, base_url, preset)), gr.update(visible=bool(session_key))
 
-    def _status_now(self, provider, session_key, base_url, preset) -> str:
-        return key_status(provider, session_key, self.secrets, base_url, preset)
+        # The card changes with a preset's address (which may come with the same provider).
+        gr.on([self.provider.change, self.preset.change, self.preset_card.change, self.base_url.submit,
+               self.base_url.blur, self.key_state.change, self.key_origin.change], status,
+              [self.provider, self.key_state, self.key_origin, self.base_url, self.preset],
+              [self.key_status, self.clear_key], trigger_mode="always_last", api_visibility=PRIVATE,
+              show_progress="hidden")
 
 
 def key_status(provider: str, session_key: str, secrets: Mapping[str, str], base_url: str = "",

@@ -80,6 +80,8 @@ REMEMBER_LABEL = tr("在此浏览器记住我的密钥", "Remember my key in thi
 REMEMBER_WARNING = tr("⚠️ 勾选后密钥以明文存在本浏览器（localStorage），用这台电脑、这个浏览器的人都能读到：公用电脑上不要勾选。",
                       "⚠️ Ticked, the key is stored as plain text in this browser (localStorage): anyone using this "
                       "computer and browser can read it. Never tick it on a shared computer.")
+KEY_REMEMBERED = tr("🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
+                    "🔑 Using the key this browser remembered (never shown on the page).")
 TYPED_ELSEWHERE = tr("🔑 用的是你在这个浏览器标签页里输入过的密钥（只在服务器端内存中，页面上不会显示）。",
                      "🔑 Using the key you entered in this browser tab (kept only in the server's memory, never shown "
                      "on the page).")
@@ -822,12 +824,14 @@ class BrowserMemory:
         self._writer(key_part, note, keying)
 
         def forget() -> dict:
-            return {controls.remember: False, key_part.outbox: put(key_part.name), key_kept: None,
+            # The session's key stays, now held for this browser tab only.
+            return {controls.remember: False, key_part.outbox: put(key_part.name), key_kept: None, settings.key_origin: "tab",
                     note: tr("🔑 已从本浏览器删除记住的密钥（本次会话里已输入的密钥仍可用，点「清除本会话密钥」可一并清除）。",
                              "🔑 The remembered key is deleted from this browser (the key entered in this session still "
                              "works; «Clear this session's key» clears it too).")}
 
-        forgetting = controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, note], **self.silent)
+        forgetting = controls.forget.click(forget, None, [controls.remember, key_part.outbox, key_kept, settings.key_origin,
+                                                         note], **self.silent)
         self._writer(key_part, note, forgetting)
         controls.clear.click(None, None, None, js=CLEAR_JS % json.dumps(PREFIX), **self.silent).then(
             lambda: {controls.remember: False, key_kept: None,
@@ -871,14 +875,12 @@ class BrowserMemory:
             remembered_ok = isinstance(key, str) and bool(key) and len(key) <= KEY_LIMIT
             if typed and typed != key:
                 # Typed in this browser tab (on another lesson's page, or before a reload): the server holds it.
-                out.update({settings.key_state: typed, settings.key_status: now(TYPED_ELSEWHERE), settings.clear_key: gr.update(visible=True)})
+                out.update({settings.key_state: typed, settings.key_origin: "tab"})
                 if remembered_ok:     # an older remembered key: ticked still, and replaced by this one
                     out.update({controls.remember: True, key_kept: None})
             elif remembered_ok:
-                out.update({settings.key_state: key, controls.remember: True, key_kept: key_digest(key),
-                            settings.key_status: tr("🔑 已使用本浏览器记住的密钥（页面上不会显示）。",
-                                                    "🔑 Using the key this browser remembered (never shown on the page)."),
-                            settings.clear_key: gr.update(visible=True)})
+                out.update({settings.key_state: key, settings.key_origin: "remembered", controls.remember: True,
+                            key_kept: key_digest(key)})
                 notes.append(tr("🔑 用的是本浏览器记住的密钥；点「忘记」可删除。",
                                 "🔑 This is the key this browser remembered; «Forget» deletes it."))
             if notes:
@@ -887,4 +889,4 @@ class BrowserMemory:
 
         return (restore, {client, part.inbox, key_part.inbox, settings.provider},
                 [*fields.values(), key_part.inbox, key_kept, settings.key_state, settings.key_handle,
-                 controls.remember, settings.key_status, settings.clear_key, note])
+                 settings.key_origin, controls.remember, note])

@@ -94,20 +94,25 @@ def wire_model_b(settings: SettingsPanel, preset, provider, model, base_url, key
 
     def on_preset(chosen: str):
         if chosen not in PRESETS:
-            return {}
+            return {provider: gr.skip()}      # an empty dict would be taken for one value
         values = settings_for(chosen)
         return {provider: values["provider"], model: values["model"], base_url: values["base_url"]}
 
-    on_choice(preset, on_preset, [], [provider, model, base_url]).then(line, status_inputs, [status], **SILENT)
+    on_choice(preset, on_preset, [], [provider, model, base_url])
     on_choice(provider, lambda _: NO_PRESET, [], [preset])
 
     def store(typed: str, kept: str):
         return "", (typed or "").strip() or kept
 
+    # Queued: a state's change is told to the page by the queue's answer.
     for event in (key.submit, key.blur):
-        event(store, [key, key_state], [key, key_state], **SILENT).then(line, status_inputs, [status], **SILENT)
-    gr.on([provider.change, base_url.submit, base_url.blur, settings.provider.change, settings.base_url.submit,
-           settings.key_state.change], line, status_inputs, [status], **SILENT)
+        event(store, [key, key_state], [key, key_state], api_visibility=PRIVATE, show_progress="hidden")
+    # One writer of the line, run again after a run in progress: written by several, a line computed
+    # from older settings could finish last and stay on screen. B's address may change with its
+    # preset alone (two presets of one provider and model).
+    gr.on([preset.change, provider.change, base_url.change, key_state.change, settings.provider.change,
+           settings.preset_card.change, settings.base_url.submit, settings.base_url.blur, settings.key_state.change],
+          line, status_inputs, [status], trigger_mode="always_last", api_visibility=PRIVATE, show_progress="hidden")
 
 
 def build(settings: SettingsPanel) -> LessonPage:

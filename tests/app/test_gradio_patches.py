@@ -16,6 +16,7 @@ import gradio as gr
 import pytest
 
 import sandbox
+from catalogue import LESSONS
 from runs import backend
 from serving import expiry, gradio_patches
 from lessons.editor_panel import EXAMPLE_SETS, example_text
@@ -422,3 +423,27 @@ def test_no_dropdown_listens_to_input():
              for target, event in dependency.targets
              if event == "input" and isinstance(demo.blocks.get(target), gr.Dropdown)]
     assert wired == []
+
+
+def test_each_key_status_line_has_one_writer():
+    """A key's status line follows the session's key and the settings. Written by several listeners
+    (choosing a provider, storing the key, clearing it, restoring the page), one computed from the key
+    before it was cleared could finish after the clearing: "🔑" over no key. One listener writes each
+    line (and 清除本会话密钥 beside model A's), and the page runs it again after a run in progress."""
+    import app
+
+    demo = app.build_demo({})
+
+    def writers(block_id):
+        return [d for d in demo.fns.values() if block_id in [block._id for block in d.outputs]]
+
+    lines = [block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "key-status"
+             or "tw-eval-b-key-status" in (getattr(block, "elem_classes", None) or [])]
+    statuses = [line for line in lines if line.elem_id == "key-status"]
+    assert len(statuses) == len(LESSONS) and len(lines) == len(LESSONS) + 1     # each page's, and model B's
+    for line in lines:
+        assert len(writers(line._id)) == 1, [w.name for w in writers(line._id)]
+        assert writers(line._id)[0].trigger_mode == "always_last"
+    for status in statuses:
+        clear = next(block for block in writers(status._id)[0].outputs if block is not status)
+        assert isinstance(clear, gr.Button) and writers(clear._id) == writers(status._id)
