@@ -28,7 +28,7 @@ more did work for the whole page where only the lesson on screen needed it:
    components shown; the others load when their tab is opened, which is Gradio's own path for
    components that become visible (`render_previously_invisible_children`).
 
-And two defects. A status tracker counts the seconds of its component's pending event on every
+And four defects. A status tracker counts the seconds of its component's pending event on every
 animation frame, until the event's status changes. When the tracker was removed while its event
 was pending (one is, after this page has loaded), nothing stopped it: an idle page drew
 60 frames a second for as long as it stayed open, about 9 % of a core in Chromium (1 % now). The
@@ -39,6 +39,19 @@ again, once the running one ends, when the trigger fired meanwhile. Gradio ran t
 trigger again, every handler of it: two such handlers on one trigger then restarted each other
 for as long as the page stayed open (after two quick edits of 权限与确认's rules, about four
 events a second). The fix runs again only the handler that waited.
+
+The third: a dropdown whose choices the server shrank while its list was open (a student
+opening the model list just after choosing a preset, or the forced-tool list just after editing
+the source) kept drawing the indices of the longer list: reading a name past the new end threw,
+and the list went on showing the old choices beyond it (choosing one sent a value the dropdown no
+longer has). The open list now draws only indices its choices still have; Gradio then recomputes
+them as it does when the list is closed.
+
+The fourth: the page's events come back over one stream of server-sent events, which the server
+ends once none of the page's events is left. An event the page sent just as the last one ended
+(the step after a run: the sessions page drawing its new branch) could be registered while the
+closing stream still looked open: nothing opened another, and the event's answer never came,
+with no error. A stream that ends while an event still waits is now opened again.
 
 And the page's language. Gradio's own words (its footer, 加载中, the upload box, a status badge)
 follow the browser's navigator.language, whatever language the page speaks: an English link opened
@@ -176,10 +189,28 @@ FIXES = (
         new="S=n(()=>(/^zh/.test(" + PAGE_LANG + "||``)&&" + json.dumps(TOAST_HEADINGS_ZH, ensure_ascii=False)
             + "[t.type])||t.type.charAt(0).toUpperCase()+t.type.slice(1))",
         why="a toast's heading in Chinese on a Chinese page"),
+    Fix("Index-DAYzeNnX.js",
+        old="n(te,17,()=>t.filtered_indices,ee,",
+        new="n(te,17,()=>t.filtered_indices.filter(e=>e<t.choices.length),ee,",
+        why="an open dropdown list whose choices shrank draws only the choices it still has"),
     Fix("statustracker-DQF-KcRT.js",
         old="W&&=!1}O(()=>{o.status===`pending`?Ve()",
         new="W&&=!1}O(()=>()=>{W=!1}),O(()=>{o.status===`pending`?Ve()",
         why="a status tracker removed while its event was pending stops its timer"),
+    # The client's stream of server-sent events (`t`: the events it has sent and not yet seen end,
+    # `r`: whether the stream is open). The server ends the stream once none of the page's events is
+    # left; an event sent just then was registered while the stream still looked open, and waited
+    # forever.
+    Fix("index-DphvyggB.js",
+        old="if(s.msg===`close_stream`){wt(r,o.abort_controller);return}",
+        new="if(s.msg===`close_stream`){t.size?o.open_stream():wt(r,o.abort_controller);return}",
+        why="a stream the server ends while an event still waits is opened again, not left closed"),
+    # The messages of an event that came before its id are handed on once the id is known: an end
+    # among them ends the event there too, so that the set above holds only events still waiting.
+    Fix("index-DphvyggB.js",
+        old="E in g&&(g[E].forEach(e=>t(e)),delete g[E]),v[E]=t,y.add(E),",
+        new="y.add(E),E in g&&(g[E].forEach(e=>{e.msg===`process_completed`&&y.delete(E),t(e)}),delete g[E]),v[E]=t,",
+        why="an event whose end came before its id is not counted as waiting"),
 )
 
 

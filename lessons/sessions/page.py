@@ -12,6 +12,7 @@ come from the runs made on this page (a gr.State): a file holds messages, not ho
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import tempfile
 
@@ -61,8 +62,14 @@ def drawn(session: Session | None, problem: str, verdicts: dict | None) -> dict:
     choices = sessions_view.branch_choices(session)
     current = session.branch_of() if session is not None and session.leaf else None
     return {"tree": sessions_view.render(session, verdicts, problem),
-            "branch": gr.update(choices=choices, value=current),
+            "branch": gr.update(choices=choices, value=current), "current": current,
             "entries": gr.update(choices=sessions_view.entry_choices(session), value=None)}
+
+
+def drawn_key(text: str | None, branch: str | None) -> str:
+    """What identifies a drawing of the panel: the session's text (the page's code box drops its last
+    newline) and the branch it shows as current."""
+    return hashlib.sha256(f"{(text or '').rstrip()}\0{branch or ''}".encode()).hexdigest()
 
 
 def written_file(text: str, name: str) -> str:
@@ -93,6 +100,7 @@ def build(settings: SettingsPanel) -> LessonPage:
                 run = RunPanel(LESSON, settings, editor.editor, PRESETS[LESSON.example],
                                options={"session": session_box, "branch": branch})
         verdicts = gr.State({}, time_to_live=expiry.session_ttl())     # branch id -> the events it was judged on
+        drawn_from = gr.State(None, time_to_live=expiry.session_ttl())  # drawn_key() of what the panel shows
         with gr.Group(elem_classes=["tw-session-panel"]):
             gr.Markdown(tr("### 🌳 会话：分支并排", "### 🌳 The session: branches side by side"))
             branch.render()
@@ -122,27 +130,34 @@ def build(settings: SettingsPanel) -> LessonPage:
         editor.wire(run.presets, run.question)
         run.wire()
 
-        panel = [tree, branch, entry]
+        panel = [tree, branch, entry, drawn_from]
 
-        def on_panel(parts: dict) -> dict:
-            return {tree: parts["tree"], branch: parts["branch"], entry: parts["entries"]}
+        def on_panel(text: str, parts: dict) -> dict:
+            return {tree: parts["tree"], branch: parts["branch"], entry: parts["entries"],
+                    drawn_from: drawn_key(text, parts["current"])}
 
         def show(text: str, chosen: str | None, judged: dict | None) -> dict:
-            return on_panel(shown(text, chosen, judged))
+            return on_panel(text, shown(text, chosen, judged))
 
         def redraw(values: dict) -> dict:
+            if values[drawn_from] == drawn_key(values[session_box], values[branch]):
+                # The panel shows this already (the run, fork, upload or new session that wrote the box drew
+                # it): drawn again, the fork point a person picked meanwhile would be emptied.
+                return {component: gr.skip() for component in panel}
             return show(values[session_box], values[branch], values[verdicts])
 
-        # The box changes after a run, an upload, a new session, and when the browser puts a kept one back.
+        # The box changes after a run, an upload, a new session (each draws the panel itself), when the
+        # browser puts a kept one back and when an exercise sets one up.
         for changed in (session_box.change, branch.select):
-            changed(redraw, {session_box, branch, verdicts}, panel, api_visibility=PRIVATE, show_progress="hidden")
+            changed(redraw, {session_box, branch, verdicts, drawn_from}, panel, api_visibility=PRIVATE,
+                    show_progress="hidden")
 
         def after_run(values: dict) -> dict:
             """The session once a run has written to it: the text it started from plus its entries; the
             branch it ran on becomes current and gets its verdict."""
             state = values[run.state]
             if state is None or state.replay is not None or not state.run.events:
-                return {}
+                return {note: gr.skip()}      # an empty dict would be taken for one value
             start = state.options.get("session") if isinstance(state.options.get("session"), str) else ""
             ran_on = sessions_backend.branch_of_run(state.run.events)
             judged = dict(values[verdicts] or {})
@@ -152,7 +167,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                 return {note: tr("❌ 这次运行写下的没有存进会话：", "❌ What this run wrote was not kept: ") + said(problem)}
             if ran_on:
                 judged[ran_on] = sessions_backend.own_events(state.run.events, ran_on)
-            return {session_box: session.dumps(), verdicts: judged, **on_panel(drawn(session, "", judged))}
+            text = session.dumps()
+            return {session_box: text, verdicts: judged, **on_panel(text, drawn(session, "", judged))}
 
         for event in run.changed_files:
             event.then(after_run, {run.state, verdicts}, [session_box, verdicts, note, *panel], api_visibility=PRIVATE,
@@ -223,7 +239,7 @@ def build(settings: SettingsPanel) -> LessonPage:
             """A JSONL file read back (resume): through the course's loader, never more than its size limit."""
             path = values[upload]
             if not path:
-                return {}
+                return {note: gr.skip()}
             try:
                 size = os.path.getsize(path)
                 if size > sessions.MAX_FILE_BYTES:
@@ -237,7 +253,8 @@ def build(settings: SettingsPanel) -> LessonPage:
                 return {upload: None, note: tr("❌ 文件读不出来（当前会话没有变）：", "❌ The file could not be read (the "
                                                "session is unchanged): ") + str(problem)}
             number = session.branch_number(session.branch_of()) if session.leaf else 0
-            return {upload: None, session_box: session.dumps(), verdicts: {}, **on_panel(drawn(session, "", {})),
+            text = session.dumps()
+            return {upload: None, session_box: text, verdicts: {}, **on_panel(text, drawn(session, "", {})),
                     note: tr("📂 读进来了：{n} 条消息，{b} 条分支；当前是分支 {k}，问一句就接着这条分支跑。",
                              "📂 Read: {n} messages, {b} branches; branch {k} is current: ask and it runs on.").format(
                         n=len(session.entries), b=len(session.branch_ids()), k=number)}

@@ -2,14 +2,17 @@
 Gradio exactly once, the page is served the fixed files however the browser asks, the map of
 events gives every component of the real page what Gradio's own search gave, the tree is built
 once per load, a type shown only in a closed tab loads when that tab opens, an idle page draws
-no frames, and a file the fixes do not fit is served as Gradio made it."""
+no frames, an event sent as its stream closes is answered and an idle page keeps no stream open,
+and a file the fixes do not fit is served as Gradio made it."""
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import logging
 import re
+import threading
 from pathlib import Path
+from urllib.parse import urlparse
 
 import gradio
 import httpx
@@ -304,3 +307,108 @@ def test_other_files_and_other_answers_pass_untouched():
     encoded = run(serve(lambda app: FrontendFixes(app, [FAKE]), "/assets/x.js", b"slow();",
                         headers=[(b"content-encoding", b"br")]))
     assert encoded[-1]["body"] == b"slow();"
+
+
+class LateCloseProxy:
+    """A loopback proxy in front of the app that hands on the end of each of the page's event streams
+    (the server's close_stream message) `delay` seconds late, as a busy machine may: an event the
+    page sends just as another ends is then answered while its stream still looks open."""
+
+    def __init__(self, app_url: str, delay: float):
+        self.target = urlparse(app_url).port
+        self.delay = delay
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> "LateCloseProxy":
+        self.thread.start()
+        server = asyncio.run_coroutine_threadsafe(asyncio.start_server(self.connect, "127.0.0.1", 0), self.loop)
+        self.server = server.result(timeout=10)
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/"
+        return self
+
+    def __exit__(self, *exc) -> None:
+        asyncio.run_coroutine_threadsafe(self.stop(), self.loop).result(timeout=10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+    async def stop(self) -> None:
+        self.server.close()
+        others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    async def connect(self, reader, writer) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target)
+        await asyncio.gather(self.pump(reader, upstream_writer, late=False),
+                             self.pump(upstream_reader, writer, late=True), return_exceptions=True)
+
+    async def pump(self, source, sink, late: bool) -> None:
+        try:
+            while data := await source.read(65536):
+                end = data.find(b'"close_stream"') if late else -1
+                if end >= 0:
+                    cut = max(data.rfind(b"data:", 0, end), 0)    # what came before the message goes on now
+                    sink.write(data[:cut])
+                    await sink.drain()
+                    await asyncio.sleep(self.delay)
+                    data = data[cut:]
+                sink.write(data)
+                await sink.drain()
+        finally:
+            sink.close()
+
+
+@pytest.mark.browser
+def test_an_event_sent_as_its_stream_closes_gets_its_answer(browser, app_url):
+    """The step after a fork draws the new branch: sent just as the fork's stream closes, it is
+    answered all the same (without the fix the page waited for it forever, with no error)."""
+    from tests.app.harness import LessonPage, pick_fork_point, run_panel, wait_branch
+
+    with LateCloseProxy(app_url, delay=0.5) as proxy, LessonPage(browser, proxy.url, "sessions", height=2600) as lesson:
+        lesson.panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=60_000)
+        assert lesson.run("北京今天天气怎么样？").startswith("✅")
+        wait_branch(lesson.panel, 1)
+        pick_fork_point(lesson.page, lesson.panel, 3).fill("北京今天大雨，气温 18°C")
+        assert run_panel(lesson.panel, button=lesson.panel.locator(".tw-fork"), timeout=60_000).startswith("✍️")
+        wait_branch(lesson.panel, 2)
+
+
+@pytest.mark.browser
+def test_an_event_whose_end_came_before_its_id_is_not_counted_as_waiting(browser):
+    # The client's code that hands on such an event's messages once its id is known, on stand-ins.
+    fix = next(fix for fix in FIXES if fix.why == "an event whose end came before its id is not counted as waiting")
+    page = browser.new_page()
+    try:
+        counted = [page.evaluate("""(code) => {
+            const E = 'e1', y = new Set(), v = {}, handed = [];
+            const g = {e1: [{msg: 'process_starts'}, {msg: 'process_completed'}]};
+            const t = (message) => handed.push(message.msg);
+            eval(code.replace(/,$/, ''));
+            return [y.size, handed, E in g, typeof v[E]];
+        }""", code) for code in (fix.old, fix.new)]
+    finally:
+        page.close()
+    messages = ["process_starts", "process_completed"]
+    assert counted == [[1, messages, False, "function"], [0, messages, False, "function"]]
+
+
+@pytest.mark.browser
+def test_an_idle_page_keeps_no_event_stream_open(browser, app_url):
+    """Once the page's events are answered the server ends their stream, and the page opens no
+    other: an event whose end came before its id counts as answered."""
+    from tests.app.harness import LessonPage, STREAMS
+
+    with LessonPage(browser, app_url, "function_calling") as lesson:
+        open_streams = set()
+        lesson.page.on("request", lambda r: open_streams.add(r) if STREAMS in r.url else None)
+        for ended in ("requestfinished", "requestfailed"):
+            lesson.page.on(ended, lambda r: open_streams.discard(r))
+        assert lesson.run("北京今天天气怎么样？").startswith("✅")
+        for _ in range(300):
+            lesson.page.wait_for_timeout(100)
+            if not open_streams:
+                break
+        assert not open_streams, [r.url for r in open_streams]

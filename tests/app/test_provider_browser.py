@@ -1,4 +1,5 @@
-"""模型设置's 预设 in headless chromium: each preset fills the fields and shows its card; a
+"""模型设置's 预设 in headless chromium: each preset fills the fields and shows its card (and
+the model list, opened before the server has read the preset, shows that preset's models); a
 local preset runs without a typed key (the project's own OpenAI-compatible server speaking
 with Ollama's accent) and the timeline explains the accents; a refused tool_choice offers
 「去掉 tool_choice 重试」 and the retry succeeds; and with a key configured on the server,
@@ -130,6 +131,34 @@ def test_each_preset_fills_the_fields_and_shows_its_card(page):
     page.locator("#provider input").click()
     page.get_by_role("option", name="离线演示模型").click()
     page.locator("#preset-card").wait_for(state="hidden", timeout=WAIT)
+
+
+def test_the_model_list_opened_before_the_preset_is_read_shows_only_its_models(page):
+    """A student who opens the model list right after choosing a preset has it open when the
+    server's answer shrinks it (GLM's three models to DeepSeek's two): the list shows the two, and
+    the page raises no error on the way."""
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    open_settings(page)
+    choose_preset(page, "glm")
+    held, events = [], ("**/queue/join*", "**/run/predict*")
+    for pattern in events:
+        page.route(pattern, lambda route: held.append(route))
+    try:
+        page.locator("#preset input").click()
+        page.get_by_role("option", name="DeepSeek").click()
+        page.locator("#model input").click()
+        options = page.get_by_role("option")
+        expect(options).to_have_text([re.compile(re.escape(m)) for m in PRESETS["glm"].models], timeout=WAIT)
+    finally:
+        for route in held:
+            route.continue_()
+        for pattern in events:
+            page.unroute(pattern)
+    page.locator("#preset-card").filter(has_text=PRESETS["deepseek"].name).wait_for(timeout=WAIT)
+    expect(options).to_have_text([re.compile(rf"^\W*{re.escape(m)}\s*$") for m in PRESETS["deepseek"].models],
+                                 timeout=WAIT)
+    assert errors == []
 
 
 def test_a_local_preset_runs_without_a_key_and_the_timeline_explains_the_accents(page, local_server):

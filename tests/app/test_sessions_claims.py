@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.app.harness import LessonPage, choose, pick_fork_point, run_panel, screenshot, wait_stored
+from tests.app.harness import LessonPage, choose, pick_fork_point, run_panel, screenshot, wait_branch, wait_stored
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -32,7 +32,7 @@ def branch(lesson, number: int):
 
 
 def wait_branches(lesson, count: int) -> None:
-    lesson.panel.locator(f".tw-session-tree .tw-branch[data-number='{count}']").wait_for(timeout=WAIT)
+    wait_branch(lesson.panel, count)
 
 
 def messages(lesson, number: int) -> list[str]:
