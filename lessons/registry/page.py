@@ -19,7 +19,7 @@ from runs import backend
 from lessons.code_box import CodeBox
 from lessons.editor_panel import DRIFT, FUTURE_TRAP, EditorPanel, example_text, lesson_text_box
 from lessons.lesson_page import LessonPage
-from serving.page_events import PRIVATE, session_of
+from serving.page_events import PRIVATE, session_of, value_box
 from lessons.presets import PRESETS
 from lessons.run_panel import RunPanel
 from lessons.schema_panel import SchemaPanel, describe_changes, error_text
@@ -36,6 +36,14 @@ DIFF_CSS = """
 """
 EXAMPLE_IN_TEXT = re.compile(r"如\s*([^\s，、,；;。）)]+)")
 TYPE_EXAMPLES = {"string": "文本", "integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}
+# The pick of a tool fills the arguments box with its example in the browser, at once: an answer from the
+# server could land after the student had started typing, and replace what they typed.
+FILL_EXAMPLE_JS = """(name, examples) => {
+  try {
+    const known = JSON.parse(examples || "{}");
+    return Object.hasOwn(known, name) && typeof known[name] === "string" ? known[name] : "{}";
+  } catch (e) { return "{}"; }
+}"""
 
 
 def pretty(value) -> str:
@@ -138,6 +146,9 @@ def build(settings: SettingsPanel) -> LessonPage:
                     # error); a name that is no tool gets the sandbox's own answer, as a typed one does.
                     tool_name = gr.Dropdown([], label=tr("工具", "Tool"), elem_classes=["tw-try-tool"],
                                             allow_custom_value=True)
+                    # Each tool's example arguments (JSON: {name: arguments}), set in the same answer as the
+                    # tool list's value: the pick that answer makes reads this set's examples, not the last.
+                    try_examples = value_box(value="{}")
                     try_args = gr.Code("{}", label=tr("参数 JSON", "Arguments JSON"), language="json", interactive=True, lines=5,
                                        elem_classes=["tw-try-args"])
                     try_btn = gr.Button(tr("试调用", "Try the call"), variant="primary", elem_classes=["tw-try-btn"])
@@ -161,17 +172,19 @@ def build(settings: SettingsPanel) -> LessonPage:
                 picked = current_tool if current_tool in names else (names[0] if names else None)
                 shown_diff = diff_html(naive_tools, report["tools"])
                 tool_update = gr.update(choices=names, value=picked)
+                examples = json.dumps({name: example_arguments(report["tools"], name) for name in names},
+                                      ensure_ascii=False)
             else:
                 shown_diff = f'<div class="tw-diff-summary">{html.escape(error_text(report["error"]))}</div>'
-                tool_update = gr.update()
+                tool_update = examples = gr.update()
             return {naive: pretty(naive_tools) if not naive_result["error"] else error_text(naive_result["error"]),
-                    diff: shown_diff, tool_name: tool_update}
+                    diff: shown_diff, tool_name: tool_update, try_examples: examples}
 
         schema.wire(editor.editor, strict=strict, extra=compare, extra_inputs=[tool_name],
-                    extra_outputs=[naive, diff, tool_name])
+                    extra_outputs=[naive, diff, tool_name, try_examples])
         trap_btn.click(lambda: trap_text, None, [editor.editor], api_visibility=PRIVATE)
         drift_btn.click(lambda: drift_text, None, [editor.editor], api_visibility=PRIVATE)
-        tool_name.change(example_arguments, [schema.tools_state, tool_name], [try_args], api_visibility=PRIVATE,
+        tool_name.change(None, [tool_name, try_examples], [try_args], js=FILL_EXAMPLE_JS, api_visibility=PRIVATE,
                          show_progress="hidden")
 
         def on_try(values: dict, request: gr.Request):

@@ -10,6 +10,7 @@ app with `start_app(secrets)`. The browser is started per module: Playwright's s
 event loop running while it is open, and other tests call `asyncio.run`."""
 from __future__ import annotations
 
+import json
 import os
 import socket
 import weakref
@@ -161,6 +162,26 @@ def record_streams(context, page, bodies: list) -> None:
 
     cdp.on("Network.responseReceived", on_response)
     cdp.on("Network.dataReceived", on_data)
+
+
+def stream_answered(page, bodies: list, event_ids: list[str], timeout: int = 60_000) -> None:
+    """Waits until the page's event streams (kept in `bodies` by record_streams) carried the end of each
+    of `event_ids`: the page has been sent their answers, whatever it shows of them."""
+    def answered(event_id: str) -> bool:
+        for body in list(bodies):
+            for line in bytes(body).decode("utf-8", "replace").splitlines():
+                if line.startswith("data:") and event_id in line:
+                    message = json.loads(line[5:])
+                    if message.get("event_id") == event_id and message.get("msg") == "process_completed":
+                        return True
+        return False
+
+    for _ in range(max(1, timeout // 50)):
+        if all(answered(event_id) for event_id in event_ids):
+            return
+        page.wait_for_timeout(50)
+    missing = [event_id for event_id in event_ids if not answered(event_id)]
+    assert not missing, f"no answer to events {missing} on the page's event streams within {timeout} ms"
 
 
 def open_page(browser, url: str, width: int = 1280, height: int = 800, keep_bodies: bool = False,
@@ -374,15 +395,12 @@ class LessonPage:
     def text(self, zh: str, en: str) -> str:
         return en if self.lang == "en" else zh
 
-    def choose_example(self, name: str, tool: str) -> None:
-        """Picks the example set `name` (its Chinese name) and waits for its tool `tool` in the schema."""
+    def choose_example(self, name: str, tool: str, timeout: int | None = None) -> None:
+        """Picks the example set `name` (its Chinese name): `use_examples` on this page, in its language."""
         from lessons.editor_panel import EXAMPLE_NAMES_EN
 
-        shown = self.text(name, EXAMPLE_NAMES_EN.get(name, name))
-        dropdown = self.panel.locator(".tw-example-set")
-        if dropdown.locator("input").input_value() != shown:
-            choose(self.page, dropdown, shown)
-        self.panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=self.WAIT)
+        pick_example(self.page, self.panel, self.text(name, EXAMPLE_NAMES_EN.get(name, name)), tool,
+                     timeout or self.WAIT)
 
     def run(self, question: str | None = None) -> str:
         """Types `question` (if given), runs, waits for this run's headline and returns it."""
@@ -449,6 +467,20 @@ def pick_fork_point(page, panel, number: int):
     return box
 
 
+def wait_branch(panel, number: int, timeout: int = WAIT) -> None:
+    """Waits until the sessions page's panel shows branch `number`; a timeout says what it showed instead."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        panel.locator(f".tw-session-tree .tw-branch[data-number='{number}']").wait_for(timeout=timeout)
+    except PlaywrightTimeout:
+        tree = panel.locator("div.prose.tw-session-tree").inner_text()[:600]
+        note = panel.locator(".prose.tw-session-note").inner_text()
+        headline = panel.locator(".tw-status").first.inner_text()
+        raise AssertionError(f"branch {number} not shown within {timeout} ms; the panel shows {tree!r}, its note "
+                             f"{note!r}, the headline {headline!r}") from None
+
+
 def storage(page) -> dict:
     return page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
 
@@ -461,6 +493,9 @@ def wait_stored(page, text: str, present: bool = True, key: str = ""):
 
 
 PROVIDER_LABELS = {"offline": "离线演示模型", "glm": "智谱 GLM", "openai": "OpenAI 兼容接口"}
+# The key line when a run would have no key (lessons/settings_panel.key_status). Not «需要密钥» alone: the
+# offline model's and a local service's lines say «不需要密钥», and a fresh page shows the offline one.
+KEY_NEEDED = "需要密钥：在上面的框里输入后按回车"
 
 
 def pick_provider(page, provider: str, secrets: dict | None = None):
@@ -482,7 +517,7 @@ def choose_openai(page, base_url: str):
     model = page.locator("#model input")
     model.fill("offline-rule-model")
     model.press("Enter")
-    page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+    page.locator("#key-status").filter(has_text=KEY_NEEDED).wait_for(timeout=WAIT)
 
 
 def type_key(page, key: str):
@@ -591,9 +626,23 @@ def example_name(name: str) -> str:
     return T(name, EXAMPLE_NAMES_EN[name])
 
 
-def use_examples(page, panel, name: str, tool: str):
-    """Picks an example set in the editor and waits for its tools in the schema panel. Picking the set
+def use_examples(page, panel, name: str, tool: str, timeout: int = WAIT):
+    """Picks the example set `name` (its Chinese name) in the editor: see `pick_example`."""
+    pick_example(page, panel, example_name(name), tool, timeout)
+
+
+def pick_example(page, panel, shown: str, tool: str, timeout: int = WAIT):
+    """Picks the example set the dropdown shows as `shown`, and returns once the schema drawn from its
+    source is on screen, with its tool `tool`: the page's editor then holds that source. Picking the set
     already shown would still reset the question, and that reply may land after the next fill."""
-    if panel.locator(".tw-example-set input").input_value() != example_name(name):
-        choose(page, panel.locator(".tw-example-set"), example_name(name))
-    panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=WAIT)
+    from playwright.sync_api import expect
+
+    dropdown = panel.locator(".tw-example-set")
+    code = panel.locator(f".tw-schema-json {CODE_SHOWN}").first
+    if dropdown.locator("input").input_value() != shown:
+        before = code.text_content()
+        choose(page, dropdown, shown)
+        # `tool` may be in the set shown before too (天气 and its vaguely described twin): the schema
+        # must change first, compared as text content, which is what the expectation reads.
+        expect(code).not_to_have_text(before, timeout=timeout)
+    panel.locator(".tw-schema-json").filter(has_text=tool).first.wait_for(timeout=timeout)
