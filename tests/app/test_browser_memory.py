@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from tests.app.harness import choose_openai, code_text, free_port, open_page, set_code, storage, tab, type_key, wait_stored
+from tests.app.harness import (KEY_NEEDED, choose_openai, code_text, free_port, open_page, ready, set_code, storage, tab,
+                               type_key, wait_stored)
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -78,9 +79,10 @@ def test_an_edit_and_the_last_run_come_back_after_a_reload(browser, app_url):
         panel.locator(".tw-chat").filter(has_text="调用 student_add").first.wait_for(timeout=WAIT)
         panel.get_by_role("tab", name="查看代码").click()
         panel.locator(".tw-code").filter(has_text="from openai import OpenAI").first.wait_for(timeout=WAIT)
-        # Other tabs were not touched: they still show their examples.
-        react = tab(page, "正则 ReAct")
-        react.locator(".tw-schema-json").filter(has_text="get_weather").wait_for(timeout=WAIT)
+        # Other tabs were not touched: once put back as kept, they still show their examples.
+        react = ready(tab(page, "正则 ReAct"), WAIT)
+        assert "get_weather" in code_text(react.locator(".tw-schema-json"))
+        assert "student_add" not in code_text(react.locator(".tw-editor"))
         assert watched.foreign_requests() == []
     finally:
         watched.context.close()
@@ -245,11 +247,11 @@ def test_a_key_is_kept_only_when_the_student_asks(browser, app_url):
         page.get_by_text("⚙️ 模型设置").click()
         page.locator("#key-status").filter(has_text="🔑").wait_for(timeout=WAIT)
         page.get_by_role("button", name="清除本会话密钥").click()
-        page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+        page.locator("#key-status").filter(has_text=KEY_NEEDED).wait_for(timeout=WAIT)
         page.reload()
         page.wait_for_selector(".tw-lesson", timeout=WAIT)
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+        page.locator("#key-status").filter(has_text=KEY_NEEDED).wait_for(timeout=WAIT)
         assert not any(KEY in v for v in storage(page).values())
     finally:
         watched.context.close()

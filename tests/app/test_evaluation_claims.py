@@ -10,7 +10,7 @@ import pytest
 
 from offline.server import OfflineServer
 from runs.eval_backend import Patient
-from tests.app.harness import LessonPage, choose, code_text, paste_code, screenshot, storage
+from tests.app.harness import KEY_NEEDED, LessonPage, WATCH_TOASTS, choose, code_text, paste_code, screenshot, storage, toasts
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -304,8 +304,9 @@ def test_model_b_takes_a_local_preset_and_a_run_the_model_broke_counts(lesson, l
     opened.filter(has_text="— ⚠️ 没有评分：运行没有正常结束（模型服务端出错（HTTP 503）").wait_for(timeout=WAIT)
 
     # No preset: the same address needs a key again (the first run above), and B's own key is used.
+    page.evaluate(WATCH_TOASTS)
     choose(page, lesson.panel.locator(".tw-eval-b-preset"), "不用预设（自己选提供方、填地址）")
-    status.filter(has_text="需要密钥").wait_for(timeout=WAIT)
+    status.filter(has_text=KEY_NEEDED).wait_for(timeout=WAIT)
     key = "sk-typed-for-model-b-0000"
     b_field(lesson, "key").fill(key)
     b_field(lesson, "key").press("Enter")
@@ -314,6 +315,7 @@ def test_model_b_takes_a_local_preset_and_a_run_the_model_broke_counts(lesson, l
     local_server.reset()
     assert evaluate(lesson) == "✅ 评估完成，每次运行都通过了：A 通过 100%（8/8）；B 通过 100%（8/8）"
     assert not any(key in value for value in storage(page).values())
+    assert toasts(page) == []
 
 
 def test_a_case_set_is_a_file(lesson, tmp_path):
@@ -394,7 +396,9 @@ def test_the_offline_model_says_the_same_every_trial(lesson):
 def test_results_are_not_kept_in_the_browser_and_the_page_says_so(lesson):
     """评估的结果不存进浏览器：刷新页面后要重新运行（想留下，先导出 JSON）。"""
     assert "评估的结果不存进浏览器" in lesson.panel.locator(".tw-eval-not-kept").first.inner_text()
+    lesson.choose_example("天气（描述含糊）", "get_forecast")       # what the browser does keep: the source
     evaluate(lesson)
     lesson.page.reload()
-    lesson.panel.locator(".tw-schema-json").filter(has_text="get_weather").first.wait_for(timeout=WAIT)
+    # The kept source's schema is drawn once the page has put back what the browser kept.
+    lesson.panel.locator(".tw-schema-json").filter(has_text='"description": "天气"').first.wait_for(timeout=WAIT)
     assert lesson.panel.locator(".tw-eval-progress").count() == 0 and rows(lesson) == {}

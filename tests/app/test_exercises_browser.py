@@ -13,7 +13,7 @@ from catalogue import LESSONS
 from catalogue.exercises import BY_ID, GUARD_RM, STORM
 from lessons import context_view
 from tests.app.harness import (Watched, choose, lesson_address, nav_link, open_page, record_streams, set_code,
-                               storage)
+                               storage, stream_answered)
 
 pytestmark = pytest.mark.browser
 WAIT = 90_000
@@ -124,20 +124,7 @@ def test_a_start_loaded_before_the_link_is_read_stays(browser, app_url):
     event_id = answered.json()["event_id"]
     held[0].fulfill(response=answered)
 
-    def link_read() -> bool:
-        for body in list(watched.bodies):
-            for line in bytes(body).decode("utf-8", "replace").splitlines():
-                if line.startswith("data:") and event_id in line:
-                    message = json.loads(line[5:])
-                    if message.get("event_id") == event_id and message.get("msg") == "process_completed":
-                        return True
-        return False
-
-    for _ in range(1200):
-        if link_read():
-            break
-        page.wait_for_timeout(50)
-    assert link_read(), "the link's answer never came"
+    stream_answered(page, watched.bodies, [event_id])
     # Asked after the link's answer came, drawn after it: the note is read once the page has applied both.
     page.locator("#exercise-answer").click()
     page.locator("#exercise-shown").filter(has_text="参考答案").wait_for(timeout=WAIT)

@@ -12,7 +12,7 @@ import pytest
 from catalogue import LESSONS
 from offline.server import OfflineServer
 
-from tests.app.harness import lesson_address, lesson_labels, open_page, ready, run_panel, tab
+from tests.app.harness import KEY_NEEDED, lesson_address, lesson_labels, open_page, pick_provider, ready, run_panel, tab
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -92,8 +92,7 @@ def test_a_typed_key_follows_the_browser_tab_and_only_it(browser, app_url, model
     other = None
     try:
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#provider input").click()
-        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        pick_provider(page, "openai")
         base = page.locator("#base-url textarea, #base-url input").first
         base.fill(model_server.url + "/v1")
         base.press("Enter")
@@ -120,15 +119,15 @@ def test_a_typed_key_follows_the_browser_tab_and_only_it(browser, app_url, model
         other.goto(lesson_address(app_url, "function_calling"))
         other.locator("#tab-function-calling").wait_for(state="visible", timeout=WAIT)
         other.get_by_text("⚙️ 模型设置").click()
-        other.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+        other.locator("#key-status").filter(has_text=KEY_NEEDED).wait_for(timeout=WAIT)
 
         # Cleared here, it is gone from the server too: the next lesson has no key.
         page.get_by_role("button", name="清除本会话密钥").click()
-        page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+        page.locator("#key-status").filter(has_text=KEY_NEEDED).wait_for(timeout=WAIT)
         page.wait_for_function("() => !sessionStorage.getItem('tool-workshop:key-handle')", timeout=WAIT)
         tab(page, "工具注册")
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#key-status").filter(has_text="需要密钥").wait_for(timeout=WAIT)
+        page.locator("#key-status").filter(has_text=KEY_NEEDED).wait_for(timeout=WAIT)
     finally:
         watched.context.close()
 

@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from catalogue import LESSONS
 
@@ -164,15 +165,18 @@ def test_every_mistake_choice_fits_its_selector(browser, app_url, lang, lesson):
         dropdown.locator("input").blur()
         assert len(names) > 5
         cut = []
+        note = panel.locator(".tw-mistake-note").first
         for index, name in enumerate(names[1:], start=1):
+            said_before = note.text_content()
             choose(page, dropdown, index)
             page.wait_for_function("([el, v]) => el.value === v", arg=[dropdown.locator("input").element_handle(), name],
                                    timeout=WAIT)
             fits = dropdown.locator("input").evaluate("el => el.scrollWidth <= el.clientWidth + 1")
             if not fits:
                 cut.append(name)
-            # What the chosen mistake does is said in full under the selector.
-            panel.locator(".tw-mistake-note").filter(has_text="ℹ️").first.wait_for(timeout=WAIT)
+            # What the chosen mistake does is said in full under the selector: this one's, not the last one's.
+            expect(note).not_to_have_text(said_before, timeout=WAIT)
+            expect(note).to_contain_text("ℹ️")
         assert cut == []
     finally:
         watched.context.close()

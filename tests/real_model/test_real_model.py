@@ -21,7 +21,7 @@ from llm_clients import make_client
 from runs import backend, headline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from access.clients import Settings
-from tests.app.harness import LessonPage, screenshot, start_app
+from tests.app.harness import LessonPage, pick_provider, screenshot, start_app
 
 pytestmark = pytest.mark.real_model
 
@@ -308,13 +308,12 @@ def words(text: str) -> str:
 
 
 @pytest.mark.browser
-def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_app):
+def test_function_calling_on_the_page_shows_the_model_answer(browser, recorded_app, secrets):
     url, recorder = recorded_app
     with LessonPage(browser, url, "function_calling") as lesson:
         page, panel = lesson.page, lesson.panel
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#provider input").click()
-        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        pick_provider(page, "openai", secrets)      # its default model shown: typed before, MODEL would be replaced
         page.locator("#key-status").filter(has_text="已使用服务器配置的密钥").wait_for(timeout=30_000)
         model = page.locator("#model input")
         model.fill(MODEL)

@@ -19,7 +19,7 @@ import pytest
 from lessons import timeline
 from lessons.editor_panel import EXAMPLE_SETS, example_text
 from lessons.evaluation.evaluation_view import percent
-from tests.app.harness import LessonPage, choose, code_text, paste_code, screenshot, set_code
+from tests.app.harness import LessonPage, choose, code_text, paste_code, pick_provider, screenshot, set_code
 
 pytestmark = pytest.mark.real_model
 
@@ -323,13 +323,12 @@ def assert_said_beside_the_question(result, question: str, template: str):
 # ------------------------------------------------------------------ the page against the server
 
 @pytest.mark.browser
-def test_the_page_shows_a_success_and_the_note(browser, app):
+def test_the_page_shows_a_success_and_the_note(browser, app, secrets):
     with LessonPage(browser, app, "function_calling") as lesson:
         lesson.WAIT = 150_000                     # a real model's run on two cores: 12-36 s measured
         page, panel = lesson.page, lesson.panel
         page.get_by_text("⚙️ 模型设置").click()
-        page.locator("#provider input").click()
-        page.get_by_role("option", name="OpenAI 兼容接口").click()
+        pick_provider(page, "openai", secrets)      # its default model shown: typed before, MODEL would be replaced
         page.locator("#key-status").filter(has_text="已使用服务器配置的密钥").wait_for(timeout=30_000)
         model = page.locator("#model input")
         model.fill(MODEL)
