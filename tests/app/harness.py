@@ -258,6 +258,16 @@ def ready(panel, timeout: int = 60_000):
     return panel
 
 
+def set_number(box, value: str, timeout: int = 60_000) -> None:
+    """Types `value` into a number box (a slider's too) and presses Enter, then waits, as a student
+    looks before going on, until the box shows it: a run started before reads the value the box holds."""
+    from playwright.sync_api import expect
+
+    box.fill(value)
+    box.press("Enter")
+    expect(box).to_have_value(value, timeout=timeout)
+
+
 def set_code(page, editor, code: str):
     """Replaces a gr.Code's content the way a student would (no auto-indent surprises)."""
     content = editor.locator(".cm-content")

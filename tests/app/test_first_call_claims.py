@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from catalogue import LESSONS
-from tests.app.harness import T, LessonPage, screenshot
+from tests.app.harness import T, LessonPage, screenshot, set_number
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -160,19 +160,19 @@ def test_a_small_max_tokens_cuts_the_answer_and_finish_reason_says_length(lesson
     settings = lesson.page.get_by_text(T("⚙️ 模型设置", "⚙️ Model settings"))
     settings.click()
     limit = lesson.page.locator("#max-tokens input[type=number]")
-    limit.fill("16")
-    limit.press("Enter")
+    set_number(limit, "16")
     try:
         headline = lesson.run(HELLO)
+        sent = json.loads(lesson.panel.locator(".tw-protocol .tw-fc-body pre").inner_text())
+        assert sent.get("max_tokens") == 16, f"the run sent max_tokens={sent.get('max_tokens')!r}; the box shows " \
+                                             f"{limit.input_value()!r}; the headline: {headline!r}"
         came, marked, _ = finish_shown(lesson)
         assert came.startswith("finish_reason = length") and marked == ["length"]
         assert headline.startswith("✂️") and "✅" not in headline and "max_tokens" in headline and headline != whole
         cut = "".join(json.loads(cell) for cell in lesson.panel.locator(".tw-fc-text td:nth-child(4)").all_inner_texts())
         assert cut and answer.startswith(cut) and len(cut) < len(answer)          # the same answer, stopped halfway
-        assert json.loads(lesson.panel.locator(".tw-protocol .tw-fc-body pre").inner_text())["max_tokens"] == 16
     finally:
-        limit.fill("1024")
-        limit.press("Enter")
+        set_number(limit, "1024")
         settings.click()
 
 

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from lessons.presets import WALKTHROUGH
 from tests.app.harness import (LANGUAGE, PERFORMED, T, choose, code_text, example_name, lesson, lesson_titles, open_in,
-                               rounds, set_code, tab, use_examples)
+                               rounds, set_code, set_number, tab, use_examples)
 
 pytestmark = pytest.mark.browser
 WAIT = 30_000
@@ -610,16 +610,14 @@ class TestFunctionCallingLesson:
     def test_a_small_max_tokens_cuts_the_answer_and_says_length(self, page, panel):
         page.get_by_text(T("⚙️ 模型设置", "⚙️ Model settings")).click()
         limit = page.locator("#max-tokens input[type=number]")
-        limit.fill("16")
-        limit.press("Enter")
+        set_number(limit, "16")
         try:
             status = run(panel, "北京今天天气怎么样？")
             last = rounds(panel)[-1]
             assert status.startswith("✂️") and "✅" not in status and T("截断", "cut off") in status
             assert '"finish_reason": "length"' in last and "被截断" in last
         finally:
-            limit.fill("1024")
-            limit.press("Enter")
+            set_number(limit, "1024")
             page.get_by_text(T("⚙️ 模型设置", "⚙️ Model settings")).click()
         assert run(panel, "北京今天天气怎么样？").startswith("✅")
 

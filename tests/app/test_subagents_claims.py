@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.app.harness import LessonPage, screenshot
+from tests.app.harness import LessonPage, screenshot, set_number
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -30,10 +30,7 @@ def child(lesson):
 
 
 def set_limit(lesson, name: str, value: str):
-    box = lesson.panel.locator(f".{name} input[type=number]")
-    box.fill(value)
-    box.press("Enter")
-    lesson.page.wait_for_function("([el, v]) => el.value === v", arg=[box.element_handle(), value], timeout=WAIT)
+    set_number(lesson.panel.locator(f".{name} input[type=number]"), value)
 
 
 def test_only_the_conclusion_comes_back_and_the_child_starts_from_nothing(lesson):
