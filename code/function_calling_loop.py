@@ -116,8 +116,11 @@ def run_concurrently(steps: list[Generator], limit: int) -> Generator[events.Eve
     def finish(step: Generator, override: Any) -> tuple[list[dict], dict]:
         started = elapsed_ms(start)
         *produced, result = [step.send(override), *step]    # 执行；最后一个事件是这个调用的 tool_result
-        # 结束时刻 = 开始 + 这个调用的用时（工具结果里量的那一个数），条的长短和结果行的用时就不会各说各的
-        return produced, {**result, "started_ms": started, "finished_ms": round(started + result["duration_ms"], 3)}
+        finished = elapsed_ms(start)
+        # 起止都在这里量，这一段盖住工具真正执行的时间：真的重叠着跑过的调用，时刻上一定重叠。
+        # 用时也换成这一段，条的长短和结果行的用时说的是同一个数
+        return produced, {**result, "started_ms": started, "finished_ms": finished,
+                          "duration_ms": round(finished - started, 3)}
 
     batches = side_by_side(lambda pair: finish(*pair), list(zip(steps, overrides)), limit)
     round_ms = elapsed_ms(start)

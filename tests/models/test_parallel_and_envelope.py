@@ -2,11 +2,12 @@
 timing), step mode still pauses before each call, and envelope=True hands the model a fixed JSON shape."""
 import json
 import threading
+import time
 
 import pytest
 
 import examples_weather
-from function_calling_loop import run_function_calling, side_by_side
+from function_calling_loop import plain_call, run_function_calling, side_by_side
 from json_loop import run_json_from_text
 from llm_clients import make_client
 from react_loop import run_react
@@ -50,9 +51,34 @@ def test_parallel_calls_overlap():
     assert "北京：晴" in events[-1]["content"] and "上海：晴" in events[-1]["content"]
 
 
+def pausing_before(city: str, seconds: float):
+    """A run_call that spends `seconds` before the call for `city` runs (as a check before a tool does)."""
+    def run_call(call, execute, names):
+        step = plain_call(call, execute, names)
+        override = yield next(step)
+        if (call.arguments or {}).get("city") == city:
+            time.sleep(seconds)
+        result = step.send(override)
+        yield result
+        return result
+    return run_call
+
+
+def test_a_call_ends_when_the_loop_has_its_result():
+    """What a call's step does around its tool is time the loop waited for that call: its bar ends when the
+    result came back, not at its start plus the tool's own time (which put the end before the result)."""
+    events = run_function_calling(make_client("offline"), QUESTION, None, examples_weather.registry,
+                                  run_call=pausing_before("北京", 0.2))
+    beijing, shanghai = kinds(list(events), "tool_result")
+    assert beijing["finished_ms"] >= 200 and beijing["round_ms"] >= beijing["finished_ms"]
+    for result in (beijing, shanghai):
+        assert result["duration_ms"] == pytest.approx(result["finished_ms"] - result["started_ms"], abs=0.01)
+    assert shanghai["finished_ms"] < beijing["finished_ms"]
+
+
 def test_a_call_takes_the_time_the_loop_waited_for_it():
     """An executor may report its own duration_ms (the sandbox's registry times the function alone): the
-    loop's own measurement of the call is the one kept, and the batch's offsets are built from it."""
+    loop's own measurement of the call is the one kept: its offsets in the batch, and the time between them."""
     def execute(name, args):
         return success(f"{args['city']}：晴", duration_ms=10**6)      # claims a million ms, returns at once
 
