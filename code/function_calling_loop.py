@@ -113,16 +113,15 @@ def run_concurrently(steps: list[Generator], limit: int) -> Generator[events.Eve
         overrides.append((yield next(step)))     # tool_call 事件；send 回来的干预先存着
     start = time.perf_counter()
 
-    def finish(step: Generator, override: Any) -> tuple[list[dict], dict]:
-        started = elapsed_ms(start)
+    def finish(step: Generator, override: Any, let_go: float) -> tuple[list[dict], dict]:
         *produced, result = [step.send(override), *step]    # 执行；最后一个事件是这个调用的 tool_result
-        finished = elapsed_ms(start)
-        # 起止都在这里量，这一段盖住工具真正执行的时间：真的重叠着跑过的调用，时刻上一定重叠。
-        # 用时也换成这一段，条的长短和结果行的用时说的是同一个数
+        started, finished = round((let_go - start) * 1000, 3), elapsed_ms(start)
+        # 从放行到拿回结果：一齐放行的调用，时刻上一定重叠（放行以后哪个线程先轮到 CPU 由机器决定，
+        # 等 CPU 的那段也是它在这一批里的时间）。用时也是这一段，条的长短和结果行的用时说的是同一个数
         return produced, {**result, "started_ms": started, "finished_ms": finished,
                           "duration_ms": round(finished - started, 3)}
 
-    batches = side_by_side(lambda pair: finish(*pair), list(zip(steps, overrides)), limit)
+    batches = side_by_side(lambda pair, let_go: finish(*pair, let_go), list(zip(steps, overrides)), limit)
     round_ms = elapsed_ms(start)
     results = []
     for produced, result in batches:
@@ -132,21 +131,25 @@ def run_concurrently(steps: list[Generator], limit: int) -> Generator[events.Eve
     return results
 
 
-def side_by_side(work: Callable[[Any], Any], items: list, limit: int) -> list:
-    """work(item) for every item in threads, at most `limit` at once; the results in the items' order.
-    The first `limit` items start together: a thread that finished its item quickly must not take
-    the next one while another thread has not started yet (on a busy machine quick items would
-    otherwise run one after another on one thread)."""
+def side_by_side(work: Callable[[Any, float], Any], items: list, limit: int) -> list:
+    """work(item, let_go) for every item in threads, at most `limit` at once; the results in the items' order.
+    let_go is the time.perf_counter() at which the item was let go. The first `limit` items are let go
+    together, by a start line: a thread that finished its item quickly must not take the next one while
+    another thread has not started yet (on a busy machine quick items would otherwise run one after another
+    on one thread). Later items are let go when a thread takes them up."""
     limit = max(1, min(limit, len(items)))
-    start_line = threading.Barrier(limit)
+    line_opened: list[float] = []
+    start_line = threading.Barrier(limit, action=lambda: line_opened.append(time.perf_counter()))
 
     def one(position: int, item: Any) -> Any:
+        let_go = None
         if position < limit:
             try:
                 start_line.wait(timeout=START_TOGETHER_SECONDS)
+                let_go = line_opened[0]
             except threading.BrokenBarrierError:   # the line was given up: start anyway
                 pass
-        return work(item)
+        return work(item, time.perf_counter() if let_go is None else let_go)
 
     with ThreadPoolExecutor(max_workers=limit) as pool:
         try:

@@ -1,6 +1,7 @@
 """Several tool calls in one reply run at the same time (proved by a barrier and the recorded offsets, not by
 timing), step mode still pauses before each call, and envelope=True hands the model a fixed JSON shape."""
 import json
+import sys
 import threading
 import time
 
@@ -74,6 +75,35 @@ def test_a_call_ends_when_the_loop_has_its_result():
     for result in (beijing, shanghai):
         assert result["duration_ms"] == pytest.approx(result["finished_ms"] - result["started_ms"], abs=0.01)
     assert shanghai["finished_ms"] < beijing["finished_ms"]
+
+
+def test_calls_let_go_together_overlap_even_when_one_waits_for_the_cpu():
+    """Once let go, which thread runs first is the machine's choice. Here the interpreter hands the CPU to another
+    thread only every 10 s and each tool keeps it busy for 0.1 s, so one call runs wholly before the other gets
+    the CPU (as a loaded machine can do with calls of a few milliseconds). Both were under way from the same
+    moment: their bars overlap, and each call's time is from that moment to its result."""
+    ran = []
+    registry = ToolRegistry()
+
+    @registry.tool("查询指定城市今天的天气")
+    def get_weather(city: str) -> str:
+        began = time.perf_counter()
+        while time.perf_counter() < began + 0.1:
+            pass
+        ran.append((began, time.perf_counter()))
+        return f"{city}：晴"
+
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(10)
+    try:
+        events = list(run_function_calling(make_client("offline"), QUESTION, None, registry))
+    finally:
+        sys.setswitchinterval(switching)
+    (first_began, first_ended), (second_began, second_ended) = sorted(ran)
+    assert first_ended <= second_began                      # the tools themselves ran one after the other
+    a, b = kinds(events, "tool_result")
+    assert a["started_ms"] == b["started_ms"] < min(a["finished_ms"], b["finished_ms"])
+    assert max(a["finished_ms"], b["finished_ms"]) >= 200 and a["round_ms"] >= max(a["finished_ms"], b["finished_ms"])
 
 
 def test_a_call_takes_the_time_the_loop_waited_for_it():
@@ -195,7 +225,7 @@ def test_quick_calls_still_start_on_threads_of_their_own_on_a_busy_machine():
     for hog in hogs:
         hog.start()
     try:
-        runs = [side_by_side(lambda item: threading.get_ident(), ["北京", "上海", "广州"], 2) for _ in range(30)]
+        runs = [side_by_side(lambda item, let_go: threading.get_ident(), ["北京", "上海", "广州"], 2) for _ in range(30)]
     finally:
         stop.set()
         for hog in hogs:
