@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.app.harness import READY, banner, link, nav_link, open_page, ready, run_panel, screenshot, visible_panel
+from tests.app.harness import READY, banner, link, nav_link, open_page, ready, run_panel, screenshot, tab, visible_panel
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -118,11 +118,8 @@ def test_a_links_notes_are_english_and_the_copied_link_keeps_lang(browser, app_u
         text = banner(page).inner_text()
         assert "is unknown" in text and "function_calling (Function Calling)" in text and not CJK.search(
             text.replace("「nowhere」", ""))
-        nav_link(page, "Function Calling").click()
         # Moving on is a page load, and the page left has a copy button too: the new page first, ready.
-        fc = page.locator("#tab-function-calling")
-        fc.wait_for(state="visible", timeout=WAIT)
-        ready(fc, WAIT)
+        ready(tab(page, "Function Calling"), WAIT)
         page.locator("#copy-page-link").click()
         page.locator("#page-link-note").filter(has_text="Copied to the clipboard").wait_for(timeout=WAIT)
         copied = page.evaluate("() => navigator.clipboard.readText()")
